@@ -1,0 +1,40 @@
+# Sluice. `make demo` and `make test` are the README's two quickstart commands;
+# each installs what it needs through tools/setup first (apt, needs root).
+SWIFT ?= swift
+FUZZ_SECONDS ?= 60
+
+.PHONY: all setup build release test unit integration demo bench fuzz check-layers clean
+
+all: build
+
+setup:
+	@tools/setup
+
+build: setup
+	$(SWIFT) build
+
+release: setup
+	$(SWIFT) build -c release
+
+check-layers:
+	@tools/check-layers
+
+# The whole suite: unit tests of every layer and the namespace integration
+# tests (those need root; without it they are reported as skipped).
+test: setup check-layers
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo: setup
+	$(SWIFT) build -c release --product sluice
+	tools/demo
+
+bench: setup
+	$(SWIFT) run -c release sluice-bench wire
+
+# Bounded libFuzzer run over every parser harness: FUZZ_SECONDS each.
+fuzz: setup
+	tools/fuzz/run $(FUZZ_SECONDS)
+
+clean:
+	rm -rf .build fuzz-out

@@ -1,0 +1,59 @@
+// swift-tools-version:6.0
+// Sluice: a user-space packet tunnel for Linux. Layers import downward only;
+// docs/architecture.md draws the graph and tools/check-layers enforces it.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Sluice",
+    products: [
+        .executable(name: "sluice", targets: ["sluice"]),
+        .executable(name: "sluice-bench", targets: ["sluice-bench"]),
+    ],
+    targets: [
+        // The one C shim: everything Glibc hides (epoll, eventfd, timerfd, TUN ioctls,
+        // setns/unshare, SO_MARK, sendmmsg/recvmmsg, rtnetlink) and libpcap's header.
+        .target(
+            name: "CShim",
+            cSettings: [.define("_GNU_SOURCE")],
+            linkerSettings: [.linkedLibrary("pcap")]
+        ),
+
+        // Pure layers: no syscalls, no clock, no Foundation.
+        .target(name: "Wire", swiftSettings: strict),
+        .target(name: "Stack", dependencies: ["Wire"], swiftSettings: strict),
+        .target(name: "HTTP", dependencies: ["Wire"], swiftSettings: strict),
+        .target(name: "Rules", dependencies: ["Wire", "HTTP"], swiftSettings: strict),
+        .target(name: "Relay", dependencies: ["Wire", "HTTP"], swiftSettings: strict),
+
+        // The only layer that makes syscalls.
+        .target(name: "Sys", dependencies: ["CShim"], swiftSettings: strict),
+        // pcap, HAR and flow logs.
+        .target(name: "Capture", dependencies: ["CShim", "Sys", "Wire", "HTTP"], swiftSettings: strict),
+        // The event loop that wires everything together.
+        .target(
+            name: "Engine",
+            dependencies: ["Wire", "Stack", "HTTP", "Rules", "Relay", "Sys", "Capture"],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "sluice", dependencies: ["Engine", "Sys", "Wire"], swiftSettings: strict),
+        .executableTarget(name: "sluice-bench", dependencies: ["Wire", "Stack"], swiftSettings: strict),
+
+        // Shared by the tests: packet builders, namespace fixtures, pcap fixtures.
+        .target(name: "TestSupport", dependencies: ["Wire", "Sys"], path: "Tests/TestSupport", swiftSettings: strict),
+
+        .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"]),
+        .testTarget(name: "StackTests", dependencies: ["Stack", "Wire", "TestSupport"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        .testTarget(name: "RulesTests", dependencies: ["Rules"]),
+        .testTarget(name: "RelayTests", dependencies: ["Relay"]),
+        .testTarget(name: "SysTests", dependencies: ["Sys", "TestSupport"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Wire", "Sys", "TestSupport"]),
+    ]
+)

@@ -1,0 +1,85 @@
+// The one C shim. Swift's Glibc module hides or cannot import parts of the
+// Linux API that Sluice needs; this header exposes them, with small inline
+// wrappers where a macro or a variadic function stands in the way.
+// Compiled with _GNU_SOURCE (see Package.swift).
+#ifndef SLUICE_CSHIM_H
+#define SLUICE_CSHIM_H
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <sys/uio.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <sched.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <linux/if_tun.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/fib_rules.h>
+#include <pcap/pcap.h>
+
+// errno is a macro over a thread-local; Swift sees it through Glibc, but the
+// Sys layer reads and clears it here so every errno access goes one way.
+static inline int cshim_errno(void) { return errno; }
+static inline void cshim_set_errno(int value) { errno = value; }
+
+// ioctl is variadic, which Swift cannot call.
+static inline int cshim_ioctl_ptr(int fd, unsigned long request, void *arg) {
+    return ioctl(fd, request, arg);
+}
+static inline int cshim_ioctl_int(int fd, unsigned long request, int arg) {
+    return ioctl(fd, request, arg);
+}
+
+// The TUN ioctl numbers are _IOW() expressions Swift cannot evaluate.
+static const unsigned long cshim_TUNSETIFF = TUNSETIFF;
+static const unsigned long cshim_TUNSETOFFLOAD = TUNSETOFFLOAD;
+static const unsigned long cshim_TUNSETVNETHDRSZ = TUNSETVNETHDRSZ;
+static const unsigned long cshim_TUNGETIFF = TUNGETIFF;
+static const unsigned long cshim_TUNSETPERSIST = TUNSETPERSIST;
+static const int cshim_IFF_TUN = IFF_TUN;
+static const int cshim_IFF_NO_PI = IFF_NO_PI;
+static const int cshim_IFF_MULTI_QUEUE = IFF_MULTI_QUEUE;
+static const int cshim_IFF_VNET_HDR = IFF_VNET_HDR;
+static const int cshim_TUN_F_CSUM = TUN_F_CSUM;
+static const int cshim_TUN_F_TSO4 = TUN_F_TSO4;
+static const int cshim_TUN_F_TSO6 = TUN_F_TSO6;
+
+// fcntl is variadic too.
+static inline int cshim_fcntl_getfl(int fd) { return fcntl(fd, F_GETFL); }
+static inline int cshim_fcntl_setfl(int fd, int flags) { return fcntl(fd, F_SETFL, flags); }
+static inline int cshim_open(const char *path, int flags) { return open(path, flags); }
+
+// Fills an ifreq for TUNSETIFF. The name is copied with its bound.
+static inline void cshim_ifreq_set(struct ifreq *req, const char *name, short flags) {
+    memset(req, 0, sizeof(*req));
+    strncpy(req->ifr_name, name, IFNAMSIZ - 1);
+    req->ifr_flags = flags;
+}
+static inline const char *cshim_ifreq_name(const struct ifreq *req) { return req->ifr_name; }
+
+// rtnetlink helpers: the NLMSG_* and RTA_* macros do pointer arithmetic on
+// alignment that Swift cannot import.
+static const int cshim_NLMSG_HDRLEN = NLMSG_HDRLEN;
+static inline int cshim_nlmsg_align(int len) { return NLMSG_ALIGN(len); }
+static inline int cshim_rta_align(int len) { return RTA_ALIGN(len); }
+static inline int cshim_rta_length(int len) { return RTA_LENGTH(len); }
+
+// SO_MARK for whole-host mode, so Sluice's own sockets bypass the TUN route.
+static const int cshim_SO_MARK = SO_MARK;
+
+#endif

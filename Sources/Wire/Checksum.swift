@@ -1,0 +1,141 @@
+/// The Internet checksum (RFC 1071): the ones' complement of the ones'
+/// complement sum of 16-bit big-endian words.
+///
+/// Data may be added in pieces of any length; an odd-length piece shifts the
+/// word boundary for the next one, which RFC 1071 §2(B) lets us correct by
+/// swapping the bytes of that piece's sum. Words are summed in native order 8
+/// bytes at a time and swapped once at the end (RFC 1071 §2(B) again).
+public struct InternetChecksum: Sendable, Equatable {
+    /// The running sum in big-endian word order, folded to 16 bits.
+    @usableFromInline var sum: UInt32 = 0
+    /// True when an odd number of bytes has been added so far.
+    @usableFromInline var odd = false
+
+    @inlinable public init() {}
+
+    @inlinable
+    public mutating func add(_ bytes: UnsafeRawBufferPointer) {
+        var piece = UInt32(Self.foldedSum(bytes))
+        if odd { piece = UInt32(UInt16(truncatingIfNeeded: piece).byteSwapped) }
+        sum = Self.fold(sum &+ piece)
+        if bytes.count & 1 == 1 { odd.toggle() }
+    }
+
+    /// Adds one 16-bit word. Only valid at an even offset.
+    @inlinable
+    public mutating func add(_ word: UInt16) {
+        sum = Self.fold(sum &+ UInt32(word))
+    }
+
+    @inlinable
+    public mutating func add(_ word: UInt32) {
+        sum = Self.fold(sum &+ (word >> 16) &+ (word & 0xffff))
+    }
+
+    /// The ones' complement sum, before complementing. A packet whose checksum
+    /// field is included verifies when this is 0xffff.
+    @inlinable public var folded: UInt16 { UInt16(truncatingIfNeeded: sum) }
+
+    /// The value to store in a checksum field.
+    @inlinable public var value: UInt16 { ~folded }
+
+    @inlinable
+    static func fold(_ value: UInt32) -> UInt32 {
+        var v = value
+        v = (v & 0xffff) &+ (v >> 16)
+        v = (v & 0xffff) &+ (v >> 16)
+        return v
+    }
+
+    /// The folded ones' complement sum of `bytes`, in big-endian word order.
+    @inlinable
+    public static func foldedSum(_ bytes: UnsafeRawBufferPointer) -> UInt16 {
+        var acc: UInt64 = 0
+        var i = 0
+        let n = bytes.count
+        while i + 8 <= n {
+            let (s, o) = acc.addingReportingOverflow(bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            acc = s &+ (o ? 1 : 0)
+            i += 8
+        }
+        if i + 4 <= n {
+            let (s, o) = acc.addingReportingOverflow(UInt64(bytes.loadUnaligned(fromByteOffset: i, as: UInt32.self)))
+            acc = s &+ (o ? 1 : 0)
+            i += 4
+        }
+        if i + 2 <= n {
+            acc = acc &+ UInt64(bytes.loadUnaligned(fromByteOffset: i, as: UInt16.self))
+            i += 2
+        }
+        if i < n {
+            // A trailing byte is the high half of a zero-padded big-endian word.
+            acc = acc &+ UInt64((UInt16(bytes[i]) << 8).bigEndian)
+        }
+        // Fold 64 → 32 → 16 with end-around carries.
+        var s32 = (acc & 0xffff_ffff) &+ (acc >> 32)
+        s32 = (s32 & 0xffff_ffff) &+ (s32 >> 32)
+        var s16 = (s32 & 0xffff) &+ (s32 >> 16)
+        s16 = (s16 & 0xffff) &+ (s16 >> 16)
+        s16 = (s16 & 0xffff) &+ (s16 >> 16)
+        return UInt16(bigEndian: UInt16(truncatingIfNeeded: s16))
+    }
+
+    /// The checksum of `bytes` alone.
+    @inlinable
+    public static func of(_ bytes: UnsafeRawBufferPointer) -> UInt16 {
+        var c = InternetChecksum()
+        c.add(bytes)
+        return c.value
+    }
+
+    // MARK: Incremental update (RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'))
+
+    /// The new checksum after one 16-bit field changes from `old` to `new`.
+    @inlinable
+    public static func updated(_ checksum: UInt16, old: UInt16, new: UInt16) -> UInt16 {
+        var c = InternetChecksum()
+        c.add(~checksum)
+        c.add(~old)
+        c.add(new)
+        return c.value
+    }
+
+    /// The new checksum after one 32-bit field (an IPv4 address) changes.
+    @inlinable
+    public static func updated(_ checksum: UInt16, old: UInt32, new: UInt32) -> UInt16 {
+        var c = InternetChecksum()
+        c.add(~checksum)
+        c.add(~UInt16(truncatingIfNeeded: old >> 16))
+        c.add(~UInt16(truncatingIfNeeded: old))
+        c.add(new)
+        return c.value
+    }
+
+    // MARK: Pseudo-headers
+
+    /// The IPv4 pseudo-header sum (RFC 793 §3.1, RFC 768).
+    @inlinable
+    public static func pseudoHeader(source: IPv4Address, destination: IPv4Address,
+                                    protocol proto: IPProtocol, length: Int) -> InternetChecksum {
+        var c = InternetChecksum()
+        c.add(source.value)
+        c.add(destination.value)
+        c.add(UInt16(proto.rawValue))
+        c.add(UInt16(truncatingIfNeeded: length))
+        return c
+    }
+
+    /// The IPv6 pseudo-header sum (RFC 8200 §8.1).
+    @inlinable
+    public static func pseudoHeader(source: IPv6Address, destination: IPv6Address,
+                                    protocol proto: IPProtocol, length: Int) -> InternetChecksum {
+        var c = InternetChecksum()
+        c.add(UInt32(truncatingIfNeeded: source.high >> 32)); c.add(UInt32(truncatingIfNeeded: source.high))
+        c.add(UInt32(truncatingIfNeeded: source.low >> 32)); c.add(UInt32(truncatingIfNeeded: source.low))
+        c.add(UInt32(truncatingIfNeeded: destination.high >> 32)); c.add(UInt32(truncatingIfNeeded: destination.high))
+        c.add(UInt32(truncatingIfNeeded: destination.low >> 32)); c.add(UInt32(truncatingIfNeeded: destination.low))
+        c.add(UInt32(truncatingIfNeeded: length))
+        c.add(UInt16(proto.rawValue))
+        return c
+    }
+}
