@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Network namespaces, veth links and background processes that one test
 /// creates for itself and removes when it is done, whatever happened.
@@ -86,7 +86,7 @@ public final class TestNetwork: @unchecked Sendable {
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = full
         if let log {
-            FileManager.default.createFile(atPath: log, contents: nil)
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             let handle = FileHandle(forWritingAtPath: log)
             p.standardOutput = handle
             p.standardError = handle
