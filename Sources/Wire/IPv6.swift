@@ -183,8 +183,13 @@ public struct IPv6Header: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         var text = "IP6 ("
         if trafficClass != 0 { text += "class 0x" + String(trafficClass, radix: 16) + ", " }
-        if flowLabel != 0 { text += "flowlabel 0x" + String(flowLabel, radix: 16) + ", " }
-        text += "hlim \(hopLimit), next-header \(nextHeader) (\(nextHeader.rawValue)) payload length: \(payloadLength))"
+        if flowLabel != 0 {
+            let digits = String(flowLabel, radix: 16)
+            text += "flowlabel 0x" + String(repeating: "0", count: max(0, 5 - digits.count)) + digits + ", "
+        }
+        // tcpdump names ICMPv6 in full here, though it writes "ICMP6" in the one-line form.
+        let next = nextHeader == .icmpv6 ? "ICMPv6" : nextHeader.description
+        text += "hlim \(hopLimit), next-header \(next) (\(nextHeader.rawValue)) payload length: \(payloadLength))"
         return text + " \(source) > \(destination)"
     }
 }
