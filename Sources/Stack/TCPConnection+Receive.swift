@@ -202,7 +202,8 @@ extension TCPConnection {
     func acknowledge(upTo acknowledgment: SequenceNumber, segment: TCPHeader, now: Instant) {
         let acked = acknowledgment - sendUnacknowledged
         var remaining = acked
-        if sendUnacknowledged == initialSendSequence { remaining -= 1 } // our SYN
+        let synAcknowledged = sendUnacknowledged == initialSendSequence
+        if synAcknowledged { remaining -= 1 } // our SYN
         let dataAcked = max(0, min(remaining, sendBuffer.count))
         sendBuffer.discard(dataAcked)
         sendBufferSequence += dataAcked
@@ -222,7 +223,10 @@ extension TCPConnection {
             retransmission.acknowledged()
         }
         consecutiveTimeouts = 0
-        if congestion.onNewAck(acked: acked, highestAcked: acknowledgment, flightSize: flightSize)
+        // The SYN's acknowledgment does not grow the window (RFC 5681 §3.1 counts data).
+        let ackedForCongestion = acked - (synAcknowledged ? 1 : 0)
+        if ackedForCongestion > 0,
+           congestion.onNewAck(acked: ackedForCongestion, highestAcked: acknowledgment, flightSize: flightSize)
             == .retransmitFirstUnacknowledged {
             retransmitOne = true
         }
