@@ -332,6 +332,7 @@ extension TCPConnection {
         lastActivity = now
         initialReceiveSequence = segment.sequenceNumber
         receiveNext = segment.sequenceNumber + 1
+        advertisedRightEdge = receiveNext // our SYN advertised relative to nothing yet
         negotiate(segment.options)
         if timestampsEnabled, let ts = segment.options.timestamps { timestampRecent = ts.value }
         sendWindow = Int(segment.windowSize) // unscaled in a SYN
