@@ -248,16 +248,16 @@ public struct IPPacketView: CustomStringConvertible {
         }
     }
 
-    /// `destination unreachable, unreachable port fd00::2 udp port 9`
+    /// `destination unreachable, unreachable port, fd00::2 udp port 9`
     static func describe(_ icmp: ICMPv6View) -> String {
         let message = icmp.message
         guard case let .destinationUnreachable(code) = message,
               let quoted = try? IPPacketView(quoted: icmp.payload) else { return message.description }
         let target = quoted.destination.description
         if code == .port, let port = quoted.quotedDestinationPort {
-            return "\(message) \(target) \(quoted.upperLayerProtocol.lowercased) port \(port)"
+            return "\(message), \(target) \(quoted.upperLayerProtocol.lowercased) port \(port)"
         }
-        return "\(message) \(target)"
+        return "\(message), \(target)"
     }
 
     /// The destination port of a quoted TCP or UDP header, when the quote reaches it.
