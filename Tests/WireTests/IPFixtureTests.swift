@@ -96,9 +96,39 @@ private let fixtures = ["ipv4-icmp-udp.pcap", "ipv6-icmp-udp.pcap", "fragments.p
         for (name, index, line) in expected {
             #expect(try T.line(T.fixture(name)[index]) == line)
         }
-        // Where tcpdump decodes more (DNS, TCP), our line is the transport summary.
+        // Where tcpdump decodes DNS, our line is the UDP summary.
         #expect(try T.line(T.fixture("dns.pcap")[0]) == "IP 10.99.0.1.43371 > 10.99.1.2.53: UDP, length 56")
-        #expect(try T.line(T.fixture("tcp-http.pcap")[3]) == "IP 10.99.0.1.52992 > 10.99.1.2.8080: TCP, length 78")
+    }
+
+    /// tcpdump -S -nn's lines for the whole HTTP exchange over both families (the IP line delegates to TCPView).
+    @Test func describesTCPAsTcpdumpDid() throws {
+        let expected = [
+            "IP 10.99.0.1.52992 > 10.99.1.2.8080: Flags [S], seq 1418113096, win 64480, options [mss 1240,sackOK,TS val 2349174887 ecr 0,nop,wscale 10], length 0",
+            "IP 10.99.1.2.8080 > 10.99.0.1.52992: Flags [S.], seq 2990937981, ack 1418113097, win 65084, options [mss 1240,sackOK,TS val 1861569255 ecr 2349174887,nop,wscale 10], length 0",
+            "IP 10.99.0.1.52992 > 10.99.1.2.8080: Flags [.], ack 2990937982, win 63, options [nop,nop,TS val 2349174887 ecr 1861569255], length 0",
+            "IP 10.99.0.1.52992 > 10.99.1.2.8080: Flags [P.], seq 1418113097:1418113175, ack 2990937982, win 63, options [nop,nop,TS val 2349174887 ecr 1861569255], length 78",
+            "IP 10.99.1.2.8080 > 10.99.0.1.52992: Flags [.], ack 1418113175, win 64, options [nop,nop,TS val 1861569255 ecr 2349174887], length 0",
+            "IP 10.99.1.2.8080 > 10.99.0.1.52992: Flags [P.], seq 2990937982:2990938160, ack 1418113175, win 64, options [nop,nop,TS val 1861569255 ecr 2349174887], length 178",
+            "IP 10.99.0.1.52992 > 10.99.1.2.8080: Flags [.], ack 2990938160, win 63, options [nop,nop,TS val 2349174887 ecr 1861569255], length 0",
+            "IP 10.99.0.1.52992 > 10.99.1.2.8080: Flags [F.], seq 1418113175, ack 2990938160, win 63, options [nop,nop,TS val 2349174888 ecr 1861569255], length 0",
+            "IP 10.99.1.2.8080 > 10.99.0.1.52992: Flags [F.], seq 2990938160, ack 1418113176, win 64, options [nop,nop,TS val 1861569257 ecr 2349174888], length 0",
+            "IP 10.99.0.1.52992 > 10.99.1.2.8080: Flags [.], ack 2990938161, win 63, options [nop,nop,TS val 2349174889 ecr 1861569257], length 0",
+            "IP6 fd00:99::1.48446 > fd00:99:1::2.8080: Flags [S], seq 2390896994, win 64660, options [mss 1220,sackOK,TS val 2156318725 ecr 0,nop,wscale 10], length 0",
+            "IP6 fd00:99:1::2.8080 > fd00:99::1.48446: Flags [S.], seq 2339670490, ack 2390896995, win 65232, options [mss 1220,sackOK,TS val 1465039012 ecr 2156318725,nop,wscale 10], length 0",
+            "IP6 fd00:99::1.48446 > fd00:99:1::2.8080: Flags [.], ack 2339670491, win 64, options [nop,nop,TS val 2156318725 ecr 1465039012], length 0",
+            "IP6 fd00:99::1.48446 > fd00:99:1::2.8080: Flags [P.], seq 2390896995:2390897078, ack 2339670491, win 64, options [nop,nop,TS val 2156318725 ecr 1465039012], length 83",
+            "IP6 fd00:99:1::2.8080 > fd00:99::1.48446: Flags [.], ack 2390897078, win 64, options [nop,nop,TS val 1465039012 ecr 2156318725], length 0",
+            "IP6 fd00:99:1::2.8080 > fd00:99::1.48446: Flags [P.], seq 2339670491:2339670669, ack 2390897078, win 64, options [nop,nop,TS val 1465039012 ecr 2156318725], length 178",
+            "IP6 fd00:99::1.48446 > fd00:99:1::2.8080: Flags [.], ack 2339670669, win 64, options [nop,nop,TS val 2156318725 ecr 1465039012], length 0",
+            "IP6 fd00:99::1.48446 > fd00:99:1::2.8080: Flags [F.], seq 2390897078, ack 2339670669, win 64, options [nop,nop,TS val 2156318725 ecr 1465039012], length 0",
+            "IP6 fd00:99:1::2.8080 > fd00:99::1.48446: Flags [F.], seq 2339670669, ack 2390897079, win 64, options [nop,nop,TS val 1465039012 ecr 2156318725], length 0",
+            "IP6 fd00:99::1.48446 > fd00:99:1::2.8080: Flags [.], ack 2339670670, win 64, options [nop,nop,TS val 2156318725 ecr 1465039012], length 0",
+        ]
+        let packets = try T.fixture("tcp-http.pcap")
+        #expect(packets.count == expected.count)
+        for (bytes, line) in zip(packets, expected) {
+            #expect(try T.line(bytes) == line)
+        }
     }
 
     /// The fragment fields are right if putting the pieces where they say gives messages whose checksums verify.

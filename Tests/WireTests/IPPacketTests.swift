@@ -75,8 +75,8 @@ private func v4(_ proto: IPProtocol, _ payload: [UInt8], fragmentOffset: UInt16 
             == "IP 192.0.2.1 > 192.0.2.2: [UDP: truncated: need 99 bytes, have 8]")
         var tcp = [UInt8](repeating: 0, count: 20)
         tcp[12] = 0xf0
-        #expect(try T.line(v4(.tcp, tcp)) == "IP 192.0.2.1 > 192.0.2.2: TCP, bad data offset, length 20")
-        #expect(try T.line(v4(.tcp, [1, 2, 3])) == "IP 192.0.2.1 > 192.0.2.2: TCP, truncated, length 3")
+        #expect(try T.line(v4(.tcp, tcp)) == "IP 192.0.2.1 > 192.0.2.2: [TCP: truncated: need 60 bytes, have 20]")
+        #expect(try T.line(v4(.tcp, [1, 2, 3])) == "IP 192.0.2.1 > 192.0.2.2: [TCP: truncated: need 20 bytes, have 3]")
         #expect(try T.line(v4(.icmp, [8, 0, 0])) == "IP 192.0.2.1 > 192.0.2.2: [ICMP: truncated: need 8 bytes, have 3]")
         // An ICMP error whose quote is not an IP header falls back to the bare message.
         #expect(try T.line(v4(.icmp, [3, 3, 0, 0, 0, 0, 0, 0, 0x99]))
