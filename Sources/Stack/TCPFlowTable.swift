@@ -1,0 +1,198 @@
+public import Wire
+
+/// Every TCP connection the app has opened through the TUN, keyed by its
+/// addresses and ports. Only a SYN creates a flow, and the engine decides how:
+/// accept at once (eager), accept after the upstream connected (lazy: the SYN
+/// waits in `pending`), or refuse with a RST, an ICMP unreachable, or silence.
+///
+/// The table frames what the connections emit into IPv4 or IPv6 datagrams and
+/// writes them to a `PacketSink`. It is as pure as the connections: time is passed in.
+public final class TCPFlowTable {
+    public struct Configuration: Sendable {
+        public var tcp = TCPConfiguration()
+        /// Established and half-open connections together; past it, SYNs get a RST.
+        public var maximumFlows = 16384
+        /// SYNs waiting for the engine's decision (lazy accept).
+        public var maximumPending = 1024
+        /// Mixed into initial sequence numbers (RFC 6528); the engine passes a random one.
+        public var secret: UInt64 = 0x5eed
+        public init() {}
+    }
+
+    public enum Refusal: Sendable, Equatable {
+        case reset
+        case unreachable(UnreachableReason)
+        case drop
+    }
+
+    public enum Input: Sendable, Equatable {
+        /// The segment went to this flow's connection.
+        case segment(FlowKey)
+        /// A SYN for a new flow: call `accept` or `refuse`.
+        case connectionRequest(FlowKey)
+        /// The table answered by itself (a RST for an unknown flow, or the flow limit).
+        case answered
+        case dropped(DropReason)
+    }
+
+    public enum DropReason: Sendable, Equatable {
+        case notTCP, malformed, badChecksum, fragment, duplicateSyn, pendingFull
+    }
+
+    public let configuration: Configuration
+    public private(set) var connections: [FlowKey: TCPConnection] = [:]
+    var pending: [FlowKey: TCPHeader] = [:]
+    var identification: UInt16 = 0
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    public var count: Int { connections.count }
+    public var pendingCount: Int { pending.count }
+
+    public func connection(_ key: FlowKey) -> TCPConnection? { connections[key] }
+
+    /// Takes one datagram the app sent. `packet` must carry TCP.
+    public func input(_ packet: IPPacketView, now: Instant, sink: inout some PacketSink) -> Input {
+        guard packet.upperLayerProtocol == .tcp else { return .dropped(.notTCP) }
+        guard !packet.isFragment else { return .dropped(.fragment) }
+        guard let tcp = try? TCPView(packet.payload) else { return .dropped(.malformed) }
+        guard packet.verifyUpperLayerChecksum() == true else { return .dropped(.badChecksum) }
+        let header = TCPHeader(tcp)
+        let key = FlowKey(transport: .tcp, appAddress: packet.source, appPort: header.sourcePort,
+                          destinationAddress: packet.destination, destinationPort: header.destinationPort)
+        let isSyn = header.flags.contains(.syn) && !header.flags.contains(.ack)
+
+        if let connection = connections[key] {
+            // RFC 1122 §4.2.2.13 (and RFC 6191): a new SYN may reuse a flow in TIME-WAIT
+            // when its sequence number is past everything the old connection received.
+            if isSyn, connection.state == .timeWait, connection.receiveNext < header.sequenceNumber {
+                connections[key] = nil
+            } else {
+                connection.receive(header, payload: tcp.payload, now: now)
+                return .segment(key)
+            }
+        }
+        guard isSyn, !header.flags.contains(.rst) else {
+            // RFC 9293 §3.10.7.1: no connection, so everything but a RST gets a RST.
+            if let reply = TCPConnection.resetReply(to: header, payloadLength: tcp.payload.count) {
+                send(reply, key: key, sink: &sink)
+                return .answered
+            }
+            return .dropped(.malformed)
+        }
+        if pending[key] != nil { return .dropped(.duplicateSyn) }
+        guard connections.count + pending.count < configuration.maximumFlows else {
+            if let reply = TCPConnection.resetReply(to: header, payloadLength: tcp.payload.count) { send(reply, key: key, sink: &sink) }
+            return .answered
+        }
+        guard pending.count < configuration.maximumPending else { return .dropped(.pendingFull) }
+        pending[key] = header
+        return .connectionRequest(key)
+    }
+
+    /// Accepts a pending SYN: the connection is created and its SYN-ACK sent.
+    @discardableResult
+    public func accept(_ key: FlowKey, now: Instant, configuration tcp: TCPConfiguration? = nil,
+                       sink: inout some PacketSink) -> TCPConnection? {
+        guard let syn = pending.removeValue(forKey: key) else { return nil }
+        let connection = TCPConnection(acceptingSyn: syn, initialSequence: initialSequence(for: key, now: now),
+                                       configuration: tcp ?? configuration.tcp, now: now,
+                                       timestampOffset: UInt32(truncatingIfNeeded: mix(configuration.secret, UInt64(key.appPort))))
+        connections[key] = connection
+        flush(key, now: now, sink: &sink)
+        return connection
+    }
+
+    /// Refuses a pending SYN as the engine decided.
+    public func refuse(_ key: FlowKey, with refusal: Refusal, sink: inout some PacketSink) {
+        guard let syn = pending.removeValue(forKey: key) else { return }
+        switch refusal {
+        case .reset:
+            if let reply = TCPConnection.resetReply(to: syn, payloadLength: 0) { send(reply, key: key, sink: &sink) }
+        case let .unreachable(reason):
+            // Rebuild the SYN's datagram to quote it.
+            withUnsafeTemporaryAllocation(byteCount: 40 + 60, alignment: 8) { original in
+                let n = IPFraming.writeTCP(into: original, source: key.appAddress, destination: key.destinationAddress,
+                                           header: syn, payload: UnsafeRawBufferPointer(start: nil, count: 0), identification: 0)
+                guard n > 0, let view = try? IPPacketView(UnsafeRawBufferPointer(original.sub(0, n))) else { return }
+                sink.send(capacity: 48 + n) { IPFraming.writeUnreachable(into: $0, replyingTo: view, reason: reason) }
+            }
+        case .drop:
+            break
+        }
+    }
+
+    /// Sends what the flow's connection owes, and forgets the flow once it is closed.
+    public func flush(_ key: FlowKey, now: Instant, sink: inout some PacketSink) {
+        guard let connection = connections[key] else { return }
+        connection.output(now: now) { header, payload in
+            send(header, payload: payload, key: key, sink: &sink)
+        }
+        if connection.state == .closed { connections[key] = nil }
+    }
+
+    /// Fires due timers on every flow. Returns the flows that closed.
+    public func poll(now: Instant, sink: inout some PacketSink) -> [FlowKey] {
+        var closed: [FlowKey] = []
+        for (key, connection) in connections {
+            guard let deadline = connection.nextDeadline, deadline <= now else { continue }
+            flush(key, now: now, sink: &sink)
+            if connection.state == .closed { closed.append(key) }
+        }
+        return closed
+    }
+
+    /// The earliest timer of any flow.
+    public var nextDeadline: Instant? {
+        var earliest: Instant?
+        for connection in connections.values {
+            if let d = connection.nextDeadline, earliest.map({ d < $0 }) ?? true { earliest = d }
+        }
+        return earliest
+    }
+
+    /// Forgets a flow at once, without sending anything.
+    public func remove(_ key: FlowKey) {
+        connections[key] = nil
+        pending[key] = nil
+    }
+
+    // MARK: Framing
+
+    func send(_ header: TCPHeader, payload: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+              key: FlowKey, sink: inout some PacketSink) {
+        identification &+= 1
+        let id = identification
+        // Our segments travel from the destination back to the app.
+        sink.send(capacity: IPFraming.maximumTCPOverhead + payload.count) { buffer in
+            IPFraming.writeTCP(into: buffer, source: key.destinationAddress, destination: key.appAddress,
+                               header: header, payload: payload, identification: id)
+        }
+    }
+
+    /// RFC 6528: a 4-µs clock plus a keyed hash of the connection's identity.
+    func initialSequence(for key: FlowKey, now: Instant) -> SequenceNumber {
+        var h = mix(configuration.secret, UInt64(key.appPort) << 16 | UInt64(key.destinationPort))
+        h = mix(h, key.appAddress.hashSeed)
+        h = mix(h, key.destinationAddress.hashSeed)
+        let clock = UInt64(bitPattern: now.nanoseconds / 4000)
+        return SequenceNumber(UInt32(truncatingIfNeeded: h &+ clock))
+    }
+
+    func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        var g = SplitMix64(seed: a ^ (b &* 0x9e37_79b9_7f4a_7c15))
+        return g.next()
+    }
+}
+
+extension IPAddress {
+    /// The address folded to 64 bits, for keyed hashing.
+    var hashSeed: UInt64 {
+        switch self {
+        case let .v4(a): return UInt64(a.value)
+        case let .v6(a): return a.high ^ (a.low &* 0xff51_afd7_ed55_8ccd)
+        }
+    }
+}
