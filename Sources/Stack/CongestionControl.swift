@@ -1,0 +1,92 @@
+public import Wire
+
+/// NewReno congestion control: slow start and congestion avoidance from
+/// RFC 5681 §3.1, fast retransmit and fast recovery from RFC 5681 §3.2 with
+/// the NewReno partial-ACK rule of RFC 6582 §3.2, and an initial window of
+/// ten segments (RFC 6928).
+///
+/// It only counts; the connection asks it how much may be in flight, tells it
+/// what the ACKs said, and performs the retransmission it returns.
+public struct NewReno: Sendable, Equatable {
+    public let maximumSegmentSize: Int
+    public private(set) var congestionWindow: Int
+    public private(set) var slowStartThreshold: Int = .max
+    public private(set) var duplicateAcks = 0
+    /// Set while in fast recovery: the highest sequence sent when loss was
+    /// detected (RFC 6582 "recover").
+    public private(set) var recoveryPoint: SequenceNumber?
+    /// Bytes acknowledged in congestion avoidance not yet turned into window (RFC 5681 §3.1, appropriate byte counting).
+    private var bytesAckedInAvoidance = 0
+
+    public enum Action: Equatable, Sendable {
+        case none
+        /// Retransmit the first unacknowledged segment now.
+        case retransmitFirstUnacknowledged
+    }
+
+    public init(maximumSegmentSize: Int) {
+        precondition(maximumSegmentSize > 0)
+        self.maximumSegmentSize = maximumSegmentSize
+        congestionWindow = min(10 * maximumSegmentSize, max(2 * maximumSegmentSize, 14600))
+    }
+
+    public var inFastRecovery: Bool { recoveryPoint != nil }
+
+    /// An ACK that acknowledged `acked` new bytes. `highestAcked` is the new
+    /// SND.UNA, `flightSize` what was outstanding before this ACK.
+    public mutating func onNewAck(acked: Int, highestAcked: SequenceNumber, flightSize: Int) -> Action {
+        duplicateAcks = 0
+        let smss = maximumSegmentSize
+        if let recover = recoveryPoint {
+            if highestAcked >= recover {
+                // RFC 6582 §3.2 step 3, full acknowledgment: deflate the window and leave recovery.
+                congestionWindow = min(slowStartThreshold, max(flightSize - acked, smss) + smss)
+                recoveryPoint = nil
+                return .none
+            }
+            // Partial acknowledgment: retransmit the next hole, deflate by what
+            // was acked, add back one segment (RFC 6582 §3.2 step 3, partial).
+            congestionWindow = max(congestionWindow - acked + smss, smss)
+            return .retransmitFirstUnacknowledged
+        }
+        if congestionWindow < slowStartThreshold {
+            // Slow start: grow by at most one SMSS per ACK (RFC 5681 eq. 2).
+            congestionWindow += min(acked, smss)
+        } else {
+            // Congestion avoidance: one SMSS per window of acknowledged data (RFC 5681 §3.1).
+            bytesAckedInAvoidance += acked
+            if bytesAckedInAvoidance >= congestionWindow {
+                bytesAckedInAvoidance -= congestionWindow
+                congestionWindow += smss
+            }
+        }
+        return .none
+    }
+
+    /// A duplicate ACK (RFC 5681 §2 definition, checked by the caller).
+    public mutating func onDuplicateAck(flightSize: Int, highestSent: SequenceNumber) -> Action {
+        let smss = maximumSegmentSize
+        if inFastRecovery {
+            // RFC 5681 §3.2 step 4: inflate for each segment that left the network.
+            congestionWindow += smss
+            return .none
+        }
+        duplicateAcks += 1
+        guard duplicateAcks == 3 else { return .none }
+        // RFC 5681 §3.2 steps 2 and 3; RFC 6582 records where recovery ends.
+        slowStartThreshold = max(flightSize / 2, 2 * smss)
+        congestionWindow = slowStartThreshold + 3 * smss
+        recoveryPoint = highestSent
+        bytesAckedInAvoidance = 0
+        return .retransmitFirstUnacknowledged
+    }
+
+    /// The retransmission timer expired (RFC 5681 §3.1 eq. 4 and the loss window).
+    public mutating func onTimeout(flightSize: Int) {
+        slowStartThreshold = max(flightSize / 2, 2 * maximumSegmentSize)
+        congestionWindow = maximumSegmentSize
+        recoveryPoint = nil
+        duplicateAcks = 0
+        bytesAckedInAvoidance = 0
+    }
+}

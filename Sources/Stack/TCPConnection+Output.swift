@@ -1,0 +1,247 @@
+public import Wire
+
+/// Segment generation and timers: everything the connection sends, decided
+/// from its flags and deadlines at the time the engine calls `output`.
+extension TCPConnection {
+    /// A segment the connection wants sent; the payload is borrowed for the call.
+    public typealias Emit = (TCPHeader, UnsafeRawBufferPointer) -> Void
+
+    /// Fires the timers that are due at `now`, then emits every segment the
+    /// connection owes: handshake, resets, data within the windows, probes, ACKs.
+    public func output(now: Instant, emit: Emit) {
+        fireTimers(now: now)
+        if let reset = resetToSend {
+            resetToSend = nil
+            let flags: TCPFlags = reset.acknowledgment == nil ? .rst : [.rst, .ack]
+            emit(TCPHeader(sourcePort: localPort, destinationPort: remotePort, sequenceNumber: reset.sequence,
+                           acknowledgmentNumber: reset.acknowledgment ?? SequenceNumber(0), flags: flags, windowSize: 0),
+                 UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        switch state {
+        case .closed, .listen:
+            return
+        case .synSent:
+            if sendSyn {
+                sendSyn = false
+                emitHandshake(flags: .syn, now: now, emit: emit)
+            }
+            return
+        case .synReceived:
+            if sendSynAck || retransmitOne {
+                sendSynAck = false
+                retransmitOne = false
+                emitHandshake(flags: [.syn, .ack], now: now, emit: emit)
+            }
+            return
+        case .established, .finWait1, .finWait2, .closeWait, .closing, .lastAck, .timeWait:
+            break
+        }
+        if retransmitOne {
+            retransmitOne = false
+            emitRetransmission(now: now, emit: emit)
+        }
+        if state != .timeWait { emitData(now: now, emit: emit) }
+        if ackNow { emitSegment(sequence: sendNext, flags: .ack, payload: UnsafeRawBufferPointer(start: nil, count: 0), now: now, emit: emit) }
+    }
+
+    // MARK: Timers
+
+    func fireTimers(now: Instant) {
+        if let d = timeWaitDeadline, d <= now {
+            timeWaitDeadline = nil
+            state = .closed
+            return
+        }
+        if let d = idleDeadline, d <= now {
+            events.insert(.timedOut)
+            abort()
+            return
+        }
+        if let d = retransmissionDeadline, d <= now {
+            retransmissionDeadline = nil
+            retransmissionTimedOut(now: now)
+        }
+        if let d = delayedAckDeadline, d <= now {
+            delayedAckDeadline = nil
+            ackNow = true
+        }
+        if let d = keepaliveDeadline, d <= now {
+            keepaliveTimedOut(now: now)
+        }
+    }
+
+    /// RFC 6298 §5.4–5.6 and RFC 5681 §3.1: back off, collapse the window, go back to SND.UNA.
+    func retransmissionTimedOut(now: Instant) {
+        consecutiveTimeouts += 1
+        let limit = state.isSynchronized ? configuration.maximumRetransmissions : configuration.maximumSynRetransmissions
+        guard consecutiveTimeouts <= limit else {
+            events.insert(.timedOut)
+            abort()
+            return
+        }
+        retransmission.expired()
+        congestion.onTimeout(flightSize: sendMaximum - sendUnacknowledged)
+        timedSequence = nil // Karn: never time a retransmission
+        sendNext = sendUnacknowledged
+        switch state {
+        case .synSent: sendSyn = true
+        case .synReceived: sendSynAck = true
+        case .established, .finWait1, .finWait2, .closeWait, .closing, .lastAck, .timeWait, .closed, .listen: break
+        }
+    }
+
+    /// RFC 9293 §3.8.4 / RFC 1122 §4.2.3.6: a probe with SEG.SEQ = SND.NXT − 1 asks for an ACK.
+    func keepaliveTimedOut(now: Instant) {
+        guard keepalivesUnanswered < configuration.keepaliveProbes else {
+            events.insert(.timedOut)
+            abort()
+            return
+        }
+        keepalivesUnanswered += 1
+        keepaliveDeadline = now + configuration.keepaliveInterval
+        keepaliveProbePending = true
+    }
+
+    // MARK: Segments
+
+    func emitHandshake(flags: TCPFlags, now: Instant, emit: Emit) {
+        let shift = flags.contains(.ack) ? receiveWindowShift : configuration.windowScaleShift
+        var options = TCPOptions()
+        options.maximumSegmentSize = UInt16(clamping: configuration.maximumSegmentSize)
+        let offerAll = !flags.contains(.ack) // in a SYN-ACK, answer only what the SYN offered (RFC 7323 §§1.3, 2.2)
+        if configuration.selectiveAcknowledgments, offerAll || sackPermitted { options.sackPermitted = true }
+        if configuration.timestamps, offerAll || timestampsEnabled {
+            options.timestamps = TCPTimestamps(value: timestampValue(now), echoReply: flags.contains(.ack) ? timestampRecent : 0)
+        }
+        if configuration.windowScaling, offerAll || sendWindowShift > 0 || receiveWindowShift > 0 {
+            options.windowScale = shift
+        }
+        let window = min(receiveBuffer.window, 65535) // RFC 7323 §2.2: a SYN's window is never scaled
+        let header = TCPHeader(sourcePort: localPort, destinationPort: remotePort, sequenceNumber: initialSendSequence,
+                               acknowledgmentNumber: flags.contains(.ack) ? receiveNext : SequenceNumber(0),
+                               flags: flags, windowSize: UInt16(window), options: options)
+        emit(header, UnsafeRawBufferPointer(start: nil, count: 0))
+        advertisedRightEdge = receiveNext + window
+        lastAcknowledgmentSent = receiveNext
+        sendNext = initialSendSequence + 1
+        if sendMaximum < sendNext { sendMaximum = sendNext }
+        if retransmissionDeadline == nil { retransmissionDeadline = now + retransmission.timeout }
+    }
+
+    /// Sends new data (and the FIN) as far as the peer's window and the
+    /// congestion window allow, one MSS at a time; Nagle is off.
+    func emitData(now: Instant, emit: Emit) {
+        var segments = 0
+        while segments < 1024 {
+            let offset = sendNext - sendBufferSequence
+            let available = sendBuffer.count - offset
+            guard available >= 0 else { break } // our FIN is already out
+            let flight = sendNext - sendUnacknowledged
+            let usable = min(sendWindow, congestion.congestionWindow) - flight
+            var length = min(available, sendMaximumSegmentSize, max(usable, 0))
+            if length == 0, available > 0 {
+                // Zero window with data waiting: the persist timer probes it (RFC 9293 §3.8.6.1).
+                if sendWindow == 0, flight == 0 { armPersist(now: now, emit: emit) }
+                break
+            }
+            let payload = sendBuffer.contiguousReadable(at: offset, maxLength: length)
+            length = payload.count
+            let fin = finQueued && offset + length == sendBuffer.count
+            guard length > 0 || fin else { break }
+            var flags: TCPFlags = .ack
+            if length > 0, offset + length == sendBuffer.count { flags.insert(.psh) }
+            if fin { flags.insert(.fin) }
+            if length > 0, !timestampsEnabled, timedSequence == nil, sendNext == sendMaximum {
+                timedSequence = (sendNext, now)
+            }
+            emitSegment(sequence: sendNext, flags: flags, payload: payload, now: now, emit: emit)
+            sendNext += length + (fin ? 1 : 0)
+            if fin { finSent = true }
+            if sendMaximum < sendNext { sendMaximum = sendNext }
+            if retransmissionDeadline == nil { retransmissionDeadline = now + retransmission.timeout }
+            segments += 1
+            if fin { break }
+        }
+        if keepaliveProbePending {
+            keepaliveProbePending = false
+            emitSegment(sequence: sendUnacknowledged - 1, flags: .ack, payload: UnsafeRawBufferPointer(start: nil, count: 0), now: now, emit: emit)
+        }
+    }
+
+    /// Fast retransmit or a NewReno partial ACK: the first unacknowledged segment, window or not.
+    func emitRetransmission(now: Instant, emit: Emit) {
+        let length = min(sendBuffer.count, sendMaximumSegmentSize)
+        let payload = sendBuffer.contiguousReadable(at: 0, maxLength: length)
+        let fin = finSent && payload.count == sendBuffer.count
+        guard payload.count > 0 || fin else { return }
+        var flags: TCPFlags = .ack
+        if fin { flags.insert(.fin) }
+        timedSequence = nil
+        emitSegment(sequence: sendUnacknowledged, flags: flags, payload: payload, now: now, emit: emit)
+        if retransmissionDeadline == nil { retransmissionDeadline = now + retransmission.timeout }
+    }
+
+    /// The persist timer: when it expires, one byte goes out beyond the zero window.
+    func armPersist(now: Instant, emit: Emit) {
+        retransmissionDeadline = nil
+        guard let deadline = persistDeadline else {
+            persistDeadline = now + retransmission.timeout
+            return
+        }
+        guard deadline <= now else { return }
+        retransmission.expired() // probes back off like retransmissions (RFC 9293 §3.8.6.1)
+        persistDeadline = now + retransmission.timeout
+        let payload = sendBuffer.contiguousReadable(at: sendNext - sendBufferSequence, maxLength: 1)
+        emitSegment(sequence: sendNext, flags: .ack, payload: payload, now: now, emit: emit)
+        // The probe byte is not counted as sent: if the window opened, the ACK covers it
+        // and SND.NXT catches up in `acknowledge`.
+        if sendMaximum < sendNext + payload.count { sendMaximum = sendNext + payload.count }
+    }
+
+    /// Every segment in a synchronized state carries ACK, the current window,
+    /// timestamps and SACK blocks; sending one satisfies any pending ACK.
+    func emitSegment(sequence: SequenceNumber, flags: TCPFlags, payload: UnsafeRawBufferPointer, now: Instant, emit: Emit) {
+        var options = TCPOptions()
+        if timestampsEnabled { options.timestamps = TCPTimestamps(value: timestampValue(now), echoReply: timestampRecent) }
+        if sackPermitted { fillSackBlocks(&options.sackBlocks, room: timestampsEnabled ? 3 : 4) }
+        let header = TCPHeader(sourcePort: localPort, destinationPort: remotePort, sequenceNumber: sequence,
+                               acknowledgmentNumber: receiveNext, flags: flags, windowSize: windowField(),
+                               options: options)
+        emit(header, payload)
+        ackNow = false
+        delayedAckDeadline = nil
+        unacknowledgedSegments = 0
+        lastAcknowledgmentSent = receiveNext
+    }
+
+    /// The window to advertise, scaled, never moving the right edge left
+    /// (RFC 9293 §3.8.6.2.2; RFC 7323 §2.4).
+    func windowField() -> UInt16 {
+        var edge = receiveNext + receiveBuffer.window
+        if edge < advertisedRightEdge { edge = advertisedRightEdge }
+        let window = edge - receiveNext
+        let unit = 1 << Int(receiveWindowShift)
+        let field = min((window + unit - 1) >> Int(receiveWindowShift), 65535)
+        advertisedRightEdge = receiveNext + (field << Int(receiveWindowShift))
+        return UInt16(field)
+    }
+
+    /// RFC 2018 §4: the block holding the most recent segment first, then the others.
+    func fillSackBlocks(_ blocks: inout TCPSackBlocks, room: Int) {
+        let ranges = receiveBuffer.outOfOrder
+        guard !ranges.isEmpty else {
+            lastOutOfOrder = nil
+            return
+        }
+        var first = -1
+        if let recent = lastOutOfOrder {
+            for i in 0 ..< ranges.rangeCount where ranges[i].contains(recent.lowerBound) { first = i }
+        }
+        if first >= 0 {
+            blocks.append(TCPSackBlock(left: receiveNext + ranges[first].lowerBound, right: receiveNext + ranges[first].upperBound))
+        }
+        for i in 0 ..< ranges.rangeCount where i != first && blocks.count < room {
+            blocks.append(TCPSackBlock(left: receiveNext + ranges[i].lowerBound, right: receiveNext + ranges[i].upperBound))
+        }
+    }
+}

@@ -1,0 +1,372 @@
+public import Wire
+
+/// Segment arrival: RFC 9293 §3.10.7, in the order the RFC checks things,
+/// with the RFC 5961 protections and RFC 7323 PAWS.
+extension TCPConnection {
+    /// Processes one segment from the peer. `payload` is borrowed for the
+    /// duration of the call; the in-order part is copied into the receive buffer.
+    public func receive(_ segment: TCPHeader, payload: UnsafeRawBufferPointer, now: Instant) {
+        switch state {
+        case .closed, .listen:
+            // RFC 9293 §3.10.7.1: everything but a RST gets a RST.
+            if let reply = TCPConnection.resetReply(to: segment, payloadLength: payload.count) {
+                resetToSend = (reply.sequenceNumber, reply.flags.contains(.ack) ? reply.acknowledgmentNumber : nil)
+            }
+            return
+        case .synSent:
+            receiveInSynSent(segment, payload: payload, now: now)
+            return
+        case .synReceived, .established, .finWait1, .finWait2, .closeWait, .closing, .lastAck, .timeWait:
+            break
+        }
+        let flags = segment.flags
+        let sequence = segment.sequenceNumber
+        let length = payload.count + (flags.contains(.syn) ? 1 : 0) + (flags.contains(.fin) ? 1 : 0)
+        lastActivity = now
+        keepalivesUnanswered = 0
+        if let idle = configuration.keepaliveIdle, state.isSynchronized { keepaliveDeadline = now + idle }
+
+        // A retransmitted SYN in SYN-RECEIVED means our SYN-ACK was lost: send it again now.
+        if state == .synReceived, flags.contains(.syn), !flags.contains(.ack), sequence == initialReceiveSequence {
+            sendSynAck = true
+            return
+        }
+
+        // RFC 7323 §5.3 R1: PAWS. A segment older than TS.Recent is a duplicate.
+        if timestampsEnabled, !flags.contains(.rst), let ts = segment.options.timestamps,
+           Int32(bitPattern: ts.value &- timestampRecent) < 0 {
+            ackNow = true
+            return
+        }
+
+        // First: is the sequence number acceptable? (RFC 9293 §3.10.7.4, the four cases.)
+        guard isAcceptable(sequence: sequence, length: length) else {
+            if !flags.contains(.rst) {
+                // RFC 9293: reply with an ACK. In TIME-WAIT a retransmitted FIN also restarts the timer.
+                if state == .timeWait, flags.contains(.fin) { timeWaitDeadline = now + configuration.timeWaitDuration }
+                ackNow = true
+            }
+            return
+        }
+
+        // RFC 7323 §4.3: remember the timestamp to echo.
+        if timestampsEnabled, let ts = segment.options.timestamps,
+           Int32(bitPattern: ts.value &- timestampRecent) >= 0, sequence <= lastAcknowledgmentSent {
+            timestampRecent = ts.value
+        }
+
+        // Second: RST (RFC 5961 §3.2: only an exact match resets; in-window gets a challenge ACK).
+        if flags.contains(.rst) {
+            if sequence == receiveNext {
+                switch state {
+                case .timeWait:
+                    // RFC 1337: TIME-WAIT ignores RSTs rather than be assassinated.
+                    return
+                case .synReceived, .established, .finWait1, .finWait2, .closeWait, .closing, .lastAck:
+                    events.insert(.reset)
+                    enterClosed()
+                case .closed, .listen, .synSent:
+                    return
+                }
+            } else {
+                challengeAck(now: now)
+            }
+            return
+        }
+
+        // Fourth: SYN in a synchronized state (RFC 5961 §4.2: challenge ACK, never a reset).
+        if flags.contains(.syn) {
+            if state == .synReceived {
+                // RFC 9293 §3.10.7.4: a passively opened connection goes back to LISTEN; for us, it ends.
+                events.insert(.reset)
+                enterClosed()
+            } else {
+                challengeAck(now: now)
+            }
+            return
+        }
+
+        // Fifth: ACK. Without it the segment is dropped.
+        guard flags.contains(.ack) else { return }
+        let acknowledgment = segment.acknowledgmentNumber
+        if state == .synReceived {
+            // RFC 9293 §3.10.7.4 fifth, SYN-RECEIVED: SND.UNA < SEG.ACK =< SND.NXT completes the handshake.
+            guard sendUnacknowledged < acknowledgment, acknowledgment <= sendMaximum else {
+                resetToSend = (acknowledgment, nil)
+                return
+            }
+            state = finQueued ? .finWait1 : .established
+            events.insert(.connected)
+            if let idle = configuration.keepaliveIdle { keepaliveDeadline = now + idle }
+            updateSendWindow(segment)
+        }
+        guard processAcknowledgment(segment, payloadLength: payload.count, now: now) else { return }
+
+        // Sixth: URG is not supported; urgent data is delivered in line (docs/tcp.md).
+
+        // Seventh: segment text.
+        if !payload.isEmpty {
+            switch state {
+            case .established, .finWait1, .finWait2:
+                receiveText(sequence: sequence, payload: payload, now: now)
+            case .closeWait, .closing, .lastAck, .timeWait, .closed, .listen, .synSent, .synReceived:
+                // After the peer's FIN no new text can be valid; it was trimmed as unacceptable or is ignored.
+                break
+            }
+        }
+
+        // Eighth: FIN, processed once every byte before it has arrived.
+        if flags.contains(.fin) {
+            let finSequence = sequence + payload.count
+            if finSequence == receiveNext {
+                processFin(now: now)
+            } else if receiveNext < finSequence {
+                pendingFinSequence = finSequence
+                ackNow = true
+            } else {
+                ackNow = true
+            }
+        }
+    }
+
+    /// RFC 9293 §3.10.7.4, first check: the four cases of segment length and window.
+    func isAcceptable(sequence: SequenceNumber, length: Int) -> Bool {
+        let window = max(advertisedRightEdge - receiveNext, receiveBuffer.window, 0)
+        switch (length == 0, window == 0) {
+        case (true, true):
+            return sequence == receiveNext
+        case (true, false):
+            return sequence.isIn(receiveNext, size: window)
+        case (false, true):
+            return false
+        case (false, false):
+            return sequence.isIn(receiveNext, size: window) || (sequence + (length - 1)).isIn(receiveNext, size: window)
+        }
+    }
+
+    /// The fifth check for synchronized states. Returns false when the segment
+    /// must be dropped (RFC 5961 §5.2 acceptable ACK range).
+    func processAcknowledgment(_ segment: TCPHeader, payloadLength: Int, now: Instant) -> Bool {
+        let acknowledgment = segment.acknowledgmentNumber
+        // RFC 5961 §5.2: acceptable when SND.UNA − MAX.SND.WND =< SEG.ACK =< SND.NXT (we use the
+        // highest sequence sent, since a timeout pulls SND.NXT back).
+        if sendMaximum < acknowledgment || acknowledgment < sendUnacknowledged - max(maximumSendWindow, 1) {
+            ackNow = true
+            return false
+        }
+        let previousWindow = sendWindow
+        if sendUnacknowledged < acknowledgment {
+            acknowledge(upTo: acknowledgment, segment: segment, now: now)
+        } else if acknowledgment == sendUnacknowledged, payloadLength == 0,
+                  !segment.flags.contains(.syn), !segment.flags.contains(.fin),
+                  Int(segment.windowSize) << Int(sendWindowShift) == previousWindow, previousWindow > 0,
+                  sendMaximum != sendUnacknowledged {
+            // RFC 5681 §2: a duplicate ACK.
+            if congestion.onDuplicateAck(flightSize: sendMaximum - sendUnacknowledged, highestSent: sendMaximum)
+                == .retransmitFirstUnacknowledged {
+                retransmitOne = true
+            }
+        }
+        // RFC 9293 §3.10.7.4: update the send window when the segment is newer.
+        if sendWindowUpdateSequence < segment.sequenceNumber
+            || (sendWindowUpdateSequence == segment.sequenceNumber && sendWindowUpdateAcknowledgment <= acknowledgment) {
+            updateSendWindow(segment)
+        }
+
+        let finAcknowledged = finSent && sendBuffer.isEmpty && sendUnacknowledged == sendBufferSequence + 1
+        switch state {
+        case .finWait1:
+            if finAcknowledged { state = .finWait2 }
+        case .closing:
+            if finAcknowledged { enterTimeWait(now: now) }
+        case .lastAck:
+            if finAcknowledged {
+                enterClosed()
+                return false
+            }
+        case .established, .finWait2, .closeWait, .timeWait, .synReceived, .closed, .listen, .synSent:
+            break
+        }
+        return true
+    }
+
+    func updateSendWindow(_ segment: TCPHeader) {
+        sendWindow = Int(segment.windowSize) << Int(sendWindowShift)
+        maximumSendWindow = max(maximumSendWindow, sendWindow)
+        sendWindowUpdateSequence = segment.sequenceNumber
+        sendWindowUpdateAcknowledgment = segment.acknowledgmentNumber
+        if sendWindow > 0 { persistDeadline = nil }
+    }
+
+    /// New data (or our SYN or FIN) was acknowledged.
+    func acknowledge(upTo acknowledgment: SequenceNumber, segment: TCPHeader, now: Instant) {
+        let acked = acknowledgment - sendUnacknowledged
+        var remaining = acked
+        let synAcknowledged = sendUnacknowledged == initialSendSequence
+        if synAcknowledged { remaining -= 1 } // our SYN
+        let dataAcked = max(0, min(remaining, sendBuffer.count))
+        sendBuffer.discard(dataAcked)
+        sendBufferSequence += dataAcked
+        let flightSize = sendMaximum - sendUnacknowledged
+        sendUnacknowledged = acknowledgment
+        if sendNext < acknowledgment { sendNext = acknowledgment }
+        if dataAcked > 0, !finQueued { events.insert(.writable) }
+
+        // RTT: from the echoed timestamp (RFC 7323 §4.1), else from one timed segment (Karn's rule).
+        if timestampsEnabled, let ts = segment.options.timestamps, ts.echoReply != 0 {
+            let elapsed = timestampValue(now) &- ts.echoReply
+            if elapsed < 3_600_000 { retransmission.sample(.milliseconds(Int64(elapsed))) }
+        } else if let timed = timedSequence, timed.sequence < acknowledgment {
+            retransmission.sample(now - timed.sentAt)
+            timedSequence = nil
+        } else {
+            retransmission.acknowledged()
+        }
+        consecutiveTimeouts = 0
+        // The SYN's acknowledgment does not grow the window (RFC 5681 §3.1 counts data).
+        let ackedForCongestion = acked - (synAcknowledged ? 1 : 0)
+        if ackedForCongestion > 0,
+           congestion.onNewAck(acked: ackedForCongestion, highestAcked: acknowledgment, flightSize: flightSize)
+            == .retransmitFirstUnacknowledged {
+            retransmitOne = true
+        }
+        // RFC 6298 §5.2 and §5.3: stop the timer when everything is acknowledged, else restart it.
+        retransmissionDeadline = sendUnacknowledged == sendMaximum ? nil : now + retransmission.timeout
+    }
+
+    /// In-window text from the peer (the seventh check).
+    func receiveText(sequence: SequenceNumber, payload: UnsafeRawBufferPointer, now: Instant) {
+        let offset = sequence - receiveNext
+        switch receiveBuffer.insert(offset: offset, payload) {
+        case let .accepted(advanced, _):
+            if advanced > 0 {
+                receiveNext += advanced
+                events.insert(.readable)
+            }
+            if offset > 0 {
+                // Out of order: ACK at once so the sender's fast retransmit starts (RFC 5681 §4.2).
+                lastOutOfOrder = offset ..< offset + payload.count
+                ackNow = true
+            } else if advanced != payload.count || !receiveBuffer.outOfOrder.isEmpty || offset < 0 {
+                // A duplicate, a trimmed segment, or one that filled (part of) a gap: ACK at once.
+                ackNow = true
+            } else {
+                // In order: ACK every second full segment, else after a short delay or when drained.
+                unacknowledgedSegments += 1
+                if unacknowledgedSegments >= 2 {
+                    ackNow = true
+                } else if delayedAckDeadline == nil {
+                    delayedAckDeadline = now + configuration.delayedAckTimeout
+                }
+            }
+        case .refused:
+            ackNow = true
+        }
+        if let fin = pendingFinSequence, fin == receiveNext {
+            pendingFinSequence = nil
+            processFin(now: now)
+        }
+    }
+
+    /// The peer's FIN, now in order (the eighth check).
+    func processFin(now: Instant) {
+        if finReceived {
+            ackNow = true
+            return
+        }
+        finReceived = true
+        receiveNext += 1
+        ackNow = true
+        events.insert(.readClosed)
+        switch state {
+        case .synReceived, .established:
+            state = .closeWait
+        case .finWait1:
+            let finAcknowledged = finSent && sendBuffer.isEmpty && sendUnacknowledged == sendBufferSequence + 1
+            if finAcknowledged { enterTimeWait(now: now) } else { state = .closing }
+        case .finWait2:
+            enterTimeWait(now: now)
+        case .closeWait, .closing, .lastAck, .timeWait, .closed, .listen, .synSent:
+            break
+        }
+    }
+
+    func enterTimeWait(now: Instant) {
+        state = .timeWait
+        retransmissionDeadline = nil
+        persistDeadline = nil
+        keepaliveDeadline = nil
+        delayedAckDeadline = nil
+        timeWaitDeadline = now + configuration.timeWaitDuration
+        events.insert(.closed)
+    }
+
+    /// RFC 5961 §7: at most ten challenge ACKs a second per connection.
+    func challengeAck(now: Instant) {
+        if now - challengeAcks.windowStart >= .seconds(1) { challengeAcks = (now, 0) }
+        guard challengeAcks.count < 10 else { return }
+        challengeAcks.count += 1
+        ackNow = true
+    }
+
+    /// RFC 9293 §3.10.7.3: a segment arriving in SYN-SENT.
+    func receiveInSynSent(_ segment: TCPHeader, payload: UnsafeRawBufferPointer, now: Instant) {
+        let flags = segment.flags
+        var ackAcceptable = false
+        if flags.contains(.ack) {
+            let ack = segment.acknowledgmentNumber
+            if ack <= initialSendSequence || sendMaximum < ack {
+                if !flags.contains(.rst) { resetToSend = (ack, nil) }
+                return
+            }
+            ackAcceptable = true
+        }
+        if flags.contains(.rst) {
+            if ackAcceptable {
+                events.insert(.reset)
+                enterClosed()
+            }
+            return
+        }
+        guard flags.contains(.syn) else { return }
+        lastActivity = now
+        initialReceiveSequence = segment.sequenceNumber
+        receiveNext = segment.sequenceNumber + 1
+        negotiate(segment.options)
+        if timestampsEnabled, let ts = segment.options.timestamps { timestampRecent = ts.value }
+        sendWindow = Int(segment.windowSize) // unscaled in a SYN
+        maximumSendWindow = sendWindow
+        sendWindowUpdateSequence = segment.sequenceNumber
+        sendWindowUpdateAcknowledgment = segment.acknowledgmentNumber
+        if ackAcceptable {
+            acknowledge(upTo: segment.acknowledgmentNumber, segment: segment, now: now)
+            state = .established
+            events.insert(.connected)
+            if let idle = configuration.keepaliveIdle { keepaliveDeadline = now + idle }
+            ackNow = true
+            if !payload.isEmpty { receiveText(sequence: receiveNext, payload: payload, now: now) }
+        } else {
+            // Simultaneous open.
+            state = .synReceived
+            sendSynAck = true
+        }
+    }
+
+    /// RFC 9293 §3.10.7.1: the RST answering `segment` where no connection exists; nil for a RST.
+    public static func resetReply(to segment: TCPHeader, payloadLength: Int) -> TCPHeader? {
+        guard !segment.flags.contains(.rst) else { return nil }
+        if segment.flags.contains(.ack) {
+            return TCPHeader(sourcePort: segment.destinationPort, destinationPort: segment.sourcePort,
+                             sequenceNumber: segment.acknowledgmentNumber, flags: .rst, windowSize: 0)
+        }
+        let length = payloadLength + (segment.flags.contains(.syn) ? 1 : 0) + (segment.flags.contains(.fin) ? 1 : 0)
+        return TCPHeader(sourcePort: segment.destinationPort, destinationPort: segment.sourcePort,
+                         sequenceNumber: SequenceNumber(0), acknowledgmentNumber: segment.sequenceNumber + length,
+                         flags: [.rst, .ack], windowSize: 0)
+    }
+
+    /// Our TSval: a millisecond clock plus the connection's offset (RFC 7323 §5.4).
+    func timestampValue(_ now: Instant) -> UInt32 {
+        UInt32(truncatingIfNeeded: now.nanoseconds / 1_000_000) &+ timestampOffset
+    }
+}

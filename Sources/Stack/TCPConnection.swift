@@ -1,0 +1,286 @@
+public import Wire
+
+/// One TCP connection: the state machine of RFC 9293 with the extensions in
+/// docs/tcp.md. Pure: segments and the current time go in (`receive`,
+/// `output`), segments come out through the `emit` closure, and the engine
+/// moves bytes with `read`, `write`, `shutdownWrite` and `abort`.
+///
+/// Segment arrival lives in TCPConnection+Receive.swift, segment generation
+/// and timers in TCPConnection+Output.swift.
+public final class TCPConnection: CustomStringConvertible {
+    public let configuration: TCPConfiguration
+    public internal(set) var state: TCPState
+    public let localPort: UInt16
+    public let remotePort: UInt16
+
+    // MARK: Send sequence variables (RFC 9293 §3.3.1)
+    public internal(set) var initialSendSequence: SequenceNumber          // ISS
+    public internal(set) var sendUnacknowledged: SequenceNumber           // SND.UNA
+    public internal(set) var sendNext: SequenceNumber                     // SND.NXT
+    public internal(set) var sendWindow = 0                               // SND.WND, scaled
+    var sendWindowUpdateSequence = SequenceNumber(0)                      // SND.WL1
+    var sendWindowUpdateAcknowledgment = SequenceNumber(0)                // SND.WL2
+    /// The largest window the peer ever offered (RFC 5961 §5.2 MAX.SND.WND).
+    var maximumSendWindow = 0
+    /// The highest sequence number sent so far: SND.NXT can move back on a
+    /// timeout (go-back-N) while this stays.
+    var sendMaximum: SequenceNumber
+
+    // MARK: Receive sequence variables
+    public internal(set) var initialReceiveSequence = SequenceNumber(0)   // IRS
+    public internal(set) var receiveNext = SequenceNumber(0)              // RCV.NXT
+    /// The right edge of the window we last advertised; never moved left (RFC 9293 §3.8.6.2.2).
+    var advertisedRightEdge = SequenceNumber(0)
+
+    // MARK: Buffers
+    /// Bytes from `sendBufferSequence` on: unacknowledged, then unsent.
+    let sendBuffer: ByteRing
+    /// The sequence number of the send buffer's first byte.
+    var sendBufferSequence: SequenceNumber
+    let receiveBuffer: Reassembler
+    /// A FIN that arrived ahead of missing data: its sequence number.
+    var pendingFinSequence: SequenceNumber?
+    /// The peer's FIN has been processed.
+    public internal(set) var finReceived = false
+    /// The engine closed its write side: a FIN follows the buffered data.
+    public internal(set) var finQueued = false
+    var finSent = false
+
+    // MARK: Negotiated options
+    /// MSS for our segments' payload, options already subtracted.
+    public internal(set) var sendMaximumSegmentSize: Int
+    var sendWindowShift: UInt8 = 0
+    var receiveWindowShift: UInt8 = 0
+    var sackPermitted = false
+    var timestampsEnabled = false
+    var timestampRecent: UInt32 = 0                                       // TS.Recent (RFC 7323 §4.3)
+    var lastAcknowledgmentSent = SequenceNumber(0)                        // Last.ACK.sent
+    /// Added to the clock in our TSval, so the value tells nothing about uptime.
+    let timestampOffset: UInt32
+
+    // MARK: Timers and recovery
+    var retransmission = RetransmissionTimer()
+    var congestion: NewReno
+    var retransmissionDeadline: Instant?
+    var delayedAckDeadline: Instant?
+    var persistDeadline: Instant?
+    var timeWaitDeadline: Instant?
+    var keepaliveDeadline: Instant?
+    var keepalivesUnanswered = 0
+    var lastActivity: Instant
+    var consecutiveTimeouts = 0
+    /// A sequence number whose ACK gives an RTT sample when timestamps are off (Karn's rule applies).
+    var timedSequence: (sequence: SequenceNumber, sentAt: Instant)?
+    /// The largest segment seen from the peer, for ACK-every-second-segment.
+    var unacknowledgedSegments = 0
+
+    // MARK: What the next `output` must send
+    var ackNow = false
+    var sendSynAck = false
+    var sendSyn = false
+    var retransmitOne = false
+    var keepaliveProbePending = false
+    var resetToSend: (sequence: SequenceNumber, acknowledgment: SequenceNumber?)?
+    /// Challenge ACKs sent in the current second (RFC 5961 §7 rate limit).
+    var challengeAcks = (windowStart: Instant.zero, count: 0)
+    /// The most recent out-of-order range received, for the first SACK block (RFC 2018 §4).
+    var lastOutOfOrder: Range<Int>?
+
+    public internal(set) var events: TCPEvents = []
+
+    // MARK: Creation
+
+    /// A passive open: `syn` arrived for a flow that did not exist. The caller
+    /// has decided to accept it; the SYN-ACK leaves with the next `output`.
+    /// RFC 9293 §3.10.7.2, LISTEN state, third check.
+    public init(acceptingSyn syn: TCPHeader, initialSequence: SequenceNumber,
+                configuration: TCPConfiguration = TCPConfiguration(), now: Instant, timestampOffset: UInt32 = 0) {
+        self.configuration = configuration
+        self.timestampOffset = timestampOffset
+        localPort = syn.destinationPort
+        remotePort = syn.sourcePort
+        state = .synReceived
+        initialSendSequence = initialSequence
+        sendUnacknowledged = initialSequence
+        sendNext = initialSequence
+        sendMaximum = initialSequence
+        sendBufferSequence = initialSequence + 1
+        sendBuffer = ByteRing(capacity: configuration.sendBufferSize)
+        receiveBuffer = Reassembler(capacity: configuration.receiveBufferSize)
+        sendMaximumSegmentSize = configuration.maximumSegmentSize
+        congestion = NewReno(maximumSegmentSize: configuration.maximumSegmentSize)
+        lastActivity = now
+        initialReceiveSequence = syn.sequenceNumber
+        receiveNext = syn.sequenceNumber + 1
+        negotiate(syn.options)
+        sendWindow = Int(syn.windowSize) // RFC 7323 §2.2: never scaled in a SYN
+        maximumSendWindow = sendWindow
+        sendWindowUpdateSequence = syn.sequenceNumber
+        sendWindowUpdateAcknowledgment = initialSequence
+        if timestampsEnabled, let ts = syn.options.timestamps { timestampRecent = ts.value }
+        sendSynAck = true
+    }
+
+    /// An active open: the SYN leaves with the next `output` (RFC 9293 §3.10.1).
+    public init(connectingFrom localPort: UInt16, to remotePort: UInt16, initialSequence: SequenceNumber,
+                configuration: TCPConfiguration = TCPConfiguration(), now: Instant, timestampOffset: UInt32 = 0) {
+        self.configuration = configuration
+        self.timestampOffset = timestampOffset
+        self.localPort = localPort
+        self.remotePort = remotePort
+        state = .synSent
+        initialSendSequence = initialSequence
+        sendUnacknowledged = initialSequence
+        sendNext = initialSequence
+        sendMaximum = initialSequence
+        sendBufferSequence = initialSequence + 1
+        sendBuffer = ByteRing(capacity: configuration.sendBufferSize)
+        receiveBuffer = Reassembler(capacity: configuration.receiveBufferSize)
+        sendMaximumSegmentSize = configuration.maximumSegmentSize
+        congestion = NewReno(maximumSegmentSize: configuration.maximumSegmentSize)
+        lastActivity = now
+        sendSyn = true
+    }
+
+    /// Applies the options of the peer's SYN (RFC 9293 §3.7.1, RFC 7323 §§2.2 and 3.2, RFC 2018 §2).
+    func negotiate(_ options: TCPOptions) {
+        // Without an MSS option the peer accepts 536 bytes (RFC 9293 §3.7.1).
+        let peerMSS = options.maximumSegmentSize.map(Int.init) ?? 536
+        timestampsEnabled = configuration.timestamps && options.timestamps != nil
+        sackPermitted = configuration.selectiveAcknowledgments && options.sackPermitted
+        if configuration.windowScaling, let shift = options.windowScale {
+            sendWindowShift = min(shift, 14) // RFC 7323 §2.3: larger values are treated as 14
+            receiveWindowShift = configuration.windowScaleShift
+        } else {
+            sendWindowShift = 0
+            receiveWindowShift = 0
+        }
+        // RFC 9293 §3.7.1: the MSS excludes options, so subtract what every segment carries.
+        sendMaximumSegmentSize = max(min(peerMSS, configuration.maximumSegmentSize) - (timestampsEnabled ? 12 : 0), 64)
+        congestion = NewReno(maximumSegmentSize: sendMaximumSegmentSize)
+    }
+
+    // MARK: The engine's side
+
+    /// In-order bytes waiting to be read.
+    public var readableCount: Int { receiveBuffer.readable }
+
+    /// Room in the send buffer.
+    public var writableCount: Int {
+        guard !finQueued else { return 0 }
+        switch state {
+        case .synSent, .synReceived, .established, .closeWait: return sendBuffer.free
+        case .closed, .listen, .finWait1, .finWait2, .closing, .lastAck, .timeWait: return 0
+        }
+    }
+
+    /// Bytes handed to `write` that the peer has not yet acknowledged.
+    public var unacknowledgedCount: Int { sendBuffer.count }
+
+    /// True once the peer's FIN was processed and every byte before it has been read.
+    public var isReadClosed: Bool { finReceived && receiveBuffer.readable == 0 }
+
+    /// Copies and consumes in-order bytes. Draining is what opens the window,
+    /// so the window update goes out with the next `output` (no delayed ACK:
+    /// that is how Sluice avoids the Nagle/delayed-ACK stall of
+    /// ../shared/spec/bench-anchors.md).
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let n = receiveBuffer.read(into: buffer)
+        if n > 0 { noteDrained() }
+        return n
+    }
+
+    /// Zero-copy reading: the contiguous readable bytes, then `consume`.
+    public func peekReadable(maxLength: Int = .max) -> UnsafeRawBufferPointer {
+        receiveBuffer.ring.contiguousReadable(at: 0, maxLength: maxLength)
+    }
+
+    public func consume(_ n: Int) {
+        receiveBuffer.consume(n)
+        if n > 0 { noteDrained() }
+    }
+
+    func noteDrained() {
+        // Acknowledge promptly if data is waiting for its ACK, or if the window
+        // opened enough to matter (receiver SWS avoidance, RFC 9293 §3.8.6.2.2).
+        let opened = (receiveNext + receiveBuffer.window) - advertisedRightEdge
+        if delayedAckDeadline != nil || opened >= min(configuration.receiveBufferSize / 2, sendMaximumSegmentSize) {
+            ackNow = true
+        }
+    }
+
+    /// Appends bytes to send; returns how many fit.
+    public func write(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard writableCount > 0 else { return 0 }
+        return sendBuffer.append(bytes)
+    }
+
+    /// Closes our direction: a FIN follows the buffered data (RFC 9293 §3.10.4).
+    public func shutdownWrite() {
+        guard !finQueued else { return }
+        switch state {
+        case .synReceived:
+            // The FIN waits for the handshake: FIN-WAIT-1 begins when the SYN-ACK is acknowledged.
+            finQueued = true
+        case .established:
+            finQueued = true
+            state = .finWait1
+        case .closeWait:
+            finQueued = true
+            state = .lastAck
+        case .synSent:
+            // Nothing was synchronized: just forget the connection.
+            state = .closed
+            events.insert(.closed)
+        case .closed, .listen, .finWait1, .finWait2, .closing, .lastAck, .timeWait:
+            return
+        }
+    }
+
+    /// Resets the connection: one RST now, then CLOSED (RFC 9293 §3.10.5).
+    public func abort() {
+        switch state {
+        case .synReceived, .established, .finWait1, .finWait2, .closeWait:
+            resetToSend = (sendNext, nil)
+        case .closed, .listen, .synSent, .closing, .lastAck, .timeWait:
+            break
+        }
+        enterClosed()
+    }
+
+    /// Returns and clears the events since the last call.
+    public func takeEvents() -> TCPEvents {
+        defer { events = [] }
+        return events
+    }
+
+    func enterClosed() {
+        state = .closed
+        retransmissionDeadline = nil
+        delayedAckDeadline = nil
+        persistDeadline = nil
+        keepaliveDeadline = nil
+        timeWaitDeadline = nil
+        events.insert(.closed)
+    }
+
+    /// The earliest time `output` has work to do without new input.
+    public var nextDeadline: Instant? {
+        func earlier(_ a: Instant?, _ b: Instant?) -> Instant? {
+            guard let a else { return b }
+            guard let b else { return a }
+            return min(a, b)
+        }
+        return earlier(earlier(earlier(retransmissionDeadline, delayedAckDeadline), earlier(persistDeadline, timeWaitDeadline)),
+                       earlier(keepaliveDeadline, idleDeadline))
+    }
+
+    var idleDeadline: Instant? {
+        guard state != .closed, state != .timeWait, let idle = configuration.idleTimeout else { return nil }
+        return lastActivity + idle
+    }
+
+    public var description: String {
+        "\(state) snd.una=\(sendUnacknowledged) snd.nxt=\(sendNext) snd.wnd=\(sendWindow) rcv.nxt=\(receiveNext) rcv.wnd=\(receiveBuffer.window) cwnd=\(congestion.congestionWindow)"
+    }
+}
