@@ -30,7 +30,7 @@ demo: setup
 	tools/demo
 
 bench: setup
-	$(SWIFT) run -c release sluice-bench wire
+	tools/bench wire
 
 # Bounded libFuzzer run over every parser harness: FUZZ_SECONDS each.
 fuzz: setup

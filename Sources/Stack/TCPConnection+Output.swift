@@ -82,7 +82,10 @@ extension TCPConnection {
         retransmission.expired()
         congestion.onTimeout(flightSize: sendMaximum - sendUnacknowledged)
         timedSequence = nil // Karn: never time a retransmission
-        sendNext = sendUnacknowledged
+        // Resend from SND.UNA, one congestion window at a time. SND.NXT stays where it
+        // was: pulling it back would put our ACKs' sequence numbers behind what the peer
+        // already received, and it would discard them as old (RFC 9293 §3.10.7.4, first check).
+        if sendUnacknowledged < sendNext { retransmitNext = sendUnacknowledged }
         switch state {
         case .synSent: sendSyn = true
         case .synReceived: sendSynAck = true
@@ -133,10 +136,13 @@ extension TCPConnection {
     func emitData(now: Instant, emit: Emit) {
         var segments = 0
         while segments < 1024 {
-            let offset = sendNext - sendBufferSequence
+            // After a timeout, retransmission walks from SND.UNA to SND.NXT before new data goes.
+            let retransmitting = retransmitNext != nil
+            let point = retransmitNext ?? sendNext
+            let offset = point - sendBufferSequence
             let available = sendBuffer.count - offset
             guard available >= 0 else { break } // our FIN is already out
-            let flight = sendNext - sendUnacknowledged
+            let flight = point - sendUnacknowledged
             let usable = min(sendWindow, congestion.congestionWindow) - flight
             var length = min(available, sendMaximumSegmentSize, max(usable, 0))
             if length == 0, available > 0 {
@@ -151,11 +157,16 @@ extension TCPConnection {
             var flags: TCPFlags = .ack
             if length > 0, offset + length == sendBuffer.count { flags.insert(.psh) }
             if fin { flags.insert(.fin) }
-            if length > 0, !timestampsEnabled, timedSequence == nil, sendNext == sendMaximum {
-                timedSequence = (sendNext, now)
+            if length > 0, !retransmitting, !timestampsEnabled, timedSequence == nil {
+                timedSequence = (point, now)
             }
-            emitSegment(sequence: sendNext, flags: flags, payload: payload, now: now, emit: emit)
-            sendNext += length + (fin ? 1 : 0)
+            emitSegment(sequence: point, flags: flags, payload: payload, now: now, emit: emit)
+            let after = point + length + (fin ? 1 : 0)
+            if retransmitting {
+                retransmitNext = after < sendNext ? after : nil
+            } else {
+                sendNext = after
+            }
             if fin { finSent = true }
             if sendMaximum < sendNext { sendMaximum = sendNext }
             if retransmissionDeadline == nil { retransmissionDeadline = now + retransmission.timeout }

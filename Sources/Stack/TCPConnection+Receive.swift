@@ -44,7 +44,15 @@ extension TCPConnection {
             if !flags.contains(.rst) {
                 // RFC 9293: reply with an ACK. In TIME-WAIT a retransmitted FIN also restarts the timer.
                 if state == .timeWait, flags.contains(.fin) { timeWaitDeadline = now + configuration.timeWaitDuration }
-                ackNow = true
+                if length > 0 {
+                    ackNow = true
+                } else if now - lastUnacceptableAck >= Self.unacceptableAckInterval {
+                    // An empty unacceptable segment (a keepalive, or a peer whose state went
+                    // astray) is answered at most twice a second: two such peers would
+                    // otherwise ACK each other's ACKs forever.
+                    lastUnacceptableAck = now
+                    ackNow = true
+                }
             }
             return
         }
@@ -210,6 +218,9 @@ extension TCPConnection {
         let flightSize = sendMaximum - sendUnacknowledged
         sendUnacknowledged = acknowledgment
         if sendNext < acknowledgment { sendNext = acknowledgment }
+        if let point = retransmitNext, point < acknowledgment {
+            retransmitNext = acknowledgment < sendNext ? acknowledgment : nil
+        }
         if dataAcked > 0, !finQueued { events.insert(.writable) }
 
         // RTT: from the echoed timestamp (RFC 7323 §4.1), else from one timed segment (Karn's rule).
@@ -332,6 +343,7 @@ extension TCPConnection {
         lastActivity = now
         initialReceiveSequence = segment.sequenceNumber
         receiveNext = segment.sequenceNumber + 1
+        advertisedRightEdge = receiveNext // our SYN advertised relative to nothing yet
         negotiate(segment.options)
         if timestampsEnabled, let ts = segment.options.timestamps { timestampRecent = ts.value }
         sendWindow = Int(segment.windowSize) // unscaled in a SYN

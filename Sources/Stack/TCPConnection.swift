@@ -79,6 +79,10 @@ public final class TCPConnection: CustomStringConvertible {
     var sendSynAck = false
     var sendSyn = false
     var retransmitOne = false
+    /// After a retransmission timeout: the next sequence number to resend, walking to SND.NXT.
+    var retransmitNext: SequenceNumber?
+    var lastUnacceptableAck = Instant(nanoseconds: .min / 2)
+    static let unacceptableAckInterval: Duration = .milliseconds(500)
     var keepaliveProbePending = false
     var resetToSend: (sequence: SequenceNumber, acknowledgment: SequenceNumber?)?
     /// Challenge ACKs sent in the current second (RFC 5961 §7 rate limit).

@@ -125,7 +125,8 @@ public struct IPPacketView: CustomStringConvertible {
 
     /// Checks the UDP, TCP, ICMP or ICMPv6 checksum of a whole datagram; nil
     /// for a fragment (its checksum covers data it lacks) and for other protocols.
-    /// A UDP length field that does not fit makes it false.
+    /// A UDP length field that does not fit makes it false. TCP is summed
+    /// directly, so a segment whose options TCPView would refuse still verifies.
     @inlinable
     public func verifyUpperLayerChecksum() -> Bool? {
         if isFragment { return nil }
@@ -166,8 +167,9 @@ public struct IPPacketView: CustomStringConvertible {
 
     // MARK: tcpdump-style text
 
-    /// One line per datagram, as tcpdump prints it without -v:
+    /// One line per datagram, as tcpdump -S prints it without -v:
     /// `IP 10.0.0.1.40000 > 10.0.0.2.53: UDP, length 33`,
+    /// `IP 10.0.0.1.40000 > 10.0.0.2.80: Flags [S], seq 1, win 64240, ..., length 0` (TCPView's text),
     /// `IP 10.0.0.1 > 10.0.0.2: ICMP echo request, id 7, seq 1, length 64`,
     /// `IP6 fd00::1 > fd00::2: frag (id 7, offset 1232+), UDP, length 1232`.
     public var description: String {
@@ -191,7 +193,12 @@ public struct IPPacketView: CustomStringConvertible {
                 return "\(family) \(src) > \(dst): [\(error)]"
             }
         case (_, .tcp):
-            return Self.describeTCP(family: family, source: src, destination: dst, data)
+            do {
+                let tcp = try TCPView(data)
+                return "\(family) " + tcp.describe(source: src, destination: dst)
+            } catch {
+                return "\(family) \(src) > \(dst): [\(error)]"
+            }
         case (.v4, .icmp):
             do {
                 let icmp = try ICMPv4View(data)
@@ -211,19 +218,6 @@ public struct IPPacketView: CustomStringConvertible {
         default:
             return "\(family) \(src) > \(dst): \(proto), length \(data.count)"
         }
-    }
-
-    /// Until the TCP parser lands next to this file, TCP prints only its
-    /// ports and payload length, read directly and only when the data offset
-    /// is sane.
-    static func describeTCP(family: String, source: String, destination: String,
-                            _ data: UnsafeRawBufferPointer) -> String {
-        guard data.count >= 20 else { return "\(family) \(source) > \(destination): TCP, truncated, length \(data.count)" }
-        let dataOffset = Int(data.u8(12) >> 4) * 4
-        guard dataOffset >= 20, dataOffset <= data.count else {
-            return "\(family) \(source) > \(destination): TCP, bad data offset, length \(data.count)"
-        }
-        return "\(family) \(source).\(data.u16(0)) > \(destination).\(data.u16(2)): TCP, length \(data.count - dataOffset)"
     }
 
     /// An ICMP error names what it refers to, as tcpdump does:
@@ -248,16 +242,16 @@ public struct IPPacketView: CustomStringConvertible {
         }
     }
 
-    /// `destination unreachable, unreachable port fd00::2 udp port 9`
+    /// `destination unreachable, unreachable port, fd00::2 udp port 9`
     static func describe(_ icmp: ICMPv6View) -> String {
         let message = icmp.message
         guard case let .destinationUnreachable(code) = message,
               let quoted = try? IPPacketView(quoted: icmp.payload) else { return message.description }
         let target = quoted.destination.description
         if code == .port, let port = quoted.quotedDestinationPort {
-            return "\(message) \(target) \(quoted.upperLayerProtocol.lowercased) port \(port)"
+            return "\(message), \(target) \(quoted.upperLayerProtocol.lowercased) port \(port)"
         }
-        return "\(message) \(target)"
+        return "\(message), \(target)"
     }
 
     /// The destination port of a quoted TCP or UDP header, when the quote reaches it.

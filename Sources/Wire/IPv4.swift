@@ -196,6 +196,7 @@ public struct IPv4Options: Sequence, CustomStringConvertible {
 /// Options are not stored (that would mean an allocation per packet): the
 /// value keeps only how long the header is, and `emit` takes the option bytes
 /// from the caller. The checksum is not stored either; `emit` computes it.
+/// Nor is the reserved flag: it must be zero, so emit writes zero.
 public struct IPv4Header: Equatable, Sendable, CustomStringConvertible {
     /// The header length in bytes: 20 plus the options area, a multiple of 4, at most 60.
     public var headerLength: Int

@@ -267,6 +267,29 @@ import Wire
         h.recv([fromUs(snd + 1000, ack: rcv, [.psh], payload: bytes(1000, from: 1000))])
     }
 
+    @Test func afterATimeoutOurAcksStillCarrySndNxt() {
+        // Found by the simulation: pulling SND.NXT back to SND.UNA made our pure ACKs
+        // look old to a peer that had received the data but whose ACK was lost.
+        let h = TCPHarness.established()
+        _ = h.write(bytes(2000))
+        h.sent.removeAll()
+        h.advance(.seconds(1))
+        h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000))])
+        h.send(fromPeer(rcv, ack: snd, [.psh], payload: bytes(10)))
+        _ = h.read()
+        h.recv([fromUs(snd + 2000, ack: rcv + 10, [], window: 4000)])
+    }
+
+    @Test func emptyUnacceptableSegmentsAreAnsweredTwiceASecondAtMost() {
+        // Two confused peers must not ACK each other's ACKs forever.
+        let h = TCPHarness.established()
+        for _ in 0 ..< 5 { h.send(fromPeer(rcv - 100, ack: snd, [])) }
+        h.recv([fromUs(snd, ack: rcv, [])])
+        h.advance(.milliseconds(500))
+        h.send(fromPeer(rcv - 100, ack: snd, []))
+        h.recv([fromUs(snd, ack: rcv, [])])
+    }
+
     @Test func retransmissionTimeoutBacksOff() {
         let h = TCPHarness.established()
         _ = h.write(bytes(100))

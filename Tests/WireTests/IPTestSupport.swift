@@ -68,6 +68,11 @@ enum IPTestSupport {
         return capture.packets.map(\.bytes)
     }
 
+    /// The one-line description of the datagram in `bytes`.
+    static func line(_ bytes: [UInt8]) throws -> String {
+        try bytes.withUnsafeBytes { raw throws(WireError) in try IPPacketView(raw).description }
+    }
+
     /// `throws(WireError)` closures cannot be written inline in `#expect(throws:)`; this adapts one.
     static func error(_ body: () throws(WireError) -> Void) -> WireError? {
         do { try body(); return nil } catch { return error }

@@ -1,0 +1,226 @@
+import Testing
+@testable import Stack
+import Wire
+
+/// Active open, RFC 9293 §3.10.7.3. Sluice never opens towards the app, but
+/// the deterministic simulation connects two of our stacks, and a complete
+/// state machine is easier to trust than a partial one.
+@Suite struct TCPSynSentTests {
+    func connecting(_ configuration: TCPConfiguration = plainConfiguration()) -> TCPHarness {
+        let h = TCPHarness()
+        h.connection = TCPConnection(connectingFrom: localPort, to: remotePort, initialSequence: localISS,
+                                     configuration: configuration, now: h.now)
+        h.poll()
+        return h
+    }
+
+    @Test func connectSendsASyn() {
+        let h = connecting()
+        h.recv([fromUs(localISS, .syn, options: mssOption(1000))])
+        #expect(h.connection.state == .synSent)
+    }
+
+    @Test func synOffersEveryEnabledOption() {
+        var c = plainConfiguration()
+        c.timestamps = true; c.selectiveAcknowledgments = true; c.windowScaling = true
+        c.receiveBufferSize = 1 << 20
+        let h = connecting(c)
+        h.recv([fromUs(localISS, .syn, window: 65535,
+                       options: TCPOptions(maximumSegmentSize: 1000, windowScale: 5, sackPermitted: true,
+                                           timestamps: TCPTimestamps(value: 10_000, echoReply: 0)))])
+    }
+
+    @Test func synAckEstablishes() {
+        let h = connecting()
+        h.sent.removeAll()
+        h.send(fromPeer(remoteISS, ack: localISS + 1, .syn, options: mssOption(1000)))
+        h.recv([fromUs(localISS + 1, ack: remoteISS + 1, [])])
+        #expect(h.connection.state == .established)
+        #expect(h.connection.takeEvents() == .connected)
+    }
+
+    @Test func bareSynIsASimultaneousOpen() {
+        let h = connecting()
+        h.sent.removeAll()
+        h.send(fromPeer(remoteISS, .syn, options: mssOption(1000)))
+        h.recv([fromUs(localISS, ack: remoteISS + 1, .syn, options: mssOption(1000))])
+        #expect(h.connection.state == .synReceived)
+        h.send(fromPeer(remoteISS + 1, ack: localISS + 1, []))
+        #expect(h.connection.state == .established)
+    }
+
+    @Test func unacceptableAckGetsAReset() {
+        let h = connecting()
+        h.sent.removeAll()
+        h.send(fromPeer(remoteISS, ack: localISS + 50, .syn))
+        h.recv([fromUs(localISS + 50, .rst, window: 0)])
+        #expect(h.connection.state == .synSent)
+    }
+
+    @Test func resetWithAcceptableAckRefusesTheConnection() {
+        let h = connecting()
+        h.sent.removeAll()
+        h.send(fromPeer(SequenceNumber(0), ack: localISS + 1, .rst))
+        h.recv([])
+        #expect(h.connection.state == .closed)
+        #expect(h.connection.takeEvents().contains(.reset))
+    }
+
+    @Test func resetWithoutAckIsIgnored() {
+        let h = connecting()
+        h.sent.removeAll()
+        h.send(fromPeer(remoteISS, .rst))
+        #expect(h.connection.state == .synSent)
+    }
+
+    @Test func synIsRetransmitted() {
+        let h = connecting()
+        h.sent.removeAll()
+        h.advance(.seconds(1))
+        h.recv([fromUs(localISS, .syn, options: mssOption(1000))])
+    }
+}
+
+/// Keepalive and the idle timer.
+@Suite struct TCPTimerTests {
+    let rcv = remoteISS + 1
+    let snd = localISS + 1
+
+    @Test func keepaliveProbesThenGivesUp() {
+        var c = plainConfiguration()
+        c.keepaliveIdle = .seconds(30)
+        c.keepaliveInterval = .seconds(5)
+        c.keepaliveProbes = 2
+        let h = TCPHarness.established(c)
+        h.advance(.seconds(30))
+        // RFC 9293 §3.8.4: SEG.SEQ = SND.NXT − 1, no data.
+        h.recv([fromUs(snd - 1, ack: rcv, [])])
+        h.advance(.seconds(5))
+        h.recv([fromUs(snd - 1, ack: rcv, [])])
+        h.advance(.seconds(5))
+        h.recv([fromUs(snd, .rst, window: 0)])
+        #expect(h.connection.takeEvents().contains(.timedOut))
+    }
+
+    @Test func anAnswerResetsTheKeepalive() {
+        var c = plainConfiguration()
+        c.keepaliveIdle = .seconds(30)
+        let h = TCPHarness.established(c)
+        h.advance(.seconds(30))
+        h.recv([fromUs(snd - 1, ack: rcv, [])])
+        h.send(fromPeer(rcv, ack: snd, []))
+        h.advance(.seconds(29))
+        h.recv([])
+        h.advance(.seconds(1))
+        h.recv([fromUs(snd - 1, ack: rcv, [])])
+        #expect(h.connection.state == .established)
+    }
+
+    @Test func idleConnectionsAreReset() {
+        var c = plainConfiguration()
+        c.idleTimeout = .seconds(60)
+        let h = TCPHarness.established(c)
+        h.advance(.seconds(59))
+        h.recv([])
+        h.advance(.seconds(1))
+        h.recv([fromUs(snd, .rst, window: 0)])
+        #expect(h.connection.state == .closed)
+        #expect(h.connection.takeEvents().contains(.timedOut))
+    }
+
+    @Test func nextDeadlineIsTheEarliestTimer() {
+        let h = TCPHarness.established()
+        #expect(h.connection.nextDeadline == nil)
+        h.send(fromPeer(rcv, ack: snd, [], payload: bytes(10)))
+        #expect(h.connection.nextDeadline == h.now + .milliseconds(20))
+        _ = h.write(bytes(10))
+        #expect(h.connection.nextDeadline == h.now + .seconds(1))
+    }
+}
+
+/// SACK (RFC 2018) and timestamps (RFC 7323).
+@Suite struct TCPSackAndTimestampTests {
+    let rcv = remoteISS + 1
+    let snd = localISS + 1
+
+    func sackConnection() -> TCPHarness {
+        var c = plainConfiguration()
+        c.selectiveAcknowledgments = true
+        let h = TCPHarness.synReceived(c, synOptions: TCPOptions(maximumSegmentSize: 1000, sackPermitted: true))
+        h.send(fromPeer(rcv, ack: snd, []))
+        return h
+    }
+
+    @Test func outOfOrderDataIsReportedInSackBlocks() {
+        let h = sackConnection()
+        h.send(fromPeer(rcv + 100, ack: snd, [], payload: bytes(100, from: 100)))
+        h.recv([fromUs(snd, ack: rcv, [], options: TCPOptions(sackBlocks: TCPSackBlocks([TCPSackBlock(left: rcv + 100, right: rcv + 200)])))])
+    }
+
+    @Test func theMostRecentBlockComesFirst() {
+        // RFC 2018 §4.
+        let h = sackConnection()
+        h.send(fromPeer(rcv + 100, ack: snd, [], payload: bytes(100, from: 100)))
+        h.send(fromPeer(rcv + 300, ack: snd, [], payload: bytes(100, from: 300)))
+        h.sent.removeFirst()
+        h.recv([fromUs(snd, ack: rcv, [], options: TCPOptions(sackBlocks: TCPSackBlocks([
+            TCPSackBlock(left: rcv + 300, right: rcv + 400), TCPSackBlock(left: rcv + 100, right: rcv + 200)])))])
+    }
+
+    @Test func blocksDisappearOnceTheGapIsFilled() {
+        let h = sackConnection()
+        h.send(fromPeer(rcv + 100, ack: snd, [], payload: bytes(100, from: 100)))
+        h.sent.removeAll()
+        h.send(fromPeer(rcv, ack: snd, [], payload: bytes(100)))
+        h.recv([fromUs(snd, ack: rcv + 200, [], window: 3800)])
+    }
+
+    @Test func noSackBlocksWithoutPermission() {
+        var c = plainConfiguration()
+        c.selectiveAcknowledgments = true
+        let h = TCPHarness.established(c)
+        h.send(fromPeer(rcv + 100, ack: snd, [], payload: bytes(100, from: 100)))
+        h.recv([fromUs(snd, ack: rcv, [])])
+    }
+
+    func timestampConnection() -> TCPHarness {
+        var c = plainConfiguration()
+        c.timestamps = true
+        let h = TCPHarness.synReceived(c, synOptions: TCPOptions(maximumSegmentSize: 1000, timestamps: TCPTimestamps(value: 500, echoReply: 0)))
+        h.send(fromPeer(rcv, ack: snd, [], options: TCPOptions(timestamps: TCPTimestamps(value: 501, echoReply: 10_000))))
+        return h
+    }
+
+    @Test func timestampsAreEchoed() {
+        let h = timestampConnection()
+        h.send(fromPeer(rcv, ack: snd, [], options: TCPOptions(timestamps: TCPTimestamps(value: 600, echoReply: 10_000)), payload: bytes(10)))
+        _ = h.read()
+        h.recv([fromUs(snd, ack: rcv + 10, [], options: TCPOptions(timestamps: TCPTimestamps(value: 10_000, echoReply: 600)))])
+    }
+
+    @Test func pawsDropsASegmentWithAnOldTimestamp() {
+        // RFC 7323 §5.3.
+        let h = timestampConnection()
+        h.send(fromPeer(rcv, ack: snd, [], options: TCPOptions(timestamps: TCPTimestamps(value: 400, echoReply: 10_000)), payload: bytes(10)))
+        h.recv([fromUs(snd, ack: rcv, [], options: TCPOptions(timestamps: TCPTimestamps(value: 10_000, echoReply: 501)))])
+        #expect(h.connection.readableCount == 0)
+    }
+
+    @Test func timestampsAcrossTheirWrapAreNotOld() {
+        var c = plainConfiguration()
+        c.timestamps = true
+        let h = TCPHarness.synReceived(c, synOptions: TCPOptions(maximumSegmentSize: 1000, timestamps: TCPTimestamps(value: 0xffff_fff0, echoReply: 0)))
+        h.send(fromPeer(rcv, ack: snd, [], options: TCPOptions(timestamps: TCPTimestamps(value: 0x10, echoReply: 10_000)), payload: bytes(10)))
+        #expect(h.connection.readableCount == 10)
+    }
+
+    @Test func echoedTimestampsGiveRTTSamples() {
+        let h = timestampConnection()
+        _ = h.write(bytes(10))
+        h.advance(.milliseconds(30))
+        h.send(fromPeer(rcv, ack: snd + 10, [], options: TCPOptions(timestamps: TCPTimestamps(value: 700, echoReply: 10_000))))
+        // The handshake's ACK echoed the SYN-ACK's TSval at once (a 0 ms sample); then 30 ms:
+        // SRTT = 7/8·0 + 1/8·30 (RFC 6298 §2.3).
+        #expect(h.connection.retransmission.smoothedRTT == .microseconds(3750))
+    }
+}
