@@ -47,6 +47,8 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable {
     public static let noMemory = Errno(rawValue: ENOMEM)
     public static let badAddress = Errno(rawValue: EFAULT)
     public static let notADirectory = Errno(rawValue: ENOTDIR)
+    /// EPROTO: the peer (here, the kernel over netlink) answered with something malformed.
+    public static let protocolError = Errno(rawValue: EPROTO)
 }
 
 extension Errno: CustomStringConvertible {
@@ -94,6 +96,7 @@ extension Errno: CustomStringConvertible {
         case ENOMEM: return "ENOMEM"
         case EFAULT: return "EFAULT"
         case ENOTDIR: return "ENOTDIR"
+        case EPROTO: return "EPROTO"
         default: return nil
         }
     }
