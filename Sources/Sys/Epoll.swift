@@ -2,10 +2,10 @@
 // and a timerfd at once. Each registration carries a UInt64 token of the
 // caller's choosing, and wait() fills a caller-owned buffer, so the loop
 // neither allocates nor keeps a table from descriptor to handler.
-public import CShim
+import CShim
 import Glibc
 
-public struct Epoll: ~Copyable {
+public struct Epoll: ~Copyable, Sendable {
     public let descriptor: FileDescriptor
 
     /// The interest and readiness bits, as epoll(7) spells them.
@@ -36,6 +36,10 @@ public struct Epoll: ~Copyable {
     public struct Event: Sendable, Hashable, CustomStringConvertible {
         public var events: Events
         public var token: UInt64
+        public init(events: Events, token: UInt64) {
+            self.events = events
+            self.token = token
+        }
         public var description: String { "token \(token) \(events)" }
     }
 
@@ -76,25 +80,46 @@ public struct Epoll: ~Copyable {
         _ = try valueOrErrno { epoll_ctl(descriptor.rawValue, operation, fd, &event) }.get()
     }
 
-    /// Waits up to `timeoutMilliseconds` (-1: forever, 0: poll) and fills
-    /// `events` from the front; returns how many entries are valid. EINTR is
-    /// retried with the same timeout, so a signal can lengthen the wait.
-    public func wait(
-        into events: UnsafeMutableBufferPointer<epoll_event>,
-        timeoutMilliseconds: Int32
-    ) throws(Errno) -> Int {
-        let count = try valueOrErrno {
-            epoll_wait(descriptor.rawValue, events.baseAddress, Int32(events.count), timeoutMilliseconds)
-        }.get()
-        return Int(count)
+    /// A caller-owned array of kernel epoll_event records, allocated once
+    /// and reused by every wait(), so waiting never allocates.
+    public struct EventBuffer: ~Copyable {
+        let storage: UnsafeMutableBufferPointer<epoll_event>
+        /// How many entries the last wait() filled.
+        public internal(set) var count: Int = 0
+
+        public init(capacity: Int) {
+            precondition(capacity > 0, "an epoll event buffer needs room for one event")
+            storage = .allocate(capacity: capacity)
+            storage.initialize(repeating: epoll_event())
+        }
+
+        deinit { storage.deallocate() }
+
+        public var capacity: Int { storage.count }
+
+        /// Entry `index` (< count) of the last wait(). The kernel's struct is
+        /// packed on x86_64, so this reads it through the shim, not by field.
+        public subscript(index: Int) -> Event {
+            precondition(index >= 0 && index < count, "epoll event \(index) of \(count)")
+            let pointer = storage.baseAddress! + index
+            return Event(
+                events: Events(rawValue: cshim_epoll_event_events(pointer)),
+                token: cshim_epoll_event_token(pointer))
+        }
     }
 
-    /// Reads entry `index` of a buffer wait() filled. The kernel's struct is
-    /// packed on x86_64, so this goes through the shim rather than field access.
-    public static func event(at index: Int, in events: UnsafeMutableBufferPointer<epoll_event>) -> Event {
-        let pointer = events.baseAddress! + index
-        return Event(
-            events: Events(rawValue: cshim_epoll_event_events(pointer)),
-            token: cshim_epoll_event_token(pointer))
+    /// Waits up to `timeoutMilliseconds` (-1: forever, 0: poll) and fills
+    /// `buffer` from the front; returns how many entries are valid (also
+    /// `buffer.count`). EINTR is retried with the same timeout, so a signal
+    /// can lengthen the wait.
+    @discardableResult
+    public func wait(into buffer: inout EventBuffer, timeoutMilliseconds: Int32) throws(Errno) -> Int {
+        let storage = buffer.storage
+        buffer.count = 0
+        let ready = try valueOrErrno {
+            epoll_wait(descriptor.rawValue, storage.baseAddress, Int32(storage.count), timeoutMilliseconds)
+        }.get()
+        buffer.count = Int(ready)
+        return Int(ready)
     }
 }

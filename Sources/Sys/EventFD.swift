@@ -3,7 +3,7 @@
 import CShim
 import Glibc
 
-public struct EventFD: ~Copyable {
+public struct EventFD: ~Copyable, Sendable {
     public let descriptor: FileDescriptor
 
     /// Non-blocking and close-on-exec, starting at zero.

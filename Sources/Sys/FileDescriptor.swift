@@ -6,7 +6,7 @@
 public import CShim
 import Glibc
 
-public struct FileDescriptor: ~Copyable {
+public struct FileDescriptor: ~Copyable, Sendable {
     /// The kernel's number. Borrow it for a call; do not close it behind the owner's back.
     public let rawValue: Int32
 
@@ -94,20 +94,24 @@ public struct FileDescriptor: ~Copyable {
     }
 }
 
-/// Both ends of a pipe(2), each with its own owner.
-public struct Pipe: ~Copyable {
-    public var readEnd: FileDescriptor
-    public var writeEnd: FileDescriptor
+extension FileDescriptor {
+    /// Both ends of a pipe(2), each with its own owner. Frozen so other
+    /// modules may take the ends apart (`let reader = pipe.readEnd`).
+    @frozen
+    public struct Pipe: ~Copyable {
+        public let readEnd: FileDescriptor
+        public let writeEnd: FileDescriptor
 
-    /// Created with O_CLOEXEC, and O_NONBLOCK on both ends when asked.
-    public init(nonBlocking: Bool = false) throws(Errno) {
-        var ends: (Int32, Int32) = (-1, -1)
-        let flags = O_CLOEXEC | (nonBlocking ? O_NONBLOCK : 0)
-        _ = try withUnsafeMutableBytes(of: &ends) { (raw) throws(Errno) -> SysResult<Int32> in
-            let fds = raw.baseAddress!.assumingMemoryBound(to: Int32.self)
-            return try valueOrErrno { cshim_pipe2(fds, flags) }
-        }.get()
-        readEnd = FileDescriptor(rawValue: ends.0)
-        writeEnd = FileDescriptor(rawValue: ends.1)
+        /// Created with O_CLOEXEC, and O_NONBLOCK on both ends when asked.
+        public init(nonBlocking: Bool = false) throws(Errno) {
+            var ends: (Int32, Int32) = (-1, -1)
+            let flags = O_CLOEXEC | (nonBlocking ? O_NONBLOCK : 0)
+            _ = try withUnsafeMutableBytes(of: &ends) { (raw) throws(Errno) -> SysResult<Int32> in
+                let fds = raw.baseAddress!.assumingMemoryBound(to: Int32.self)
+                return try valueOrErrno { cshim_pipe2(fds, flags) }
+            }.get()
+            readEnd = FileDescriptor(rawValue: ends.0)
+            writeEnd = FileDescriptor(rawValue: ends.1)
+        }
     }
 }

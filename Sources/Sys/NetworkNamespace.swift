@@ -5,7 +5,7 @@
 import CShim
 import Glibc
 
-public struct NetworkNamespace: ~Copyable {
+public struct NetworkNamespace: ~Copyable, Sendable {
     /// An open /proc/.../ns/net (or /run/netns/NAME) handle: holding it keeps the namespace alive.
     public let descriptor: FileDescriptor
 

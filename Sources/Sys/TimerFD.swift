@@ -4,7 +4,7 @@
 import CShim
 import Glibc
 
-public struct TimerFD: ~Copyable {
+public struct TimerFD: ~Copyable, Sendable {
     public let descriptor: FileDescriptor
 
     /// A disarmed CLOCK_MONOTONIC timer, non-blocking and close-on-exec.

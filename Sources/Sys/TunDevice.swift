@@ -5,7 +5,7 @@
 import CShim
 import Glibc
 
-public struct TunDevice: ~Copyable {
+public struct TunDevice: ~Copyable, Sendable {
     public let descriptor: FileDescriptor
     /// The interface name, as the kernel chose or confirmed it (e.g. "tun0").
     public let name: String
