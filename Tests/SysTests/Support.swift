@@ -8,47 +8,110 @@ import Sys
 let isRoot = getuid() == 0
 let needsRoot = "needs root: creates network namespaces, TUN devices and netlink state"
 
-/// Runs `arguments` to completion (bounded by `timeout`) and returns exit status and stdout+stderr.
+/// Runs `arguments` to completion (bounded by `timeout`) and returns exit
+/// status and stdout+stderr; a command that cannot start reports status -1.
 @discardableResult
-func run(_ arguments: [String], timeout: TimeInterval = 10) throws -> (status: Int32, output: String) {
-    let process = try launch(arguments, captureOutput: true)
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.process.isRunning { process.process.terminate() }
-    process.process.waitUntilExit()
-    let data = process.output?.fileHandleForReading.readDataToEndOfFile() ?? Data()
-    return (process.process.terminationStatus, String(decoding: data, as: UTF8.self))
+func command(_ arguments: [String], timeout: TimeInterval = 10) -> (status: Int32, output: String) {
+    let child: Launched
+    do {
+        child = try launch(arguments, captureOutput: true)
+    } catch {
+        return (-1, "cannot run \(arguments): \(error)")
+    }
+    let status = child.finish(within: timeout)
+    return (status, child.readOutput())
 }
 
+/// A child process started with posix_spawn. (Foundation's Process needs a
+/// run-loop helper thread that does not cope with being started from a
+/// thread inside another network namespace.)
 struct Launched {
-    let process: Process
-    let output: Foundation.Pipe?
+    let pid: pid_t
+    let outputDescriptor: Int32?
 
-    /// Ends it if still running (it is ours: we started it) and reaps it.
-    func finish() {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+    /// Waits up to `seconds` for it to exit, then kills it (it is ours: we
+    /// started it) and reaps it. Returns the exit status, or -1 if it was killed.
+    @discardableResult
+    func finish(within seconds: TimeInterval = 0) -> Int32 {
+        let deadline = Date().addingTimeInterval(seconds)
+        var status: Int32 = 0
+        while true {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { return exitStatus(status) }
+            if reaped == -1 { return -1 }
+            if Date() >= deadline { break }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+        waitpid(pid, &status, 0)
+        return -1
     }
+
+    /// Whether it is still running (reaps it if it has exited).
+    var isRunning: Bool {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == 0
+    }
+
+    /// Everything it wrote, once it has exited; closes the pipe.
+    func readOutput() -> String {
+        guard let fd = outputDescriptor else { return "" }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        for _ in 0..<1024 {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes += chunk.prefix(count)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func exitStatus(_ status: Int32) -> Int32 {
+        // WIFEXITED / WEXITSTATUS, which Swift cannot import as macros.
+        status & 0x7F == 0 ? (status >> 8) & 0xFF : -1
+    }
+}
+
+struct LaunchFailure: Error, CustomStringConvertible {
+    var description: String
 }
 
 func launch(_ arguments: [String], captureOutput: Bool = false) throws -> Launched {
-    let process = Process()
-    let tool = arguments[0]
-    let candidates = ["/usr/sbin/", "/usr/bin/", "/sbin/", "/bin/"].map { $0 + tool }
-    process.executableURL = URL(fileURLWithPath: candidates.first { access($0, X_OK) == 0 } ?? tool)
-    process.arguments = Array(arguments.dropFirst())
-    var output: Foundation.Pipe?
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    var outputDescriptor: Int32?
     if captureOutput {
-        let pipe = Foundation.Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        output = pipe
-    } else {
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw LaunchFailure(description: "pipe: \(Errno.current)") }
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
+        posix_spawn_file_actions_addclose(&actions, ends[0])
+        posix_spawn_file_actions_addclose(&actions, ends[1])
+        outputDescriptor = ends[0]
+        defer { close(ends[1]) }
+        return try spawn(arguments, &actions, outputDescriptor)
     }
-    try process.run()
-    return Launched(process: process, output: output)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    return try spawn(arguments, &actions, nil)
+}
+
+private func spawn(
+    _ arguments: [String],
+    _ actions: inout posix_spawn_file_actions_t,
+    _ outputDescriptor: Int32?
+) throws -> Launched {
+    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let status = posix_spawnp(&pid, arguments[0], &actions, nil, &argv, environ)
+    guard status == 0 else {
+        if let outputDescriptor { close(outputDescriptor) }
+        throw LaunchFailure(description: "posix_spawnp \(arguments[0]): \(Errno(rawValue: status))")
+    }
+    return Launched(pid: pid, outputDescriptor: outputDescriptor)
 }
 
 /// Creates namespace `sluice-sys-PID-TAG` with our own code and deletes it
