@@ -85,15 +85,17 @@ struct NamespaceTests {
         try withNamespace("ping4") { name in
             let namespace = try NetworkNamespace(named: name)
             var seen: [String] = []
+            var tunName = ""
             let packet: [UInt8]? = try namespace.run {
                 let tun = try Self.configuredTun()
-                #expect(tun.name == "sluice0")
+                tunName = tun.name
                 let ping = try launch(["ip", "netns", "exec", name, "ping", "-n", "-c", "1", "-W", "1", "10.77.0.2"])
                 defer { ping.finish() }
                 return try readPacket(from: tun, within: 5, seen: &seen) { p in
                     p.count >= 20 && p[0] >> 4 == 4 && p[9] == 1
                 }
             }
+            #expect(tunName == "sluice0")     // the kernel filled in "sluice%d"
             let bytes = try #require(packet, "no ICMP packet on the TUN; saw: \(seen)")
             let headerLength = Int(bytes[0] & 0x0F) * 4
             #expect(bytes[0] >> 4 == 4)
@@ -169,14 +171,18 @@ struct NamespaceTests {
     @Test func routesAndRulesAddedByNetlinkShowInIp() throws {
         try withNamespace("routes") { name in
             let namespace = try NetworkNamespace(named: name)
-            try namespace.run {
+            // Only system work happens on the namespace thread (Swift Testing
+            // cannot attribute expectations made there); checks come after.
+            var seen: [String: String] = [:]
+            var errors: [String: Errno?] = [:]
+            let tunName: String = try namespace.run {
                 let tun = try Self.configuredTun()
                 var netlink = try RouteSocket()
                 let index = try RouteSocket.interfaceIndex(named: tun.name)
                 let onLink = SysRoute(destination: .v4(0x0A4E_0000), prefixLength: 16, outputInterface: index)
                 let viaGateway = SysRoute(
                     destination: .v4(0x0A4F_0000), prefixLength: 16, gateway: .v4(0x0A4D_00FE), outputInterface: index)
-                let v6 = SysRoute(destination: try #require(SysIPAddress("fd00:78::")), prefixLength: 48, outputInterface: index)
+                let v6 = SysRoute(destination: SysIPAddress("fd00:78::")!, prefixLength: 48, outputInterface: index)
                 let defaultInTable = SysRoute.defaultRoute(.v4, outputInterface: index, table: 100)
                 let default6InTable = SysRoute.defaultRoute(.v6, outputInterface: index, table: 100)
                 let rule = SysRule(family: .v4, mark: 0x77, table: 100, priority: 1000)
@@ -185,61 +191,97 @@ struct NamespaceTests {
                 try netlink.addRule(rule)
                 try netlink.addRule(rule6)
 
-                let main4 = command(["ip", "-n", name, "route"]).output
-                #expect(main4.contains("10.78.0.0/16 dev \(tun.name) proto static scope link"), "\(main4)")
-                #expect(main4.contains("10.79.0.0/16 via 10.77.0.254 dev \(tun.name) proto static"), "\(main4)")
-                #expect(main4.contains("10.77.0.0/24 dev \(tun.name) proto kernel"), "\(main4)")
-                let main6 = command(["ip", "-n", name, "-6", "route"]).output
-                #expect(main6.contains("fd00:78::/48 dev \(tun.name) proto static"), "\(main6)")
-                let table4 = command(["ip", "-n", name, "route", "show", "table", "100"]).output
-                #expect(table4.contains("default dev \(tun.name) proto static"), "\(table4)")
-                let table6 = command(["ip", "-n", name, "-6", "route", "show", "table", "100"]).output
-                #expect(table6.contains("default dev \(tun.name) proto static"), "\(table6)")
-                let rules4 = command(["ip", "-n", name, "rule"]).output
-                #expect(rules4.contains("1000:\tfrom all fwmark 0x77 lookup 100"), "\(rules4)")
-                let rules6 = command(["ip", "-n", name, "-6", "rule"]).output
-                #expect(rules6.contains("1000:\tfrom all fwmark 0x77/0xff lookup 100"), "\(rules6)")
-                // The kernel says where the marked and unmarked traffic would go.
-                let marked = command(["ip", "-n", name, "route", "get", "192.0.2.1", "mark", "0x77"]).output
-                #expect(marked.contains("dev \(tun.name)") && marked.contains("table 100"), "\(marked)")
+                seen["main4"] = command(["ip", "-n", name, "route"]).output
+                seen["main6"] = command(["ip", "-n", name, "-6", "route"]).output
+                seen["table4"] = command(["ip", "-n", name, "route", "show", "table", "100"]).output
+                seen["table6"] = command(["ip", "-n", name, "-6", "route", "show", "table", "100"]).output
+                seen["rules4"] = command(["ip", "-n", name, "rule"]).output
+                seen["rules6"] = command(["ip", "-n", name, "-6", "rule"]).output
+                seen["marked"] = command(["ip", "-n", name, "route", "get", "192.0.2.1", "mark", "0x77"]).output
 
-                // Adding twice is EEXIST; deleting removes; deleting again is ESRCH / ENOENT.
-                #expect(throws: Errno.fileExists) { try netlink.addRoute(onLink) }
+                errors["add twice"] = failure { () throws(Errno) in try netlink.addRoute(onLink) }
                 try netlink.deleteRoute(onLink)
                 try netlink.deleteRoute(viaGateway)
                 try netlink.deleteRule(rule)
-                let after = command(["ip", "-n", name, "route"]).output
-                #expect(!after.contains("10.78.0.0/16"), "\(after)")
-                #expect(!after.contains("10.79.0.0/16"), "\(after)")
-                #expect(!command(["ip", "-n", name, "rule"]).output.contains("fwmark 0x77"))
-                #expect(throws: Errno.noSuchProcess) { try netlink.deleteRoute(onLink) }
-                #expect(throws: Errno.noSuchFileOrDirectory) { try netlink.deleteRule(rule) }
-                // replaceRoute overwrites instead of failing.
-                try netlink.replaceRoute(v6)
-                try netlink.replaceRoute(v6)
+                seen["main4 after"] = command(["ip", "-n", name, "route"]).output
+                seen["rules4 after"] = command(["ip", "-n", name, "rule"]).output
+                errors["delete route twice"] = failure { () throws(Errno) in try netlink.deleteRoute(onLink) }
+                errors["delete rule twice"] = failure { () throws(Errno) in try netlink.deleteRule(rule) }
+                errors["replace"] = failure { () throws(Errno) in
+                    try netlink.replaceRoute(v6)
+                    try netlink.replaceRoute(v6)
+                }
+                return tun.name
             }
+            let main4 = seen["main4", default: ""]
+            #expect(main4.contains("10.78.0.0/16 dev \(tunName) proto static scope link"), "\(main4)")
+            #expect(main4.contains("10.79.0.0/16 via 10.77.0.254 dev \(tunName) proto static"), "\(main4)")
+            #expect(main4.contains("10.77.0.0/24 dev \(tunName) proto kernel"), "\(main4)")
+            let main6 = seen["main6", default: ""]
+            #expect(main6.contains("fd00:78::/48 dev \(tunName) proto static"), "\(main6)")
+            let table4 = seen["table4", default: ""]
+            #expect(table4.contains("default dev \(tunName) proto static"), "\(table4)")
+            let table6 = seen["table6", default: ""]
+            #expect(table6.contains("default dev \(tunName) proto static"), "\(table6)")
+            let rules4 = seen["rules4", default: ""]
+            #expect(rules4.contains("1000:\tfrom all fwmark 0x77 lookup 100"), "\(rules4)")
+            let rules6 = seen["rules6", default: ""]
+            #expect(rules6.contains("1000:\tfrom all fwmark 0x77/0xff lookup 100"), "\(rules6)")
+            // The kernel itself routes marked traffic by our rule into table 100.
+            let marked = seen["marked", default: ""]
+            #expect(marked.contains("dev \(tunName)") && marked.contains("table 100"), "\(marked)")
+
+            #expect(errors["add twice"] == .some(.fileExists))
+            let after = seen["main4 after", default: ""]
+            #expect(!after.contains("10.78.0.0/16"), "\(after)")
+            #expect(!after.contains("10.79.0.0/16"), "\(after)")
+            #expect(after.contains("10.77.0.0/24"), "\(after)")
+            #expect(!seen["rules4 after", default: "fwmark 0x77"].contains("fwmark 0x77"))
+            #expect(errors["delete route twice"] == .some(.noSuchProcess))
+            #expect(errors["delete rule twice"] == .some(.noSuchFileOrDirectory))
+            #expect(errors["replace"] == .some(nil))
         }
     }
 
     @Test func netlinkErrorsComeBackAsErrno() throws {
         try withNamespace("errors") { name in
             let namespace = try NetworkNamespace(named: name)
-            try namespace.run {
+            var errors: [String: Errno?] = [:]
+            var seen: [String: String] = [:]
+            let tunName: String = try namespace.run {
                 let tun = try Self.configuredTun()
                 var netlink = try RouteSocket()
                 let index = try RouteSocket.interfaceIndex(named: tun.name)
-                #expect(throws: Errno.noSuchDevice) { try netlink.setMTU(index: 0x7FFF_FF00, mtu: 1500) }
-                #expect(throws: Errno.fileExists) { try netlink.addAddress(Self.local4, prefixLength: 24, index: index) }
-                #expect(throws: Errno.invalidArgument) { try netlink.addAddress(Self.local4, prefixLength: 33, index: index) }
-                #expect(throws: Errno.noSuchDevice) { _ = try RouteSocket.interfaceIndex(named: "nope-\(getpid())") }
+                errors["no such link"] = failure { () throws(Errno) in try netlink.setMTU(index: 0x7FFF_FF00, mtu: 1500) }
+                errors["address twice"] = failure { () throws(Errno) in
+                    try netlink.addAddress(Self.local4, prefixLength: 24, index: index)
+                }
+                errors["prefix 33"] = failure { () throws(Errno) in
+                    try netlink.addAddress(Self.local4, prefixLength: 33, index: index)
+                }
+                errors["no such name"] = failure { () throws(Errno) in
+                    _ = try RouteSocket.interfaceIndex(named: "nope-\(getpid())")
+                }
                 // The socket still works after errors: sequence numbers stay matched.
                 try netlink.setMTU(index: index, mtu: 1400)
-                #expect(command(["ip", "-n", name, "link", "show", tun.name]).output.contains("mtu 1400"))
-                try netlink.setLink(index: index, up: false)
-                #expect(!command(["ip", "-n", name, "link", "show", tun.name]).output.contains(",UP"))
+                seen["mtu"] = command(["ip", "-n", name, "link", "show", tun.name]).output
                 try netlink.deleteAddress(Self.local4, prefixLength: 24, index: index)
-                #expect(!command(["ip", "-n", name, "addr", "show", tun.name]).output.contains("10.77.0.1"))
+                seen["addresses"] = command(["ip", "-n", name, "addr", "show", tun.name]).output
+                // (Down last: it also flushes the IPv6 address.)
+                try netlink.setLink(index: index, up: false)
+                seen["down"] = command(["ip", "-n", name, "link", "show", tun.name]).output
+                return tun.name
             }
+            #expect(errors["no such link"] == .some(.noSuchDevice))
+            #expect(errors["address twice"] == .some(.fileExists))
+            #expect(errors["prefix 33"] == .some(.invalidArgument))
+            #expect(errors["no such name"] == .some(.noSuchDevice))
+            let mtu = seen["mtu", default: ""]
+            #expect(mtu.contains("\(tunName): <") && mtu.contains("mtu 1400"), "\(mtu)")
+            let down = seen["down", default: ""]
+            #expect(down.contains("mtu 1400") && !down.contains(",UP"), "\(down)")
+            let addresses = seen["addresses", default: ""]
+            #expect(addresses.contains("fd00:77::1/64") && !addresses.contains("10.77.0.1"), "\(addresses)")
         }
     }
 
@@ -253,6 +295,16 @@ struct NamespaceTests {
             }
             #expect(mark == 0x77)
         }
+    }
+}
+
+/// The Errno `body` throws, or nil if it succeeds.
+private func failure(_ body: () throws(Errno) -> Void) -> Errno? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return error
     }
 }
 
