@@ -69,16 +69,21 @@ public struct NetworkNamespace: ~Copyable, Sendable {
         }.get()
         Glibc.close(placeholder)
         var failure: Errno?
-        try DedicatedThread.run {
-            if cshim_unshare(cshim_CLONE_NEWNET) != 0 {
-                failure = .current
-                return
+        do {
+            try DedicatedThread.run {
+                if cshim_unshare(cshim_CLONE_NEWNET) != 0 {
+                    failure = .current
+                    return
+                }
+                if mount("/proc/thread-self/ns/net", path, "none", UInt(MS_BIND), nil) != 0 {
+                    failure = .current
+                }
             }
-            if mount("/proc/thread-self/ns/net", path, "none", UInt(MS_BIND), nil) != 0 {
-                failure = .current
-            }
+        } catch {
+            failure = error
         }
         if let failure {
+            // Leave no placeholder behind for a later create to trip over.
             unlink(path)
             throw failure
         }
@@ -115,11 +120,13 @@ public struct NetworkNamespace: ~Copyable, Sendable {
     /// here later is also seen from other mount namespaces (`ip netns exec`
     /// creates one per command).
     private static func prepareRunDirectory() throws(Errno) {
-        if mkdir(runDirectory, 0o755) != 0 && Errno.current != .fileExists {
-            throw Errno.current
+        if mkdir(runDirectory, 0o755) != 0 {
+            let error = Errno.current
+            if error != .fileExists { throw error }
         }
         if mount("", runDirectory, "none", UInt(MS_SHARED | MS_REC), nil) == 0 { return }
-        guard Errno.current == .invalidArgument else { throw Errno.current }
+        let error = Errno.current
+        guard error == .invalidArgument else { throw error }
         // EINVAL: not a mount point yet. Bind it onto itself, then share it.
         _ = try valueOrErrno {
             mount(runDirectory, runDirectory, "none", UInt(MS_BIND | MS_REC), nil)

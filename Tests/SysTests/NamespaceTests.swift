@@ -285,6 +285,34 @@ struct NamespaceTests {
         }
     }
 
+    @Test func tunOptionsAreAcceptedByTheKernel() throws {
+        try withNamespace("tunopts") { name in
+            let namespace = try NetworkNamespace(named: name)
+            var errors: [String: Errno?] = [:]
+            var names: [String] = []
+            try namespace.run {
+                errors["long name"] = failure { () throws(Errno) in _ = try TunDevice(name: String(repeating: "x", count: 16)) }
+                errors["offload"] = failure { () throws(Errno) in
+                    let tun = try TunDevice(name: "vnet%d", options: .virtioNetHeader)
+                    names.append(tun.name)
+                    try tun.setOffloads([.checksum, .tcpSegmentation4, .tcpSegmentation6])
+                }
+                errors["queues"] = failure { () throws(Errno) in
+                    let first = try TunDevice(name: "mq%d", options: .multiQueue)
+                    let second = try TunDevice(name: first.name, options: .multiQueue)
+                    names += [first.name, second.name]
+                    // A single-queue open of a multi-queue device is refused.
+                    errors["mixed"] = failure { () throws(Errno) in _ = try TunDevice(name: first.name) }
+                }
+            }
+            #expect(errors["long name"] == .some(.invalidArgument))
+            #expect(errors["offload"] == .some(nil))
+            #expect(errors["queues"] == .some(nil))
+            #expect(errors["mixed"] == .some(.invalidArgument))
+            #expect(names == ["vnet0", "mq0", "mq0"])
+        }
+    }
+
     @Test func socketMarkIsSetAndReadBack() throws {
         try withNamespace("mark") { name in
             let namespace = try NetworkNamespace(named: name)

@@ -91,7 +91,6 @@ static inline void cshim_epoll_event_set(struct epoll_event *event, uint32_t eve
 }
 static inline uint32_t cshim_epoll_event_events(const struct epoll_event *event) { return event->events; }
 static inline uint64_t cshim_epoll_event_token(const struct epoll_event *event) { return event->data.u64; }
-static inline int cshim_epoll_event_size(void) { return (int)sizeof(struct epoll_event); }
 
 // TUNSETOFFLOAD takes its flags as an unsigned long by value.
 static inline int cshim_ioctl_ulong(int fd, unsigned long request, unsigned long arg) {
