@@ -1,3 +1,10 @@
-// Everything in the shim is static inline in include/cshim.h; SwiftPM wants
-// at least one source file for a C target.
+// Most of the shim is static inline in include/cshim.h. What lives here needs
+// _GNU_SOURCE, which is defined for this file (Package.swift) but not for the
+// Swift importer's view of the system headers.
 #include "cshim.h"
+
+int cshim_unshare(int flags) { return unshare(flags); }
+int cshim_setns(int fd, int nstype) { return setns(fd, nstype); }
+int cshim_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
+int cshim_gettid(void) { return (int)gettid(); }
+const int cshim_CLONE_NEWNET = CLONE_NEWNET;

@@ -82,4 +82,33 @@ static inline int cshim_rta_length(int len) { return RTA_LENGTH(len); }
 // SO_MARK for whole-host mode, so Sluice's own sockets bypass the TUN route.
 static const int cshim_SO_MARK = SO_MARK;
 
+// epoll_event is packed on x86_64 (12 bytes, the u64 token unaligned). These
+// accessors let Swift read and write it without relying on how the importer
+// lays out a packed struct.
+static inline void cshim_epoll_event_set(struct epoll_event *event, uint32_t events, uint64_t token) {
+    event->events = events;
+    event->data.u64 = token;
+}
+static inline uint32_t cshim_epoll_event_events(const struct epoll_event *event) { return event->events; }
+static inline uint64_t cshim_epoll_event_token(const struct epoll_event *event) { return event->data.u64; }
+
+// TUNSETOFFLOAD takes its flags as an unsigned long by value.
+static inline int cshim_ioctl_ulong(int fd, unsigned long request, unsigned long arg) {
+    return ioctl(fd, request, arg);
+}
+
+// open with O_CREAT needs the variadic mode argument.
+static inline int cshim_open_mode(const char *path, int flags, unsigned int mode) {
+    return open(path, flags, (mode_t)mode);
+}
+
+// Namespaces. setns, unshare, gettid and the CLONE_NEW* flags are behind
+// _GNU_SOURCE, which Swift's Glibc module is not built with, so they are
+// defined out of line in shim.c (compiled with _GNU_SOURCE).
+int cshim_unshare(int flags);
+int cshim_setns(int fd, int nstype);
+int cshim_gettid(void);
+int cshim_pipe2(int fds[2], int flags);
+extern const int cshim_CLONE_NEWNET;
+
 #endif

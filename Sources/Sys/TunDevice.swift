@@ -1,0 +1,104 @@
+// TunDevice exists because the TUN is where Sluice meets the kernel's IP
+// stack: every packet an application sends arrives here as one read(), and
+// every reply goes back as one write(). Non-blocking, so the event loop can
+// drain it in batches until the kernel has nothing more.
+import CShim
+import Glibc
+
+public struct TunDevice: ~Copyable, Sendable {
+    public let descriptor: FileDescriptor
+    /// The interface name, as the kernel chose or confirmed it (e.g. "tun0").
+    public let name: String
+    /// Bytes of virtio_net_hdr before each packet when opened with `.virtioNetHeader`, else 0.
+    public let virtioHeaderLength: Int
+
+    public struct Options: OptionSet, Sendable, Hashable {
+        public var rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+        /// One queue per descriptor: open the same name again to add a queue.
+        public static let multiQueue = Options(rawValue: cshim_IFF_MULTI_QUEUE)
+        /// Each packet carries a virtio_net_hdr (GSO/checksum offload metadata).
+        public static let virtioNetHeader = Options(rawValue: cshim_IFF_VNET_HDR)
+    }
+
+    /// Offloads the reader accepts from the kernel (TUNSETOFFLOAD); only
+    /// meaningful with `.virtioNetHeader`.
+    public struct Offloads: OptionSet, Sendable, Hashable {
+        public var rawValue: UInt
+        public init(rawValue: UInt) { self.rawValue = rawValue }
+        public static let checksum = Offloads(rawValue: UInt(cshim_TUN_F_CSUM))
+        public static let tcpSegmentation4 = Offloads(rawValue: UInt(cshim_TUN_F_TSO4))
+        public static let tcpSegmentation6 = Offloads(rawValue: UInt(cshim_TUN_F_TSO6))
+    }
+
+    /// Opens /dev/net/tun and attaches it to interface `name` (created if
+    /// missing; "" or a pattern like "sluice%d" lets the kernel pick), with
+    /// IFF_TUN|IFF_NO_PI so reads and writes are bare IP datagrams.
+    public init(
+        name: String = "",
+        options: Options = [],
+        virtioHeaderLength: Int = 12
+    ) throws(Errno) {
+        guard name.utf8.count < Int(IFNAMSIZ) else { throw Errno.invalidArgument }
+        let fd = try FileDescriptor.open("/dev/net/tun", flags: O_RDWR | O_NONBLOCK)
+        var request = ifreq()
+        let flags = Int16(truncatingIfNeeded: cshim_IFF_TUN | cshim_IFF_NO_PI | options.rawValue)
+        cshim_ifreq_set(&request, name, flags)
+        _ = try valueOrErrno { cshim_ioctl_ptr(fd.rawValue, cshim_TUNSETIFF, &request) }.get()
+        if options.contains(.virtioNetHeader) {
+            var length = Int32(virtioHeaderLength)
+            _ = try valueOrErrno { cshim_ioctl_ptr(fd.rawValue, cshim_TUNSETVNETHDRSZ, &length) }.get()
+            self.virtioHeaderLength = virtioHeaderLength
+        } else {
+            self.virtioHeaderLength = 0
+        }
+        self.name = String(cString: cshim_ifreq_name(&request))
+        self.descriptor = fd
+    }
+
+    /// Tells the kernel which offloads we can take (TUNSETOFFLOAD).
+    public func setOffloads(_ offloads: Offloads) throws(Errno) {
+        _ = try valueOrErrno { cshim_ioctl_ulong(descriptor.rawValue, cshim_TUNSETOFFLOAD, offloads.rawValue) }.get()
+    }
+
+    /// Reads one packet. `.value(n)`: the first n bytes of `buffer` are one
+    /// datagram (a packet longer than the buffer is cut short by the kernel).
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> SysResult<Int> {
+        try descriptor.read(into: buffer)
+    }
+
+    /// Writes one whole packet; the kernel takes all of it or none.
+    public func write(_ packet: UnsafeRawBufferPointer) throws(Errno) -> SysResult<Int> {
+        try descriptor.write(packet)
+    }
+
+    /// Reads packets into `buffers[0]`, `buffers[1]`, ... until the kernel
+    /// has none left or every buffer is used, storing each length in
+    /// `lengths[i]`. Returns how many were read (0 when nothing was waiting).
+    /// An error after some packets were read ends the batch and is reported
+    /// by the next call, so no packet is lost.
+    public func readBatch(
+        into buffers: UnsafeBufferPointer<UnsafeMutableRawBufferPointer>,
+        lengths: UnsafeMutableBufferPointer<Int>
+    ) throws(Errno) -> Int {
+        let limit = min(buffers.count, lengths.count)
+        var count = 0
+        while count < limit {
+            let result: SysResult<Int>
+            do {
+                result = try descriptor.read(into: buffers[count])
+            } catch {
+                if count == 0 { throw error }
+                return count
+            }
+            switch result {
+            case .value(let length):
+                lengths[count] = length
+                count += 1
+            case .wouldBlock:
+                return count
+            }
+        }
+        return count
+    }
+}
