@@ -56,6 +56,20 @@ public struct TunDevice: ~Copyable, Sendable {
         self.descriptor = fd
     }
 
+    /// Wraps a TUN descriptor opened elsewhere: typically inside another
+    /// network namespace's thread, handed back to the event loop's thread.
+    public init(adopting rawDescriptor: Int32, name: String, virtioHeaderLength: Int = 0) {
+        descriptor = FileDescriptor(rawValue: rawDescriptor)
+        self.name = name
+        self.virtioHeaderLength = virtioHeaderLength
+    }
+
+    /// Gives up ownership of the descriptor, to carry it out of a namespace
+    /// thread; wrap it again with `init(adopting:name:)`.
+    public consuming func releaseDescriptor() -> Int32 {
+        descriptor.release()
+    }
+
     /// Tells the kernel which offloads we can take (TUNSETOFFLOAD).
     public func setOffloads(_ offloads: Offloads) throws(Errno) {
         _ = try valueOrErrno { cshim_ioctl_ulong(descriptor.rawValue, cshim_TUNSETOFFLOAD, offloads.rawValue) }.get()

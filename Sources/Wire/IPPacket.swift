@@ -188,7 +188,12 @@ public struct IPPacketView: CustomStringConvertible {
         case (_, .udp):
             do {
                 let udp = try UDPView(data)
-                return "\(family) \(src).\(udp.sourcePort) > \(dst).\(udp.destinationPort): UDP, length \(udp.payload.count)"
+                let prefix = "\(family) \(src).\(udp.sourcePort) > \(dst).\(udp.destinationPort):"
+                // Like tcpdump, DNS on port 53 prints as DNS when it parses.
+                if udp.sourcePort == 53 || udp.destinationPort == 53, let dns = try? DNSMessageView(udp.payload) {
+                    return "\(prefix) \(dns)"
+                }
+                return "\(prefix) UDP, length \(udp.payload.count)"
             } catch {
                 return "\(family) \(src) > \(dst): [\(error)]"
             }

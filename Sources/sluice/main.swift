@@ -1,1 +1,93 @@
-print("sluice")
+// sluice: a thin command line over Engine.
+import Engine
+import Sys
+
+let usage = """
+usage: sluice COMMAND [OPTIONS]
+
+Sluice puts a program behind a TUN device and handles its traffic in user space.
+
+commands:
+  dump [--count N] [--seconds S] [--no-ping] [--mtu N] [--] CMD [ARGS...]
+        Run CMD in a fresh network namespace whose default routes (IPv4 and
+        IPv6) go into Sluice's TUN, and print every packet CMD sends, like
+        tcpdump. Pings are answered locally; other traffic is only shown.
+        Stops when CMD exits (its exit status becomes Sluice's), after N
+        packets, after S seconds, or on Ctrl-C; the namespace is removed.
+  help  Show this text.
+
+Not yet: exec, run, proxy, check, match, replay, status, flows (issues #4-#7).
+
+Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
+"""
+
+/// Prints to stderr.
+func complain(_ text: String) {
+    ProcessControl.writeStandardError(text + "\n")
+}
+
+func parseDump(_ arguments: ArraySlice<String>) -> PacketDump.Options? {
+    var rest = arguments
+    var options = PacketDump.Options(command: [])
+    while let first = rest.first {
+        switch first {
+        case "--count", "--seconds", "--mtu":
+            rest.removeFirst()
+            guard let value = rest.first else {
+                complain("sluice dump: \(first) needs a value")
+                return nil
+            }
+            rest.removeFirst()
+            switch first {
+            case "--count":
+                guard let n = Int(value), n > 0 else { complain("sluice dump: --count wants a positive whole number, got '\(value)'"); return nil }
+                options.count = n
+            case "--seconds":
+                guard let s = Double(value), s > 0 else { complain("sluice dump: --seconds wants a positive number, got '\(value)'"); return nil }
+                options.seconds = s
+            default:
+                guard let m = Int(value), (1280 ... 65535).contains(m) else { complain("sluice dump: --mtu wants 1280 to 65535, got '\(value)'"); return nil }
+                options.mtu = m
+            }
+        case "--no-ping":
+            rest.removeFirst()
+            options.answerPings = false
+        case "--":
+            rest.removeFirst()
+            options.command = Array(rest)
+            rest = []
+        default:
+            if first.hasPrefix("-") {
+                complain("sluice dump: unknown option '\(first)' (see sluice help)")
+                return nil
+            }
+            options.command = Array(rest)
+            rest = []
+        }
+    }
+    guard !options.command.isEmpty else {
+        complain("sluice dump: no command given; for example: sluice dump -- ping -c 2 10.233.0.2")
+        return nil
+    }
+    return options
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+ProcessControl.lineBufferStandardOutput()
+switch arguments.first {
+case nil, "help", "--help", "-h":
+    print(usage)
+case "dump":
+    guard let options = parseDump(arguments.dropFirst()) else { ProcessControl.exit(2) }
+    do {
+        let (status, summary) = try PacketDump(options: options).run { line in print(line) }
+        complain("sluice: \(summary)")
+        ProcessControl.exit(status)
+    } catch {
+        complain("sluice: error: \(error)")
+        ProcessControl.exit(1)
+    }
+default:
+    complain("sluice: unknown command '\(arguments[0])'\n\n\(usage)")
+    ProcessControl.exit(2)
+}

@@ -96,8 +96,9 @@ private let fixtures = ["ipv4-icmp-udp.pcap", "ipv6-icmp-udp.pcap", "fragments.p
         for (name, index, line) in expected {
             #expect(try T.line(T.fixture(name)[index]) == line)
         }
-        // Where tcpdump decodes DNS, our line is the UDP summary.
-        #expect(try T.line(T.fixture("dns.pcap")[0]) == "IP 10.99.0.1.43371 > 10.99.1.2.53: UDP, length 56")
+        // DNS on port 53 is decoded, as tcpdump does.
+        #expect(try T.line(T.fixture("dns.pcap")[0]) == "IP 10.99.0.1.43371 > 10.99.1.2.53: 61632+ [1au] A? api.sluice.test. (56)")
+        #expect(try T.line(T.fixture("dns.pcap")[1]) == "IP 10.99.1.2.53 > 10.99.0.1.43371: 61632* 1/0/1 A 10.99.1.81 (60)")
     }
 
     /// tcpdump -S -nn's lines for the whole HTTP exchange over both families (the IP line delegates to TCPView).

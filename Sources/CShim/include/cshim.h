@@ -14,12 +14,16 @@
 #include <sys/uio.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
+#include <sys/signalfd.h>
+#include <spawn.h>
 #include <sched.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -110,5 +114,9 @@ int cshim_setns(int fd, int nstype);
 int cshim_gettid(void);
 int cshim_pipe2(int fds[2], int flags);
 extern const int cshim_CLONE_NEWNET;
+
+// stdout is a global Swift 6 will not touch from a nonisolated context.
+static inline void cshim_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
+static inline void cshim_flush_all(void) { fflush(NULL); }
 
 #endif

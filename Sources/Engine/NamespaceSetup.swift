@@ -1,0 +1,82 @@
+internal import Sys
+
+/// A fresh network namespace whose default routes go into a TUN device that
+/// Sluice reads: the setup shared by `sluice dump` and (issue #4) `sluice exec`.
+/// Everything is done through rtnetlink from a thread inside the namespace;
+/// the caller's thread never changes namespace.
+struct NamespaceSetup {
+    static let tunName = "sluice0"
+    static let addressV4 = "10.233.0.1"
+    static let prefixV4: UInt8 = 24
+    static let addressV6 = "fd00:233::1"
+    static let prefixV6: UInt8 = 64
+
+    let name: String
+    let mtu: Int
+
+    /// Creates the namespace; `remove()` deletes it.
+    static func create(name: String, mtu: Int) throws(EngineError) -> NamespaceSetup {
+        do {
+            try NetworkNamespace.create(named: name)
+        } catch {
+            throw EngineError.system("creating network namespace \(name)", error)
+        }
+        return NamespaceSetup(name: name, mtu: mtu)
+    }
+
+    /// Inside the namespace: loopback up, the TUN up with both addresses and
+    /// default routes, then `command` started there. Returns the TUN's
+    /// descriptor (for the caller's loop) and the child.
+    func configure(starting command: [String]) throws -> (tun: Int32, child: ChildProcess) {
+        let namespace = try NetworkNamespace(named: name)
+        return try namespace.run { () throws -> (Int32, ChildProcess) in
+            let tun: TunDevice
+            do { tun = try TunDevice(name: Self.tunName) } catch { throw EngineError.system("opening /dev/net/tun", error) }
+            do {
+                var routes = try RouteSocket()
+                try routes.setLink(index: try RouteSocket.interfaceIndex(named: "lo"), up: true)
+                let index = try RouteSocket.interfaceIndex(named: tun.name)
+                try routes.setMTU(index: index, mtu: UInt32(mtu))
+                try routes.setLink(index: index, up: true)
+                try routes.addAddress(SysIPAddress(Self.addressV4)!, prefixLength: Self.prefixV4, index: index)
+                try routes.addAddress(SysIPAddress(Self.addressV6)!, prefixLength: Self.prefixV6, index: index)
+                try routes.addRoute(.defaultRoute(.v4, outputInterface: index))
+                try routes.addRoute(.defaultRoute(.v6, outputInterface: index))
+            } catch {
+                throw EngineError.system("configuring \(Self.tunName) in \(name)", error)
+            }
+            let child: ChildProcess
+            do { child = try ChildProcess.spawn(command) } catch {
+                throw EngineError.system("starting \(command.joined(separator: " "))", error)
+            }
+            return (tun.releaseDescriptor(), child)
+        }
+    }
+
+    func remove() {
+        try? NetworkNamespace.delete(named: name)
+    }
+}
+
+/// What goes wrong when the engine sets up, said so a user can act on it.
+public enum EngineError: Error, CustomStringConvertible {
+    /// A system call failed while doing `what`.
+    case system(what: String, detail: String, needsPrivilege: Bool)
+    case usage(String)
+
+    static func system(_ what: String, _ error: any Error) -> EngineError {
+        if let engine = error as? EngineError { return engine }
+        let errno = error as? Errno
+        return .system(what: what, detail: errno.map { "\($0)" } ?? "\(error)",
+                       needsPrivilege: errno == .notPermitted || errno == .permissionDenied)
+    }
+
+    public var description: String {
+        switch self {
+        case let .system(what, detail, needsPrivilege):
+            return "\(what): \(detail)" + (needsPrivilege ? "; Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN" : "")
+        case let .usage(text):
+            return text
+        }
+    }
+}
