@@ -1,0 +1,193 @@
+public import Wire
+
+/// UDP sessions and ICMP echo flows: what the app sends that is not TCP.
+/// A UDP session is keyed by its four-tuple, an echo flow by the app's
+/// address, the destination and the ICMP identifier (carried in `appPort`).
+/// Each lives until it has been idle for its timeout; the engine relays the
+/// datagrams (one upstream socket per session) and writes replies back
+/// through `sendUDP` and `sendEchoReply`, which frame them as the destination.
+public final class DatagramFlowTable {
+    public struct Configuration: Sendable {
+        public var udpIdleTimeout: Duration = .seconds(60)
+        public var echoIdleTimeout: Duration = .seconds(10)
+        /// Past it, a datagram for a new session is refused with ICMP "administratively prohibited".
+        public var maximumSessions = 4096
+        public init() {}
+    }
+
+    public enum Input {
+        /// A UDP datagram; `isNew` when it opened the session.
+        case udp(FlowKey, payload: UnsafeRawBufferPointer, isNew: Bool)
+        /// An ICMP or ICMPv6 echo request.
+        case echoRequest(FlowKey, sequenceNumber: UInt16, payload: UnsafeRawBufferPointer, isNew: Bool)
+        /// The table answered by itself (the session limit).
+        case answered
+        case dropped(DropReason)
+    }
+
+    public enum DropReason: Sendable, Equatable {
+        case notDatagram, malformed, badChecksum, fragment, notEchoRequest
+    }
+
+    struct Session {
+        var lastActivity: Instant
+        var datagrams = 0
+    }
+
+    public let configuration: Configuration
+    var sessions: [FlowKey: Session] = [:]
+    var identification: UInt16 = 0
+
+    public init(configuration: Configuration = Configuration()) { self.configuration = configuration }
+
+    public var count: Int { sessions.count }
+
+    public func contains(_ key: FlowKey) -> Bool { sessions[key] != nil }
+
+    /// Takes one datagram the app sent (UDP, ICMP or ICMPv6; not fragmented).
+    public func input(_ packet: IPPacketView, now: Instant, sink: inout some PacketSink) -> Input {
+        guard !packet.isFragment else { return .dropped(.fragment) }
+        let proto = packet.upperLayerProtocol
+        switch proto {
+        case .udp:
+            guard let udp = try? UDPView(packet.payload) else { return .dropped(.malformed) }
+            guard packet.verifyUpperLayerChecksum() == true else { return .dropped(.badChecksum) }
+            let key = FlowKey(transport: .udp, appAddress: packet.source, appPort: udp.sourcePort,
+                              destinationAddress: packet.destination, destinationPort: udp.destinationPort)
+            guard let isNew = touch(key, now: now, packet: packet, sink: &sink) else { return .answered }
+            return .udp(key, payload: udp.payload, isNew: isNew)
+        case .icmp, .icmpv6:
+            guard packet.verifyUpperLayerChecksum() == true else { return .dropped(.badChecksum) }
+            let identifier: UInt16, sequence: UInt16, data: UnsafeRawBufferPointer
+            switch packet.network {
+            case .v4:
+                guard let icmp = try? ICMPv4View(packet.payload) else { return .dropped(.malformed) }
+                guard case let .echoRequest(id, seq) = icmp.message else { return .dropped(.notEchoRequest) }
+                (identifier, sequence, data) = (id, seq, icmp.payload)
+            case .v6:
+                guard let icmp = try? ICMPv6View(packet.payload) else { return .dropped(.malformed) }
+                guard case let .echoRequest(id, seq) = icmp.message else { return .dropped(.notEchoRequest) }
+                (identifier, sequence, data) = (id, seq, icmp.payload)
+            }
+            let key = FlowKey(transport: proto, appAddress: packet.source, appPort: identifier,
+                              destinationAddress: packet.destination, destinationPort: 0)
+            guard let isNew = touch(key, now: now, packet: packet, sink: &sink) else { return .answered }
+            return .echoRequest(key, sequenceNumber: sequence, payload: data, isNew: isNew)
+        default:
+            return .dropped(.notDatagram)
+        }
+    }
+
+    /// Records activity; nil when a new session would pass the limit (and the refusal was sent).
+    func touch(_ key: FlowKey, now: Instant, packet: IPPacketView, sink: inout some PacketSink) -> Bool? {
+        if sessions[key] != nil {
+            sessions[key]!.lastActivity = now
+            sessions[key]!.datagrams += 1
+            return false
+        }
+        guard sessions.count < configuration.maximumSessions else {
+            sink.send(capacity: 1280 + 48) { IPFraming.writeUnreachable(into: $0, replyingTo: packet, reason: .administrativelyProhibited) }
+            return nil
+        }
+        sessions[key] = Session(lastActivity: now, datagrams: 1)
+        return true
+    }
+
+    /// Sends a UDP datagram from the session's destination back to the app.
+    /// Returns false when the session is unknown or the datagram cannot be framed.
+    @discardableResult
+    public func sendUDP(_ key: FlowKey, payload: UnsafeRawBufferPointer, now: Instant, sink: inout some PacketSink) -> Bool {
+        guard key.transport == .udp, sessions[key] != nil else { return false }
+        sessions[key]!.lastActivity = now
+        identification &+= 1
+        let id = identification
+        var written = 0
+        let udp = UDPHeader(sourcePort: key.destinationPort, destinationPort: key.appPort, payloadLength: payload.count)
+        sink.send(capacity: 48 + payload.count) { buffer in
+            switch (key.destinationAddress, key.appAddress) {
+            case let (.v4(s), .v4(d)):
+                guard buffer.count >= 28 + payload.count else { return 0 }
+                buffer.sub(28, payload.count).copyMemory(from: payload)
+                guard (try? udp.emit(into: buffer.sub(20, 8 + payload.count), source: s, destination: d)) != nil,
+                      (try? IPv4Header(source: s, destination: d, protocol: .udp, payloadLength: 8 + payload.count,
+                                       identification: id, dontFragment: false).emit(into: buffer.sub(0, 20))) != nil
+                else { return 0 }
+                written = 28 + payload.count
+            case let (.v6(s), .v6(d)):
+                guard buffer.count >= 48 + payload.count else { return 0 }
+                buffer.sub(48, payload.count).copyMemory(from: payload)
+                guard (try? udp.emit(into: buffer.sub(40, 8 + payload.count), source: s, destination: d)) != nil,
+                      (try? IPv6Header(source: s, destination: d, nextHeader: .udp, payloadLength: 8 + payload.count)
+                        .emit(into: buffer.sub(0, 40))) != nil
+                else { return 0 }
+                written = 48 + payload.count
+            case (.v4, .v6), (.v6, .v4):
+                return 0
+            }
+            return written
+        }
+        return written > 0
+    }
+
+    /// Sends the echo reply for `sequenceNumber` as the destination would.
+    @discardableResult
+    public func sendEchoReply(_ key: FlowKey, sequenceNumber: UInt16, payload: UnsafeRawBufferPointer, now: Instant,
+                              sink: inout some PacketSink) -> Bool {
+        guard sessions[key] != nil else { return false }
+        sessions[key]!.lastActivity = now
+        var written = 0
+        sink.send(capacity: 48 + payload.count) { buffer in
+            switch (key.destinationAddress, key.appAddress) {
+            case let (.v4(s), .v4(d)):
+                guard buffer.count >= 28 + payload.count else { return 0 }
+                buffer.sub(28, payload.count).copyMemory(from: payload)
+                let message = ICMPv4Message.echoReply(identifier: key.appPort, sequenceNumber: sequenceNumber)
+                guard (try? message.emit(into: buffer.sub(20, 8 + payload.count), payloadLength: payload.count)) != nil,
+                      (try? IPv4Header(source: s, destination: d, protocol: .icmp, payloadLength: 8 + payload.count,
+                                       dontFragment: false).emit(into: buffer.sub(0, 20))) != nil
+                else { return 0 }
+                written = 28 + payload.count
+            case let (.v6(s), .v6(d)):
+                guard buffer.count >= 48 + payload.count else { return 0 }
+                buffer.sub(48, payload.count).copyMemory(from: payload)
+                let message = ICMPv6Message.echoReply(identifier: key.appPort, sequenceNumber: sequenceNumber)
+                guard (try? message.emit(into: buffer.sub(40, 8 + payload.count), payloadLength: payload.count,
+                                         source: s, destination: d)) != nil,
+                      (try? IPv6Header(source: s, destination: d, nextHeader: .icmpv6, payloadLength: 8 + payload.count)
+                        .emit(into: buffer.sub(0, 40))) != nil
+                else { return 0 }
+                written = 48 + payload.count
+            case (.v4, .v6), (.v6, .v4):
+                return 0
+            }
+            return written
+        }
+        return written > 0
+    }
+
+    /// Ends sessions idle past their timeout; returns them so the engine closes their sockets.
+    public func expire(now: Instant) -> [FlowKey] {
+        var expired: [FlowKey] = []
+        for (key, session) in sessions where now - session.lastActivity >= timeout(for: key) {
+            expired.append(key)
+        }
+        for key in expired { sessions[key] = nil }
+        return expired
+    }
+
+    /// When the next session would expire, if nothing happens.
+    public var nextDeadline: Instant? {
+        var earliest: Instant?
+        for (key, session) in sessions {
+            let d = session.lastActivity + timeout(for: key)
+            if earliest.map({ d < $0 }) ?? true { earliest = d }
+        }
+        return earliest
+    }
+
+    public func remove(_ key: FlowKey) { sessions[key] = nil }
+
+    func timeout(for key: FlowKey) -> Duration {
+        key.transport == .udp ? configuration.udpIdleTimeout : configuration.echoIdleTimeout
+    }
+}

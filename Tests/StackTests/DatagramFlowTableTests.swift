@@ -1,0 +1,146 @@
+import Testing
+@testable import Stack
+import Wire
+
+/// UDP sessions and ICMP echo flows.
+@Suite struct DatagramFlowTableTests {
+    let app4 = IPv4Address(10, 7, 0, 2), server4 = IPv4Address(198, 18, 0, 9)
+    let app6 = IPv6Address("fd00:7::2")!, server6 = IPv6Address("fd00:99::9")!
+
+    func udp4(from port: UInt16 = 5000, to dport: UInt16 = 53, payload: [UInt8]) -> [UInt8] {
+        var b = [UInt8](repeating: 0, count: 28 + payload.count)
+        b.withUnsafeMutableBytes { out in
+            payload.withUnsafeBytes { out.sub(28, payload.count).copyMemory(from: $0) }
+            _ = try! UDPHeader(sourcePort: port, destinationPort: dport, payloadLength: payload.count).emit(into: out.sub(20, 8 + payload.count), source: app4, destination: server4)
+            _ = try! IPv4Header(source: app4, destination: server4, protocol: .udp, payloadLength: 8 + payload.count).emit(into: out.sub(0, 20))
+        }
+        return b
+    }
+
+    func udp6(payload: [UInt8]) -> [UInt8] {
+        var b = [UInt8](repeating: 0, count: 48 + payload.count)
+        b.withUnsafeMutableBytes { out in
+            payload.withUnsafeBytes { out.sub(48, payload.count).copyMemory(from: $0) }
+            _ = try! UDPHeader(sourcePort: 6000, destinationPort: 443, payloadLength: payload.count).emit(into: out.sub(40, 8 + payload.count), source: app6, destination: server6)
+            _ = try! IPv6Header(source: app6, destination: server6, nextHeader: .udp, payloadLength: 8 + payload.count).emit(into: out.sub(0, 40))
+        }
+        return b
+    }
+
+    func echo4(id: UInt16, seq: UInt16, payload: [UInt8]) -> [UInt8] {
+        var b = [UInt8](repeating: 0, count: 28 + payload.count)
+        b.withUnsafeMutableBytes { out in
+            payload.withUnsafeBytes { out.sub(28, payload.count).copyMemory(from: $0) }
+            _ = try! ICMPv4Message.echoRequest(identifier: id, sequenceNumber: seq).emit(into: out.sub(20, 8 + payload.count), payloadLength: payload.count)
+            _ = try! IPv4Header(source: app4, destination: server4, protocol: .icmp, payloadLength: 8 + payload.count).emit(into: out.sub(0, 20))
+        }
+        return b
+    }
+
+    func feed(_ table: DatagramFlowTable, _ bytes: [UInt8], now: Instant = .zero, sink: inout CollectingSink,
+              check: (DatagramFlowTable.Input) -> Void) {
+        bytes.withUnsafeBytes { raw in check(table.input(try! IPPacketView(raw), now: now, sink: &sink)) }
+    }
+
+    @Test func firstDatagramOpensASessionAndTheRestReuseIt() {
+        let table = DatagramFlowTable()
+        var sink = CollectingSink()
+        feed(table, udp4(payload: bytes(12)), sink: &sink) { input in
+            guard case let .udp(key, payload, isNew) = input else { Issue.record("\(input)"); return }
+            #expect(isNew && Array(payload) == bytes(12))
+            #expect(key == FlowKey(transport: .udp, appAddress: .v4(app4), appPort: 5000, destinationAddress: .v4(server4), destinationPort: 53))
+        }
+        feed(table, udp4(payload: bytes(3)), sink: &sink) { input in
+            guard case let .udp(_, _, isNew) = input else { Issue.record("\(input)"); return }
+            #expect(!isNew)
+        }
+        #expect(table.count == 1)
+    }
+
+    @Test func repliesComeFromTheDestinationWithValidChecksums() {
+        let table = DatagramFlowTable()
+        var sink = CollectingSink()
+        var key: FlowKey?
+        feed(table, udp6(payload: bytes(5)), sink: &sink) { if case let .udp(k, _, _) = $0 { key = k } }
+        let reply = bytes(700)
+        #expect(reply.withUnsafeBytes { table.sendUDP(key!, payload: $0, now: .zero, sink: &sink) })
+        sink.packets[0].withUnsafeBytes { raw in
+            let ip = try! IPPacketView(raw)
+            #expect(ip.source == .v6(server6) && ip.destination == .v6(app6))
+            #expect(ip.verifyUpperLayerChecksum() == true)
+            let udp = try! UDPView(ip.payload)
+            #expect(udp.sourcePort == 443 && udp.destinationPort == 6000 && Array(udp.payload) == reply)
+        }
+    }
+
+    @Test func echoRequestsBecomeEchoFlowsAndRepliesMatch() {
+        let table = DatagramFlowTable()
+        var sink = CollectingSink()
+        var key: FlowKey?
+        feed(table, echo4(id: 77, seq: 3, payload: bytes(56)), sink: &sink) { input in
+            guard case let .echoRequest(k, seq, payload, isNew) = input else { Issue.record("\(input)"); return }
+            #expect(seq == 3 && payload.count == 56 && isNew)
+            #expect(k.appPort == 77 && k.transport == .icmp)
+            key = k
+        }
+        #expect(bytes(56).withUnsafeBytes { table.sendEchoReply(key!, sequenceNumber: 3, payload: $0, now: .zero, sink: &sink) })
+        sink.packets[0].withUnsafeBytes { raw in
+            let ip = try! IPPacketView(raw)
+            let icmp = try! ICMPv4View(ip.payload)
+            #expect(icmp.verifyChecksum())
+            #expect(icmp.message == .echoReply(identifier: 77, sequenceNumber: 3))
+            #expect(ip.source == .v4(server4))
+        }
+    }
+
+    @Test func sessionsExpireWhenIdle() {
+        var c = DatagramFlowTable.Configuration()
+        c.udpIdleTimeout = .seconds(30)
+        c.echoIdleTimeout = .seconds(5)
+        let table = DatagramFlowTable(configuration: c)
+        var sink = CollectingSink()
+        feed(table, udp4(payload: bytes(1)), now: .zero, sink: &sink) { _ in }
+        feed(table, echo4(id: 1, seq: 1, payload: []), now: .zero, sink: &sink) { _ in }
+        #expect(table.nextDeadline == .zero + .seconds(5))
+        #expect(table.expire(now: .milliseconds(4999)).isEmpty)
+        #expect(table.expire(now: .milliseconds(5000)).map(\.transport) == [.icmp])
+        feed(table, udp4(payload: bytes(1)), now: .milliseconds(20_000), sink: &sink) { _ in }
+        #expect(table.expire(now: .milliseconds(49_999)).isEmpty)
+        #expect(table.expire(now: .milliseconds(50_000)).count == 1)
+        #expect(table.count == 0)
+    }
+
+    @Test func theSessionLimitRefusesWithICMP() {
+        var c = DatagramFlowTable.Configuration()
+        c.maximumSessions = 1
+        let table = DatagramFlowTable(configuration: c)
+        var sink = CollectingSink()
+        feed(table, udp4(from: 1, payload: bytes(1)), sink: &sink) { _ in }
+        feed(table, udp4(from: 2, payload: bytes(1)), sink: &sink) { input in
+            guard case .answered = input else { Issue.record("\(input)"); return }
+        }
+        sink.packets[0].withUnsafeBytes { raw in
+            let icmp = try! ICMPv4View(try! IPPacketView(raw).payload)
+            #expect(icmp.type == 3 && icmp.code == 13)
+        }
+    }
+
+    @Test func badChecksumsAndNonEchoICMPAreDropped() {
+        let table = DatagramFlowTable()
+        var sink = CollectingSink()
+        var bad = udp4(payload: bytes(4))
+        bad[29] ^= 1
+        feed(table, bad, sink: &sink) { input in
+            guard case .dropped(.badChecksum) = input else { Issue.record("\(input)"); return }
+        }
+        var reply = [UInt8](repeating: 0, count: 28)
+        reply.withUnsafeMutableBytes { out in
+            _ = try! ICMPv4Message.echoReply(identifier: 1, sequenceNumber: 1).emit(into: out.sub(20, 8), payloadLength: 0)
+            _ = try! IPv4Header(source: app4, destination: server4, protocol: .icmp, payloadLength: 8).emit(into: out.sub(0, 20))
+        }
+        feed(table, reply, sink: &sink) { input in
+            guard case .dropped(.notEchoRequest) = input else { Issue.record("\(input)"); return }
+        }
+        #expect(table.count == 0 && sink.packets.isEmpty)
+    }
+}
