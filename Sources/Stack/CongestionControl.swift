@@ -24,6 +24,11 @@ public struct NewReno: Sendable, Equatable {
         case retransmitFirstUnacknowledged
     }
 
+    /// With SACK, loss recovery follows RFC 6675: the window is not inflated
+    /// by duplicate ACKs or deflated by partial ones, because the sender
+    /// counts what is in the network (the "pipe") from the scoreboard instead.
+    public var selectiveAcknowledgments = false
+
     public init(maximumSegmentSize: Int) {
         precondition(maximumSegmentSize > 0)
         self.maximumSegmentSize = maximumSegmentSize
@@ -44,6 +49,7 @@ public struct NewReno: Sendable, Equatable {
                 recoveryPoint = nil
                 return .none
             }
+            if selectiveAcknowledgments { return .none } // RFC 6675: the scoreboard picks what to resend
             // Partial acknowledgment: retransmit the next hole, deflate by what
             // was acked, add back one segment (RFC 6582 §3.2 step 3, partial).
             congestionWindow = max(congestionWindow - acked + smss, smss)
@@ -68,17 +74,23 @@ public struct NewReno: Sendable, Equatable {
         let smss = maximumSegmentSize
         if inFastRecovery {
             // RFC 5681 §3.2 step 4: inflate for each segment that left the network.
-            congestionWindow += smss
+            if !selectiveAcknowledgments { congestionWindow += smss }
             return .none
         }
         duplicateAcks += 1
         guard duplicateAcks == 3 else { return .none }
-        // RFC 5681 §3.2 steps 2 and 3; RFC 6582 records where recovery ends.
+        enterRecovery(flightSize: flightSize, highestSent: highestSent)
+        return .retransmitFirstUnacknowledged
+    }
+
+    /// Loss detected (three duplicate ACKs, or RFC 6675's IsLost(SND.UNA)):
+    /// RFC 5681 §3.2 steps 2 and 3, RFC 6675 §5 step 4.2; RFC 6582 records where recovery ends.
+    public mutating func enterRecovery(flightSize: Int, highestSent: SequenceNumber) {
+        let smss = maximumSegmentSize
         slowStartThreshold = max(flightSize / 2, 2 * smss)
-        congestionWindow = slowStartThreshold + 3 * smss
+        congestionWindow = selectiveAcknowledgments ? slowStartThreshold : slowStartThreshold + 3 * smss
         recoveryPoint = highestSent
         bytesAckedInAvoidance = 0
-        return .retransmitFirstUnacknowledged
     }
 
     /// The retransmission timer expired (RFC 5681 §3.1 eq. 4 and the loss window).

@@ -40,6 +40,7 @@ extension TCPConnection {
             retransmitOne = false
             emitRetransmission(now: now, emit: emit)
         }
+        if highestRetransmitted != nil, congestion.inFastRecovery { emitSackRecovery(now: now, emit: emit) }
         if state != .timeWait { emitData(now: now, emit: emit) }
         if ackNow { emitSegment(sequence: sendNext, flags: .ack, payload: UnsafeRawBufferPointer(start: nil, count: 0), now: now, emit: emit) }
     }
@@ -82,6 +83,9 @@ extension TCPConnection {
         retransmission.expired()
         congestion.onTimeout(flightSize: sendMaximum - sendUnacknowledged)
         timedSequence = nil // Karn: never time a retransmission
+        // RFC 6675 §5.1: after a timeout the scoreboard is not trusted (the receiver may have reneged).
+        scoreboard = Assembler()
+        highestRetransmitted = nil
         // Resend from SND.UNA, one congestion window at a time. SND.NXT stays where it
         // was: pulling it back would put our ACKs' sequence numbers behind what the peer
         // already received, and it would discard them as old (RFC 9293 §3.10.7.4, first check).
@@ -143,7 +147,10 @@ extension TCPConnection {
             let available = sendBuffer.count - offset
             guard available >= 0 else { break } // our FIN is already out
             let flight = point - sendUnacknowledged
-            let usable = min(sendWindow, congestion.congestionWindow) - flight
+            // In SACK recovery the congestion window limits the pipe (RFC 6675); the peer's window still limits the flight.
+            let congestionRoom = highestRetransmitted != nil && congestion.inFastRecovery && !retransmitting
+                ? congestion.congestionWindow - pipe() : congestion.congestionWindow - flight
+            let usable = min(sendWindow - flight, congestionRoom)
             var length = min(available, sendMaximumSegmentSize, max(usable, 0))
             if length == 0, available > 0 {
                 // Zero window with data waiting: the persist timer probes it (RFC 9293 §3.8.6.1).
@@ -177,6 +184,53 @@ extension TCPConnection {
             keepaliveProbePending = false
             emitSegment(sequence: sendUnacknowledged - 1, flags: .ack, payload: UnsafeRawBufferPointer(start: nil, count: 0), now: now, emit: emit)
         }
+    }
+
+    /// RFC 6675 §5 step (C): while the congestion window exceeds the pipe,
+    /// retransmit the holes below the highest SACKed byte, lowest first, each once.
+    func emitSackRecovery(now: Instant, emit: Emit) {
+        guard var next = highestRetransmitted, scoreboard.rangeCount > 0 else { return }
+        let highestSacked = sendUnacknowledged + scoreboard[scoreboard.rangeCount - 1].upperBound
+        var rounds = 0
+        while rounds < 64, pipe() + sendMaximumSegmentSize <= congestion.congestionWindow, next < highestSacked {
+            rounds += 1
+            // Skip SACKed bytes: find the hole at or after `next`.
+            var offset = next - sendUnacknowledged
+            var holeEnd = highestSacked - sendUnacknowledged
+            for i in 0 ..< scoreboard.rangeCount {
+                let r = scoreboard[i]
+                if r.contains(offset) { offset = r.upperBound }
+                if r.lowerBound > offset { holeEnd = min(holeEnd, r.lowerBound); break }
+            }
+            guard offset < holeEnd else { next = sendUnacknowledged + holeEnd; continue }
+            let dataOffset = offset - (sendBufferSequence - sendUnacknowledged)
+            let payload = sendBuffer.contiguousReadable(at: dataOffset, maxLength: min(holeEnd - offset, sendMaximumSegmentSize))
+            guard payload.count > 0 else { break }
+            timedSequence = nil
+            emitSegment(sequence: sendUnacknowledged + offset, flags: .ack, payload: payload, now: now, emit: emit)
+            next = sendUnacknowledged + offset + payload.count
+            highestRetransmitted = next
+            if retransmissionDeadline == nil { retransmissionDeadline = now + retransmission.timeout }
+        }
+        highestRetransmitted = next
+    }
+
+    /// RFC 6675 §4 SetPipe(), simplified: what is outstanding, less what was
+    /// SACKed, less the holes below the highest SACK that were not yet resent
+    /// (they are lost); resent holes count, being in flight again.
+    func pipe() -> Int {
+        let outstanding = sendMaximum - sendUnacknowledged
+        guard scoreboard.rangeCount > 0 else { return outstanding }
+        let resentUpTo = max((highestRetransmitted ?? sendUnacknowledged) - sendUnacknowledged, 0)
+        var lostNotResent = 0
+        var cursor = 0
+        for i in 0 ..< scoreboard.rangeCount {
+            let r = scoreboard[i]
+            let holeStart = max(cursor, resentUpTo)
+            if r.lowerBound > holeStart { lostNotResent += r.lowerBound - holeStart }
+            cursor = r.upperBound
+        }
+        return max(outstanding - sackedBytes - lostNotResent, 0)
     }
 
     /// Fast retransmit or a NewReno partial ACK: the first unacknowledged segment, window or not.

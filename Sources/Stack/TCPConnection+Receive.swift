@@ -163,6 +163,7 @@ extension TCPConnection {
             return false
         }
         let previousWindow = sendWindow
+        if sackPermitted, !segment.options.sackBlocks.isEmpty { recordSack(segment.options.sackBlocks) }
         if sendUnacknowledged < acknowledgment {
             acknowledge(upTo: acknowledgment, segment: segment, now: now)
         } else if acknowledgment == sendUnacknowledged, payloadLength == 0,
@@ -172,8 +173,15 @@ extension TCPConnection {
             // RFC 5681 §2: a duplicate ACK.
             if congestion.onDuplicateAck(flightSize: sendMaximum - sendUnacknowledged, highestSent: sendMaximum)
                 == .retransmitFirstUnacknowledged {
-                retransmitOne = true
+                beginRecoveryRetransmission()
             }
+        }
+        // RFC 6675 §5 step 4: with SACK, loss is also declared when more than
+        // (DupThresh − 1)·SMSS bytes above SND.UNA were selectively acknowledged.
+        if sackPermitted, !congestion.inFastRecovery, sendUnacknowledged < sendMaximum,
+           sackedBytes > 2 * sendMaximumSegmentSize {
+            congestion.enterRecovery(flightSize: sendMaximum - sendUnacknowledged, highestSent: sendMaximum)
+            beginRecoveryRetransmission()
         }
         // RFC 9293 §3.10.7.4: update the send window when the segment is newer.
         if sendWindowUpdateSequence < segment.sequenceNumber
@@ -213,6 +221,7 @@ extension TCPConnection {
         let synAcknowledged = sendUnacknowledged == initialSendSequence
         if synAcknowledged { remaining -= 1 } // our SYN
         let dataAcked = max(0, min(remaining, sendBuffer.count))
+        scoreboard.advance(by: acked)
         sendBuffer.discard(dataAcked)
         sendBufferSequence += dataAcked
         let flightSize = sendMaximum - sendUnacknowledged
@@ -241,6 +250,8 @@ extension TCPConnection {
             == .retransmitFirstUnacknowledged {
             retransmitOne = true
         }
+        if !congestion.inFastRecovery { highestRetransmitted = nil }
+        if let high = highestRetransmitted, high < sendUnacknowledged { highestRetransmitted = sendUnacknowledged }
         // RFC 6298 §5.2 and §5.3: stop the timer when everything is acknowledged, else restart it.
         retransmissionDeadline = sendUnacknowledged == sendMaximum ? nil : now + retransmission.timeout
     }
@@ -310,6 +321,33 @@ extension TCPConnection {
         delayedAckDeadline = nil
         timeWaitDeadline = now + configuration.timeWaitDuration
         events.insert(.closed)
+    }
+
+    /// Adds the peer's SACK blocks to the scoreboard, clipped to what is outstanding (RFC 6675 §4 Update()).
+    func recordSack(_ blocks: TCPSackBlocks) {
+        for block in blocks {
+            let start = max(block.left - sendUnacknowledged, 0)
+            let end = min(block.right - sendUnacknowledged, sendMaximum - sendUnacknowledged)
+            guard end > start else { continue } // a D-SACK or a stale block
+            _ = scoreboard.add(offset: start, length: end - start)
+        }
+    }
+
+    /// Bytes above SND.UNA the peer has selectively acknowledged.
+    var sackedBytes: Int {
+        var total = 0
+        for i in 0 ..< scoreboard.rangeCount { total += scoreboard[i].count }
+        return total
+    }
+
+    /// Starts retransmitting in recovery: with SACK the scoreboard's holes are
+    /// filled by `emitSackRecovery`; without it, NewReno resends SND.UNA.
+    func beginRecoveryRetransmission() {
+        if sackPermitted {
+            highestRetransmitted = sendUnacknowledged
+        } else {
+            retransmitOne = true
+        }
     }
 
     /// RFC 5961 §7: at most ten challenge ACKs a second per connection.

@@ -81,6 +81,10 @@ public final class TCPConnection: CustomStringConvertible {
     var retransmitOne = false
     /// After a retransmission timeout: the next sequence number to resend, walking to SND.NXT.
     var retransmitNext: SequenceNumber?
+    /// RFC 6675's scoreboard: the ranges the peer reported in SACK blocks, relative to SND.UNA.
+    var scoreboard = Assembler()
+    /// RFC 6675 HighRxt: holes below this were already retransmitted in this recovery.
+    var highestRetransmitted: SequenceNumber?
     var lastUnacceptableAck = Instant(nanoseconds: .min / 2)
     static let unacceptableAckInterval: Duration = .milliseconds(500)
     var keepaliveProbePending = false
@@ -162,6 +166,7 @@ public final class TCPConnection: CustomStringConvertible {
         // RFC 9293 §3.7.1: the MSS excludes options, so subtract what every segment carries.
         sendMaximumSegmentSize = max(min(peerMSS, configuration.maximumSegmentSize) - (timestampsEnabled ? 12 : 0), 64)
         congestion = NewReno(maximumSegmentSize: sendMaximumSegmentSize)
+        congestion.selectiveAcknowledgments = sackPermitted
     }
 
     // MARK: The engine's side

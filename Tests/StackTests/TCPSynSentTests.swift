@@ -224,3 +224,75 @@ import Wire
         #expect(h.connection.retransmission.smoothedRTT == .microseconds(3750))
     }
 }
+
+/// SACK-based loss recovery (RFC 6675): the peer's SACK blocks fill a
+/// scoreboard, loss is declared from it, and each hole is resent once.
+@Suite struct TCPSackRecoveryTests {
+    let rcv = remoteISS + 1
+    let snd = localISS + 1
+
+    func sackSender() -> TCPHarness {
+        var c = plainConfiguration()
+        c.selectiveAcknowledgments = true
+        let h = TCPHarness.synReceived(c, synOptions: TCPOptions(maximumSegmentSize: 1000, sackPermitted: true))
+        h.send(fromPeer(rcv, ack: snd, []))
+        _ = h.write(bytes(5000))
+        h.sent.removeAll()
+        return h
+    }
+
+    func ack(_ una: SequenceNumber, sack: [(Int, Int)]) -> Segment {
+        fromPeer(rcv, ack: una, [], options: TCPOptions(sackBlocks: TCPSackBlocks(sack.map {
+            TCPSackBlock(left: snd + $0.0, right: snd + $0.1) })))
+    }
+
+    @Test func sackedDataAboveALossStartsRecoveryAndResendsTheHoleOnce() {
+        let h = sackSender()
+        // Segments 2–5 arrived; the first was lost. 4000 SACKed bytes > 2·SMSS: loss.
+        h.send(ack(snd, sack: [(1000, 5000)]))
+        h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000))])
+        #expect(h.connection.congestion.inFastRecovery)
+        // The same report again resends nothing: the hole is already in flight.
+        h.send(ack(snd, sack: [(1000, 5000)]))
+        h.recv([])
+        // The full acknowledgment ends recovery.
+        h.send(ack(snd + 5000, sack: []))
+        #expect(!h.connection.congestion.inFastRecovery)
+        #expect(h.connection.unacknowledgedCount == 0)
+    }
+
+    @Test func everyHoleIsResentInOrder() {
+        let h = sackSender()
+        h.send(ack(snd, sack: [(1000, 2000), (3000, 5000)]))
+        // cwnd = ssthresh = 2500; the pipe starts at 0: both holes fit.
+        h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000)),
+                fromUs(snd + 2000, ack: rcv, [], payload: bytes(1000, from: 2000))])
+    }
+
+    @Test func aPartialAckMovesTheScoreboard() {
+        let h = sackSender()
+        h.send(ack(snd, sack: [(1000, 2000), (3000, 5000)]))
+        h.sent.removeAll()
+        // The first hole is repaired; the second is still missing but was already resent.
+        h.send(ack(snd + 2000, sack: [(3000, 5000)]))
+        h.recv([])
+        #expect(h.connection.scoreboard.description == "[1000..<3000]")
+    }
+
+    @Test func staleAndDuplicateBlocksAreIgnored() {
+        let h = sackSender()
+        h.send(ack(snd + 1000, sack: [(0, 1000)]))      // below SND.UNA: a D-SACK
+        h.send(ack(snd + 1000, sack: [(9000, 9500)]))   // beyond anything sent
+        #expect(h.connection.scoreboard.isEmpty)
+        #expect(!h.connection.congestion.inFastRecovery)
+    }
+
+    @Test func aTimeoutForgetsTheScoreboard() {
+        let h = sackSender()
+        h.send(ack(snd, sack: [(2000, 3000)]))
+        #expect(!h.connection.scoreboard.isEmpty)
+        h.advance(.seconds(1))
+        #expect(h.connection.scoreboard.isEmpty)
+        h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000))])
+    }
+}
