@@ -8,3 +8,5 @@ int cshim_setns(int fd, int nstype) { return setns(fd, nstype); }
 int cshim_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 int cshim_gettid(void) { return (int)gettid(); }
 const int cshim_CLONE_NEWNET = CLONE_NEWNET;
+int cshim_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags) { return accept4(fd, address, length, flags); }
+const int cshim_CLONE_NEWNS = CLONE_NEWNS;

@@ -52,6 +52,14 @@ public final class ByteRing {
         return n
     }
 
+    /// The free bytes right after the readable ones that sit contiguously in
+    /// memory: a zero-copy place to `read(2)` into, followed by `commit`.
+    public func contiguousFree() -> UnsafeMutableRawBufferPointer {
+        guard free > 0 else { return UnsafeMutableRawBufferPointer(start: nil, count: 0) }
+        let start = (head + count) % capacity
+        return UnsafeMutableRawBufferPointer(rebasing: storage[start ..< start + min(free, capacity - start)])
+    }
+
     /// Makes `n` bytes written by `write(at:)` readable.
     public func commit(_ n: Int) {
         precondition(n >= 0 && n <= free, "commit past the ring's free space")

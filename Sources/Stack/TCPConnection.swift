@@ -224,6 +224,18 @@ public final class TCPConnection: CustomStringConvertible {
         return sendBuffer.append(bytes)
     }
 
+    /// Zero-copy writing: `fill` gets free send-buffer space (possibly less than
+    /// all of it, at the ring's wrap) and returns how many bytes it stored there,
+    /// typically by reading an upstream socket straight into it.
+    public func write<E: Error>(filling fill: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) -> Int {
+        guard writableCount > 0 else { return 0 }
+        let space = sendBuffer.contiguousFree()
+        let n = try fill(space)
+        precondition(n >= 0 && n <= space.count, "filled more than was offered")
+        sendBuffer.commit(n)
+        return n
+    }
+
     /// Closes our direction: a FIN follows the buffered data (RFC 9293 §3.10.4).
     public func shutdownWrite() {
         guard !finQueued else { return }

@@ -61,3 +61,20 @@ import Stack
         }
     }
 }
+
+@Suite struct ByteRingFillTests {
+    @Test func contiguousFreeSpaceStopsAtTheWrapAndCommits() {
+        let ring = ByteRing(capacity: 8)
+        let five: [UInt8] = [1, 2, 3, 4, 5]
+        _ = five.withUnsafeBytes { ring.append($0) }
+        ring.discard(4)                                   // head at 4, one readable byte
+        let space = ring.contiguousFree()
+        #expect(space.count == 3)                         // offsets 5, 6, 7: up to the wrap
+        for i in 0 ..< 3 { space[i] = UInt8(10 + i) }
+        ring.commit(3)
+        #expect(ring.contiguousFree().count == 4)         // offsets 0...3 after the wrap
+        var out = [UInt8](repeating: 0, count: 4)
+        let n = out.withUnsafeMutableBytes { ring.read(into: $0) }
+        #expect(n == 4 && out == [5, 10, 11, 12])
+    }
+}

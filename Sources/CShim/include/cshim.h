@@ -113,6 +113,8 @@ int cshim_unshare(int flags);
 int cshim_setns(int fd, int nstype);
 int cshim_gettid(void);
 int cshim_pipe2(int fds[2], int flags);
+int cshim_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+extern const int cshim_CLONE_NEWNS;
 extern const int cshim_CLONE_NEWNET;
 
 // stdout is a global Swift 6 will not touch from a nonisolated context.
