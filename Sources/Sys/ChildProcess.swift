@@ -60,6 +60,12 @@ public struct ChildProcess: Sendable {
         }
     }
 
+    /// A descriptor that becomes readable when the child exits (pidfd_open,
+    /// Linux 5.3), so an event loop can wait for the exit in epoll.
+    public func exitDescriptor() throws(Errno) -> FileDescriptor {
+        FileDescriptor(rawValue: try valueOrErrno { cshim_pidfd_open(pid) }.get())
+    }
+
     /// Reaps the child if it has exited; nil while it runs.
     public func poll() throws(Errno) -> Exit? {
         var status: Int32 = 0

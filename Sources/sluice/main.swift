@@ -8,6 +8,12 @@ usage: sluice COMMAND [OPTIONS]
 Sluice puts a program behind a TUN device and handles its traffic in user space.
 
 commands:
+  exec [--mtu N] [--] CMD [ARGS...]
+        Run CMD in a fresh network namespace whose traffic (IPv4 and IPv6)
+        goes through Sluice: TCP and UDP are relayed directly from Sluice's
+        own namespace by Sluice's user-space TCP stack. A refused connection
+        reaches CMD as a RST, an unreachable host as ICMP unreachable. Exits
+        with CMD's status; the namespace is removed, also on Ctrl-C.
   dump [--count N] [--seconds S] [--no-ping] [--mtu N] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose default routes (IPv4 and
         IPv6) go into Sluice's TUN, and print every packet CMD sends, like
@@ -16,7 +22,8 @@ commands:
         packets, after S seconds, or on Ctrl-C; the namespace is removed.
   help  Show this text.
 
-Not yet: exec, run, proxy, check, match, replay, status, flows (issues #4-#7).
+Not yet: run, proxy, check, match, replay, status, flows; profiles, DNS
+and ping relaying in exec (issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
 """
@@ -77,6 +84,33 @@ ProcessControl.lineBufferStandardOutput()
 switch arguments.first {
 case nil, "help", "--help", "-h":
     print(usage)
+case "exec":
+    var rest = arguments.dropFirst()
+    var options = ExecCommand.Options(command: [])
+    while let first = rest.first, first.hasPrefix("-") {
+        rest.removeFirst()
+        if first == "--" { break }
+        if first == "--mtu", let value = rest.first, let mtu = Int(value), (1280 ... 65535).contains(mtu) {
+            rest.removeFirst()
+            options.mtu = mtu
+            continue
+        }
+        complain("sluice exec: unknown or incomplete option '\(first)' (see sluice help)")
+        ProcessControl.exit(2)
+    }
+    options.command = Array(rest)
+    guard !options.command.isEmpty else {
+        complain("sluice exec: no command given; for example: sluice exec -- curl http://example.test/")
+        ProcessControl.exit(2)
+    }
+    do {
+        let (status, statistics) = try ExecCommand(options: options).run { complain($0) }
+        complain("sluice: \(statistics)")
+        ProcessControl.exit(status)
+    } catch {
+        complain("sluice: error: \(error)")
+        ProcessControl.exit(1)
+    }
 case "dump":
     guard let options = parseDump(arguments.dropFirst()) else { ProcessControl.exit(2) }
     do {

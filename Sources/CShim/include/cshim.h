@@ -15,6 +15,7 @@
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <spawn.h>
 #include <sched.h>
 #include <fcntl.h>
@@ -116,6 +117,10 @@ int cshim_pipe2(int fds[2], int flags);
 int cshim_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 extern const int cshim_CLONE_NEWNS;
 extern const int cshim_CLONE_NEWNET;
+
+// pidfd_open has no glibc wrapper in Debian 12; a descriptor that becomes
+// readable when the child exits lets the event loop wait for it in epoll.
+static inline int cshim_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
 // stdout is a global Swift 6 will not touch from a nonisolated context.
 static inline void cshim_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }

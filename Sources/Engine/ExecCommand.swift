@@ -1,0 +1,78 @@
+internal import Sys
+internal import Stack
+
+/// `sluice exec`: runs a command in a fresh namespace whose traffic goes
+/// through Sluice's TUN and is relayed from Sluice's own namespace, then exits
+/// with the command's status and removes what it made, whatever way it ends.
+public struct ExecCommand {
+    public struct Options: Sendable {
+        public var command: [String]
+        public var mtu = 1500
+        public init(command: [String]) { self.command = command }
+    }
+
+    public let options: Options
+
+    public init(options: Options) { self.options = options }
+
+    static let signalToken: UInt64 = 4
+    static let childToken: UInt64 = 5
+
+    /// Runs to completion and returns the command's exit status (128 + signal if it was killed).
+    public func run(log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
+        guard !options.command.isEmpty else { throw EngineError.usage("sluice exec: no command given") }
+        let signals: SignalBox
+        do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
+            throw EngineError.system("signalfd", error)
+        }
+        let setup = try NamespaceSetup.create(name: "sluice-exec-\(ProcessControl.currentID)", mtu: options.mtu)
+        defer { setup.remove() }
+        let (raw, child) = try setup.configure(starting: options.command)
+        defer { child.terminate() }
+
+        var configuration = Tunnel.Configuration()
+        configuration.tcp.tcp.maximumSegmentSize = options.mtu - 40
+        let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
+        try tunnel.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: Self.signalToken)
+        let exitWatch: FileDescriptor
+        do { exitWatch = try child.exitDescriptor() } catch { throw EngineError.system("pidfd_open", error) }
+        try tunnel.watch(rawDescriptor: exitWatch.rawValue, token: Self.childToken)
+
+        var status: Int32?
+        var stopping = false
+        try tunnel.run(handleOther: { token in
+            switch token {
+            case Self.signalToken:
+                guard let signal = try? signals.signals.next() else { return true }
+                if signal == Signal.hangup {
+                    log("sluice: SIGHUP: no profile to reload yet; flows continue")
+                    return true
+                }
+                log("sluice: signal \(signal): stopping")
+                child.signal(Signal.terminate)
+                status = 128 + signal
+                stopping = true
+                return false
+            case Self.childToken:
+                if let exit = try? child.poll() {
+                    status = exit.shellStatus
+                    stopping = true
+                    return false
+                }
+                return true
+            default:
+                return true
+            }
+        }, shouldStop: { stopping })
+        tunnel.closeAll()
+        if status == nil, let exit = try? child.wait() { status = exit.shellStatus }
+        return (status ?? 0, tunnel.statistics)
+    }
+}
+
+/// Holds the signalfd where a closure can reach it (closures cannot capture
+/// a non-copyable value).
+final class SignalBox {
+    let signals: SignalFD
+    init(_ signals: consuming SignalFD) { self.signals = signals }
+}

@@ -1,0 +1,509 @@
+internal import Sys
+internal import Wire
+internal import Stack
+
+/// The event loop that joins the TUN to upstream sockets: one thread, one
+/// epoll, non-blocking everything. Packets from the app go through the stack's
+/// flow tables; each TCP flow and UDP session gets an upstream socket opened
+/// in Sluice's own namespace (DIRECT), and bytes move both ways with
+/// backpressure: a slow upstream closes the app's TCP window, a slow app stops
+/// reads from the upstream.
+final class Tunnel {
+    struct Configuration {
+        var tcp = TCPFlowTable.Configuration()
+        var datagrams = DatagramFlowTable.Configuration()
+        /// SO_MARK on upstream sockets (whole-host mode keeps them out of the TUN with it).
+        var mark: UInt32?
+        /// Addresses (in the app's namespace) that Sluice answers itself rather than relaying.
+        var answerPingsLocally = false
+    }
+
+    static let tunToken: UInt64 = 1
+    static let signalToken: UInt64 = 2
+    static let timerToken: UInt64 = 3
+    static let firstFlowToken: UInt64 = 16
+
+    let configuration: Configuration
+    let io: TunnelIO
+    let epoll: Epoll
+    let timer: TimerFD
+    let tcp: TCPFlowTable
+    let datagrams: DatagramFlowTable
+    var tcpFlows: [FlowKey: TCPFlow] = [:]
+    var udpFlows: [FlowKey: UDPFlow] = [:]
+    var tokens: [UInt64: FlowKey] = [:]
+    var nextToken = Tunnel.firstFlowToken
+    var statistics = TunnelStatistics()
+    let clock = ContinuousClock()
+    let origin: ContinuousClock.Instant
+    var armedDeadline: Instant?
+    /// One packet's worth of space for reading the TUN and for datagram payloads.
+    let scratch: UnsafeMutableRawBufferPointer
+
+    init(tun: consuming TunDevice, configuration: Configuration) throws(EngineError) {
+        self.configuration = configuration
+        io = TunnelIO(tun: tun)
+        do {
+            epoll = try Epoll()
+        } catch { throw EngineError.system("epoll_create", error) }
+        do {
+            timer = try TimerFD()
+        } catch { throw EngineError.system("timerfd_create", error) }
+        do {
+            try epoll.add(rawDescriptor: io.descriptor, events: .readable, token: Self.tunToken)
+            try epoll.add(timer.descriptor, events: .readable, token: Self.timerToken)
+        } catch { throw EngineError.system("epoll_ctl", error) }
+        tcp = TCPFlowTable(configuration: configuration.tcp)
+        datagrams = DatagramFlowTable(configuration: configuration.datagrams)
+        origin = clock.now
+        scratch = .allocate(byteCount: 65536, alignment: 16)
+    }
+
+    deinit { scratch.deallocate() }
+
+    var now: Instant {
+        let (s, atto) = (clock.now - origin).components
+        return Instant(nanoseconds: s * 1_000_000_000 + atto / 1_000_000_000)
+    }
+
+    /// Adds another descriptor (the stop signals) under `token`.
+    func watch(rawDescriptor: Int32, token: UInt64) throws(EngineError) {
+        do { try epoll.add(rawDescriptor: rawDescriptor, events: .readable, token: token) } catch {
+            throw EngineError.system("epoll_ctl", error)
+        }
+    }
+
+    /// Runs until `handle` (called for tokens below `firstFlowToken` that the
+    /// tunnel does not own) returns false, or `shouldStop` says so after a wake-up.
+    func run(handleOther: (UInt64) -> Bool, shouldStop: () -> Bool) throws(EngineError) {
+        var events = Epoll.EventBuffer(capacity: 256)
+        while !shouldStop() {
+            let ready: Int
+            do { ready = try epoll.wait(into: &events, timeoutMilliseconds: 1000) } catch {
+                throw EngineError.system("epoll_wait", error)
+            }
+            for i in 0 ..< ready {
+                let event = events[i]
+                switch event.token {
+                case Self.tunToken:
+                    readTun()
+                case Self.timerToken:
+                    _ = try? timer.readExpirations()
+                    armedDeadline = nil
+                case let token where token >= Self.firstFlowToken:
+                    upstreamReady(token: token, events: event.events)
+                default:
+                    if !handleOther(event.token) { return }
+                }
+            }
+            fireTimers()
+        }
+    }
+
+    // MARK: The TUN side
+
+    func readTun() {
+        var sink = TunSink(io: io, statistics: &statistics)
+        defer { statistics = sink.statistics }
+        // A bounded batch per wake-up, so upstream sockets get their turn.
+        for _ in 0 ..< 256 {
+            guard case let .value(n)? = try? io.tun.read(into: scratch), n > 0 else { break }
+            sink.statistics.packetsFromApp += 1
+            let packet = UnsafeRawBufferPointer(scratch.sub(0, n))
+            guard let view = try? IPPacketView(packet) else {
+                sink.statistics.malformedPackets += 1
+                continue
+            }
+            switch view.upperLayerProtocol {
+            case .tcp:
+                tcpFromApp(view, sink: &sink)
+            case .udp, .icmp, .icmpv6:
+                datagramFromApp(view, sink: &sink)
+            default:
+                sink.statistics.malformedPackets += 1
+            }
+        }
+    }
+
+    func tcpFromApp(_ packet: IPPacketView, sink: inout TunSink) {
+        let time = now
+        switch tcp.input(packet, now: time, sink: &sink) {
+        case let .connectionRequest(key):
+            openUpstream(for: key, sink: &sink)
+        case let .segment(key):
+            if let flow = tcpFlows[key] { pump(flow, sink: &sink) } else { tcp.flush(key, now: time, sink: &sink) }
+        case .answered:
+            break
+        case .dropped(.badChecksum), .dropped(.malformed):
+            sink.statistics.malformedPackets += 1
+        case .dropped:
+            break
+        }
+    }
+
+    /// Lazy accept: the app's SYN waits until the upstream connection succeeds,
+    /// so a refused or unreachable destination looks to the app as it would on a real network.
+    func openUpstream(for key: FlowKey, sink: inout TunSink) {
+        let address = key.destinationAddress.sysAddress
+        let socket: Socket
+        do {
+            socket = try Socket(.tcp, family: address.family, mark: configuration.mark)
+        } catch {
+            sink.statistics.upstreamErrors += 1
+            tcp.refuse(key, with: .reset, sink: &sink)
+            return
+        }
+        let result: SysResult<Void>
+        do {
+            result = try socket.connect(to: SocketAddress(address, port: key.destinationPort))
+        } catch {
+            sink.statistics.tcpRefused += 1
+            tcp.refuse(key, with: Self.refusal(for: error), sink: &sink)
+            return
+        }
+        let token = nextToken
+        nextToken += 1
+        let flow = TCPFlow(key: key, token: token, socket: socket)
+        do { try epoll.add(flow.socket.descriptor, events: [.writable], token: token) } catch {
+            tcp.refuse(key, with: .reset, sink: &sink)
+            return
+        }
+        flow.interest = [.writable]
+        tcpFlows[key] = flow
+        tokens[token] = key
+        if case .value = result { upstreamConnected(flow, sink: &sink) }
+    }
+
+    /// How an upstream failure reaches the app (issue #4: as a real network would show it).
+    static func refusal(for error: Errno) -> TCPFlowTable.Refusal {
+        switch error {
+        case .connectionRefused: return .reset
+        case .hostUnreachable, .timedOut: return .unreachable(.host)
+        case .networkUnreachable, .networkDown: return .unreachable(.network)
+        default: return .reset
+        }
+    }
+
+    func upstreamConnected(_ flow: TCPFlow, sink: inout TunSink) {
+        flow.connected = true
+        sink.statistics.tcpFlows += 1
+        guard tcp.accept(flow.key, now: now, sink: &sink) != nil else {
+            removeTCP(flow)
+            return
+        }
+        pump(flow, sink: &sink)
+    }
+
+    // MARK: The upstream side
+
+    func upstreamReady(token: UInt64, events: Epoll.Events) {
+        guard let key = tokens[token] else { return }
+        var sink = TunSink(io: io, statistics: &statistics)
+        defer { statistics = sink.statistics }
+        if let flow = tcpFlows[key] {
+            if !flow.connected {
+                if let error = flow.socket.pendingError() {
+                    sink.statistics.tcpRefused += 1
+                    tcp.refuse(key, with: Self.refusal(for: error), sink: &sink)
+                    removeTCP(flow)
+                    return
+                }
+                guard events.contains(.writable) || events.contains(.hangup) else { return }
+                upstreamConnected(flow, sink: &sink)
+                return
+            }
+            if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
+                readUpstream(flow, sink: &sink)
+            }
+            if tcpFlows[key] != nil { pump(flow, sink: &sink) }
+        } else if let flow = udpFlows[key] {
+            readUpstreamDatagrams(flow, sink: &sink)
+        }
+    }
+
+    /// Upstream bytes go straight into the connection's send ring: one copy, by the kernel.
+    func readUpstream(_ flow: TCPFlow, sink: inout TunSink) {
+        guard let connection = tcp.connection(flow.key) else { return }
+        for _ in 0 ..< 16 {
+            guard connection.writableCount > 0, !flow.upstreamClosed else { return }
+            var failure: Errno?
+            var eof = false
+            let n = connection.write { space in
+                do throws(Errno) {
+                    switch try flow.socket.read(into: space) {
+                    case let .value(n):
+                        if n == 0 { eof = true }
+                        return n
+                    case .wouldBlock:
+                        return 0
+                    }
+                } catch {
+                    failure = error
+                    return 0
+                }
+            }
+            if let failure {
+                // ECONNRESET and friends: the app sees a RST, this flow only.
+                sink.statistics.upstreamErrors += 1
+                _ = failure
+                connection.abort()
+                flow.upstreamClosed = true
+                return
+            }
+            if eof {
+                flow.upstreamClosed = true
+                connection.shutdownWrite()
+                return
+            }
+            if n == 0 { return }
+            sink.statistics.bytesToApp += n
+            tcp.flush(flow.key, now: now, sink: &sink)
+        }
+    }
+
+    /// Moves app bytes upstream, passes half-closes both ways, updates what the
+    /// socket is watched for, and lets the connection send what it owes.
+    func pump(_ flow: TCPFlow, sink: inout TunSink) {
+        let time = now
+        guard let connection = tcp.connection(flow.key) else {
+            removeTCP(flow)
+            return
+        }
+        let events = connection.takeEvents()
+        if events.contains(.reset) {
+            flow.socket.setResetOnClose()
+        }
+        var upstreamBlocked = false
+        if flow.connected, !flow.upstreamWriteClosed {
+            while connection.readableCount > 0 {
+                let data = connection.peekReadable()
+                guard let result = try? flow.socket.write(data) else {
+                    sink.statistics.upstreamErrors += 1
+                    connection.abort()
+                    break
+                }
+                guard case let .value(n) = result, n > 0 else {
+                    upstreamBlocked = true
+                    break
+                }
+                sink.statistics.bytesFromApp += n
+                connection.consume(n)
+            }
+            if connection.isReadClosed, connection.readableCount == 0 {
+                flow.socket.shutdown(.write)
+                flow.upstreamWriteClosed = true
+            }
+        }
+        // Backpressure: watch the socket for reading only while the app's side has room.
+        if flow.connected {
+            var wanted: Epoll.Events = []
+            if !flow.upstreamClosed, connection.writableCount > 0 { wanted.insert(.readable) }
+            if upstreamBlocked { wanted.insert(.writable) }
+            if wanted != flow.interest {
+                try? epoll.modify(flow.socket.descriptor, events: wanted, token: flow.token)
+                flow.interest = wanted
+            }
+        }
+        tcp.flush(flow.key, now: time, sink: &sink)
+        let state = connection.state
+        if state == .closed || state == .timeWait || (flow.upstreamClosed && flow.upstreamWriteClosed && connection.unacknowledgedCount == 0) {
+            if state == .closed || state == .timeWait { removeTCP(flow, keepConnection: state == .timeWait) }
+        }
+        // More upstream data may be waiting now that the app's side has room again.
+        if events.contains(.writable), flow.interest.contains(.readable), !flow.upstreamClosed, tcpFlows[flow.key] != nil {
+            readUpstream(flow, sink: &sink)
+        }
+    }
+
+    func removeTCP(_ flow: TCPFlow, keepConnection: Bool = false) {
+        try? epoll.remove(flow.socket.descriptor)
+        tcpFlows[flow.key] = nil
+        tokens[flow.token] = nil
+        if !keepConnection, let connection = tcp.connection(flow.key), connection.state != .closed {
+            // The connection outlives its socket only in TIME-WAIT.
+            connection.abort()
+        }
+    }
+
+    // MARK: Datagrams
+
+    func datagramFromApp(_ packet: IPPacketView, sink: inout TunSink) {
+        let time = now
+        switch datagrams.input(packet, now: time, sink: &sink) {
+        case let .udp(key, payload, isNew):
+            if isNew { openUDP(key, sink: &sink) }
+            guard let flow = udpFlows[key] else { return }
+            if (try? flow.socket.send(payload, to: nil)) == nil { sink.statistics.upstreamErrors += 1 }
+            sink.statistics.bytesFromApp += payload.count
+        case let .echoRequest(key, sequenceNumber, payload, isNew):
+            if isNew { sink.statistics.echoFlows += 1 }
+            // Ping through unprivileged ping sockets arrives with the relay; until then
+            // Sluice answers for the destination when told to, and otherwise drops.
+            if configuration.answerPingsLocally {
+                datagrams.sendEchoReply(key, sequenceNumber: sequenceNumber, payload: payload, now: time, sink: &sink)
+            }
+        case .answered:
+            break
+        case .dropped(.badChecksum), .dropped(.malformed):
+            sink.statistics.malformedPackets += 1
+        case .dropped:
+            break
+        }
+    }
+
+    func openUDP(_ key: FlowKey, sink: inout TunSink) {
+        let address = key.destinationAddress.sysAddress
+        guard let socket = try? Socket(.udp, family: address.family, mark: configuration.mark) else {
+            sink.statistics.upstreamErrors += 1
+            return
+        }
+        guard (try? socket.connect(to: SocketAddress(address, port: key.destinationPort))) != nil else {
+            sink.statistics.upstreamErrors += 1
+            return
+        }
+        let token = nextToken
+        nextToken += 1
+        let flow = UDPFlow(key: key, token: token, socket: socket)
+        guard (try? epoll.add(flow.socket.descriptor, events: .readable, token: token)) != nil else { return }
+        udpFlows[key] = flow
+        tokens[token] = key
+        sink.statistics.udpSessions += 1
+    }
+
+    func readUpstreamDatagrams(_ flow: UDPFlow, sink: inout TunSink) {
+        for _ in 0 ..< 64 {
+            guard case let .value((n, _))? = try? flow.socket.receive(into: scratch) else { return }
+            sink.statistics.bytesToApp += n
+            datagrams.sendUDP(flow.key, payload: UnsafeRawBufferPointer(scratch.sub(0, n)), now: now, sink: &sink)
+        }
+    }
+
+    // MARK: Timers
+
+    func fireTimers() {
+        let time = now
+        var sink = TunSink(io: io, statistics: &statistics)
+        defer { statistics = sink.statistics }
+        if let deadline = tcp.nextDeadline, deadline <= time {
+            for key in tcp.poll(now: time, sink: &sink) {
+                if let flow = tcpFlows[key] { removeTCP(flow, keepConnection: true) }
+            }
+            // Connections that timed out or were reset by a timer need their sockets closed.
+            for (key, flow) in tcpFlows where tcp.connection(key) == nil { removeTCP(flow) }
+        }
+        if let deadline = datagrams.nextDeadline, deadline <= time {
+            for key in datagrams.expire(now: time) {
+                if let flow = udpFlows.removeValue(forKey: key) {
+                    try? epoll.remove(flow.socket.descriptor)
+                    tokens[flow.token] = nil
+                }
+            }
+        }
+        // Arm the timer for the next deadline, when it changed.
+        let next = [tcp.nextDeadline, datagrams.nextDeadline].compactMap { $0 }.min()
+        if next != armedDeadline {
+            armedDeadline = next
+            if let next {
+                let delay = max(next.nanoseconds - now.nanoseconds, 1)
+                try? timer.arm(afterNanoseconds: UInt64(delay))
+            } else {
+                try? timer.disarm()
+            }
+        }
+    }
+
+    /// Closes every flow: RST to the app for TCP (the tunnel is going away), sockets closed.
+    func closeAll() {
+        var sink = TunSink(io: io, statistics: &statistics)
+        defer { statistics = sink.statistics }
+        for (key, flow) in tcpFlows {
+            tcp.connection(key)?.abort()
+            tcp.flush(key, now: now, sink: &sink)
+            try? epoll.remove(flow.socket.descriptor)
+        }
+        tcpFlows.removeAll()
+        udpFlows.removeAll()
+        tokens.removeAll()
+    }
+}
+
+/// One relayed TCP flow: its upstream socket and what each side has closed.
+final class TCPFlow {
+    let key: FlowKey
+    let token: UInt64
+    let socket: Socket
+    var connected = false
+    /// The upstream sent FIN (or failed): nothing more will come from it.
+    var upstreamClosed = false
+    /// We passed the app's FIN upstream.
+    var upstreamWriteClosed = false
+    var interest: Epoll.Events = []
+
+    init(key: FlowKey, token: UInt64, socket: consuming Socket) {
+        self.key = key
+        self.token = token
+        self.socket = socket
+    }
+}
+
+/// One relayed UDP session: a connected socket to its destination.
+final class UDPFlow {
+    let key: FlowKey
+    let token: UInt64
+    let socket: Socket
+
+    init(key: FlowKey, token: UInt64, socket: consuming Socket) {
+        self.key = key
+        self.token = token
+        self.socket = socket
+    }
+}
+
+/// Owns the TUN device for the loop and the sink.
+final class TunnelIO {
+    let tun: TunDevice
+    let outgoing: UnsafeMutableRawBufferPointer
+
+    init(tun: consuming TunDevice) {
+        self.tun = tun
+        outgoing = .allocate(byteCount: 65536 + 128, alignment: 16)
+    }
+
+    deinit { outgoing.deallocate() }
+
+    var descriptor: Int32 { tun.descriptor.rawValue }
+}
+
+/// Writes each packet the stack emits to the TUN at once. A full TUN queue
+/// drops the packet (TCP retransmits it) and counts the drop.
+struct TunSink: PacketSink {
+    let io: TunnelIO
+    var statistics: TunnelStatistics
+
+    init(io: TunnelIO, statistics: inout TunnelStatistics) {
+        self.io = io
+        self.statistics = statistics
+    }
+
+    mutating func send(capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int) {
+        let buffer = capacity <= io.outgoing.count ? io.outgoing : io.outgoing
+        let n = fill(buffer)
+        guard n > 0 else { return }
+        switch try? io.tun.write(UnsafeRawBufferPointer(buffer.sub(0, n))) {
+        case .value?:
+            statistics.packetsToApp += 1
+        case .wouldBlock?, nil:
+            statistics.tunWriteDrops += 1
+        }
+    }
+}
+
+extension IPAddress {
+    /// The same address as Sys spells it.
+    var sysAddress: SysIPAddress {
+        switch self {
+        case let .v4(a): return .v4(a.value)
+        case let .v6(a): return .v6(high: a.high, low: a.low)
+        }
+    }
+}

@@ -1,0 +1,22 @@
+/// What the tunnel did, for the exit summary (and later the control API).
+public struct TunnelStatistics: Sendable, CustomStringConvertible {
+    public var packetsFromApp = 0
+    public var packetsToApp = 0
+    public var malformedPackets = 0
+    public var tcpFlows = 0
+    public var tcpRefused = 0
+    public var udpSessions = 0
+    public var echoFlows = 0
+    public var bytesFromApp = 0
+    public var bytesToApp = 0
+    public var tunWriteDrops = 0
+    public var upstreamErrors = 0
+
+    public init() {}
+
+    public var description: String {
+        "\(tcpFlows) TCP flows (\(tcpRefused) refused), \(udpSessions) UDP sessions, \(echoFlows) ping flows; "
+            + "\(bytesFromApp) bytes up, \(bytesToApp) bytes down; \(packetsFromApp) packets in, \(packetsToApp) out; "
+            + "\(malformedPackets) malformed, \(upstreamErrors) upstream errors, \(tunWriteDrops) TUN write drops"
+    }
+}
