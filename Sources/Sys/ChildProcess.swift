@@ -8,10 +8,14 @@ internal import Glibc
 public struct ChildProcess: Sendable {
     public let pid: Int32
 
-    /// Starts `arguments[0]` (searched in PATH) with the caller's stdio and
-    /// environment, and with every signal unblocked and at its default, whatever
-    /// the caller has blocked for its own signalfd.
-    public static func spawn(_ arguments: [String], environment: [String]? = nil) throws(Errno) -> ChildProcess {
+    /// Starts `arguments[0]` (searched in PATH) with the caller's environment,
+    /// every signal unblocked and at its default whatever the caller blocked
+    /// for its own signalfd, and no descriptor but 0, 1 and 2: a child must
+    /// never hold one of Sluice's sockets or pipes open. `output` sends
+    /// stdout and stderr to a file instead of the caller's; `input` reads
+    /// stdin from a file (such as /dev/null).
+    public static func spawn(_ arguments: [String], environment: [String]? = nil,
+                             output: String? = nil, input: String? = nil) throws(Errno) -> ChildProcess {
         guard !arguments.isEmpty else { throw Errno.invalidArgument }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -25,6 +29,16 @@ public struct ChildProcess: Sendable {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let input { posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0) }
+        if let output {
+            posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
+        cshim_spawn_closefrom(&actions, 3)
+
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0) } + [nil] }
@@ -32,9 +46,9 @@ public struct ChildProcess: Sendable {
         var pid: pid_t = 0
         let status: Int32
         if envp != nil {
-            status = posix_spawnp(&pid, arguments[0], nil, &attributes, &argv, &envp!)
+            status = posix_spawnp(&pid, arguments[0], &actions, &attributes, &argv, &envp!)
         } else {
-            status = posix_spawnp(&pid, arguments[0], nil, &attributes, &argv, environ)
+            status = posix_spawnp(&pid, arguments[0], &actions, &attributes, &argv, environ)
         }
         guard status == 0 else { throw Errno(rawValue: status) }
         return ChildProcess(pid: pid)

@@ -6,55 +6,13 @@ import TestSupport
 /// ping and curl. Each test checks that the namespace is gone afterwards.
 @Suite(.enabled(if: TestNetwork.isRoot, "needs root: creates network namespaces and TUN devices"), .serialized)
 struct DumpTests {
-    /// The `sluice` binary built next to this test bundle.
-    static var sluice: String {
-        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var dir = runner.deletingLastPathComponent()
-        // The runner may sit inside the .xctest bundle directory.
-        while !FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("sluice").path), dir.path != "/" {
-            dir = dir.deletingLastPathComponent()
-        }
-        return dir.appendingPathComponent("sluice").path
-    }
-
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    /// Runs sluice to completion, bounded by `timeout` seconds.
-    func run(_ arguments: [String], timeout: Double = 30, whileRunning: ((Process) -> Void)? = nil) throws -> Run {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.sluice)
-        p.arguments = arguments
-        // Files, not pipes: nothing can block on a full pipe, and nothing is shared across threads.
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-dump-test-\(getpid())-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let outURL = dir.appendingPathComponent("out"), errURL = dir.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        p.standardOutput = try FileHandle(forWritingTo: outURL)
-        p.standardError = try FileHandle(forWritingTo: errURL)
-        try p.run()
-        whileRunning?(p)
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.isRunning, Date() < deadline { usleep(20_000) }
-        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
-        p.waitUntilExit()
-        return Run(status: p.terminationStatus,
-                   stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-                   stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
-    }
-
     func leftoverNamespaces() throws -> [String] {
         let listing = try TestNetwork("dump").run(["ip", "netns", "list"]).output
         return listing.split(separator: "\n").map(String.init).filter { $0.hasPrefix("sluice-dump-") }
     }
 
     @Test func printsPingsLikeTcpdumpAndAnswersThem() throws {
-        let r = try run(["dump", "--seconds", "20", "--", "ping", "-c", "2", "-i", "0.2", "-W", "2", "10.233.0.2"])
+        let r = try runSluice(["dump", "--seconds", "20", "--", "ping", "-c", "2", "-i", "0.2", "-W", "2", "10.233.0.2"])
         #expect(r.status == 0, "ping must get its replies: \(r.stderr)")
         let requests = r.stdout.split(separator: "\n").filter { $0.contains("IP 10.233.0.1 > 10.233.0.2: ICMP echo request") }
         #expect(requests.count == 2, "\(r.stdout)")
@@ -65,7 +23,7 @@ struct DumpTests {
     }
 
     @Test func printsIPv6AndTCP() throws {
-        let r = try run(["dump", "--seconds", "20", "--", "bash", "-c",
+        let r = try runSluice(["dump", "--seconds", "20", "--", "bash", "-c",
                          "ping -6 -c 1 -W 2 fd00:233::2 && curl -s -m 1 http://10.233.0.2:8080/; true"])
         #expect(r.status == 0)
         #expect(r.stdout.contains("IP6 fd00:233::1 > fd00:233::2: ICMP6, echo request"), "\(r.stdout)")
@@ -74,20 +32,20 @@ struct DumpTests {
     }
 
     @Test func decodesDNSQueries() throws {
-        let r = try run(["dump", "--seconds", "20", "--", "bash", "-c",
+        let r = try runSluice(["dump", "--seconds", "20", "--", "bash", "-c",
                          "dig +tries=1 +time=1 @10.233.0.53 api.sluice.test AAAA; true"])
         #expect(r.stdout.contains("> 10.233.0.53.53: "), "\(r.stdout)")
         #expect(r.stdout.contains("AAAA? api.sluice.test."), "\(r.stdout)")
     }
 
     @Test func exitsWithTheCommandsStatus() throws {
-        #expect(try run(["dump", "--", "sh", "-c", "exit 7"]).status == 7)
-        #expect(try run(["dump", "--", "sh", "-c", "kill -KILL $$"]).status == 128 + 9)
+        #expect(try runSluice(["dump", "--", "sh", "-c", "exit 7"]).status == 7)
+        #expect(try runSluice(["dump", "--", "sh", "-c", "kill -KILL $$"]).status == 128 + 9)
         #expect(try leftoverNamespaces().isEmpty)
     }
 
     @Test func stopsAfterCountPackets() throws {
-        let r = try run(["dump", "--count", "3", "--", "ping", "-i", "0.2", "10.233.0.2"])
+        let r = try runSluice(["dump", "--count", "3", "--", "ping", "-i", "0.2", "10.233.0.2"])
         // Every packet line starts with its time; the router solicitation counts too.
         let packets = r.stdout.split(separator: "\n").filter { $0.first?.isNumber == true && $0.contains(" > ") }
         #expect(packets.count == 3, "\(r.stdout)")
@@ -96,7 +54,7 @@ struct DumpTests {
     }
 
     @Test func cleansUpOnCtrlC() throws {
-        let r = try run(["dump", "--", "sleep", "60"], timeout: 20) { process in
+        let r = try runSluice(["dump", "--", "sleep", "60"], timeout: 20) { process in
             // Wait until the namespace exists, then interrupt.
             _ = TestNetwork.waitUntil(seconds: 10) { (try? self.leftoverNamespaces().isEmpty) == false }
             kill(process.processIdentifier, SIGINT)
@@ -110,10 +68,10 @@ struct DumpTests {
     }
 
     @Test func refusesBadUsageWithAHint() throws {
-        let r = try run(["dump", "--count", "zero", "--", "true"])
+        let r = try runSluice(["dump", "--count", "zero", "--", "true"])
         #expect(r.status == 2)
         #expect(r.stderr.contains("--count wants a positive whole number, got 'zero'"))
-        let none = try run(["dump"])
+        let none = try runSluice(["dump"])
         #expect(none.status == 2)
         #expect(none.stderr.contains("no command given; for example: sluice dump -- ping"))
     }

@@ -1,4 +1,5 @@
-public import Foundation
+import Foundation
+public import Sys
 
 /// Network namespaces, veth links and background processes that one test
 /// creates for itself and removes when it is done, whatever happened.
@@ -10,12 +11,15 @@ public final class TestNetwork: @unchecked Sendable {
     public let tag: String
     private let lock = NSLock()
     private var namespaces: [String] = []
-    private var processes: [Process] = []
+    private var processes: [ChildProcess] = []
     private nonisolated(unsafe) static var counter = 0
     private static let counterLock = NSLock()
 
     public struct CommandFailed: Error, CustomStringConvertible {
         public var command: [String], status: Int32, output: String
+        public init(command: [String], status: Int32, output: String) {
+            self.command = command; self.status = status; self.output = output
+        }
         public var description: String { "`\(command.joined(separator: " "))` exited \(status): \(output)" }
     }
 
@@ -58,45 +62,49 @@ public final class TestNetwork: @unchecked Sendable {
         try run(args)
     }
 
-    /// Runs a command to completion, in a namespace when one is given.
+    /// Runs a command to completion (bounded by `timeout` seconds), in a
+    /// namespace when one is given. Output goes through a file, not a pipe, and
+    /// the child inherits no descriptor of ours (see ChildProcess.spawn), so no
+    /// background server can keep anything open on our behalf.
     @discardableResult
-    public func run(_ command: [String], in ns: String? = nil, check: Bool = true) throws -> (status: Int32, output: String) {
+    public func run(_ command: [String], in ns: String? = nil, check: Bool = true,
+                    timeout: Double = 60) throws -> (status: Int32, output: String) {
         let full = ns.map { ["ip", "netns", "exec", $0] + command } ?? command
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = full
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let output = String(decoding: data, as: UTF8.self)
-        if check, p.terminationStatus != 0 {
-            throw CommandFailed(command: full, status: p.terminationStatus, output: output)
+        let outputPath = Self.scratchPath()
+        defer { unlink(outputPath) }
+        let child = try ChildProcess.spawn(full, output: outputPath, input: "/dev/null")
+        let deadline = Date().addingTimeInterval(timeout)
+        var exit: ChildProcess.Exit?
+        while exit == nil {
+            exit = try child.poll()
+            if exit == nil {
+                if Date() > deadline { child.terminate(graceMilliseconds: 500); exit = .signaled(9); break }
+                usleep(2_000)
+            }
         }
-        return (p.terminationStatus, output)
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let status = exit!.shellStatus
+        if check, status != 0 {
+            throw CommandFailed(command: full, status: status, output: output)
+        }
+        return (status, output)
     }
 
     /// Starts a command in the background; `destroy()` stops it by PID.
     @discardableResult
-    public func start(_ command: [String], in ns: String? = nil, log: String? = nil) throws -> Process {
+    public func start(_ command: [String], in ns: String? = nil, log: String? = nil) throws -> ChildProcess {
         let full = ns.map { ["ip", "netns", "exec", $0] + command } ?? command
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = full
-        if let log {
-            _ = FileManager.default.createFile(atPath: log, contents: nil)
-            let handle = FileHandle(forWritingAtPath: log)
-            p.standardOutput = handle
-            p.standardError = handle
-        } else {
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = FileHandle.nullDevice
-        }
-        try p.run()
-        lock.lock(); processes.append(p); lock.unlock()
-        return p
+        let child = try ChildProcess.spawn(full, output: log ?? "/dev/null", input: "/dev/null")
+        lock.lock(); processes.append(child); lock.unlock()
+        return child
+    }
+
+    private static func scratchPath() -> String {
+        counterLock.lock()
+        counter += 1
+        let n = counter
+        counterLock.unlock()
+        return NSTemporaryDirectory() + "/sluice-testnetwork-\(getpid())-\(n).out"
     }
 
     /// Polls `condition` every 20 ms until it holds or `seconds` pass.
@@ -115,12 +123,7 @@ public final class TestNetwork: @unchecked Sendable {
         let procs = processes, names = namespaces
         processes = []; namespaces = []
         lock.unlock()
-        for p in procs where p.isRunning { kill(p.processIdentifier, SIGTERM) }
-        for p in procs {
-            let deadline = Date().addingTimeInterval(3)
-            while p.isRunning, Date() < deadline { usleep(10_000) }
-            if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
-        }
+        for p in procs { p.terminate(graceMilliseconds: 3000) }
         for name in names.reversed() { _ = try? run(["ip", "netns", "del", name], check: false) }
     }
 }

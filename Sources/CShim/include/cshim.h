@@ -115,6 +115,7 @@ int cshim_setns(int fd, int nstype);
 int cshim_gettid(void);
 int cshim_pipe2(int fds[2], int flags);
 int cshim_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+int cshim_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 extern const int cshim_CLONE_NEWNS;
 extern const int cshim_CLONE_NEWNET;
 

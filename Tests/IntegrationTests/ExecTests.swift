@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `sluice exec` against real servers. Sluice runs inside a namespace that
+/// plays the host, joined by a veth link to a server namespace with nginx,
+/// nc and dnsmasq; the command runs in the namespace Sluice creates.
+@Suite(.enabled(if: TestNetwork.isRoot, "needs root: creates network namespaces and TUN devices"), .serialized)
+final class ExecTests {
+    let net = TestNetwork("exec")
+    let host: String
+    let server: String
+    let work: URL
+
+    init() throws {
+        host = try net.namespace("host")
+        server = try net.namespace("srv")
+        try net.link(host, "h0", server, "s0")
+        try net.address(host, "h0", "10.88.0.1/24")
+        try net.address(server, "s0", "10.88.0.2/24")
+        try net.address(host, "h0", "fd00:88::1/64")
+        try net.address(server, "s0", "fd00:88::2/64")
+        work = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-exec-\(net.tag)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        // Test data: random bytes, known digests.
+        try net.run(["sh", "-c", "head -c 20971520 /dev/urandom > \(work.path)/20m.bin && head -c 1048576 /dev/urandom > \(work.path)/1m.bin"])
+        let conf = """
+        daemon off; pid \(work.path)/nginx.pid; error_log \(work.path)/error.log;
+        events { worker_connections 512; }
+        http { access_log off; client_body_temp_path \(work.path); keepalive_requests 1000;
+          server { listen 10.88.0.2:8080; listen [fd00:88::2]:8080; root \(work.path); } }
+        """
+        try conf.write(to: work.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+        try net.start(["nginx", "-c", work.appendingPathComponent("nginx.conf").path, "-p", work.path], in: server)
+        try net.start(["dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
+                       "--listen-address=10.88.0.2", "--port=53", "--host-record=api.sluice.test,10.88.1.81",
+                       "--log-facility=/dev/null"], in: server)
+        let ready = TestNetwork.waitUntil(seconds: 10) {
+            let listening = (try? self.net.run(["ss", "-ltnu"], in: self.server).output) ?? ""
+            return listening.contains("10.88.0.2:8080") && listening.contains("10.88.0.2:53")
+        }
+        guard ready else { throw TestNetwork.CommandFailed(command: ["servers"], status: 1, output: "nginx or dnsmasq did not start") }
+    }
+
+    deinit {
+        net.destroy()
+        try? FileManager.default.removeItem(at: work)
+    }
+
+    func digest(_ file: String) throws -> String {
+        String(try net.run(["sha256sum", work.appendingPathComponent(file).path]).output.prefix(64))
+    }
+
+    func exec(_ script: String, timeout: Double = 120) throws -> SluiceRun {
+        try runSluice(["exec", "--", "bash", "-c", script], in: host, timeout: timeout)
+    }
+
+    @Test func downloadsAreByteExactOverIPv4AndIPv6() throws {
+        let r = try exec("curl -sS http://10.88.0.2:8080/20m.bin | sha256sum; curl -sS 'http://[fd00:88::2]:8080/20m.bin' | sha256sum")
+        let digests = r.stdout.split(separator: "\n").map { String($0.prefix(64)) }
+        let expected = try digest("20m.bin")
+        #expect(digests == [expected, expected], "\(r.stderr)")
+        #expect(r.status == 0)
+    }
+
+    @Test func uploadsAreByteExact() throws {
+        let received = work.appendingPathComponent("received.bin").path
+        try net.start(["sh", "-c", "nc -l 10.88.0.2 9000 > \(received)"], in: server)
+        _ = TestNetwork.waitUntil { ((try? self.net.run(["ss", "-ltn"], in: self.server).output) ?? "").contains(":9000") }
+        let r = try exec("nc -N 10.88.0.2 9000 < \(work.path)/20m.bin")
+        #expect(r.status == 0, "\(r.stderr)")
+        let arrived = TestNetwork.waitUntil(seconds: 20) {
+            ((try? FileManager.default.attributesOfItem(atPath: received)[.size] as? Int) ?? 0) == 20_971_520
+        }
+        #expect(arrived)
+        #expect(try digest("received.bin") == (try digest("20m.bin")))
+    }
+
+    @Test func keepAliveReusesOneConnection() throws {
+        let r = try exec("curl -s -o /dev/null -o /dev/null -w '%{num_connects}\\n' http://10.88.0.2:8080/1m.bin http://10.88.0.2:8080/1m.bin")
+        #expect(r.stdout.split(separator: "\n") == ["1", "0"], "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("1 TCP flows"))
+    }
+
+    @Test func manyConcurrentConnectionsAllArriveIntact() throws {
+        let expected = try digest("1m.bin")
+        let r = try exec("for i in $(seq 24); do curl -s http://10.88.0.2:8080/1m.bin | sha256sum & done; wait")
+        let digests = r.stdout.split(separator: "\n").map { String($0.prefix(64)) }
+        #expect(digests.count == 24)
+        #expect(digests.allSatisfy { $0 == expected })
+    }
+
+    // bash's /dev/tcp prints the connect(2) error itself, so the tests see
+    // exactly what the kernel told the app.
+    @Test func aRefusedConnectionIsAReset() throws {
+        let r = try exec("exec 3<>/dev/tcp/10.88.0.2/9999 && echo connected", timeout: 30)
+        #expect(r.stderr.contains("Connection refused"), "\(r.stdout) \(r.stderr)")
+        #expect(!r.stdout.contains("connected"))
+        #expect(r.seconds < 10)
+    }
+
+    @Test func anUnreachableNetworkIsAnICMPError() throws {
+        // The host namespace has no route to 10.123.0.0/16: Sluice's connect fails at once
+        // and the app gets ICMP "net unreachable", which Linux turns into ENETUNREACH.
+        let r = try exec("exec 3<>/dev/tcp/10.123.0.9/80 && echo connected", timeout: 30)
+        #expect(r.stderr.contains("Network is unreachable"), "\(r.stdout) \(r.stderr)")
+        #expect(!r.stdout.contains("connected"))
+        #expect(r.stderr.contains("1 refused"))
+        #expect(r.seconds < 10)
+    }
+
+    @Test func anUnansweredHostIsAnICMPErrorToo() throws {
+        // On the server's own subnet but nobody there: the host namespace's
+        // ARP fails, its connect reports EHOSTUNREACH after a few seconds.
+        let r = try exec("exec 3<>/dev/tcp/10.88.0.77/80 && echo connected", timeout: 60)
+        #expect(r.stderr.contains("No route to host"), "\(r.stdout) \(r.stderr)")
+    }
+
+    @Test func udpIsRelayed() throws {
+        let r = try exec("dig +short +tries=1 +time=2 @10.88.0.2 api.sluice.test A")
+        #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "10.88.1.81", "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("1 UDP sessions"))
+    }
+
+    @Test func exitStatusAndCleanup() throws {
+        let r = try exec("exit 3")
+        #expect(r.status == 3)
+        let left = try net.run(["ip", "netns", "list"]).output
+        #expect(!left.contains("sluice-exec-"), "\(left)")
+    }
+}
