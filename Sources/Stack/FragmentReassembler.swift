@@ -313,6 +313,8 @@ public final class FragmentReassembler {
 
         let isNewFirst = start == 0 && entry.firstHeader == nil
         let growth = max(0, end - entry.data.count) + (isNewFirst ? piece.header.count : 0)
+        // A datagram too large for the limit by itself must not evict the others first.
+        guard entry.memory + growth <= configuration.maximumMemory else { return discarded(key, .memoryLimit) }
         while memoryInUse + growth > configuration.maximumMemory, evictOldest(sparing: key) {
             counters.evictedForMemory += 1
         }
