@@ -120,6 +120,41 @@ import Wire
         #expect(fragments.first.map { $0.count - 48 } == 24)
     }
 
+    /// Hop-by-hop options stay in every fragment (the unfragmentable part);
+    /// destination options without a routing header after them travel in the
+    /// first fragment only. Reassembly puts the chain back as it was.
+    @Test func ipv6ExtensionHeadersRoundTrip() throws {
+        let data = Frag.payload(3000)
+        let udpLength = 8 + data.count
+        var whole = [UInt8](repeating: 0, count: 40 + 8 + 8 + udpLength)
+        whole.withUnsafeMutableBytes { out in
+            _ = try! IPv6Header(source: Frag.app6, destination: Frag.server6, nextHeader: .hopByHop,
+                                payloadLength: 16 + udpLength).emit(into: out.sub(0, 40))
+            // Hop-by-hop, then destination options, each one PadN option of 4 bytes.
+            for (at, next) in [(40, IPProtocol.ipv6Options), (48, IPProtocol.udp)] {
+                out[at] = next.rawValue; out[at + 1] = 0; out[at + 2] = 1; out[at + 3] = 4
+            }
+            for (i, b) in data.enumerated() { out[64 + i] = b }
+            _ = try! UDPHeader(sourcePort: 40000, destinationPort: 53, payloadLength: data.count)
+                .emit(into: out.sub(56, udpLength), source: Frag.app6, destination: Frag.server6)
+        }
+        try withPacket(whole) { #expect($0.verifyUpperLayerChecksum() == true) }
+        let (outcome, fragments) = try fragment(whole, mtu: 1280)
+        #expect(outcome == .fragments(3))
+        try checkFragments(fragments, mtu: 1280, trace: "extension headers")
+        for (i, bytes) in fragments.enumerated() {
+            #expect(bytes[6] == IPProtocol.hopByHop.rawValue)
+            #expect(bytes[40] == IPProtocol.ipv6Fragment.rawValue)
+            // The fragment header names what the hop-by-hop header named before.
+            #expect(bytes[48] == IPProtocol.ipv6Options.rawValue, "#\(i)")
+        }
+        let reassembler = FragmentReassembler()
+        for order in permutations(Array(fragments.indices)) {
+            let results = try order.compactMap { try reassembler.insert(fragments[$0]).datagram }
+            #expect(results.map(\.bytes) == [whole], "order \(order)")
+        }
+    }
+
     @Test func fragmentsPrintLikeTcpdump() throws {
         let (_, fragments) = try fragment(Frag.udp6(Frag.payload(2000)), mtu: 1280, identification: 0x1234)
         let lines = try fragments.map { try withPacket($0) { $0.description } }
