@@ -87,7 +87,9 @@ public final class FragmentReassembler {
         /// Empty, or a fragment with more to follow whose length is not a multiple
         /// of 8 (RFC 791, RFC 8200 §4.5).
         case badLength
-        /// Its end would make the datagram longer than 65,535 bytes (the ping of death).
+        /// Its end would make the datagram longer than 65,535 bytes (the ping of
+        /// death). Found only at completion (the first fragment's header longer
+        /// than the last one's), it takes the datagram with it.
         case tooLong
         /// A first fragment without the whole upper-layer header (RFC 8200 §4.5,
         /// RFC 7112; for IPv4, RFC 1858's tiny-fragment attack).
@@ -221,7 +223,11 @@ public final class FragmentReassembler {
 
     /// When `expire` next has something to do, if anything is waiting.
     public var nextDeadline: Instant? {
-        entries.values.map(\.firstArrival).min().map { $0 + configuration.timeout }
+        var earliest: Instant? = nil
+        for entry in entries.values where earliest.map({ entry.firstArrival < $0 }) ?? true {
+            earliest = entry.firstArrival
+        }
+        return earliest.map { $0 + configuration.timeout }
     }
 
     // MARK: Input

@@ -132,6 +132,7 @@ import Wire
             let more = overlapping.upperBound < 2008
             let outcome = try reassembler.insert(Frag.fragment6(w, overlapping, more: more))
             #expect(outcome.dropReason == .overlap, "\(overlapping): \(outcome)")
+            #expect(outcome.description == "dropped: overlapping fragments")
             #expect(reassembler.count == 0 && reassembler.memoryInUse == 0)
             #expect(reassembler.counters.overlaps == 1)
             // The fragment held before is gone: the rest cannot complete the datagram.
