@@ -161,3 +161,14 @@ func permutations<T>(_ items: [T]) -> [[T]] {
     generate(a.count)
     return result
 }
+
+/// Like `CollectingSink`, but offers buffers poisoned with 0xAA (and larger
+/// than asked), so a byte the writer forgets shows up in the packet.
+struct PoisonedSink: PacketSink {
+    var packets: [[UInt8]] = []
+    mutating func send(capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int) {
+        var buffer = [UInt8](repeating: 0xAA, count: capacity + 64)
+        let n = buffer.withUnsafeMutableBytes { fill($0) }
+        if n > 0 { packets.append(Array(buffer.prefix(n))) }
+    }
+}

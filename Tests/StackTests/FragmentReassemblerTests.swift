@@ -350,7 +350,7 @@ import Wire
             let other = v6 ? Frag.fragment6(w, 1000 ..< 2008, more: false, identification: 77)
                            : Frag.fragment4(Frag.udp4(Frag.payload(2000), identification: 77), 1000 ..< 2008, more: false)
             #expect(try reassembler.insert(other, now: .zero).isIncomplete)
-            var sink = CollectingSink()
+            var sink = PoisonedSink()
             #expect(reassembler.expire(now: .milliseconds(30_000), sendingTimeExceededTo: &sink) == 2)
             #expect(sink.packets.count == 1)
             #expect(reassembler.counters.timeExceededSent == 1 && reassembler.counters.timedOut == 2)

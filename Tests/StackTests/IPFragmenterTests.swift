@@ -8,7 +8,7 @@ import Wire
     func fragment(_ whole: [UInt8], mtu: Int, identification: UInt32 = 0xabcd) throws
         -> (IPFragmenter.Outcome, [[UInt8]])
     {
-        var sink = CollectingSink()
+        var sink = PoisonedSink()
         let outcome = try withPacket(whole) { IPFragmenter.fragment($0, mtu: mtu, identification: identification, sink: &sink) }
         return (outcome, sink.packets)
     }
