@@ -8,6 +8,9 @@ public struct ExecCommand {
     public struct Options: Sendable {
         public var command: [String]
         public var mtu = 1500
+        /// Seeded faults between the TUN and the stack (`--faults`), for testing.
+        public var faults: String?
+        public var faultSeed: UInt64 = 1
         public init(command: [String]) { self.command = command }
     }
 
@@ -21,6 +24,7 @@ public struct ExecCommand {
     /// Runs to completion and returns the command's exit status (128 + signal if it was killed).
     public func run(log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
         guard !options.command.isEmpty else { throw EngineError.usage("sluice exec: no command given") }
+        let faults = try options.faults.map { text throws(EngineError) in try FaultSpec.parse(text) }
         let signals: SignalBox
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)
@@ -32,6 +36,8 @@ public struct ExecCommand {
 
         var configuration = Tunnel.Configuration()
         configuration.tcp.tcp.maximumSegmentSize = options.mtu - 40
+        configuration.faults = faults
+        configuration.faultSeed = options.faultSeed
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
         try tunnel.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: Self.signalToken)
         let exitWatch: FileDescriptor

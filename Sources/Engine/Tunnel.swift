@@ -16,6 +16,9 @@ final class Tunnel {
         var mark: UInt32?
         /// Addresses (in the app's namespace) that Sluice answers itself rather than relaying.
         var answerPingsLocally = false
+        /// Seeded faults between the TUN and the stack, both ways (for testing against real peers).
+        var faults: FaultInjector.Plan?
+        var faultSeed: UInt64 = 1
     }
 
     static let tunToken: UInt64 = 1
@@ -37,6 +40,10 @@ final class Tunnel {
     let clock = ContinuousClock()
     let origin: ContinuousClock.Instant
     var armedDeadline: Instant?
+    /// Flows that packets touched in the current TUN batch: pumped once at the
+    /// end of the batch, so ACKs and upstream writes coalesce across segments.
+    var touched: [FlowKey] = []
+    var inboundFaults: FaultInjector?
     /// One packet's worth of space for reading the TUN and for datagram payloads.
     let scratch: UnsafeMutableRawBufferPointer
 
@@ -55,7 +62,11 @@ final class Tunnel {
         } catch { throw EngineError.system("epoll_ctl", error) }
         tcp = TCPFlowTable(configuration: configuration.tcp)
         datagrams = DatagramFlowTable(configuration: configuration.datagrams)
-        origin = clock.now
+        if let plan = configuration.faults {
+            inboundFaults = FaultInjector(plan: plan, seed: configuration.faultSeed)
+            io.outboundFaults = FaultInjector(plan: plan, seed: configuration.faultSeed &* 31 &+ 7)
+        }
+        origin = io.origin
         scratch = .allocate(byteCount: 65536, alignment: 16)
     }
 
@@ -110,18 +121,53 @@ final class Tunnel {
             guard case let .value(n)? = try? io.tun.read(into: scratch), n > 0 else { break }
             sink.statistics.packetsFromApp += 1
             let packet = UnsafeRawBufferPointer(scratch.sub(0, n))
-            guard let view = try? IPPacketView(packet) else {
-                sink.statistics.malformedPackets += 1
+            if inboundFaults != nil {
+                inboundFaults!.push(Array(packet), now: now)
                 continue
             }
-            switch view.upperLayerProtocol {
-            case .tcp:
-                tcpFromApp(view, sink: &sink)
-            case .udp, .icmp, .icmpv6:
-                datagramFromApp(view, sink: &sink)
-            default:
-                sink.statistics.malformedPackets += 1
+            handle(packet, sink: &sink)
+        }
+        deliverFaulted(sink: &sink)
+        pumpTouched(sink: &sink)
+    }
+
+    /// One datagram from the app, validated here once.
+    func handle(_ packet: UnsafeRawBufferPointer, sink: inout TunSink) {
+        guard let view = try? IPPacketView(packet) else {
+            sink.statistics.malformedPackets += 1
+            return
+        }
+        switch view.upperLayerProtocol {
+        case .tcp:
+            tcpFromApp(view, sink: &sink)
+        case .udp, .icmp, .icmpv6:
+            datagramFromApp(view, sink: &sink)
+        default:
+            sink.statistics.malformedPackets += 1
+        }
+    }
+
+    /// Packets the fault injector releases now, both ways.
+    func deliverFaulted(sink: inout TunSink) {
+        let time = now
+        if inboundFaults != nil {
+            for packet in inboundFaults!.pop(now: time) {
+                packet.withUnsafeBytes { handle($0, sink: &sink) }
             }
+        }
+        if io.outboundFaults != nil {
+            for packet in io.outboundFaults!.pop(now: time) {
+                packet.withUnsafeBytes { sink.write($0) }
+            }
+        }
+    }
+
+    func pumpTouched(sink: inout TunSink) {
+        guard !touched.isEmpty else { return }
+        let keys = touched
+        touched.removeAll(keepingCapacity: true)
+        for key in keys {
+            if let flow = tcpFlows[key] { pump(flow, sink: &sink) } else { tcp.flush(key, now: now, sink: &sink) }
         }
     }
 
@@ -131,7 +177,8 @@ final class Tunnel {
         case let .connectionRequest(key):
             openUpstream(for: key, sink: &sink)
         case let .segment(key):
-            if let flow = tcpFlows[key] { pump(flow, sink: &sink) } else { tcp.flush(key, now: time, sink: &sink) }
+            // Pumped once at the end of the batch (pumpTouched).
+            if !touched.contains(key) { touched.append(key) }
         case .answered:
             break
         case .dropped(.badChecksum), .dropped(.malformed):
@@ -384,6 +431,8 @@ final class Tunnel {
         let time = now
         var sink = TunSink(io: io, statistics: &statistics)
         defer { statistics = sink.statistics }
+        deliverFaulted(sink: &sink)
+        pumpTouched(sink: &sink)
         if let deadline = tcp.nextDeadline, deadline <= time {
             for key in tcp.poll(now: time, sink: &sink) {
                 if let flow = tcpFlows[key] { removeTCP(flow, keepConnection: true) }
@@ -400,7 +449,8 @@ final class Tunnel {
             }
         }
         // Arm the timer for the next deadline, when it changed.
-        let next = [tcp.nextDeadline, datagrams.nextDeadline].compactMap { $0 }.min()
+        let next = [tcp.nextDeadline, datagrams.nextDeadline, inboundFaults?.nextRelease, io.outboundFaults?.nextRelease]
+            .compactMap { $0 }.min()
         if next != armedDeadline {
             armedDeadline = next
             if let next {
@@ -463,6 +513,9 @@ final class UDPFlow {
 final class TunnelIO {
     let tun: TunDevice
     let outgoing: UnsafeMutableRawBufferPointer
+    /// When set, packets for the app pass through it before the TUN.
+    var outboundFaults: FaultInjector?
+    let origin = ContinuousClock.now
 
     init(tun: consuming TunDevice) {
         self.tun = tun
@@ -486,10 +539,19 @@ struct TunSink: PacketSink {
     }
 
     mutating func send(capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int) {
-        let buffer = capacity <= io.outgoing.count ? io.outgoing : io.outgoing
-        let n = fill(buffer)
+        let n = fill(io.outgoing)
         guard n > 0 else { return }
-        switch try? io.tun.write(UnsafeRawBufferPointer(buffer.sub(0, n))) {
+        let packet = UnsafeRawBufferPointer(io.outgoing.sub(0, n))
+        if io.outboundFaults != nil {
+            let (s, atto) = (ContinuousClock.now - io.origin).components
+            io.outboundFaults!.push(Array(packet), now: Instant(nanoseconds: s * 1_000_000_000 + atto / 1_000_000_000))
+            return
+        }
+        write(packet)
+    }
+
+    mutating func write(_ packet: UnsafeRawBufferPointer) {
+        switch try? io.tun.write(packet) {
         case .value?:
             statistics.packetsToApp += 1
         case .wouldBlock?, nil:

@@ -8,12 +8,14 @@ usage: sluice COMMAND [OPTIONS]
 Sluice puts a program behind a TUN device and handles its traffic in user space.
 
 commands:
-  exec [--mtu N] [--] CMD [ARGS...]
+  exec [--mtu N] [--faults SPEC [--fault-seed N]] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose traffic (IPv4 and IPv6)
         goes through Sluice: TCP and UDP are relayed directly from Sluice's
         own namespace by Sluice's user-space TCP stack. A refused connection
         reaches CMD as a RST, an unreachable host as ICMP unreachable. Exits
         with CMD's status; the namespace is removed, also on Ctrl-C.
+        --faults drop=P,duplicate=P,reorder=P,corrupt=P,delay=Nms puts a
+        seeded fault injector between the TUN and the stack, both ways.
   dump [--count N] [--seconds S] [--no-ping] [--mtu N] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose default routes (IPv4 and
         IPv6) go into Sluice's TUN, and print every packet CMD sends, like
@@ -93,6 +95,16 @@ case "exec":
         if first == "--mtu", let value = rest.first, let mtu = Int(value), (1280 ... 65535).contains(mtu) {
             rest.removeFirst()
             options.mtu = mtu
+            continue
+        }
+        if first == "--faults", let value = rest.first {
+            rest.removeFirst()
+            options.faults = value
+            continue
+        }
+        if first == "--fault-seed", let value = rest.first, let seed = UInt64(value) {
+            rest.removeFirst()
+            options.faultSeed = seed
             continue
         }
         complain("sluice exec: unknown or incomplete option '\(first)' (see sluice help)")
