@@ -125,6 +125,8 @@ public struct FakeDNS: Sendable {
         guard header.questionCount == 1, let question = query.question else {
             return headerOnly(header, .formatError, into: out)
         }
+        // Whatever happens below, at least the truncated form (the question alone) will fit.
+        guard out.count >= DNSHeader.length + question.name.wireLength + 4 else { return .drop }
         switch question.type {
         case .opt:
             // OPT belongs in the additional section only (RFC 6891 §6.1.1).
