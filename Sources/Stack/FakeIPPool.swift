@@ -254,7 +254,10 @@ public struct FakeIPPool: Sendable {
     @discardableResult
     public mutating func expire(now: Instant) -> Int {
         var count = 0
-        while tail >= 0, !isLive(tail, now: now) {
+        // Bounded by the mappings there are, even if the list were ever corrupt.
+        var budget = offsetOfName.count
+        while tail >= 0, budget > 0, !isLive(tail, now: now) {
+            budget -= 1
             let offset = tail
             forget(offset)
             freed.append(offset)

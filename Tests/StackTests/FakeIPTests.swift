@@ -162,6 +162,8 @@ private func tinyPool(idle: Duration = .seconds(3600)) -> PoolBox {
         #expect(pool.expire(now: at(10)) == 1)
         #expect(pool.count == 1)
         // Pinned: alive an hour later; unpinned: ten more seconds.
+        #expect(pool.name(for: .v4(b.v4), now: at(3600)) == name("b.test"))
+        #expect(pool.addresses(for: name("b.test"), now: at(3600)) == b)
         #expect(pool.lookup(.v4(b.v4), now: at(3600)) == name("b.test"))
         pool.unpin(.v4(b.v4), now: at(3600))
         #expect(pool.name(for: .v4(b.v4), now: at(3609)) == name("b.test"))
