@@ -80,7 +80,7 @@ public struct FakeIPMapping: Hashable, Sendable, CustomStringConvertible {
 /// open flow and makes the client retry.
 ///
 /// Time only moves through the `now` arguments, which must not go backwards.
-public struct FakeIPPool: Sendable {
+public struct FakeIPPool: Sendable, CustomStringConvertible {
     public struct Counters: Sendable, Equatable {
         /// Names given an address.
         public var allocated = 0
@@ -275,6 +275,14 @@ public struct FakeIPPool: Sendable {
                               lastUsed: lastUsed[i])
             }
         }
+    }
+
+    /// `fake-ip 198.18.0.0/15: 3/131068 mapped, 1 pinned; allocated 5 recycled 0 expired 2 exhausted 0`
+    public var description: String {
+        let pinned = pins.reduce(0) { $0 + ($1 > 0 ? 1 : 0) }
+        return "fake-ip \(configuration.network)/\(configuration.prefixLength): \(count)/\(capacity) mapped, "
+            + "\(pinned) pinned; allocated \(counters.allocated) recycled \(counters.recycled) "
+            + "expired \(counters.expired) exhausted \(counters.exhausted)"
     }
 
     // MARK: Internals

@@ -104,6 +104,8 @@ private func tinyPool(idle: Duration = .seconds(3600)) -> PoolBox {
         #expect(pool.name(for: .v4(b.v4), now: at(7)) == name("e.test"))
         #expect(pool.counters.recycled == 1)
         #expect(pool.count == 4)
+        #expect(pool.value.description
+            == "fake-ip 198.18.0.0/29: 4/4 mapped, 0 pinned; allocated 5 recycled 1 expired 0 exhausted 0")
         // Next in line is d (used at 3), then a (5).
         #expect(pool.allocate(name("f.test"), now: at(8))?.v4 == v4("198.18.0.6"))
         #expect(pool.allocate(name("g.test"), now: at(9))?.v4 == v4("198.18.0.3"))
