@@ -36,7 +36,7 @@ final class Tunnel {
     var udpFlows: [FlowKey: UDPFlow] = [:]
     var tokens: [UInt64: FlowKey] = [:]
     var nextToken = Tunnel.firstFlowToken
-    var statistics = TunnelStatistics()
+    var statistics: TunnelStatistics { io.statistics }
     let clock = ContinuousClock()
     let origin: ContinuousClock.Instant
     var armedDeadline: Instant?
@@ -114,12 +114,11 @@ final class Tunnel {
     // MARK: The TUN side
 
     func readTun() {
-        var sink = TunSink(io: io, statistics: &statistics)
-        defer { statistics = sink.statistics }
+        var sink = TunSink(io: io)
         // A bounded batch per wake-up, so upstream sockets get their turn.
         for _ in 0 ..< 256 {
             guard case let .value(n)? = try? io.tun.read(into: scratch), n > 0 else { break }
-            sink.statistics.packetsFromApp += 1
+            io.statistics.packetsFromApp += 1
             let packet = UnsafeRawBufferPointer(scratch.sub(0, n))
             if inboundFaults != nil {
                 inboundFaults!.push(Array(packet), now: now)
@@ -134,7 +133,7 @@ final class Tunnel {
     /// One datagram from the app, validated here once.
     func handle(_ packet: UnsafeRawBufferPointer, sink: inout TunSink) {
         guard let view = try? IPPacketView(packet) else {
-            sink.statistics.malformedPackets += 1
+            io.statistics.malformedPackets += 1
             return
         }
         switch view.upperLayerProtocol {
@@ -143,7 +142,7 @@ final class Tunnel {
         case .udp, .icmp, .icmpv6:
             datagramFromApp(view, sink: &sink)
         default:
-            sink.statistics.malformedPackets += 1
+            io.statistics.malformedPackets += 1
         }
     }
 
@@ -182,7 +181,7 @@ final class Tunnel {
         case .answered:
             break
         case .dropped(.badChecksum), .dropped(.malformed):
-            sink.statistics.malformedPackets += 1
+            io.statistics.malformedPackets += 1
         case .dropped:
             break
         }
@@ -196,7 +195,7 @@ final class Tunnel {
         do {
             socket = try Socket(.tcp, family: address.family, mark: configuration.mark)
         } catch {
-            sink.statistics.upstreamErrors += 1
+            io.statistics.upstreamErrors += 1
             tcp.refuse(key, with: .reset, sink: &sink)
             return
         }
@@ -204,7 +203,7 @@ final class Tunnel {
         do {
             result = try socket.connect(to: SocketAddress(address, port: key.destinationPort))
         } catch {
-            sink.statistics.tcpRefused += 1
+            io.statistics.tcpRefused += 1
             tcp.refuse(key, with: Self.refusal(for: error), sink: &sink)
             return
         }
@@ -233,7 +232,7 @@ final class Tunnel {
 
     func upstreamConnected(_ flow: TCPFlow, sink: inout TunSink) {
         flow.connected = true
-        sink.statistics.tcpFlows += 1
+        io.statistics.tcpFlows += 1
         guard tcp.accept(flow.key, now: now, sink: &sink) != nil else {
             removeTCP(flow)
             return
@@ -245,12 +244,11 @@ final class Tunnel {
 
     func upstreamReady(token: UInt64, events: Epoll.Events) {
         guard let key = tokens[token] else { return }
-        var sink = TunSink(io: io, statistics: &statistics)
-        defer { statistics = sink.statistics }
+        var sink = TunSink(io: io)
         if let flow = tcpFlows[key] {
             if !flow.connected {
                 if let error = flow.socket.pendingError() {
-                    sink.statistics.tcpRefused += 1
+                    io.statistics.tcpRefused += 1
                     tcp.refuse(key, with: Self.refusal(for: error), sink: &sink)
                     removeTCP(flow)
                     return
@@ -291,7 +289,7 @@ final class Tunnel {
             }
             if let failure {
                 // ECONNRESET and friends: the app sees a RST, this flow only.
-                sink.statistics.upstreamErrors += 1
+                io.statistics.upstreamErrors += 1
                 _ = failure
                 connection.abort()
                 flow.upstreamClosed = true
@@ -303,7 +301,7 @@ final class Tunnel {
                 return
             }
             if n == 0 { return }
-            sink.statistics.bytesToApp += n
+            io.statistics.bytesToApp += n
             tcp.flush(flow.key, now: now, sink: &sink)
         }
     }
@@ -325,7 +323,7 @@ final class Tunnel {
             while connection.readableCount > 0 {
                 let data = connection.peekReadable()
                 guard let result = try? flow.socket.write(data) else {
-                    sink.statistics.upstreamErrors += 1
+                    io.statistics.upstreamErrors += 1
                     connection.abort()
                     break
                 }
@@ -333,7 +331,7 @@ final class Tunnel {
                     upstreamBlocked = true
                     break
                 }
-                sink.statistics.bytesFromApp += n
+                io.statistics.bytesFromApp += n
                 connection.consume(n)
             }
             if connection.isReadClosed, connection.readableCount == 0 {
@@ -352,6 +350,7 @@ final class Tunnel {
             }
         }
         tcp.flush(flow.key, now: time, sink: &sink)
+        flow.counters = connection.counters
         let state = connection.state
         if state == .closed || state == .timeWait || (flow.upstreamClosed && flow.upstreamWriteClosed && connection.unacknowledgedCount == 0) {
             if state == .closed || state == .timeWait { removeTCP(flow, keepConnection: state == .timeWait) }
@@ -364,6 +363,12 @@ final class Tunnel {
 
     func removeTCP(_ flow: TCPFlow, keepConnection: Bool = false) {
         try? epoll.remove(flow.socket.descriptor)
+        if let c = tcp.connection(flow.key)?.counters ?? flow.counters {
+            io.statistics.retransmissionTimeouts += c.retransmissionTimeouts
+            io.statistics.fastRetransmits += c.fastRetransmits
+            io.statistics.sackRetransmits += c.sackRetransmits
+            io.statistics.goBackRetransmits += c.goBackRetransmits
+        }
         tcpFlows[flow.key] = nil
         tokens[flow.token] = nil
         if !keepConnection, let connection = tcp.connection(flow.key), connection.state != .closed {
@@ -380,10 +385,10 @@ final class Tunnel {
         case let .udp(key, payload, isNew):
             if isNew { openUDP(key, sink: &sink) }
             guard let flow = udpFlows[key] else { return }
-            if (try? flow.socket.send(payload, to: nil)) == nil { sink.statistics.upstreamErrors += 1 }
-            sink.statistics.bytesFromApp += payload.count
+            if (try? flow.socket.send(payload, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
+            io.statistics.bytesFromApp += payload.count
         case let .echoRequest(key, sequenceNumber, payload, isNew):
-            if isNew { sink.statistics.echoFlows += 1 }
+            if isNew { io.statistics.echoFlows += 1 }
             // Ping through unprivileged ping sockets arrives with the relay; until then
             // Sluice answers for the destination when told to, and otherwise drops.
             if configuration.answerPingsLocally {
@@ -392,7 +397,7 @@ final class Tunnel {
         case .answered:
             break
         case .dropped(.badChecksum), .dropped(.malformed):
-            sink.statistics.malformedPackets += 1
+            io.statistics.malformedPackets += 1
         case .dropped:
             break
         }
@@ -401,11 +406,11 @@ final class Tunnel {
     func openUDP(_ key: FlowKey, sink: inout TunSink) {
         let address = key.destinationAddress.sysAddress
         guard let socket = try? Socket(.udp, family: address.family, mark: configuration.mark) else {
-            sink.statistics.upstreamErrors += 1
+            io.statistics.upstreamErrors += 1
             return
         }
         guard (try? socket.connect(to: SocketAddress(address, port: key.destinationPort))) != nil else {
-            sink.statistics.upstreamErrors += 1
+            io.statistics.upstreamErrors += 1
             return
         }
         let token = nextToken
@@ -414,13 +419,13 @@ final class Tunnel {
         guard (try? epoll.add(flow.socket.descriptor, events: .readable, token: token)) != nil else { return }
         udpFlows[key] = flow
         tokens[token] = key
-        sink.statistics.udpSessions += 1
+        io.statistics.udpSessions += 1
     }
 
     func readUpstreamDatagrams(_ flow: UDPFlow, sink: inout TunSink) {
         for _ in 0 ..< 64 {
             guard case let .value((n, _))? = try? flow.socket.receive(into: scratch) else { return }
-            sink.statistics.bytesToApp += n
+            io.statistics.bytesToApp += n
             datagrams.sendUDP(flow.key, payload: UnsafeRawBufferPointer(scratch.sub(0, n)), now: now, sink: &sink)
         }
     }
@@ -429,8 +434,7 @@ final class Tunnel {
 
     func fireTimers() {
         let time = now
-        var sink = TunSink(io: io, statistics: &statistics)
-        defer { statistics = sink.statistics }
+        var sink = TunSink(io: io)
         deliverFaulted(sink: &sink)
         pumpTouched(sink: &sink)
         if let deadline = tcp.nextDeadline, deadline <= time {
@@ -464,12 +468,11 @@ final class Tunnel {
 
     /// Closes every flow: RST to the app for TCP (the tunnel is going away), sockets closed.
     func closeAll() {
-        var sink = TunSink(io: io, statistics: &statistics)
-        defer { statistics = sink.statistics }
+        var sink = TunSink(io: io)
         for (key, flow) in tcpFlows {
             tcp.connection(key)?.abort()
             tcp.flush(key, now: now, sink: &sink)
-            try? epoll.remove(flow.socket.descriptor)
+            removeTCP(flow, keepConnection: true)
         }
         tcpFlows.removeAll()
         udpFlows.removeAll()
@@ -488,6 +491,8 @@ final class TCPFlow {
     /// We passed the app's FIN upstream.
     var upstreamWriteClosed = false
     var interest: Epoll.Events = []
+    /// The connection's counters as last seen, for the statistics once it is gone.
+    var counters: TCPConnection.Counters?
 
     init(key: FlowKey, token: UInt64, socket: consuming Socket) {
         self.key = key
@@ -515,6 +520,7 @@ final class TunnelIO {
     let outgoing: UnsafeMutableRawBufferPointer
     /// When set, packets for the app pass through it before the TUN.
     var outboundFaults: FaultInjector?
+    var statistics = TunnelStatistics()
     let origin = ContinuousClock.now
 
     init(tun: consuming TunDevice) {
@@ -531,12 +537,6 @@ final class TunnelIO {
 /// drops the packet (TCP retransmits it) and counts the drop.
 struct TunSink: PacketSink {
     let io: TunnelIO
-    var statistics: TunnelStatistics
-
-    init(io: TunnelIO, statistics: inout TunnelStatistics) {
-        self.io = io
-        self.statistics = statistics
-    }
 
     mutating func send(capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int) {
         let n = fill(io.outgoing)
@@ -553,9 +553,9 @@ struct TunSink: PacketSink {
     mutating func write(_ packet: UnsafeRawBufferPointer) {
         switch try? io.tun.write(packet) {
         case .value?:
-            statistics.packetsToApp += 1
+            io.statistics.packetsToApp += 1
         case .wouldBlock?, nil:
-            statistics.tunWriteDrops += 1
+            io.statistics.tunWriteDrops += 1
         }
     }
 }

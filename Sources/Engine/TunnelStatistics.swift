@@ -11,12 +11,17 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     public var bytesToApp = 0
     public var tunWriteDrops = 0
     public var upstreamErrors = 0
+    public var retransmissionTimeouts = 0
+    public var fastRetransmits = 0
+    public var sackRetransmits = 0
+    public var goBackRetransmits = 0
 
     public init() {}
 
     public var description: String {
         "\(tcpFlows) TCP flows (\(tcpRefused) refused), \(udpSessions) UDP sessions, \(echoFlows) ping flows; "
             + "\(bytesFromApp) bytes up, \(bytesToApp) bytes down; \(packetsFromApp) packets in, \(packetsToApp) out; "
-            + "\(malformedPackets) malformed, \(upstreamErrors) upstream errors, \(tunWriteDrops) TUN write drops"
+            + "\(malformedPackets) malformed, \(upstreamErrors) upstream errors, \(tunWriteDrops) TUN write drops; "
+            + "retransmissions: \(retransmissionTimeouts) timeouts, \(fastRetransmits) fast, \(sackRetransmits) SACK, \(goBackRetransmits) after timeouts"
     }
 }

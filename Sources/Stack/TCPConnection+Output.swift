@@ -74,6 +74,7 @@ extension TCPConnection {
     /// RFC 6298 §5.4–5.6 and RFC 5681 §3.1: back off, collapse the window, go back to SND.UNA.
     func retransmissionTimedOut(now: Instant) {
         consecutiveTimeouts += 1
+        counters.retransmissionTimeouts += 1
         let limit = state.isSynchronized ? configuration.maximumRetransmissions : configuration.maximumSynRetransmissions
         guard consecutiveTimeouts <= limit else {
             events.insert(.timedOut)
@@ -168,6 +169,7 @@ extension TCPConnection {
                 timedSequence = (point, now)
             }
             emitSegment(sequence: point, flags: flags, payload: payload, now: now, emit: emit)
+            if retransmitting { counters.goBackRetransmits += 1 }
             let after = point + length + (fin ? 1 : 0)
             if retransmitting {
                 retransmitNext = after < sendNext ? after : nil
@@ -208,6 +210,7 @@ extension TCPConnection {
             guard payload.count > 0 else { break }
             timedSequence = nil
             emitSegment(sequence: sendUnacknowledged + offset, flags: .ack, payload: payload, now: now, emit: emit)
+            counters.sackRetransmits += 1
             next = sendUnacknowledged + offset + payload.count
             highestRetransmitted = next
             if retransmissionDeadline == nil { retransmissionDeadline = now + retransmission.timeout }
@@ -242,6 +245,7 @@ extension TCPConnection {
         var flags: TCPFlags = .ack
         if fin { flags.insert(.fin) }
         timedSequence = nil
+        counters.fastRetransmits += 1
         emitSegment(sequence: sendUnacknowledged, flags: flags, payload: payload, now: now, emit: emit)
         if retransmissionDeadline == nil { retransmissionDeadline = now + retransmission.timeout }
     }
@@ -273,6 +277,7 @@ extension TCPConnection {
                                acknowledgmentNumber: receiveNext, flags: flags, windowSize: windowField(),
                                options: options)
         emit(header, payload)
+        counters.segmentsSent += 1
         ackNow = false
         delayedAckDeadline = nil
         unacknowledgedSegments = 0

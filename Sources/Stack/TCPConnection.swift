@@ -96,6 +96,16 @@ public final class TCPConnection: CustomStringConvertible {
 
     public internal(set) var events: TCPEvents = []
 
+    /// What recovery cost this connection, for statistics and tuning.
+    public struct Counters: Sendable, Equatable {
+        public var segmentsSent = 0
+        public var retransmissionTimeouts = 0
+        public var fastRetransmits = 0
+        public var sackRetransmits = 0
+        public var goBackRetransmits = 0
+    }
+    public internal(set) var counters = Counters()
+
     // MARK: Creation
 
     /// A passive open: `syn` arrived for a flow that did not exist. The caller
