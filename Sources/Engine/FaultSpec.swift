@@ -4,7 +4,7 @@ internal import Stack
 /// the fault injector's plan as a user writes it.
 enum FaultSpec {
     static func parse(_ text: String) throws(EngineError) -> FaultInjector.Plan {
-        var plan = FaultInjector.Plan(delay: .milliseconds(1))
+        var plan = FaultInjector.Plan()
         for item in text.split(separator: ",") {
             let parts = item.split(separator: "=", maxSplits: 1).map { String($0.filter { $0 != " " }) }
             guard parts.count == 2 else {

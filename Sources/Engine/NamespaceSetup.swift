@@ -14,8 +14,19 @@ struct NamespaceSetup {
     let name: String
     let mtu: Int
 
+    /// Removes namespaces an earlier Sluice made and could not remove (it was
+    /// killed with SIGKILL): those named `sluice-exec-PID` or `sluice-dump-PID`
+    /// whose process is gone.
+    static func removeStale() {
+        for name in NetworkNamespace.names() where name.hasPrefix("sluice-exec-") || name.hasPrefix("sluice-dump-") {
+            guard let pid = Int32(name.split(separator: "-").last ?? ""), !NetworkNamespace.processExists(pid) else { continue }
+            try? NetworkNamespace.delete(named: name)
+        }
+    }
+
     /// Creates the namespace; `remove()` deletes it.
     static func create(name: String, mtu: Int) throws(EngineError) -> NamespaceSetup {
+        removeStale()
         do {
             try NetworkNamespace.create(named: name)
         } catch {

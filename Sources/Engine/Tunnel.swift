@@ -44,6 +44,12 @@ final class Tunnel {
     /// end of the batch, so ACKs and upstream writes coalesce across segments.
     var touched: [FlowKey] = []
     var inboundFaults: FaultInjector?
+    /// SLUICE_DEBUG=1 prints each flow's life on stderr.
+    let debug = ProcessControl.environment("SLUICE_DEBUG") != nil
+
+    func trace(_ text: @autoclosure () -> String) {
+        if debug { ProcessControl.writeStandardError("sluice: debug: \(now) \(text())\n") }
+    }
     /// One packet's worth of space for reading the TUN and for datagram payloads.
     let scratch: UnsafeMutableRawBufferPointer
 
@@ -176,7 +182,8 @@ final class Tunnel {
         case let .connectionRequest(key):
             openUpstream(for: key, sink: &sink)
         case let .segment(key):
-            // Pumped once at the end of the batch (pumpTouched).
+            // Pumped once at the end of the batch (pumpTouched), unless the segment owes a duplicate ACK now.
+            if tcp.connection(key)?.immediateAckRequired == true { tcp.flush(key, now: time, sink: &sink) }
             if !touched.contains(key) { touched.append(key) }
         case .answered:
             break
@@ -190,6 +197,7 @@ final class Tunnel {
     /// Lazy accept: the app's SYN waits until the upstream connection succeeds,
     /// so a refused or unreachable destination looks to the app as it would on a real network.
     func openUpstream(for key: FlowKey, sink: inout TunSink) {
+        trace("\(key): SYN, connecting upstream")
         let address = key.destinationAddress.sysAddress
         let socket: Socket
         do {
@@ -202,6 +210,7 @@ final class Tunnel {
         let result: SysResult<Void>
         do {
             result = try socket.connect(to: SocketAddress(address, port: key.destinationPort))
+            trace("\(key): connect \(result)")
         } catch {
             io.statistics.tcpRefused += 1
             tcp.refuse(key, with: Self.refusal(for: error), sink: &sink)
@@ -231,6 +240,7 @@ final class Tunnel {
     }
 
     func upstreamConnected(_ flow: TCPFlow, sink: inout TunSink) {
+        trace("\(flow.key): upstream connected, accepting")
         flow.connected = true
         io.statistics.tcpFlows += 1
         guard tcp.accept(flow.key, now: now, sink: &sink) != nil else {
@@ -247,6 +257,7 @@ final class Tunnel {
         var sink = TunSink(io: io)
         if let flow = tcpFlows[key] {
             if !flow.connected {
+                trace("\(key): connecting, events \(events), error \(flow.socket.pendingError().map { "\($0)" } ?? "none")")
                 if let error = flow.socket.pendingError() {
                     io.statistics.tcpRefused += 1
                     tcp.refuse(key, with: Self.refusal(for: error), sink: &sink)
@@ -362,12 +373,14 @@ final class Tunnel {
     }
 
     func removeTCP(_ flow: TCPFlow, keepConnection: Bool = false) {
+        trace("\(flow.key): flow ends (\(tcp.connection(flow.key)?.description ?? "gone"))")
         try? epoll.remove(flow.socket.descriptor)
         if let c = tcp.connection(flow.key)?.counters ?? flow.counters {
             io.statistics.retransmissionTimeouts += c.retransmissionTimeouts
             io.statistics.fastRetransmits += c.fastRetransmits
             io.statistics.sackRetransmits += c.sackRetransmits
             io.statistics.goBackRetransmits += c.goBackRetransmits
+            io.statistics.tailLossProbes += c.tailLossProbes
         }
         tcpFlows[flow.key] = nil
         tokens[flow.token] = nil
@@ -442,7 +455,8 @@ final class Tunnel {
                 if let flow = tcpFlows[key] { removeTCP(flow, keepConnection: true) }
             }
             // Connections that timed out or were reset by a timer need their sockets closed.
-            for (key, flow) in tcpFlows where tcp.connection(key) == nil { removeTCP(flow) }
+            // (A flow still connecting upstream has no connection yet: its SYN waits in `pending`.)
+            for (key, flow) in tcpFlows where flow.connected && tcp.connection(key) == nil { removeTCP(flow) }
         }
         if let deadline = datagrams.nextDeadline, deadline <= time {
             for key in datagrams.expire(now: time) {

@@ -15,6 +15,7 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     public var fastRetransmits = 0
     public var sackRetransmits = 0
     public var goBackRetransmits = 0
+    public var tailLossProbes = 0
 
     public init() {}
 
@@ -22,6 +23,6 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
         "\(tcpFlows) TCP flows (\(tcpRefused) refused), \(udpSessions) UDP sessions, \(echoFlows) ping flows; "
             + "\(bytesFromApp) bytes up, \(bytesToApp) bytes down; \(packetsFromApp) packets in, \(packetsToApp) out; "
             + "\(malformedPackets) malformed, \(upstreamErrors) upstream errors, \(tunWriteDrops) TUN write drops; "
-            + "retransmissions: \(retransmissionTimeouts) timeouts, \(fastRetransmits) fast, \(sackRetransmits) SACK, \(goBackRetransmits) after timeouts"
+            + "retransmissions: \(retransmissionTimeouts) timeouts, \(fastRetransmits) fast, \(sackRetransmits) SACK, \(goBackRetransmits) after timeouts, \(tailLossProbes) tail-loss probes"
     }
 }

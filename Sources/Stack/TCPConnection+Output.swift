@@ -40,6 +40,10 @@ extension TCPConnection {
             retransmitOne = false
             emitRetransmission(now: now, emit: emit)
         }
+        if probePending {
+            probePending = false
+            emitTailLossProbe(now: now, emit: emit)
+        }
         if highestRetransmitted != nil, congestion.inFastRecovery { emitSackRecovery(now: now, emit: emit) }
         if state != .timeWait { emitData(now: now, emit: emit) }
         if ackNow { emitSegment(sequence: sendNext, flags: .ack, payload: UnsafeRawBufferPointer(start: nil, count: 0), now: now, emit: emit) }
@@ -65,6 +69,10 @@ extension TCPConnection {
         if let d = delayedAckDeadline, d <= now {
             delayedAckDeadline = nil
             ackNow = true
+        }
+        if let d = probeDeadline, d <= now {
+            probeDeadline = nil
+            probePending = true
         }
         if let d = keepaliveDeadline, d <= now {
             keepaliveTimedOut(now: now)
@@ -182,6 +190,7 @@ extension TCPConnection {
             segments += 1
             if fin { break }
         }
+        if segments > 0 { armProbe(now: now) }
         if keepaliveProbePending {
             keepaliveProbePending = false
             emitSegment(sequence: sendUnacknowledged - 1, flags: .ack, payload: UnsafeRawBufferPointer(start: nil, count: 0), now: now, emit: emit)
@@ -236,6 +245,52 @@ extension TCPConnection {
         return max(outstanding - sackedBytes - lostNotResent, 0)
     }
 
+    /// RFC 8985 §7.2: PTO = 2·SRTT, plus the peer's worst delayed-ACK time when
+    /// only one segment is out (it may be waiting for a second one), and never
+    /// later than the retransmission timer it is meant to beat.
+    func armProbe(now: Instant) {
+        guard let srtt = retransmission.smoothedRTT, sendUnacknowledged < sendMaximum,
+              !congestion.inFastRecovery, retransmitNext == nil else {
+            probeDeadline = nil
+            return
+        }
+        var pto = max(srtt * 2, .milliseconds(2))
+        if sendMaximum - sendUnacknowledged <= sendMaximumSegmentSize { pto += .milliseconds(40) }
+        let deadline = now + pto
+        if let rto = retransmissionDeadline, rto <= deadline {
+            probeDeadline = nil
+        } else {
+            probeDeadline = deadline
+        }
+    }
+
+    /// RFC 8985 §7.3: one new segment if the windows allow, else the last one
+    /// sent again, so that the peer's ACK (with SACK) reveals a tail loss
+    /// without waiting for the retransmission timer.
+    func emitTailLossProbe(now: Instant, emit: Emit) {
+        guard sendUnacknowledged < sendMaximum else { return }
+        let unsent = sendBuffer.count - (sendNext - sendBufferSequence)
+        let flight = sendNext - sendUnacknowledged
+        if unsent > 0, sendWindow - flight >= min(unsent, sendMaximumSegmentSize) {
+            let payload = sendBuffer.contiguousReadable(at: sendNext - sendBufferSequence,
+                                                        maxLength: min(unsent, sendMaximumSegmentSize))
+            emitSegment(sequence: sendNext, flags: .ack, payload: payload, now: now, emit: emit)
+            sendNext += payload.count
+            if sendMaximum < sendNext { sendMaximum = sendNext }
+        } else {
+            let dataEnd = sendBufferSequence + sendBuffer.count
+            let length = min(sendMaximumSegmentSize, max(dataEnd - sendUnacknowledged, 0))
+            guard length > 0 else { return }
+            let start = dataEnd - length
+            let payload = sendBuffer.contiguousReadable(at: start - sendBufferSequence, maxLength: length)
+            emitSegment(sequence: start, flags: .ack, payload: payload, now: now, emit: emit)
+        }
+        counters.tailLossProbes += 1
+        timedSequence = nil
+        // §7.3: the retransmission timer restarts after a probe.
+        retransmissionDeadline = now + retransmission.timeout
+    }
+
     /// Fast retransmit or a NewReno partial ACK: the first unacknowledged segment, window or not.
     func emitRetransmission(now: Instant, emit: Emit) {
         let length = min(sendBuffer.count, sendMaximumSegmentSize)
@@ -279,6 +334,7 @@ extension TCPConnection {
         emit(header, payload)
         counters.segmentsSent += 1
         ackNow = false
+        immediateAckRequired = false
         delayedAckDeadline = nil
         unacknowledgedSegments = 0
         lastAcknowledgmentSent = receiveNext

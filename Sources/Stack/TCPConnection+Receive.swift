@@ -46,6 +46,7 @@ extension TCPConnection {
                 if state == .timeWait, flags.contains(.fin) { timeWaitDeadline = now + configuration.timeWaitDuration }
                 if length > 0 {
                     ackNow = true
+                    immediateAckRequired = true
                 } else if now - lastUnacceptableAck >= Self.unacceptableAckInterval {
                     // An empty unacceptable segment (a keepalive, or a peer whose state went
                     // astray) is answered at most twice a second: two such peers would
@@ -254,6 +255,7 @@ extension TCPConnection {
         if let high = highestRetransmitted, high < sendUnacknowledged { highestRetransmitted = sendUnacknowledged }
         // RFC 6298 §5.2 and §5.3: stop the timer when everything is acknowledged, else restart it.
         retransmissionDeadline = sendUnacknowledged == sendMaximum ? nil : now + retransmission.timeout
+        armProbe(now: now)
     }
 
     /// In-window text from the peer (the seventh check).
@@ -269,9 +271,11 @@ extension TCPConnection {
                 // Out of order: ACK at once so the sender's fast retransmit starts (RFC 5681 §4.2).
                 lastOutOfOrder = offset ..< offset + payload.count
                 ackNow = true
+                immediateAckRequired = true
             } else if advanced != payload.count || !receiveBuffer.outOfOrder.isEmpty || offset < 0 {
                 // A duplicate, a trimmed segment, or one that filled (part of) a gap: ACK at once.
                 ackNow = true
+                immediateAckRequired = true
             } else {
                 // In order: ACK every second full segment, else after a short delay or when drained.
                 unacknowledgedSegments += 1
@@ -283,6 +287,7 @@ extension TCPConnection {
             }
         case .refused:
             ackNow = true
+            immediateAckRequired = true
         }
         if let fin = pendingFinSequence, fin == receiveNext {
             pendingFinSequence = nil

@@ -64,6 +64,8 @@ public final class TCPConnection: CustomStringConvertible {
     var retransmissionDeadline: Instant?
     var delayedAckDeadline: Instant?
     var persistDeadline: Instant?
+    /// RFC 8985 §7: the tail loss probe timeout, armed while data is outstanding.
+    var probeDeadline: Instant?
     var timeWaitDeadline: Instant?
     var keepaliveDeadline: Instant?
     var keepalivesUnanswered = 0
@@ -76,6 +78,10 @@ public final class TCPConnection: CustomStringConvertible {
 
     // MARK: What the next `output` must send
     var ackNow = false
+    /// The pending ACK must not wait for the end of the engine's batch: each
+    /// out-of-order or duplicate segment owes the sender its own duplicate ACK
+    /// (RFC 5681 §4.2), which is how the sender counts losses.
+    public internal(set) var immediateAckRequired = false
     var sendSynAck = false
     var sendSyn = false
     var retransmitOne = false
@@ -88,6 +94,7 @@ public final class TCPConnection: CustomStringConvertible {
     var lastUnacceptableAck = Instant(nanoseconds: .min / 2)
     static let unacceptableAckInterval: Duration = .milliseconds(500)
     var keepaliveProbePending = false
+    var probePending = false
     var resetToSend: (sequence: SequenceNumber, acknowledgment: SequenceNumber?)?
     /// Challenge ACKs sent in the current second (RFC 5961 §7 rate limit).
     var challengeAcks = (windowStart: Instant.zero, count: 0)
@@ -103,6 +110,7 @@ public final class TCPConnection: CustomStringConvertible {
         public var fastRetransmits = 0
         public var sackRetransmits = 0
         public var goBackRetransmits = 0
+        public var tailLossProbes = 0
     }
     public internal(set) var counters = Counters()
 
@@ -290,6 +298,7 @@ public final class TCPConnection: CustomStringConvertible {
         retransmissionDeadline = nil
         delayedAckDeadline = nil
         persistDeadline = nil
+        probeDeadline = nil
         keepaliveDeadline = nil
         timeWaitDeadline = nil
         events.insert(.closed)
@@ -303,7 +312,7 @@ public final class TCPConnection: CustomStringConvertible {
             return min(a, b)
         }
         return earlier(earlier(earlier(retransmissionDeadline, delayedAckDeadline), earlier(persistDeadline, timeWaitDeadline)),
-                       earlier(keepaliveDeadline, idleDeadline))
+                       earlier(earlier(keepaliveDeadline, idleDeadline), probeDeadline))
     }
 
     var idleDeadline: Instant? {

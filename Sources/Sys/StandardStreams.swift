@@ -6,6 +6,11 @@ internal import Glibc
 public enum ProcessControl {
     public static var currentID: Int32 { getpid() }
 
+    /// An environment variable's value.
+    public static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
     /// Line-buffers stdout so that printed packets appear as they happen, even through a pipe.
     public static func lineBufferStandardOutput() { cshim_line_buffer_stdout() }
 

@@ -316,18 +316,42 @@ import Wire
         #expect(h.connection.takeEvents().contains(.timedOut))
     }
 
-    @Test func rttSamplesShortenTheTimeout() {
+    @Test func rttSamplesShortenTheTimeoutAndATailLossProbeComesFirst() {
         let h = TCPHarness.established()
         _ = h.write(bytes(100))
         h.advance(.milliseconds(50))
         h.send(fromPeer(rcv, ack: snd + 100, []))
-        // SRTT 50 ms, RTTVAR 25 ms: RTO = 150 ms, floored at 200 ms.
+        // SRTT 50 ms, RTTVAR 25 ms: RTO = 150 ms, floored at 200 ms. The tail loss
+        // probe (RFC 8985 §7.2) comes at 2·SRTT + 40 ms, one segment being out.
         _ = h.write(bytes(100, from: 100))
         h.sent.removeAll()
+        h.advance(.milliseconds(139))
+        h.recv([])
+        h.advance(.milliseconds(1))
+        h.recv([fromUs(snd + 100, ack: rcv, [], payload: bytes(100, from: 100))])
+        // The probe restarts the retransmission timer (§7.3): 200 ms from now.
         h.advance(.milliseconds(199))
         h.recv([])
         h.advance(.milliseconds(1))
         h.recv([fromUs(snd + 100, ack: rcv, [.psh], payload: bytes(100, from: 100))])
+    }
+
+    @Test func aTailLossProbeSendsNewDataWhenTheCongestionWindowHoldsItBack() {
+        var c = plainConfiguration()
+        c.sendBufferSize = 30_000
+        let h = TCPHarness.established(c)
+        _ = h.write(bytes(100))
+        h.advance(.milliseconds(10))
+        h.send(fromPeer(rcv, ack: snd + 100, [])) // SRTT 10 ms; cwnd 10,100
+        h.sent.removeAll()
+        _ = h.write(bytes(20_000, from: 100))
+        #expect(h.sent.count == 11)               // ten full segments and 100 bytes fill cwnd
+        h.sent.removeAll()
+        h.advance(.milliseconds(19))
+        h.recv([])
+        h.advance(.milliseconds(1))               // PTO = 2·SRTT with many segments out
+        h.recv([fromUs(snd + 10_200, ack: rcv, [], payload: bytes(1000, from: 10_200))])
+        #expect(h.connection.counters.tailLossProbes == 1)
     }
 
     @Test func threeDuplicateAcksTriggerFastRetransmit() {
