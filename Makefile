@@ -23,7 +23,8 @@ check-layers:
 # tests (those need root; without it they are reported as skipped).
 test: setup check-layers
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) build -c release --product sluice
+	SLUICE_BINARY=$(CURDIR)/.build/release/sluice $(SWIFT) test --skip-build
 
 demo: setup
 	$(SWIFT) build -c release --product sluice

@@ -7,52 +7,28 @@ import TestSupport
 /// nc and dnsmasq; the command runs in the namespace Sluice creates.
 @Suite(.enabled(if: TestNetwork.isRoot, "needs root: creates network namespaces and TUN devices"), .serialized)
 final class ExecTests {
-    let net = TestNetwork("exec")
-    let host: String
-    let server: String
-    let work: URL
+    let pair: ServerPair
+    var net: TestNetwork { pair.net }
+    var host: String { pair.host }
+    var server: String { pair.server }
+    var work: URL { pair.work }
 
     init() throws {
-        host = try net.namespace("host")
-        server = try net.namespace("srv")
-        try net.link(host, "h0", server, "s0")
-        try net.address(host, "h0", "10.88.0.1/24")
-        try net.address(server, "s0", "10.88.0.2/24")
-        try net.address(host, "h0", "fd00:88::1/64")
-        try net.address(server, "s0", "fd00:88::2/64")
-        work = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-exec-\(net.tag)")
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        // Test data: random bytes, known digests.
-        try net.run(["sh", "-c", "head -c 20971520 /dev/urandom > \(work.path)/20m.bin && head -c 1048576 /dev/urandom > \(work.path)/1m.bin"])
-        let conf = """
-        daemon off; pid \(work.path)/nginx.pid; error_log \(work.path)/error.log;
-        events { worker_connections 512; }
-        http { access_log off; client_body_temp_path \(work.path); keepalive_requests 1000;
-          server { listen 10.88.0.2:8080; listen [fd00:88::2]:8080; root \(work.path); } }
-        """
-        try conf.write(to: work.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-        try net.start(["nginx", "-c", work.appendingPathComponent("nginx.conf").path, "-p", work.path], in: server)
+        pair = try ServerPair("exec")
+        try pair.makeFile("20m.bin", bytes: 20_971_520)
+        try pair.makeFile("1m.bin", bytes: 1_048_576)
         try net.start(["dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
                        "--listen-address=10.88.0.2", "--port=53", "--host-record=api.sluice.test,10.88.1.81",
                        "--log-facility=/dev/null"], in: server)
-        let ready = TestNetwork.waitUntil(seconds: 10) {
-            let listening = (try? self.net.run(["ss", "-ltnu"], in: self.server).output) ?? ""
-            return listening.contains("10.88.0.2:8080") && listening.contains("10.88.0.2:53")
+        guard pair.waitForListener("10.88.0.2:53") else {
+            throw TestNetwork.CommandFailed(command: ["dnsmasq"], status: 1, output: "dnsmasq did not start")
         }
-        guard ready else { throw TestNetwork.CommandFailed(command: ["servers"], status: 1, output: "nginx or dnsmasq did not start") }
     }
 
-    deinit {
-        net.destroy()
-        try? FileManager.default.removeItem(at: work)
-    }
-
-    func digest(_ file: String) throws -> String {
-        String(try net.run(["sha256sum", work.appendingPathComponent(file).path]).output.prefix(64))
-    }
+    func digest(_ file: String) throws -> String { try pair.digest(file) }
 
     func exec(_ script: String, timeout: Double = 120) throws -> SluiceRun {
-        try runSluice(["exec", "--", "bash", "-c", script], in: host, timeout: timeout)
+        try pair.exec(script, timeout: timeout)
     }
 
     @Test func downloadsAreByteExactOverIPv4AndIPv6() throws {
@@ -126,16 +102,17 @@ final class ExecTests {
         // A Sluice killed with SIGKILL cannot clean up; the next one does.
         let r = try runSluice(["exec", "--", "sleep", "30"], in: host, timeout: 20) { process in
             _ = TestNetwork.waitUntil(seconds: 10) {
-                ((try? self.net.run(["ip", "netns", "list"]).output) ?? "").contains("sluice-exec-")
+                ((try? self.net.run(["ip", "netns", "list"]).output) ?? "").contains("sluice-exec-\(process.processIdentifier)")
             }
             kill(process.processIdentifier, SIGKILL)
         }
         #expect(r.status != 0)
+        let name = "sluice-exec-\(r.pid)"
         let stale = try net.run(["ip", "netns", "list"]).output
-        #expect(stale.contains("sluice-exec-"), "the killed Sluice's namespace should still be there: \(stale)")
+        #expect(stale.contains(name), "the killed Sluice's namespace should still be there: \(stale)")
         _ = try exec("true")
         let after = try net.run(["ip", "netns", "list"]).output
-        #expect(!after.split(separator: "\n").contains { $0.hasPrefix("sluice-exec-") }, "\(after)")
+        #expect(!after.contains(name + " ") && !after.hasSuffix(name) && !after.contains(name + "\n"), "\(after)")
         // The orphaned `sleep 30` is in the dead namespace; it is ours, by its command line only, so it is left to finish.
     }
 
@@ -143,6 +120,6 @@ final class ExecTests {
         let r = try exec("exit 3")
         #expect(r.status == 3)
         let left = try net.run(["ip", "netns", "list"]).output
-        #expect(!left.split(separator: "\n").contains { $0.hasPrefix("sluice-exec-") }, "\(left)")
+        #expect(!left.split(separator: "\n").contains { $0.hasPrefix("sluice-exec-\(r.pid)") }, "\(left)")
     }
 }

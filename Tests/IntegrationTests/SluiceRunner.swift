@@ -1,8 +1,12 @@
 import Foundation
 import TestSupport
 
-/// The `sluice` binary built next to this test bundle.
+/// The `sluice` binary: SLUICE_BINARY when set (`make test` points it at the
+/// release build, for the big transfers), else the one built next to this test bundle.
 let sluiceBinary: String = {
+    if let path = ProcessInfo.processInfo.environment["SLUICE_BINARY"], FileManager.default.isExecutableFile(atPath: path) {
+        return path
+    }
     let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
     var dir = runner.deletingLastPathComponent()
     // The runner may sit inside the .xctest bundle directory.
@@ -13,6 +17,8 @@ let sluiceBinary: String = {
 }()
 
 struct SluiceRun {
+    /// Sluice's pid (`ip netns exec` execs it, keeping the pid): its namespaces are named after it.
+    var pid: Int32
     var status: Int32
     var stdout: String
     var stderr: String
@@ -47,7 +53,7 @@ func runSluice(_ arguments: [String], in namespace: String? = nil, timeout: Doub
     while p.isRunning, Date() < deadline { usleep(20_000) }
     if p.isRunning { kill(p.processIdentifier, SIGKILL) }
     p.waitUntilExit()
-    return SluiceRun(status: p.terminationStatus,
+    return SluiceRun(pid: p.processIdentifier, status: p.terminationStatus,
                      stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
                      stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "",
                      seconds: Date().timeIntervalSince(started))

@@ -1,0 +1,65 @@
+import Foundation
+import TestSupport
+
+/// A namespace that plays the host (Sluice runs there) joined by a veth link to
+/// a server namespace running nginx over a directory of test files.
+/// Addresses: host 10.88.0.1 / fd00:88::1, server 10.88.0.2 / fd00:88::2.
+final class ServerPair {
+    let net: TestNetwork
+    let host: String
+    let server: String
+    let work: URL
+
+    init(_ label: String) throws {
+        net = TestNetwork(label)
+        host = try net.namespace("host")
+        server = try net.namespace("srv")
+        try net.link(host, "h0", server, "s0")
+        try net.address(host, "h0", "10.88.0.1/24")
+        try net.address(server, "s0", "10.88.0.2/24")
+        try net.address(host, "h0", "fd00:88::1/64")
+        try net.address(server, "s0", "fd00:88::2/64")
+        work = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-\(net.tag)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        try net.run(["chmod", "755", work.path])
+        let conf = """
+        daemon off; pid \(work.path)/nginx.pid; error_log \(work.path)/error.log;
+        events { worker_connections 512; }
+        http { access_log off; sendfile on; client_body_temp_path \(work.path); keepalive_requests 1000;
+          server { listen 10.88.0.2:8080; listen [fd00:88::2]:8080; root \(work.path); } }
+        """
+        try conf.write(to: work.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+        try net.start(["nginx", "-c", work.appendingPathComponent("nginx.conf").path, "-p", work.path], in: server)
+        guard waitForListener("10.88.0.2:8080") else {
+            throw TestNetwork.CommandFailed(command: ["nginx"], status: 1, output: "nginx did not start")
+        }
+    }
+
+    deinit {
+        net.destroy()
+        try? FileManager.default.removeItem(at: work)
+    }
+
+    func path(_ file: String) -> String { work.appendingPathComponent(file).path }
+
+    /// Writes `bytes` random bytes to the served directory.
+    func makeFile(_ name: String, bytes: Int) throws {
+        try net.run(["sh", "-c", "head -c \(bytes) /dev/urandom > \(path(name))"], timeout: 120)
+    }
+
+    func digest(_ file: String) throws -> String {
+        String(try net.run(["sha256sum", path(file)], timeout: 120).output.prefix(64))
+    }
+
+    /// Polls `ss` in the server namespace until something listens on `address` (TCP or UDP).
+    func waitForListener(_ address: String) -> Bool {
+        TestNetwork.waitUntil(seconds: 10) {
+            ((try? self.net.run(["ss", "-ltnu"], in: self.server).output) ?? "").contains(address)
+        }
+    }
+
+    /// `sluice exec [options] -- bash -c script`, run in the host namespace.
+    func exec(_ script: String, options: [String] = [], timeout: Double = 120) throws -> SluiceRun {
+        try runSluice(["exec"] + options + ["--", "bash", "-c", script], in: host, timeout: timeout)
+    }
+}
