@@ -11,3 +11,12 @@ const int cshim_CLONE_NEWNET = CLONE_NEWNET;
 int cshim_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags) { return accept4(fd, address, length, flags); }
 const int cshim_CLONE_NEWNS = CLONE_NEWNS;
 int cshim_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) { return posix_spawn_file_actions_addclosefrom_np(actions, from); }
+
+_Static_assert(sizeof(struct cshim_mmsghdr) == sizeof(struct mmsghdr), "cshim_mmsghdr must match mmsghdr");
+_Static_assert(__builtin_offsetof(struct cshim_mmsghdr, msg_len) == __builtin_offsetof(struct mmsghdr, msg_len), "msg_len offset");
+int cshim_sendmmsg(int fd, struct cshim_mmsghdr *vector, unsigned int count, int flags) {
+    return sendmmsg(fd, (struct mmsghdr *)vector, count, flags);
+}
+int cshim_recvmmsg(int fd, struct cshim_mmsghdr *vector, unsigned int count, int flags) {
+    return recvmmsg(fd, (struct mmsghdr *)vector, count, flags, NULL);
+}

@@ -123,6 +123,16 @@ extern const int cshim_CLONE_NEWNET;
 // readable when the child exits lets the event loop wait for it in epoll.
 static inline int cshim_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
+// struct mmsghdr, sendmmsg and recvmmsg are GNU extensions the Swift
+// importer cannot see (it reads the headers without _GNU_SOURCE). This
+// struct has the same layout as glibc's mmsghdr; shim.c checks that.
+struct cshim_mmsghdr {
+    struct msghdr msg_hdr;
+    unsigned int msg_len;
+};
+int cshim_sendmmsg(int fd, struct cshim_mmsghdr *vector, unsigned int count, int flags);
+int cshim_recvmmsg(int fd, struct cshim_mmsghdr *vector, unsigned int count, int flags);
+
 // stdout is a global Swift 6 will not touch from a nonisolated context.
 static inline void cshim_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
 static inline void cshim_flush_all(void) { fflush(NULL); }
