@@ -36,6 +36,7 @@ public struct ExecCommand {
 
         var configuration = Tunnel.Configuration()
         configuration.tcp.tcp.maximumSegmentSize = options.mtu - 40
+        configuration.mtu = options.mtu
         configuration.faults = faults
         configuration.faultSeed = options.faultSeed
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)

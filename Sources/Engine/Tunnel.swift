@@ -19,6 +19,8 @@ final class Tunnel {
         /// Seeded faults between the TUN and the stack, both ways (for testing against real peers).
         var faults: FaultInjector.Plan?
         var faultSeed: UInt64 = 1
+        /// The TUN's MTU: bigger datagrams for the app are fragmented first.
+        var mtu = 1500
     }
 
     static let tunToken: UInt64 = 1
@@ -32,6 +34,8 @@ final class Tunnel {
     let timer: TimerFD
     let tcp: TCPFlowTable
     let datagrams: DatagramFlowTable
+    /// Fragmented datagrams from the app are put back together before anything else sees them.
+    let fragments = FragmentReassembler()
     var tcpFlows: [FlowKey: TCPFlow] = [:]
     var udpFlows: [FlowKey: UDPFlow] = [:]
     var tokens: [UInt64: FlowKey] = [:]
@@ -55,7 +59,7 @@ final class Tunnel {
 
     init(tun: consuming TunDevice, configuration: Configuration) throws(EngineError) {
         self.configuration = configuration
-        io = TunnelIO(tun: tun)
+        io = TunnelIO(tun: tun, mtu: configuration.mtu)
         do {
             epoll = try Epoll()
         } catch { throw EngineError.system("epoll_create", error) }
@@ -136,12 +140,29 @@ final class Tunnel {
         pumpTouched(sink: &sink)
     }
 
-    /// One datagram from the app, validated here once.
+    /// One datagram from the app, validated here once; fragments wait for their siblings.
     func handle(_ packet: UnsafeRawBufferPointer, sink: inout TunSink) {
         guard let view = try? IPPacketView(packet) else {
             io.statistics.malformedPackets += 1
             return
         }
+        guard view.isFragment else {
+            handle(view, sink: &sink)
+            return
+        }
+        switch fragments.insert(view, now: now) {
+        case let .complete(datagram):
+            datagram.withPacket { handle($0, sink: &sink) }
+        case .notAFragment:
+            handle(view, sink: &sink)
+        case .incomplete:
+            break
+        case .dropped:
+            io.statistics.malformedPackets += 1
+        }
+    }
+
+    func handle(_ view: IPPacketView, sink: inout TunSink) {
         switch view.upperLayerProtocol {
         case .tcp:
             tcpFromApp(view, sink: &sink)
@@ -458,6 +479,9 @@ final class Tunnel {
             // (A flow still connecting upstream has no connection yet: its SYN waits in `pending`.)
             for (key, flow) in tcpFlows where flow.connected && tcp.connection(key) == nil { removeTCP(flow) }
         }
+        if let deadline = fragments.nextDeadline, deadline <= time {
+            _ = fragments.expire(now: time, sendingTimeExceededTo: &sink)
+        }
         if let deadline = datagrams.nextDeadline, deadline <= time {
             for key in datagrams.expire(now: time) {
                 if let flow = udpFlows.removeValue(forKey: key) {
@@ -467,7 +491,8 @@ final class Tunnel {
             }
         }
         // Arm the timer for the next deadline, when it changed.
-        let next = [tcp.nextDeadline, datagrams.nextDeadline, inboundFaults?.nextRelease, io.outboundFaults?.nextRelease]
+        let next = [tcp.nextDeadline, datagrams.nextDeadline, fragments.nextDeadline,
+                    inboundFaults?.nextRelease, io.outboundFaults?.nextRelease]
             .compactMap { $0 }.min()
         if next != armedDeadline {
             armedDeadline = next
@@ -536,9 +561,12 @@ final class TunnelIO {
     var outboundFaults: FaultInjector?
     var statistics = TunnelStatistics()
     let origin = ContinuousClock.now
+    let mtu: Int
+    var fragmentIdentification: UInt32 = 0
 
-    init(tun: consuming TunDevice) {
+    init(tun: consuming TunDevice, mtu: Int) {
         self.tun = tun
+        self.mtu = mtu
         outgoing = .allocate(byteCount: 65536 + 128, alignment: 16)
     }
 
@@ -565,11 +593,36 @@ struct TunSink: PacketSink {
     }
 
     mutating func write(_ packet: UnsafeRawBufferPointer) {
+        if packet.count > io.mtu, let view = try? IPPacketView(packet) {
+            // A UDP reply bigger than the TUN's MTU: fragments, as the destination's stack would send them.
+            io.fragmentIdentification &+= 1
+            var pieces = FragmentSink(io: io)
+            switch IPFragmenter.fragment(view, mtu: io.mtu, identification: io.fragmentIdentification, sink: &pieces) {
+            case .whole, .fragments: return
+            case .refused: break
+            }
+        }
         switch try? io.tun.write(packet) {
         case .value?:
             io.statistics.packetsToApp += 1
         case .wouldBlock?, nil:
             io.statistics.tunWriteDrops += 1
+        }
+    }
+}
+
+/// Writes each fragment straight to the TUN.
+struct FragmentSink: PacketSink {
+    let io: TunnelIO
+
+    mutating func send(capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
+        defer { buffer.deallocate() }
+        let n = fill(buffer)
+        guard n > 0 else { return }
+        switch try? io.tun.write(UnsafeRawBufferPointer(buffer.sub(0, n))) {
+        case .value?: io.statistics.packetsToApp += 1
+        case .wouldBlock?, nil: io.statistics.tunWriteDrops += 1
         }
     }
 }

@@ -19,6 +19,8 @@ final class ExecTests {
         try pair.makeFile("1m.bin", bytes: 1_048_576)
         try net.start(["dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
                        "--listen-address=10.88.0.2", "--port=53", "--host-record=api.sluice.test,10.88.1.81",
+                       "--edns-packet-max=4096",
+                       "--txt-record=big.sluice.test," + (0 ..< 10).map { "\"\(String(repeating: Character(UnicodeScalar(UInt8(97 + $0))), count: 250))\"" }.joined(separator: ","),
                        "--log-facility=/dev/null"], in: server)
         guard pair.waitForListener("10.88.0.2:53") else {
             throw TestNetwork.CommandFailed(command: ["dnsmasq"], status: 1, output: "dnsmasq did not start")
@@ -114,6 +116,25 @@ final class ExecTests {
         let after = try net.run(["ip", "netns", "list"]).output
         #expect(!after.contains(name + " ") && !after.hasSuffix(name) && !after.contains(name + "\n"), "\(after)")
         // The orphaned `sleep 30` is in the dead namespace; it is ours, by its command line only, so it is left to finish.
+    }
+
+    @Test func fragmentedDatagramsAreReassembledAndRepliesFragmented() throws {
+        // App → server: a 3000-byte UDP datagram leaves the app in two fragments;
+        // Sluice reassembles it and sends it on whole.
+        let received = pair.path("udp.bin")
+        try net.start(["sh", "-c", "nc -u -l 10.88.0.2 9001 > \(received)"], in: server)
+        #expect(pair.waitForListener("10.88.0.2:9001"))
+        try net.run(["sh", "-c", "head -c 3000 /dev/urandom > \(pair.path("dgram.bin"))"])
+        let up = try exec("nc -u -w 1 10.88.0.2 9001 < \(pair.path("dgram.bin"))")
+        #expect(up.status == 0, "\(up.stderr)")
+        #expect(TestNetwork.waitUntil(seconds: 5) {
+            ((try? FileManager.default.attributesOfItem(atPath: received)[.size] as? Int) ?? 0) == 3000
+        })
+        #expect(try pair.digest("udp.bin") == (try pair.digest("dgram.bin")))
+        // Server → app: a 2.5 kB DNS answer comes back in fragments Sluice makes.
+        let r = try exec("dig +bufsize=4096 +ignore +tries=1 +time=2 @10.88.0.2 big.sluice.test TXT | grep -c MSG\\ SIZE; dig +bufsize=4096 +tries=1 +time=2 +short @10.88.0.2 big.sluice.test TXT | tr -cd 'a-j' | wc -c")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.last == "2500", "\(r.stdout) \(r.stderr)")
     }
 
     @Test func exitStatusAndCleanup() throws {
