@@ -32,6 +32,7 @@ demo: setup
 
 bench: setup
 	tools/bench wire
+	tools/bench stack
 
 # Bounded libFuzzer run over every parser harness: FUZZ_SECONDS each.
 fuzz: setup

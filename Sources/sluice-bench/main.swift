@@ -4,6 +4,8 @@
 //   sluice-bench wire-loop N          N iterations of parse, verify and emit,
 //                                     untimed, for counting heap allocations
 //                                     under valgrind (tools/bench)
+//   sluice-bench stack [--rounds N]   ns per data segment between two TCP connections in memory
+//   sluice-bench stack-loop N         N data segments, untimed, for valgrind's count
 //
 // Figures are medians over rounds; this machine is noisy, so compare runs
 // made together, never absolute numbers from different days.
@@ -127,6 +129,12 @@ case "wire":
     benchWire(rounds: rounds)
 case "wire-loop":
     wireLoop(arguments.count > 1 ? Int(arguments[1]) ?? 1000 : 1000)
+case "stack":
+    var rounds = 5
+    if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { rounds = max(1, n) }
+    benchStack(rounds: rounds)
+case "stack-loop":
+    stackLoop(arguments.count > 1 ? Int(arguments[1]) ?? 1000 : 1000)
 default:
-    print("usage: sluice-bench wire [--rounds N] | wire-loop N")
+    print("usage: sluice-bench wire [--rounds N] | wire-loop N | stack [--rounds N] | stack-loop N")
 }
