@@ -102,28 +102,10 @@ public final class DatagramFlowTable {
         identification &+= 1
         let id = identification
         var written = 0
-        let udp = UDPHeader(sourcePort: key.destinationPort, destinationPort: key.appPort, payloadLength: payload.count)
         sink.send(capacity: 48 + payload.count) { buffer in
-            switch (key.destinationAddress, key.appAddress) {
-            case let (.v4(s), .v4(d)):
-                guard buffer.count >= 28 + payload.count else { return 0 }
-                buffer.sub(28, payload.count).copyMemory(from: payload)
-                guard (try? udp.emit(into: buffer.sub(20, 8 + payload.count), source: s, destination: d)) != nil,
-                      (try? IPv4Header(source: s, destination: d, protocol: .udp, payloadLength: 8 + payload.count,
-                                       identification: id, dontFragment: false).emit(into: buffer.sub(0, 20))) != nil
-                else { return 0 }
-                written = 28 + payload.count
-            case let (.v6(s), .v6(d)):
-                guard buffer.count >= 48 + payload.count else { return 0 }
-                buffer.sub(48, payload.count).copyMemory(from: payload)
-                guard (try? udp.emit(into: buffer.sub(40, 8 + payload.count), source: s, destination: d)) != nil,
-                      (try? IPv6Header(source: s, destination: d, nextHeader: .udp, payloadLength: 8 + payload.count)
-                        .emit(into: buffer.sub(0, 40))) != nil
-                else { return 0 }
-                written = 48 + payload.count
-            case (.v4, .v6), (.v6, .v4):
-                return 0
-            }
+            written = IPFraming.writeUDP(into: buffer, source: key.destinationAddress, sourcePort: key.destinationPort,
+                                         destination: key.appAddress, destinationPort: key.appPort,
+                                         payload: payload, identification: id)
             return written
         }
         return written > 0
@@ -137,29 +119,8 @@ public final class DatagramFlowTable {
         sessions[key]!.lastActivity = now
         var written = 0
         sink.send(capacity: 48 + payload.count) { buffer in
-            switch (key.destinationAddress, key.appAddress) {
-            case let (.v4(s), .v4(d)):
-                guard buffer.count >= 28 + payload.count else { return 0 }
-                buffer.sub(28, payload.count).copyMemory(from: payload)
-                let message = ICMPv4Message.echoReply(identifier: key.appPort, sequenceNumber: sequenceNumber)
-                guard (try? message.emit(into: buffer.sub(20, 8 + payload.count), payloadLength: payload.count)) != nil,
-                      (try? IPv4Header(source: s, destination: d, protocol: .icmp, payloadLength: 8 + payload.count,
-                                       dontFragment: false).emit(into: buffer.sub(0, 20))) != nil
-                else { return 0 }
-                written = 28 + payload.count
-            case let (.v6(s), .v6(d)):
-                guard buffer.count >= 48 + payload.count else { return 0 }
-                buffer.sub(48, payload.count).copyMemory(from: payload)
-                let message = ICMPv6Message.echoReply(identifier: key.appPort, sequenceNumber: sequenceNumber)
-                guard (try? message.emit(into: buffer.sub(40, 8 + payload.count), payloadLength: payload.count,
-                                         source: s, destination: d)) != nil,
-                      (try? IPv6Header(source: s, destination: d, nextHeader: .icmpv6, payloadLength: 8 + payload.count)
-                        .emit(into: buffer.sub(0, 40))) != nil
-                else { return 0 }
-                written = 48 + payload.count
-            case (.v4, .v6), (.v6, .v4):
-                return 0
-            }
+            written = IPFraming.writeEchoReply(into: buffer, source: key.destinationAddress, destination: key.appAddress,
+                                               identifier: key.appPort, sequenceNumber: sequenceNumber, payload: payload)
             return written
         }
         return written > 0

@@ -35,6 +35,61 @@ public enum IPFraming {
         }
     }
 
+    /// Writes a UDP datagram from `source` to `destination`; returns its length, or 0.
+    public static func writeUDP(into buffer: UnsafeMutableRawBufferPointer, source: IPAddress, sourcePort: UInt16,
+                                destination: IPAddress, destinationPort: UInt16, payload: UnsafeRawBufferPointer,
+                                identification: UInt16) -> Int {
+        let udp = UDPHeader(sourcePort: sourcePort, destinationPort: destinationPort, payloadLength: payload.count)
+        switch (source, destination) {
+        case let (.v4(s), .v4(d)):
+            guard buffer.count >= 28 + payload.count else { return 0 }
+            buffer.sub(28, payload.count).copyMemory(from: payload)
+            guard (try? udp.emit(into: buffer.sub(20, 8 + payload.count), source: s, destination: d)) != nil,
+                  (try? IPv4Header(source: s, destination: d, protocol: .udp, payloadLength: 8 + payload.count,
+                                   identification: identification, dontFragment: false).emit(into: buffer.sub(0, 20))) != nil
+            else { return 0 }
+            return 28 + payload.count
+        case let (.v6(s), .v6(d)):
+            guard buffer.count >= 48 + payload.count else { return 0 }
+            buffer.sub(48, payload.count).copyMemory(from: payload)
+            guard (try? udp.emit(into: buffer.sub(40, 8 + payload.count), source: s, destination: d)) != nil,
+                  (try? IPv6Header(source: s, destination: d, nextHeader: .udp, payloadLength: 8 + payload.count)
+                    .emit(into: buffer.sub(0, 40))) != nil
+            else { return 0 }
+            return 48 + payload.count
+        case (.v4, .v6), (.v6, .v4):
+            return 0
+        }
+    }
+
+    /// Writes an ICMP or ICMPv6 echo reply from `source` to `destination`; returns its length, or 0.
+    public static func writeEchoReply(into buffer: UnsafeMutableRawBufferPointer, source: IPAddress, destination: IPAddress,
+                                      identifier: UInt16, sequenceNumber: UInt16, payload: UnsafeRawBufferPointer) -> Int {
+        switch (source, destination) {
+        case let (.v4(s), .v4(d)):
+            guard buffer.count >= 28 + payload.count else { return 0 }
+            buffer.sub(28, payload.count).copyMemory(from: payload)
+            let message = ICMPv4Message.echoReply(identifier: identifier, sequenceNumber: sequenceNumber)
+            guard (try? message.emit(into: buffer.sub(20, 8 + payload.count), payloadLength: payload.count)) != nil,
+                  (try? IPv4Header(source: s, destination: d, protocol: .icmp, payloadLength: 8 + payload.count,
+                                   dontFragment: false).emit(into: buffer.sub(0, 20))) != nil
+            else { return 0 }
+            return 28 + payload.count
+        case let (.v6(s), .v6(d)):
+            guard buffer.count >= 48 + payload.count else { return 0 }
+            buffer.sub(48, payload.count).copyMemory(from: payload)
+            let message = ICMPv6Message.echoReply(identifier: identifier, sequenceNumber: sequenceNumber)
+            guard (try? message.emit(into: buffer.sub(40, 8 + payload.count), payloadLength: payload.count,
+                                     source: s, destination: d)) != nil,
+                  (try? IPv6Header(source: s, destination: d, nextHeader: .icmpv6, payloadLength: 8 + payload.count)
+                    .emit(into: buffer.sub(0, 40))) != nil
+            else { return 0 }
+            return 48 + payload.count
+        case (.v4, .v6), (.v6, .v4):
+            return 0
+        }
+    }
+
     /// The ICMP destination-unreachable answer to `packet`: quoting its header and
     /// the first bytes of its payload (RFC 792: 8 bytes; RFC 1812 §4.3.2.3 and
     /// RFC 4443 §2.4: as much as fits in 576 or 1280 bytes).

@@ -119,23 +119,10 @@ public final class TCPConnection: CustomStringConvertible {
     /// A passive open: `syn` arrived for a flow that did not exist. The caller
     /// has decided to accept it; the SYN-ACK leaves with the next `output`.
     /// RFC 9293 §3.10.7.2, LISTEN state, third check.
-    public init(acceptingSyn syn: TCPHeader, initialSequence: SequenceNumber,
-                configuration: TCPConfiguration = TCPConfiguration(), now: Instant, timestampOffset: UInt32 = 0) {
-        self.configuration = configuration
-        self.timestampOffset = timestampOffset
-        localPort = syn.destinationPort
-        remotePort = syn.sourcePort
-        state = .synReceived
-        initialSendSequence = initialSequence
-        sendUnacknowledged = initialSequence
-        sendNext = initialSequence
-        sendMaximum = initialSequence
-        sendBufferSequence = initialSequence + 1
-        sendBuffer = ByteRing(capacity: configuration.sendBufferSize)
-        receiveBuffer = Reassembler(capacity: configuration.receiveBufferSize)
-        sendMaximumSegmentSize = configuration.maximumSegmentSize
-        congestion = NewReno(maximumSegmentSize: configuration.maximumSegmentSize)
-        lastActivity = now
+    public convenience init(acceptingSyn syn: TCPHeader, initialSequence: SequenceNumber,
+                            configuration: TCPConfiguration = TCPConfiguration(), now: Instant, timestampOffset: UInt32 = 0) {
+        self.init(state: .synReceived, localPort: syn.destinationPort, remotePort: syn.sourcePort,
+                  initialSequence: initialSequence, configuration: configuration, now: now, timestampOffset: timestampOffset)
         initialReceiveSequence = syn.sequenceNumber
         receiveNext = syn.sequenceNumber + 1
         negotiate(syn.options)
@@ -148,13 +135,22 @@ public final class TCPConnection: CustomStringConvertible {
     }
 
     /// An active open: the SYN leaves with the next `output` (RFC 9293 §3.10.1).
-    public init(connectingFrom localPort: UInt16, to remotePort: UInt16, initialSequence: SequenceNumber,
-                configuration: TCPConfiguration = TCPConfiguration(), now: Instant, timestampOffset: UInt32 = 0) {
+    public convenience init(connectingFrom localPort: UInt16, to remotePort: UInt16, initialSequence: SequenceNumber,
+                            configuration: TCPConfiguration = TCPConfiguration(), now: Instant, timestampOffset: UInt32 = 0) {
+        self.init(state: .synSent, localPort: localPort, remotePort: remotePort,
+                  initialSequence: initialSequence, configuration: configuration, now: now, timestampOffset: timestampOffset)
+        sendSyn = true
+    }
+
+    /// What both opens share: the send variables at ISS, the two rings (the
+    /// flow's whole memory budget, allocated here once), the controllers.
+    init(state: TCPState, localPort: UInt16, remotePort: UInt16, initialSequence: SequenceNumber,
+         configuration: TCPConfiguration, now: Instant, timestampOffset: UInt32) {
         self.configuration = configuration
         self.timestampOffset = timestampOffset
         self.localPort = localPort
         self.remotePort = remotePort
-        state = .synSent
+        self.state = state
         initialSendSequence = initialSequence
         sendUnacknowledged = initialSequence
         sendNext = initialSequence
@@ -165,7 +161,6 @@ public final class TCPConnection: CustomStringConvertible {
         sendMaximumSegmentSize = configuration.maximumSegmentSize
         congestion = NewReno(maximumSegmentSize: configuration.maximumSegmentSize)
         lastActivity = now
-        sendSyn = true
     }
 
     /// Applies the options of the peer's SYN (RFC 9293 §3.7.1, RFC 7323 §§2.2 and 3.2, RFC 2018 §2).
