@@ -101,15 +101,22 @@ public struct ChildProcess: Sendable {
     }
 
     /// Stops the child if it still runs: SIGTERM, then SIGKILL after `graceMilliseconds`.
+    /// A child already reaped (waitpid says ECHILD) is left alone: its pid may
+    /// belong to someone else by now, and only our own child may be signalled.
     public func terminate(graceMilliseconds: Int = 2000) {
-        guard (try? poll()) == nil else { return }
+        guard isRunning else { return }
         signal(SIGTERM)
         for _ in 0 ..< max(1, graceMilliseconds / 10) {
-            if (try? poll()) != nil { return }
+            if !isRunning { return }
             usleep(10_000)
         }
         signal(SIGKILL)
         _ = try? wait()
+    }
+
+    /// True while the child runs; reaps it if it has exited. False once reaped.
+    var isRunning: Bool {
+        do { return try poll() == nil } catch { return false }
     }
 
     static func decode(_ status: Int32) -> Exit {
