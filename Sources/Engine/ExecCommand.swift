@@ -1,5 +1,6 @@
 internal import Sys
 internal import Stack
+internal import Wire
 
 /// `sluice exec`: runs a command in a fresh namespace whose traffic goes
 /// through Sluice's TUN and is relayed from Sluice's own namespace, then exits
@@ -11,7 +12,14 @@ public struct ExecCommand {
         /// Seeded faults between the TUN and the stack (`--faults`), for testing.
         public var faults: String?
         public var faultSeed: UInt64 = 1
+        /// `fake` (the default): names get fake IPs, so rules see them; `forward`: queries
+        /// go to the host's resolvers; `off`: CMD keeps the host's resolv.conf.
+        public var dns: DNSChoice = .fake
         public init(command: [String]) { self.command = command }
+    }
+
+    public enum DNSChoice: String, Sendable {
+        case fake, forward, off
     }
 
     public let options: Options
@@ -31,7 +39,20 @@ public struct ExecCommand {
         }
         let setup = try NamespaceSetup.create(name: "sluice-exec-\(ProcessControl.currentID)", mtu: options.mtu)
         defer { setup.remove() }
-        let (raw, child) = try setup.configure(starting: options.command)
+        // CMD alone sees Sluice's DNS: a resolv.conf bind-mounted in a mount namespace of its own.
+        var launch = options.command
+        var resolvPath: String?
+        if options.dns != .off {
+            Files.makeDirectory("/run/sluice")
+            let path = "/run/sluice/exec-\(ProcessControl.currentID).resolv.conf"
+            do {
+                try Files.write("# written by sluice exec for its command\nnameserver \(NamespaceSetup.dnsV4)\nnameserver \(NamespaceSetup.dnsV6)\n", to: path)
+            } catch { throw EngineError.system("writing \(path)", error) }
+            resolvPath = path
+            launch = ["/proc/self/exe", "__launch", "--resolv", path, "--"] + options.command
+        }
+        defer { if let resolvPath { Files.remove(resolvPath) } }
+        let (raw, child) = try setup.configure(starting: launch)
         defer { child.terminate() }
 
         var configuration = Tunnel.Configuration()
@@ -39,6 +60,10 @@ public struct ExecCommand {
         configuration.mtu = options.mtu
         configuration.faults = faults
         configuration.faultSeed = options.faultSeed
+        if options.dns != .off {
+            configuration.dnsAddresses = [IPAddress(NamespaceSetup.dnsV4)!, IPAddress(NamespaceSetup.dnsV6)!]
+            configuration.dns = FakeDNSConfiguration(mode: options.dns == .fake ? .fakeIP : .forward)
+        }
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
         try tunnel.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: Self.signalToken)
         let exitWatch: FileDescriptor

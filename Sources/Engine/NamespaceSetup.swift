@@ -10,6 +10,9 @@ struct NamespaceSetup {
     static let prefixV4: UInt8 = 24
     static let addressV6 = "fd00:233::1"
     static let prefixV6: UInt8 = 64
+    /// Sluice's DNS, inside the TUN's subnets.
+    static let dnsV4 = "10.233.0.53"
+    static let dnsV6 = "fd00:233::53"
 
     let name: String
     let mtu: Int

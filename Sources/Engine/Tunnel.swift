@@ -21,11 +21,16 @@ final class Tunnel {
         var faultSeed: UInt64 = 1
         /// The TUN's MTU: bigger datagrams for the app are fragmented first.
         var mtu = 1500
+        /// Where the app's DNS queries go (its resolv.conf names them): answered by Sluice.
+        var dnsAddresses: [IPAddress] = []
+        /// Fake-IP, forward or static answers; nil relays port 53 like any UDP.
+        var dns: FakeDNSConfiguration?
     }
 
     static let tunToken: UInt64 = 1
     static let signalToken: UInt64 = 2
     static let timerToken: UInt64 = 3
+    static let resolverToken: UInt64 = 6
     static let firstFlowToken: UInt64 = 16
 
     let configuration: Configuration
@@ -36,6 +41,12 @@ final class Tunnel {
     let datagrams: DatagramFlowTable
     /// Fragmented datagrams from the app are put back together before anything else sees them.
     let fragments = FragmentReassembler()
+    /// The DNS Sluice serves to the app, and the resolver it uses for fake-IP flows.
+    var dns: FakeDNS?
+    let resolver: HostResolver
+    /// UDP sessions to fake IPs waiting for their name's real address.
+    var udpAwaitingResolution: Set<FlowKey> = []
+    let dnsScratch: UnsafeMutableRawBufferPointer
     var tcpFlows: [FlowKey: TCPFlow] = [:]
     var udpFlows: [FlowKey: UDPFlow] = [:]
     var tokens: [UInt64: FlowKey] = [:]
@@ -72,6 +83,14 @@ final class Tunnel {
         } catch { throw EngineError.system("epoll_ctl", error) }
         tcp = TCPFlowTable(configuration: configuration.tcp)
         datagrams = DatagramFlowTable(configuration: configuration.datagrams)
+        dns = configuration.dns.map(FakeDNS.init)
+        resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID))
+        dnsScratch = .allocate(byteCount: 4096, alignment: 16)
+        if let channel = resolver.channel {
+            do { try epoll.add(channel.socket.descriptor, events: .readable, token: Self.resolverToken) } catch {
+                throw EngineError.system("epoll_ctl", error)
+            }
+        }
         if let plan = configuration.faults {
             inboundFaults = FaultInjector(plan: plan, seed: configuration.faultSeed)
             io.outboundFaults = FaultInjector(plan: plan, seed: configuration.faultSeed &* 31 &+ 7)
@@ -80,7 +99,10 @@ final class Tunnel {
         scratch = .allocate(byteCount: 65536, alignment: 16)
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        dnsScratch.deallocate()
+    }
 
     var now: Instant {
         let (s, atto) = (clock.now - origin).components
@@ -111,6 +133,8 @@ final class Tunnel {
                 case Self.timerToken:
                     _ = try? timer.readExpirations()
                     armedDeadline = nil
+                case Self.resolverToken:
+                    resolved(resolver.receive(now: now))
                 case let token where token >= Self.firstFlowToken:
                     upstreamReady(token: token, events: event.events)
                 default:
@@ -201,7 +225,7 @@ final class Tunnel {
         let time = now
         switch tcp.input(packet, now: time, sink: &sink) {
         case let .connectionRequest(key):
-            openUpstream(for: key, sink: &sink)
+            if let destination = realDestination(for: key, sink: &sink) { openUpstream(for: key, to: destination, sink: &sink) }
         case let .segment(key):
             // Pumped once at the end of the batch (pumpTouched), unless the segment owes a duplicate ACK now.
             if tcp.connection(key)?.immediateAckRequired == true { tcp.flush(key, now: time, sink: &sink) }
@@ -217,9 +241,51 @@ final class Tunnel {
 
     /// Lazy accept: the app's SYN waits until the upstream connection succeeds,
     /// so a refused or unreachable destination looks to the app as it would on a real network.
-    func openUpstream(for key: FlowKey, sink: inout TunSink) {
-        trace("\(key): SYN, connecting upstream")
-        let address = key.destinationAddress.sysAddress
+    /// The address to connect to: the destination itself, or, for a fake IP,
+    /// its name's real address (nil while the host's resolver is asked; the
+    /// flow continues in `resolved`).
+    func realDestination(for key: FlowKey, sink: inout TunSink) -> SysIPAddress? {
+        guard dns?.pool.contains(key.destinationAddress) == true else { return key.destinationAddress.sysAddress }
+        guard let name = dns!.pool.pin(key.destinationAddress, now: now) else {
+            // A fake IP nobody asked for (or one recycled since): nothing to connect to.
+            refuse(key, reason: .host, sink: &sink)
+            return nil
+        }
+        trace("\(key): fake IP for \(name)")
+        // The upstream family need not be the app's: IPv4 first, then IPv6 (in `resolved`).
+        return resolver.resolve(name, family: .v4, for: key, now: now)?.sysAddress
+    }
+
+    /// The host's resolver answered (or not) for flows waiting on fake IPs.
+    func resolved(_ answers: [(FlowKey, IPAddress?, DNSType)]) {
+        var sink = TunSink(io: io)
+        for (key, found, type) in answers {
+            var address = found
+            if address == nil, type == .a, let name = dns?.pool.name(for: key.destinationAddress, now: now) {
+                // No IPv4 address: ask for IPv6 before giving up.
+                address = resolver.resolve(name, family: .v6, for: key, now: now)
+                if address == nil, resolver.isPending(key) { continue }
+            }
+            if key.transport == .tcp {
+                if let address { openUpstream(for: key, to: address.sysAddress, sink: &sink) } else { refuse(key, reason: .host, sink: &sink) }
+            } else if udpAwaitingResolution.remove(key) != nil, let address {
+                openUDP(key, to: address.sysAddress, sink: &sink)
+            }
+        }
+    }
+
+    func refuse(_ key: FlowKey, reason: UnreachableReason, sink: inout TunSink) {
+        if key.transport == .tcp {
+            io.statistics.tcpRefused += 1
+            tcp.refuse(key, with: .unreachable(reason), sink: &sink)
+            if dns?.pool.contains(key.destinationAddress) == true { _ = dns!.pool.unpin(key.destinationAddress, now: now) }
+        } else {
+            udpAwaitingResolution.remove(key)
+        }
+    }
+
+    func openUpstream(for key: FlowKey, to address: SysIPAddress, sink: inout TunSink) {
+        trace("\(key): SYN, connecting upstream to \(address)")
         let socket: Socket
         do {
             socket = try Socket(.tcp, family: address.family, mark: configuration.mark)
@@ -394,6 +460,7 @@ final class Tunnel {
     }
 
     func removeTCP(_ flow: TCPFlow, keepConnection: Bool = false) {
+        if dns?.pool.contains(flow.key.destinationAddress) == true { _ = dns!.pool.unpin(flow.key.destinationAddress, now: now) }
         trace("\(flow.key): flow ends (\(tcp.connection(flow.key)?.description ?? "gone"))")
         try? epoll.remove(flow.socket.descriptor)
         if let c = tcp.connection(flow.key)?.counters ?? flow.counters {
@@ -417,7 +484,23 @@ final class Tunnel {
         let time = now
         switch datagrams.input(packet, now: time, sink: &sink) {
         case let .udp(key, payload, isNew):
-            if isNew { openUDP(key, sink: &sink) }
+            if key.destinationPort == 53, dns != nil, configuration.dnsAddresses.contains(key.destinationAddress) {
+                answerDNS(key, payload: payload, sink: &sink)
+                return
+            }
+            if isNew {
+                if dns?.pool.contains(key.destinationAddress) == true {
+                    // The first datagrams wait for the name's real address and are dropped
+                    // meanwhile: UDP apps retry (DNS, QUIC), and holding them would need a queue.
+                    udpAwaitingResolution.insert(key)
+                    if let address = realDestination(for: key, sink: &sink) {
+                        udpAwaitingResolution.remove(key)
+                        openUDP(key, to: address, sink: &sink)
+                    }
+                } else {
+                    openUDP(key, to: key.destinationAddress.sysAddress, sink: &sink)
+                }
+            }
             guard let flow = udpFlows[key] else { return }
             if (try? flow.socket.send(payload, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
             io.statistics.bytesFromApp += payload.count
@@ -437,13 +520,27 @@ final class Tunnel {
         }
     }
 
-    func openUDP(_ key: FlowKey, sink: inout TunSink) {
-        let address = key.destinationAddress.sysAddress
+    /// Sluice's own DNS: fake-IP answers, [Host] entries, or the query relayed
+    /// to the host's resolver (forward mode and excluded names).
+    func answerDNS(_ key: FlowKey, payload: UnsafeRawBufferPointer, sink: inout TunSink) {
+        switch dns!.respond(toMessage: payload, now: now, into: dnsScratch) {
+        case let .answer(length):
+            datagrams.sendUDP(key, payload: UnsafeRawBufferPointer(dnsScratch.sub(0, length)), now: now, sink: &sink)
+        case .forward:
+            if udpFlows[key] == nil, let server = resolver.servers.first { openUDP(key, to: server.address, sink: &sink) }
+            if let flow = udpFlows[key], (try? flow.socket.send(payload, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
+        case .drop:
+            break
+        }
+    }
+
+    func openUDP(_ key: FlowKey, to address: SysIPAddress, sink: inout TunSink) {
         guard let socket = try? Socket(.udp, family: address.family, mark: configuration.mark) else {
             io.statistics.upstreamErrors += 1
             return
         }
-        guard (try? socket.connect(to: SocketAddress(address, port: key.destinationPort))) != nil else {
+        let port = key.destinationPort
+        guard (try? socket.connect(to: SocketAddress(address, port: port))) != nil else {
             io.statistics.upstreamErrors += 1
             return
         }
@@ -479,6 +576,9 @@ final class Tunnel {
             // (A flow still connecting upstream has no connection yet: its SYN waits in `pending`.)
             for (key, flow) in tcpFlows where flow.connected && tcp.connection(key) == nil { removeTCP(flow) }
         }
+        if let deadline = resolver.nextDeadline, deadline <= time {
+            for key in resolver.expire(now: time) { refuse(key, reason: .host, sink: &sink) }
+        }
         if let deadline = fragments.nextDeadline, deadline <= time {
             _ = fragments.expire(now: time, sendingTimeExceededTo: &sink)
         }
@@ -491,7 +591,7 @@ final class Tunnel {
             }
         }
         // Arm the timer for the next deadline, when it changed.
-        let next = [tcp.nextDeadline, datagrams.nextDeadline, fragments.nextDeadline,
+        let next = [tcp.nextDeadline, datagrams.nextDeadline, fragments.nextDeadline, resolver.nextDeadline,
                     inboundFaults?.nextRelease, io.outboundFaults?.nextRelease]
             .compactMap { $0 }.min()
         if next != armedDeadline {

@@ -8,12 +8,16 @@ usage: sluice COMMAND [OPTIONS]
 Sluice puts a program behind a TUN device and handles its traffic in user space.
 
 commands:
-  exec [--mtu N] [--faults SPEC [--fault-seed N]] [--] CMD [ARGS...]
+  exec [--dns fake|forward|off] [--mtu N] [--faults SPEC [--fault-seed N]] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose traffic (IPv4 and IPv6)
         goes through Sluice: TCP and UDP are relayed directly from Sluice's
         own namespace by Sluice's user-space TCP stack. A refused connection
         reaches CMD as a RST, an unreachable host as ICMP unreachable. Exits
         with CMD's status; the namespace is removed, also on Ctrl-C.
+        CMD alone sees Sluice's DNS (10.233.0.53, fd00:233::53): by default
+        names get fake IPs from 198.18.0.0/15 that Sluice maps back to names
+        and resolves through the host's resolvers; --dns forward relays
+        queries to them; --dns off leaves CMD the host's resolv.conf.
         --faults drop=P,duplicate=P,reorder=P,corrupt=P,delay=Nms puts a
         seeded fault injector between the TUN and the stack, both ways.
   dump [--count N] [--seconds S] [--no-ping] [--mtu N] [--] CMD [ARGS...]
@@ -84,6 +88,14 @@ func parseDump(_ arguments: ArraySlice<String>) -> PacketDump.Options? {
 let arguments = Array(CommandLine.arguments.dropFirst())
 ProcessControl.lineBufferStandardOutput()
 switch arguments.first {
+case "__launch":
+    // Internal: `sluice exec` runs this inside the command's namespace to give it Sluice's resolv.conf.
+    var rest = arguments.dropFirst()
+    var resolv: String?
+    if rest.first == "--resolv", rest.count >= 2 { resolv = rest.dropFirst().first; rest = rest.dropFirst(2) }
+    if rest.first == "--" { rest = rest.dropFirst() }
+    guard !rest.isEmpty else { ProcessControl.exit(127) }
+    Launcher.exec(bindingResolvConf: resolv, command: Array(rest))
 case nil, "help", "--help", "-h":
     print(usage)
 case "exec":
@@ -100,6 +112,11 @@ case "exec":
         if first == "--faults", let value = rest.first {
             rest.removeFirst()
             options.faults = value
+            continue
+        }
+        if first == "--dns", let value = rest.first, let choice = ExecCommand.DNSChoice(rawValue: value) {
+            rest.removeFirst()
+            options.dns = choice
             continue
         }
         if first == "--fault-seed", let value = rest.first, let seed = UInt64(value) {

@@ -19,12 +19,20 @@ final class ExecTests {
         try pair.makeFile("1m.bin", bytes: 1_048_576)
         try net.start(["dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
                        "--listen-address=10.88.0.2", "--port=53", "--host-record=api.sluice.test,10.88.1.81",
+                       "--host-record=web.sluice.test,10.88.0.2",
                        "--edns-packet-max=4096",
                        "--txt-record=big.sluice.test," + (0 ..< 10).map { "\"\(String(repeating: Character(UnicodeScalar(UInt8(97 + $0))), count: 250))\"" }.joined(separator: ","),
                        "--log-facility=/dev/null"], in: server)
         guard pair.waitForListener("10.88.0.2:53") else {
             throw TestNetwork.CommandFailed(command: ["dnsmasq"], status: 1, output: "dnsmasq did not start")
         }
+        // The host namespace's resolver is the server's dnsmasq (`ip netns exec` binds this file).
+        try FileManager.default.createDirectory(atPath: "/etc/netns/\(host)", withIntermediateDirectories: true)
+        try "nameserver 10.88.0.2\n".write(toFile: "/etc/netns/\(host)/resolv.conf", atomically: true, encoding: .utf8)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: "/etc/netns/\(host)")
     }
 
     func digest(_ file: String) throws -> String { try pair.digest(file) }
@@ -135,6 +143,35 @@ final class ExecTests {
         let r = try exec("dig +bufsize=4096 +ignore +tries=1 +time=2 @10.88.0.2 big.sluice.test TXT | grep -c MSG\\ SIZE; dig +bufsize=4096 +tries=1 +time=2 +short @10.88.0.2 big.sluice.test TXT | tr -cd 'a-j' | wc -c")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.last == "2500", "\(r.stdout) \(r.stderr)")
+    }
+
+    @Test func namesGetFakeAddressesAndConnectByName() throws {
+        let hostResolvConf = try String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8)
+        let expected = try digest("1m.bin")
+        let r = try exec("grep nameserver /etc/resolv.conf; dig +short web.sluice.test; dig +short AAAA web.sluice.test; curl -sS http://web.sluice.test:8080/1m.bin | sha256sum")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("nameserver 10.233.0.53"), "\(r.stdout)")
+        #expect(lines.contains { $0.hasPrefix("198.18.") }, "\(r.stdout)")
+        #expect(lines.contains { $0.hasPrefix("fd73:6c75:6963::") }, "\(r.stdout)")
+        #expect(lines.last.map { String($0.prefix(64)) } == expected, "\(r.stdout) \(r.stderr)")
+        // Only the command saw Sluice's DNS.
+        #expect(try String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8) == hostResolvConf)
+    }
+
+    @Test func anUnknownNameFailsFast() throws {
+        let r = try exec("curl -sS -m 10 http://nothere.sluice.test:8080/; echo \"curl=$?\"")
+        #expect(r.stdout.contains("curl=7"), "\(r.stdout) \(r.stderr)")
+        #expect(r.seconds < 10)
+    }
+
+    @Test func forwardModeRelaysQueries() throws {
+        let r = try pair.exec("dig +short web.sluice.test", options: ["--dns", "forward"])
+        #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "10.88.0.2", "\(r.stdout) \(r.stderr)")
+    }
+
+    @Test func dnsOffKeepsTheHostsResolver() throws {
+        let r = try pair.exec("grep nameserver /etc/resolv.conf", options: ["--dns", "off"])
+        #expect(!r.stdout.contains("10.233.0.53"), "\(r.stdout)")
     }
 
     @Test func exitStatusAndCleanup() throws {

@@ -1,0 +1,66 @@
+internal import CShim
+internal import Glibc
+
+/// The few file operations the engine needs (resolver configuration, the
+/// resolv.conf it gives a command), kept here so Sys stays the only layer
+/// that talks to the kernel.
+public enum Files {
+    /// The whole file, or nil when it cannot be read.
+    public static func read(_ path: String, limit: Int = 1 << 20) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < limit {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += chunk.prefix(n)
+        }
+        return bytes
+    }
+
+    /// Writes `contents` to `path` (created with mode 0644, replaced if present).
+    public static func write(_ contents: String, to path: String) throws(Errno) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Errno.current }
+        defer { close(fd) }
+        var remaining = Array(contents.utf8)[...]
+        while !remaining.isEmpty {
+            let n = remaining.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw Errno.current }
+            remaining = remaining.dropFirst(n)
+        }
+    }
+
+    public static func remove(_ path: String) { unlink(path) }
+
+    public static func makeDirectory(_ path: String) {
+        mkdir(path, 0o755)
+    }
+}
+
+/// What `sluice exec` runs inside the command's namespace before the command
+/// itself: a private mount namespace in which the command's /etc/resolv.conf
+/// is Sluice's, so that only the command sees Sluice's DNS.
+public enum Launcher {
+    /// Does not return on success: the process becomes `command`.
+    public static func exec(bindingResolvConf resolv: String?, command: [String]) -> Never {
+        if let resolv {
+            guard cshim_unshare(cshim_CLONE_NEWNS) == 0 else { fail("unshare(CLONE_NEWNS)") }
+            // Keep our mounts to ourselves: the bind below must not reach the host.
+            guard mount("none", "/", nil, UInt(MS_REC | MS_PRIVATE), nil) == 0 else { fail("making / private") }
+            guard mount(resolv, "/etc/resolv.conf", nil, UInt(MS_BIND), nil) == 0 else { fail("binding \(resolv) on /etc/resolv.conf") }
+        }
+        var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+        execvp(command[0], &argv)
+        fail("exec \(command[0])")
+    }
+
+    static func fail(_ what: String) -> Never {
+        let message = "sluice: \(what): \(Errno.current)\n"
+        _ = message.withCString { Glibc.write(2, $0, strlen($0)) }
+        Glibc.exit(127)
+    }
+}
