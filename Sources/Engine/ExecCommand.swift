@@ -50,6 +50,8 @@ public struct ExecCommand {
             } catch { throw EngineError.system("writing \(path)", error) }
             resolvPath = path
             launch = ["/proc/self/exe", "__launch", "--resolv", path, "--"] + options.command
+        } else {
+            launch = ["/proc/self/exe", "__launch", "--"] + options.command
         }
         defer { if let resolvPath { Files.remove(resolvPath) } }
         let (raw, child) = try setup.configure(starting: launch)

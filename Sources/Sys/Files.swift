@@ -45,13 +45,25 @@ public enum Files {
 /// itself: a private mount namespace in which the command's /etc/resolv.conf
 /// is Sluice's, so that only the command sees Sluice's DNS.
 public enum Launcher {
-    /// Does not return on success: the process becomes `command`.
+    /// Does not return on success: the process becomes `command`, as the
+    /// invoking user when Sluice was started through sudo (SUDO_UID/SUDO_GID).
     public static func exec(bindingResolvConf resolv: String?, command: [String]) -> Never {
         if let resolv {
             guard cshim_unshare(cshim_CLONE_NEWNS) == 0 else { fail("unshare(CLONE_NEWNS)") }
             // Keep our mounts to ourselves: the bind below must not reach the host.
             guard mount("none", "/", nil, UInt(MS_REC | MS_PRIVATE), nil) == 0 else { fail("making / private") }
             guard mount(resolv, "/etc/resolv.conf", nil, UInt(MS_BIND), nil) == 0 else { fail("binding \(resolv) on /etc/resolv.conf") }
+        }
+        // Started through sudo: the command runs as the user who typed it, not as root.
+        if let uidText = getenv("SUDO_UID").map({ String(cString: $0) }), let uid = UInt32(uidText), uid != 0 {
+            let gid = getenv("SUDO_GID").flatMap { UInt32(String(cString: $0)) } ?? uid
+            if let user = getenv("SUDO_USER") {
+                guard initgroups(user, gid) == 0 else { fail("initgroups") }
+            } else {
+                guard setgroups(0, nil) == 0 else { fail("setgroups") }
+            }
+            guard setgid(gid) == 0 else { fail("setgid(\(gid))") }
+            guard setuid(uid) == 0 else { fail("setuid(\(uid))") }
         }
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         execvp(command[0], &argv)

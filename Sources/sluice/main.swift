@@ -13,7 +13,8 @@ commands:
         goes through Sluice: TCP and UDP are relayed directly from Sluice's
         own namespace by Sluice's user-space TCP stack. A refused connection
         reaches CMD as a RST, an unreachable host as ICMP unreachable. Exits
-        with CMD's status; the namespace is removed, also on Ctrl-C.
+        with CMD's status; the namespace is removed, also on Ctrl-C. Started
+        through sudo, CMD runs as the user who typed it.
         CMD alone sees Sluice's DNS (10.233.0.53, fd00:233::53): by default
         names get fake IPs from 198.18.0.0/15 that Sluice maps back to names
         and resolves through the host's resolvers; --dns forward relays

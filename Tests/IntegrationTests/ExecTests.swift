@@ -169,6 +169,15 @@ final class ExecTests {
         #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "10.88.0.2", "\(r.stdout) \(r.stderr)")
     }
 
+    @Test func theCommandRunsAsTheUserWhoUsedSudo() throws {
+        // sudo sets SUDO_UID/SUDO_GID/SUDO_USER; Sluice keeps root, the command does not.
+        let r = try runSluice(["exec", "--", "sh", "-c", "id -u; id -g"], in: host,
+                              environment: ["SUDO_UID=65534", "SUDO_GID=65534", "SUDO_USER=nobody"])
+        #expect(r.stdout.split(separator: "\n") == ["65534", "65534"], "\(r.stdout) \(r.stderr)")
+        let root = try exec("id -u")
+        #expect(root.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+
     @Test func dnsOffKeepsTheHostsResolver() throws {
         let r = try pair.exec("grep nameserver /etc/resolv.conf", options: ["--dns", "off"])
         #expect(!r.stdout.contains("10.233.0.53"), "\(r.stdout)")

@@ -27,12 +27,14 @@ struct SluiceRun {
 
 /// Runs sluice (inside `namespace` when given) to completion, bounded by
 /// `timeout` seconds; `whileRunning` may act on the process meanwhile.
-func runSluice(_ arguments: [String], in namespace: String? = nil, timeout: Double = 60,
+func runSluice(_ arguments: [String], in namespace: String? = nil, environment: [String] = [], timeout: Double = 60,
                whileRunning: ((Process) -> Void)? = nil) throws -> SluiceRun {
     let p = Process()
     if let namespace {
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["ip", "netns", "exec", namespace, sluiceBinary] + arguments
+        // Commands run as root unless a test says otherwise, whatever the runner's own sudo variables.
+        p.arguments = ["ip", "netns", "exec", namespace, "env", "-u", "SUDO_UID", "-u", "SUDO_GID", "-u", "SUDO_USER"]
+            + environment + [sluiceBinary] + arguments
     } else {
         p.executableURL = URL(fileURLWithPath: sluiceBinary)
         p.arguments = arguments
