@@ -26,9 +26,6 @@ public struct ExecCommand {
 
     public init(options: Options) { self.options = options }
 
-    static let signalToken: UInt64 = 4
-    static let childToken: UInt64 = 5
-
     /// Runs to completion and returns the command's exit status (128 + signal if it was killed).
     public func run(log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
         guard !options.command.isEmpty else { throw EngineError.usage("sluice exec: no command given") }
@@ -57,38 +54,60 @@ public struct ExecCommand {
         let (raw, child) = try setup.configure(starting: launch)
         defer { child.terminate() }
 
-        var configuration = Tunnel.Configuration()
-        configuration.tcp.tcp.maximumSegmentSize = options.mtu - 40
-        configuration.mtu = options.mtu
-        configuration.faults = faults
-        configuration.faultSeed = options.faultSeed
-        if options.dns != .off {
-            configuration.dnsAddresses = [IPAddress(NamespaceSetup.dnsV4)!, IPAddress(NamespaceSetup.dnsV6)!]
-            configuration.dns = FakeDNSConfiguration(mode: options.dns == .fake ? .fakeIP : .forward)
-        }
+        let configuration = TunnelSession.configuration(mtu: options.mtu, dns: options.dns, faults: faults, faultSeed: options.faultSeed)
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
-        try tunnel.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: Self.signalToken)
-        let exitWatch: FileDescriptor
-        do { exitWatch = try child.exitDescriptor() } catch { throw EngineError.system("pidfd_open", error) }
-        try tunnel.watch(rawDescriptor: exitWatch.rawValue, token: Self.childToken)
+        let status = try TunnelSession.run(tunnel, signals: signals, child: child, log: log)
+        return (status, tunnel.statistics)
+    }
+}
 
+/// The part of `exec` and `run` that is the same: the tunnel's configuration
+/// and its loop, stopped by a signal or by the command's exit.
+enum TunnelSession {
+    static let signalToken: UInt64 = 4
+    static let childToken: UInt64 = 5
+
+    static func configuration(mtu: Int, dns: ExecCommand.DNSChoice, faults: FaultInjector.Plan?, faultSeed: UInt64) -> Tunnel.Configuration {
+        var configuration = Tunnel.Configuration()
+        configuration.tcp.tcp.maximumSegmentSize = mtu - 40
+        configuration.mtu = mtu
+        configuration.faults = faults
+        configuration.faultSeed = faultSeed
+        if dns != .off {
+            configuration.dnsAddresses = [IPAddress(NamespaceSetup.dnsV4)!, IPAddress(NamespaceSetup.dnsV6)!]
+            configuration.dns = FakeDNSConfiguration(mode: dns == .fake ? .fakeIP : .forward)
+        }
+        return configuration
+    }
+
+    /// Runs the loop; returns the command's status (or 128 + the stop signal).
+    static func run(_ tunnel: Tunnel, signals: SignalBox, child: ChildProcess?, log: (String) -> Void) throws -> Int32 {
+        try tunnel.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: signalToken)
+        // Kept alive (open) for the whole loop: the pidfd the loop watches.
+        var exitWatch: DescriptorBox?
+        if let child {
+            let watch: FileDescriptor
+            do { watch = try child.exitDescriptor() } catch { throw EngineError.system("pidfd_open", error) }
+            try tunnel.watch(rawDescriptor: watch.rawValue, token: childToken)
+            exitWatch = DescriptorBox(watch)
+        }
         var status: Int32?
         var stopping = false
         try tunnel.run(handleOther: { token in
             switch token {
-            case Self.signalToken:
+            case signalToken:
                 guard let signal = try? signals.signals.next() else { return true }
                 if signal == Signal.hangup {
                     log("sluice: SIGHUP: no profile to reload yet; flows continue")
                     return true
                 }
                 log("sluice: signal \(signal): stopping")
-                child.signal(Signal.terminate)
+                child?.signal(Signal.terminate)
                 status = 128 + signal
                 stopping = true
                 return false
-            case Self.childToken:
-                if let exit = try? child.poll() {
+            case childToken:
+                if let exit = try? child?.poll() {
                     status = exit.shellStatus
                     stopping = true
                     return false
@@ -99,9 +118,16 @@ public struct ExecCommand {
             }
         }, shouldStop: { stopping })
         tunnel.closeAll()
-        if status == nil, let exit = try? child.wait() { status = exit.shellStatus }
-        return (status ?? 0, tunnel.statistics)
+        if status == nil, let child, let exit = try? child.wait() { status = exit.shellStatus }
+        _ = exitWatch
+        return status ?? 0
     }
+}
+
+/// Owns a descriptor where an optional needs a reference.
+final class DescriptorBox {
+    let descriptor: FileDescriptor
+    init(_ descriptor: consuming FileDescriptor) { self.descriptor = descriptor }
 }
 
 /// Holds the signalfd where a closure can reach it (closures cannot capture

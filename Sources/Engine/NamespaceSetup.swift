@@ -44,27 +44,57 @@ struct NamespaceSetup {
     func configure(starting command: [String]) throws -> (tun: Int32, child: ChildProcess) {
         let namespace = try NetworkNamespace(named: name)
         return try namespace.run { () throws -> (Int32, ChildProcess) in
-            let tun: TunDevice
-            do { tun = try TunDevice(name: Self.tunName) } catch { throw EngineError.system("opening /dev/net/tun", error) }
-            do {
-                var routes = try RouteSocket()
-                try routes.setLink(index: try RouteSocket.interfaceIndex(named: "lo"), up: true)
-                let index = try RouteSocket.interfaceIndex(named: tun.name)
-                try routes.setMTU(index: index, mtu: UInt32(mtu))
-                try routes.setLink(index: index, up: true)
-                try routes.addAddress(SysIPAddress(Self.addressV4)!, prefixLength: Self.prefixV4, index: index)
-                try routes.addAddress(SysIPAddress(Self.addressV6)!, prefixLength: Self.prefixV6, index: index)
-                try routes.addRoute(.defaultRoute(.v4, outputInterface: index))
-                try routes.addRoute(.defaultRoute(.v6, outputInterface: index))
-            } catch {
-                throw EngineError.system("configuring \(Self.tunName) in \(name)", error)
-            }
+            let tun = try openTun(routes: .defaultRoutes)
             let child: ChildProcess
             do { child = try ChildProcess.spawn(command) } catch {
                 throw EngineError.system("starting \(command.joined(separator: " "))", error)
             }
-            return (tun.releaseDescriptor(), child)
+            return (tun, child)
         }
+    }
+
+    /// Attaches to a namespace someone else made (`sluice run --netns`): the TUN
+    /// and its addresses are added beside what is there, and its routes are the
+    /// two halves of each address space (0.0.0.0/1 and 128.0.0.0/1, ::/1 and
+    /// 8000::/1): more specific than any default route, so they win without
+    /// replacing it, and they vanish with the TUN when Sluice exits.
+    static func attach(to name: String, mtu: Int) throws -> Int32 {
+        let namespace: NetworkNamespace
+        do { namespace = try NetworkNamespace(named: name) } catch {
+            throw EngineError.system("opening network namespace \(name)", error)
+        }
+        let setup = NamespaceSetup(name: name, mtu: mtu)
+        return try namespace.run { () throws -> Int32 in try setup.openTun(routes: .halves) }
+    }
+
+    enum RouteStyle { case defaultRoutes, halves }
+
+    /// On the namespace's thread: the TUN, its addresses and routes, loopback up.
+    func openTun(routes style: RouteStyle) throws -> Int32 {
+        let tun: TunDevice
+        do { tun = try TunDevice(name: Self.tunName) } catch { throw EngineError.system("opening /dev/net/tun for \(Self.tunName)", error) }
+        do {
+            var routes = try RouteSocket()
+            try routes.setLink(index: try RouteSocket.interfaceIndex(named: "lo"), up: true)
+            let index = try RouteSocket.interfaceIndex(named: tun.name)
+            try routes.setMTU(index: index, mtu: UInt32(mtu))
+            try routes.setLink(index: index, up: true)
+            try routes.addAddress(SysIPAddress(Self.addressV4)!, prefixLength: Self.prefixV4, index: index)
+            try routes.addAddress(SysIPAddress(Self.addressV6)!, prefixLength: Self.prefixV6, index: index)
+            switch style {
+            case .defaultRoutes:
+                try routes.addRoute(.defaultRoute(.v4, outputInterface: index))
+                try routes.addRoute(.defaultRoute(.v6, outputInterface: index))
+            case .halves:
+                try routes.addRoute(SysRoute(destination: .v4(0), prefixLength: 1, outputInterface: index))
+                try routes.addRoute(SysRoute(destination: .v4(0x8000_0000), prefixLength: 1, outputInterface: index))
+                try routes.addRoute(SysRoute(destination: .v6(high: 0, low: 0), prefixLength: 1, outputInterface: index))
+                try routes.addRoute(SysRoute(destination: .v6(high: 0x8000_0000_0000_0000, low: 0), prefixLength: 1, outputInterface: index))
+            }
+        } catch {
+            throw EngineError.system("configuring \(Self.tunName) in \(name)", error)
+        }
+        return tun.releaseDescriptor()
     }
 
     func remove() {

@@ -39,6 +39,11 @@ public enum Files {
     public static func makeDirectory(_ path: String) {
         mkdir(path, 0o755)
     }
+
+    /// Removes an empty directory; a directory with anything in it stays.
+    public static func removeDirectory(_ path: String) {
+        rmdir(path)
+    }
 }
 
 /// What `sluice exec` runs inside the command's namespace before the command

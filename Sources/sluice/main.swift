@@ -21,6 +21,12 @@ commands:
         queries to them; --dns off leaves CMD the host's resolv.conf.
         --faults drop=P,duplicate=P,reorder=P,corrupt=P,delay=Nms puts a
         seeded fault injector between the TUN and the stack, both ways.
+  run --netns NAME [--dns fake|forward|off] [--mtu N]
+        Attach to the existing network namespace NAME: a TUN, its addresses
+        and routes more specific than any default route are added there, and
+        its traffic is relayed like exec's until Ctrl-C; then all of it goes.
+        Commands started with `ip netns exec NAME` get Sluice's DNS through
+        /etc/netns/NAME/resolv.conf (unless that file already exists).
   dump [--count N] [--seconds S] [--no-ping] [--mtu N] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose default routes (IPv4 and
         IPv6) go into Sluice's TUN, and print every packet CMD sends, like
@@ -29,8 +35,8 @@ commands:
         packets, after S seconds, or on Ctrl-C; the namespace is removed.
   help  Show this text.
 
-Not yet: run, proxy, check, match, replay, status, flows; profiles, DNS
-and ping relaying in exec (issues #4-#7).
+Not yet: run --tun, proxy, check, match, replay, status, flows; profiles,
+ping relaying (issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
 """
@@ -137,6 +143,48 @@ case "exec":
         let (status, statistics) = try ExecCommand(options: options).run { complain($0) }
         complain("sluice: \(statistics)")
         ProcessControl.exit(status)
+    } catch {
+        complain("sluice: error: \(error)")
+        ProcessControl.exit(1)
+    }
+case "run":
+    var rest = arguments.dropFirst()
+    var options = RunCommand.Options(namespace: "")
+    while let first = rest.first {
+        rest.removeFirst()
+        switch first {
+        case "--netns":
+            guard let name = rest.first else { complain("sluice run: --netns needs a namespace name"); ProcessControl.exit(2) }
+            rest.removeFirst()
+            options.namespace = name
+        case "--dns":
+            guard let value = rest.first, let choice = ExecCommand.DNSChoice(rawValue: value) else {
+                complain("sluice run: --dns wants fake, forward or off"); ProcessControl.exit(2)
+            }
+            rest.removeFirst()
+            options.dns = choice
+        case "--mtu":
+            guard let value = rest.first, let mtu = Int(value), (1280 ... 65535).contains(mtu) else {
+                complain("sluice run: --mtu wants 1280 to 65535"); ProcessControl.exit(2)
+            }
+            rest.removeFirst()
+            options.mtu = mtu
+        case "--tun":
+            complain("sluice run --tun (whole-host mode) is not built yet: see issue #4")
+            ProcessControl.exit(2)
+        default:
+            complain("sluice run: unknown option '\(first)' (see sluice help)")
+            ProcessControl.exit(2)
+        }
+    }
+    guard !options.namespace.isEmpty else {
+        complain("sluice run: which namespace? for example: sluice run --netns app (see `ip netns list`)")
+        ProcessControl.exit(2)
+    }
+    do {
+        let (_, statistics) = try RunCommand(options: options).run { complain($0) }
+        complain("sluice: \(statistics)")
+        ProcessControl.exit(0)
     } catch {
         complain("sluice: error: \(error)")
         ProcessControl.exit(1)

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `sluice run --netns NAME`: Sluice attaches to a namespace the test made,
+/// relays it until SIGINT, and leaves nothing behind.
+@Suite(.enabled(if: TestNetwork.isRoot, "needs root: creates network namespaces and TUN devices"), .serialized)
+final class RunTests {
+    let pair: ServerPair
+    let app: String
+
+    init() throws {
+        pair = try ServerPair("run")
+        app = try pair.net.namespace("app")
+        try pair.makeFile("1m.bin", bytes: 1_048_576)
+    }
+
+    @Test func relaysAnExistingNamespaceAndCleansUp() throws {
+        let net = pair.net
+        let expected = try pair.digest("1m.bin")
+        var digest = "", resolver = "", routes = ""
+        let r = try runSluice(["run", "--netns", app], in: pair.host, timeout: 60) { process in
+            let up = TestNetwork.waitUntil(seconds: 10) {
+                (try? net.run(["ip", "-n", self.app, "link", "show", "sluice0"]).status) == 0
+            }
+            if up {
+                routes = (try? net.run(["ip", "-n", self.app, "route"]).output) ?? ""
+                digest = (try? net.run(["sh", "-c", "curl -sS http://10.88.0.2:8080/1m.bin | sha256sum"], in: self.app).output) ?? ""
+                resolver = (try? net.run(["cat", "/etc/resolv.conf"], in: self.app).output) ?? ""
+            }
+            kill(process.processIdentifier, SIGINT)
+        }
+        #expect(routes.contains("0.0.0.0/1 dev sluice0") && routes.contains("128.0.0.0/1 dev sluice0"), "\(routes)")
+        #expect(String(digest.prefix(64)) == expected, "\(digest) \(r.stderr)")
+        #expect(resolver.contains("nameserver 10.233.0.53"), "\(resolver)")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("signal 2: stopping"))
+        // Everything Sluice added is gone: the TUN, its routes, the resolv.conf.
+        #expect((try net.run(["ip", "-n", app, "link", "show", "sluice0"], check: false)).status != 0)
+        #expect(!(try net.run(["ip", "-n", app, "route"]).output).contains("sluice0"))
+        #expect(!FileManager.default.fileExists(atPath: "/etc/netns/\(app)"))
+    }
+
+    @Test func aMissingNamespaceIsAClearError() throws {
+        let r = try runSluice(["run", "--netns", "no-such-namespace-\(getpid())"], in: pair.host, timeout: 20)
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("opening network namespace no-such-namespace"), "\(r.stderr)")
+    }
+}
