@@ -31,6 +31,8 @@ final class Tunnel {
     static let signalToken: UInt64 = 2
     static let timerToken: UInt64 = 3
     static let resolverToken: UInt64 = 6
+    static let echoV4Token: UInt64 = 7
+    static let echoV6Token: UInt64 = 8
     static let firstFlowToken: UInt64 = 16
 
     let configuration: Configuration
@@ -44,6 +46,10 @@ final class Tunnel {
     /// The DNS Sluice serves to the app, and the resolver it uses for fake-IP flows.
     var dns: FakeDNS?
     let resolver: HostResolver
+    /// One raw ICMP socket per family carries every ping flow; replies are
+    /// matched back to flows by source address and identifier.
+    var echoV4: SocketBox?
+    var echoV6: SocketBox?
     /// UDP sessions to fake IPs waiting for their name's real address.
     var udpAwaitingResolution: Set<FlowKey> = []
     let dnsScratch: UnsafeMutableRawBufferPointer
@@ -135,6 +141,8 @@ final class Tunnel {
                     armedDeadline = nil
                 case Self.resolverToken:
                     resolved(resolver.receive(now: now))
+                case Self.echoV4Token, Self.echoV6Token:
+                    readEchoReplies(v6: event.token == Self.echoV6Token)
                 case let token where token >= Self.firstFlowToken:
                     upstreamReady(token: token, events: event.events)
                 default:
@@ -506,10 +514,10 @@ final class Tunnel {
             io.statistics.bytesFromApp += payload.count
         case let .echoRequest(key, sequenceNumber, payload, isNew):
             if isNew { io.statistics.echoFlows += 1 }
-            // Ping through unprivileged ping sockets arrives with the relay; until then
-            // Sluice answers for the destination when told to, and otherwise drops.
             if configuration.answerPingsLocally {
                 datagrams.sendEchoReply(key, sequenceNumber: sequenceNumber, payload: payload, now: time, sink: &sink)
+            } else {
+                sendEcho(key, sequenceNumber: sequenceNumber, payload: payload)
             }
         case .answered:
             break
@@ -517,6 +525,71 @@ final class Tunnel {
             io.statistics.malformedPackets += 1
         case .dropped:
             break
+        }
+    }
+
+    /// Sends the app's echo request to its destination from Sluice's namespace,
+    /// with the app's identifier and sequence number, so the reply can be matched.
+    func sendEcho(_ key: FlowKey, sequenceNumber: UInt16, payload: UnsafeRawBufferPointer) {
+        let v6 = key.isIPv6
+        if (v6 ? echoV6 : echoV4) == nil {
+            guard let socket = try? Socket(.rawICMP, family: v6 ? .v6 : .v4, mark: configuration.mark) else {
+                io.statistics.upstreamErrors += 1
+                return
+            }
+            let box = SocketBox(socket)
+            guard (try? epoll.add(box.socket.descriptor, events: .readable, token: v6 ? Self.echoV6Token : Self.echoV4Token)) != nil else { return }
+            if v6 { echoV6 = box } else { echoV4 = box }
+        }
+        guard let channel = v6 ? echoV6 : echoV4, payload.count <= dnsScratch.count - 8 else { return }
+        dnsScratch.sub(8, payload.count).copyMemory(from: payload)
+        let written: Int?
+        if v6 {
+            // The kernel fills in an ICMPv6 raw socket's checksum; the addresses here do not matter.
+            written = try? ICMPv6Message.echoRequest(identifier: key.appPort, sequenceNumber: sequenceNumber)
+                .emit(into: dnsScratch.sub(0, 8 + payload.count), payloadLength: payload.count, source: .any, destination: .any)
+        } else {
+            written = try? ICMPv4Message.echoRequest(identifier: key.appPort, sequenceNumber: sequenceNumber)
+                .emit(into: dnsScratch.sub(0, 8 + payload.count), payloadLength: payload.count)
+        }
+        guard written != nil else { return }
+        let destination = SocketAddress(key.destinationAddress.sysAddress, port: 0)
+        if (try? channel.socket.send(UnsafeRawBufferPointer(dnsScratch.sub(0, 8 + payload.count)), to: destination)) == nil {
+            io.statistics.upstreamErrors += 1
+        } else {
+            io.statistics.bytesFromApp += payload.count
+        }
+    }
+
+    /// Echo replies from the raw sockets, back to the flows whose request they answer.
+    func readEchoReplies(v6: Bool) {
+        guard let channel = v6 ? echoV6 : echoV4 else { return }
+        var sink = TunSink(io: io)
+        for _ in 0 ..< 64 {
+            guard case let .value((n, from))? = try? channel.socket.receive(into: scratch), let from else { return }
+            var bytes = UnsafeRawBufferPointer(scratch.sub(0, n))
+            let identifier: UInt16, sequence: UInt16, data: UnsafeRawBufferPointer
+            if v6 {
+                guard let icmp = try? ICMPv6View(bytes), case let .echoReply(id, seq) = icmp.message else { continue }
+                (identifier, sequence, data) = (id, seq, icmp.payload)
+            } else {
+                // An IPv4 raw socket delivers the IP header too.
+                guard let ip = try? IPv4View(bytes) else { continue }
+                bytes = ip.payload
+                guard let icmp = try? ICMPv4View(bytes), icmp.verifyChecksum(), case let .echoReply(id, seq) = icmp.message else { continue }
+                (identifier, sequence, data) = (id, seq, icmp.payload)
+            }
+            let source: IPAddress
+            switch from.address {
+            case let .v4(a): source = .v4(IPv4Address(a))
+            case let .v6(high, low): source = .v6(IPv6Address(high: high, low: low))
+            }
+            let key = FlowKey(transport: v6 ? .icmpv6 : .icmp, appAddress: .v4(.any), appPort: identifier,
+                              destinationAddress: source, destinationPort: 0)
+            // The app's address is the one part of the key the reply does not carry: find the flow.
+            guard let flow = datagrams.echoFlow(destination: key.destinationAddress, identifier: identifier, transport: key.transport) else { continue }
+            io.statistics.bytesToApp += data.count
+            datagrams.sendEchoReply(flow, sequenceNumber: sequence, payload: data, now: now, sink: &sink)
         }
     }
 

@@ -148,6 +148,11 @@ public final class DatagramFlowTable {
 
     public func remove(_ key: FlowKey) { sessions[key] = nil }
 
+    /// The echo flow a reply from `destination` with `identifier` belongs to.
+    public func echoFlow(destination: IPAddress, identifier: UInt16, transport: IPProtocol) -> FlowKey? {
+        sessions.keys.first { $0.transport == transport && $0.appPort == identifier && $0.destinationAddress == destination }
+    }
+
     func timeout(for key: FlowKey) -> Duration {
         key.transport == .udp ? configuration.udpIdleTimeout : configuration.echoIdleTimeout
     }

@@ -67,7 +67,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 /// A non-blocking TCP or UDP socket with a single owner. The engine's
 /// upstream connections and its local servers are all made of these.
 public struct Socket: ~Copyable {
-    public enum Kind: Sendable { case tcp, udp }
+    public enum Kind: Sendable { case tcp, udp, rawICMP }
 
     public let descriptor: FileDescriptor
     public let kind: Kind
@@ -76,8 +76,19 @@ public struct Socket: ~Copyable {
     /// `mark` sets SO_MARK, so policy routing keeps Sluice's own traffic out of its TUN.
     public init(_ kind: Kind, family: SysIPAddress.Family, mark: UInt32? = nil) throws(Errno) {
         let domain = family == .v4 ? AF_INET : AF_INET6
-        let type = (kind == .tcp ? Int32(SOCK_STREAM.rawValue) : Int32(SOCK_DGRAM.rawValue)) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let raw = try valueOrErrno { socket(domain, type, 0) }.get()
+        let base: Int32
+        var proto: Int32 = 0
+        switch kind {
+        case .tcp: base = Int32(SOCK_STREAM.rawValue)
+        case .udp: base = Int32(SOCK_DGRAM.rawValue)
+        case .rawICMP:
+            // Raw ICMP (CAP_NET_RAW): ping sockets would need ping_group_range, a
+            // sysctl of the host's that Sluice must not change.
+            base = Int32(SOCK_RAW.rawValue)
+            proto = family == .v4 ? Int32(IPPROTO_ICMP) : Int32(IPPROTO_ICMPV6)
+        }
+        let type = base | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        let raw = try valueOrErrno { socket(domain, type, proto) }.get()
         // Options go on the raw descriptor first, so that a failure closes it before any owner exists.
         do {
             if var value = mark {

@@ -10,8 +10,8 @@ Sluice puts a program behind a TUN device and handles its traffic in user space.
 commands:
   exec [--dns fake|forward|off] [--mtu N] [--faults SPEC [--fault-seed N]] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose traffic (IPv4 and IPv6)
-        goes through Sluice: TCP and UDP are relayed directly from Sluice's
-        own namespace by Sluice's user-space TCP stack. A refused connection
+        goes through Sluice: TCP, UDP and ping are relayed directly from
+        Sluice's own namespace, TCP by Sluice's user-space TCP stack. A refused connection
         reaches CMD as a RST, an unreachable host as ICMP unreachable. Exits
         with CMD's status; the namespace is removed, also on Ctrl-C. Started
         through sudo, CMD runs as the user who typed it.
@@ -35,8 +35,8 @@ commands:
         packets, after S seconds, or on Ctrl-C; the namespace is removed.
   help  Show this text.
 
-Not yet: run --tun, proxy, check, match, replay, status, flows; profiles,
-ping relaying (issues #4-#7).
+Not yet: run --tun, proxy, check, match, replay, status, flows, profiles
+(issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
 """

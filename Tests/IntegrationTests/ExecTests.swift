@@ -183,6 +183,16 @@ final class ExecTests {
         #expect(!r.stdout.contains("10.233.0.53"), "\(r.stdout)")
     }
 
+    @Test func pingIsRelayedOverIPv4AndIPv6() throws {
+        let r = try exec("ping -c 3 -i 0.2 -W 2 10.88.0.2; ping -6 -c 2 -i 0.2 -W 2 fd00:88::2")
+        #expect(r.stdout.contains("3 packets transmitted, 3 received"), "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.contains("2 packets transmitted, 2 received"), "\(r.stdout)")
+        #expect(r.stderr.contains("2 ping flows"), "\(r.stderr)")
+        // Nobody at 10.88.0.99: no reply is invented.
+        let silent = try exec("ping -c 1 -W 1 10.88.0.99")
+        #expect(silent.stdout.contains("1 packets transmitted, 0 received"), "\(silent.stdout)")
+    }
+
     @Test func exitStatusAndCleanup() throws {
         let r = try exec("exit 3")
         #expect(r.status == 3)
