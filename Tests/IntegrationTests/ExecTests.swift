@@ -68,6 +68,13 @@ final class ExecTests {
         #expect(r.stderr.contains("1 TCP flows"))
     }
 
+    @Test func wgetKeepsItsConnectionAlive() throws {
+        let expected = try digest("1m.bin")
+        let r = try exec("cd \(work.path) && mkdir -p wget-\(net.tag) && cd wget-\(net.tag) && wget -q http://10.88.0.2:8080/1m.bin http://10.88.0.2:8080/20m.bin && sha256sum 1m.bin")
+        #expect(String(r.stdout.prefix(64)) == expected, "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("1 TCP flows"), "wget reuses one connection for both files: \(r.stderr)")
+    }
+
     @Test func manyConcurrentConnectionsAllArriveIntact() throws {
         let expected = try digest("1m.bin")
         let r = try exec("for i in $(seq 24); do curl -s http://10.88.0.2:8080/1m.bin | sha256sum & done; wait")
