@@ -67,7 +67,37 @@ struct NamespaceSetup {
         return try namespace.run { () throws -> Int32 in try setup.openTun(routes: .halves) }
     }
 
-    enum RouteStyle { case defaultRoutes, halves }
+    /// Whole-host mode (`sluice run --tun`), in the namespace Sluice runs in:
+    /// the TUN gets default routes in a table of its own, and one rule per
+    /// family sends every *unmarked* packet to that table. Sluice's upstream
+    /// sockets carry `mark`, miss the rule and use the main table, so nothing
+    /// loops. `detachHost` removes the rules; the routes die with the TUN.
+    static func attachHost(mtu: Int, mark: UInt32, table: UInt32, priority: UInt32) throws -> Int32 {
+        let setup = NamespaceSetup(name: "(this namespace)", mtu: mtu)
+        let raw = try setup.openTun(routes: .table(table))
+        do {
+            var routes = try RouteSocket()
+            for family in [SysIPAddress.Family.v4, .v6] {
+                // mark 0 under a full mask: only packets without a mark.
+                try routes.addRule(SysRule(family: family, mark: 0, mask: 0xffff_ffff, table: table, priority: priority))
+            }
+        } catch {
+            detachHost(table: table, priority: priority)
+            _ = FileDescriptor(rawValue: raw) // closes the TUN, and its routes with it
+            throw EngineError.system("adding the policy-routing rules", error)
+        }
+        _ = mark
+        return raw
+    }
+
+    static func detachHost(table: UInt32, priority: UInt32) {
+        guard var routes = try? RouteSocket() else { return }
+        for family in [SysIPAddress.Family.v4, .v6] {
+            try? routes.deleteRule(SysRule(family: family, mark: 0, mask: 0xffff_ffff, table: table, priority: priority))
+        }
+    }
+
+    enum RouteStyle { case defaultRoutes, halves, table(UInt32) }
 
     /// On the namespace's thread: the TUN, its addresses and routes, loopback up.
     func openTun(routes style: RouteStyle) throws -> Int32 {
@@ -85,6 +115,9 @@ struct NamespaceSetup {
             case .defaultRoutes:
                 try routes.addRoute(.defaultRoute(.v4, outputInterface: index))
                 try routes.addRoute(.defaultRoute(.v6, outputInterface: index))
+            case let .table(table):
+                try routes.addRoute(.defaultRoute(.v4, outputInterface: index, table: table))
+                try routes.addRoute(.defaultRoute(.v6, outputInterface: index, table: table))
             case .halves:
                 try routes.addRoute(SysRoute(destination: .v4(0), prefixLength: 1, outputInterface: index))
                 try routes.addRoute(SysRoute(destination: .v4(0x8000_0000), prefixLength: 1, outputInterface: index))

@@ -6,7 +6,12 @@ internal import Stack
 /// with it every address and route Sluice added) disappears.
 public struct RunCommand {
     public struct Options: Sendable {
+        /// The namespace to attach to; empty for whole-host mode (`--tun`).
         public var namespace: String
+        public var wholeHost = false
+        public var mark: UInt32 = 0x2333
+        public var table: UInt32 = 2333
+        public var rulePriority: UInt32 = 100
         public var mtu = 1500
         public var dns: ExecCommand.DNSChoice = .fake
         public init(namespace: String) { self.namespace = namespace }
@@ -21,6 +26,7 @@ public struct RunCommand {
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)
         }
+        if options.wholeHost { return try runWholeHost(signals: signals, log: log) }
         let raw = try NamespaceSetup.attach(to: options.namespace, mtu: options.mtu)
         // `ip netns exec NAME` gives its commands /etc/netns/NAME/resolv.conf:
         // Sluice's DNS for them, unless the user already put a file there.
@@ -47,6 +53,20 @@ public struct RunCommand {
         let configuration = TunnelSession.configuration(mtu: options.mtu, dns: options.dns, faults: nil, faultSeed: 1)
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
         log("sluice: relaying namespace \(options.namespace) through \(NamespaceSetup.tunName); Ctrl-C stops")
+        let status = try TunnelSession.run(tunnel, signals: signals, child: nil, log: log)
+        return (status, tunnel.statistics)
+    }
+
+    /// `sluice run --tun`: the namespace Sluice itself runs in goes through it.
+    func runWholeHost(signals: SignalBox, log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
+        let raw = try NamespaceSetup.attachHost(mtu: options.mtu, mark: options.mark, table: options.table,
+                                                priority: options.rulePriority)
+        defer { NamespaceSetup.detachHost(table: options.table, priority: options.rulePriority) }
+        // No DNS of Sluice's here: the host's resolver stays, and its queries are relayed like any UDP.
+        var configuration = TunnelSession.configuration(mtu: options.mtu, dns: .off, faults: nil, faultSeed: 1)
+        configuration.mark = options.mark
+        let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
+        log("sluice: relaying this namespace's traffic through \(NamespaceSetup.tunName) (unmarked packets → table \(options.table); Sluice's own sockets carry mark 0x\(String(options.mark, radix: 16))); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, log: log)
         return (status, tunnel.statistics)
     }

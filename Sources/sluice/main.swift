@@ -27,6 +27,11 @@ commands:
         its traffic is relayed like exec's until Ctrl-C; then all of it goes.
         Commands started with `ip netns exec NAME` get Sluice's DNS through
         /etc/netns/NAME/resolv.conf (unless that file already exists).
+  run --tun [--mtu N]
+        Whole-host mode: the namespace Sluice runs in sends every unmarked
+        packet (policy rule, table 2333) into Sluice's TUN; Sluice's own
+        sockets carry mark 0x2333 and go out directly. The rules and routes
+        are removed on exit. Try it inside a namespace that plays a host.
   dump [--count N] [--seconds S] [--no-ping] [--mtu N] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose default routes (IPv4 and
         IPv6) go into Sluice's TUN, and print every packet CMD sends, like
@@ -35,7 +40,7 @@ commands:
         packets, after S seconds, or on Ctrl-C; the namespace is removed.
   help  Show this text.
 
-Not yet: run --tun, proxy, check, match, replay, status, flows, profiles
+Not yet: proxy, check, match, replay, status, flows, profiles
 (issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
@@ -170,15 +175,14 @@ case "run":
             rest.removeFirst()
             options.mtu = mtu
         case "--tun":
-            complain("sluice run --tun (whole-host mode) is not built yet: see issue #4")
-            ProcessControl.exit(2)
+            options.wholeHost = true
         default:
             complain("sluice run: unknown option '\(first)' (see sluice help)")
             ProcessControl.exit(2)
         }
     }
-    guard !options.namespace.isEmpty else {
-        complain("sluice run: which namespace? for example: sluice run --netns app (see `ip netns list`)")
+    guard !options.namespace.isEmpty || options.wholeHost else {
+        complain("sluice run: which namespace? for example: sluice run --netns app (see `ip netns list`), or --tun for this host")
         ProcessControl.exit(2)
     }
     do {

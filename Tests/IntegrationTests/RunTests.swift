@@ -41,6 +41,32 @@ final class RunTests {
         #expect(!FileManager.default.fileExists(atPath: "/etc/netns/\(app)"))
     }
 
+    @Test func wholeHostModeInANamespaceThatPlaysTheHost() throws {
+        // Sluice runs in the host namespace and relays that namespace's own traffic:
+        // every unmarked packet is routed into its TUN, its own sockets are marked.
+        let net = pair.net, host = pair.host
+        let expected = try pair.digest("1m.bin")
+        var digest = "", rules = ""
+        let r = try runSluice(["run", "--tun"], in: host, timeout: 60) { process in
+            let up = TestNetwork.waitUntil(seconds: 10) {
+                ((try? net.run(["ip", "-n", host, "rule"]).output) ?? "").contains("lookup 2333")
+            }
+            if up {
+                rules = (try? net.run(["ip", "-n", host, "rule"]).output) ?? ""
+                digest = (try? net.run(["sh", "-c", "curl -sS http://10.88.0.2:8080/1m.bin | sha256sum"], in: host).output) ?? ""
+            }
+            kill(process.processIdentifier, SIGINT)
+        }
+        #expect(rules.contains("100:\tfrom all fwmark 0 lookup 2333"), "\(rules)") // unmarked packets only (ip omits a full mask)
+        #expect(String(digest.prefix(64)) == expected, "\(digest) \(r.stderr)")
+        #expect(r.stderr.contains("1 TCP flows"), "the download went through Sluice: \(r.stderr)")
+        #expect(r.status == 0, "\(r.stderr)")
+        // The rules and the TUN are gone; the host namespace routes as before.
+        #expect(!(try net.run(["ip", "-n", host, "rule"]).output).contains("2333"))
+        #expect((try net.run(["ip", "-n", host, "link", "show", "sluice0"], check: false)).status != 0)
+        #expect(String(try net.run(["sh", "-c", "curl -sS http://10.88.0.2:8080/1m.bin | sha256sum"], in: host).output.prefix(64)) == expected)
+    }
+
     @Test func aMissingNamespaceIsAClearError() throws {
         let r = try runSluice(["run", "--netns", "no-such-namespace-\(getpid())"], in: pair.host, timeout: 20)
         #expect(r.status == 1)
