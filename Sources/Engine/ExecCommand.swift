@@ -15,6 +15,8 @@ public struct ExecCommand {
         /// `fake` (the default): names get fake IPs, so rules see them; `forward`: queries
         /// go to the host's resolvers; `off`: CMD keeps the host's resolv.conf.
         public var dns: DNSChoice = .fake
+        /// Lets the command reach Sluice's loopback services at 10.233.0.2 / fd00:233::2.
+        public var hostLoopback = false
         public init(command: [String]) { self.command = command }
     }
 
@@ -54,7 +56,10 @@ public struct ExecCommand {
         let (raw, child) = try setup.configure(starting: launch)
         defer { child.terminate() }
 
-        let configuration = TunnelSession.configuration(mtu: options.mtu, dns: options.dns, faults: faults, faultSeed: options.faultSeed)
+        var configuration = TunnelSession.configuration(mtu: options.mtu, dns: options.dns, faults: faults, faultSeed: options.faultSeed)
+        if options.hostLoopback {
+            configuration.hostLoopbackGateways = [IPAddress(NamespaceSetup.gatewayV4)!, IPAddress(NamespaceSetup.gatewayV6)!]
+        }
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
         let status = try TunnelSession.run(tunnel, signals: signals, child: child, log: log)
         return (status, tunnel.statistics)

@@ -13,6 +13,9 @@ struct NamespaceSetup {
     /// Sluice's DNS, inside the TUN's subnets.
     static let dnsV4 = "10.233.0.53"
     static let dnsV6 = "fd00:233::53"
+    /// With --host-loopback, the command reaches Sluice's 127.0.0.1 and ::1 here.
+    static let gatewayV4 = "10.233.0.2"
+    static let gatewayV6 = "fd00:233::2"
 
     let name: String
     let mtu: Int

@@ -25,6 +25,9 @@ final class Tunnel {
         var dnsAddresses: [IPAddress] = []
         /// Fake-IP, forward or static answers; nil relays port 53 like any UDP.
         var dns: FakeDNSConfiguration?
+        /// Connections to these addresses go to Sluice's own loopback (127.0.0.1 or ::1)
+        /// instead: the host-loopback option, off unless asked for.
+        var hostLoopbackGateways: [IPAddress] = []
     }
 
     static let tunToken: UInt64 = 1
@@ -253,6 +256,9 @@ final class Tunnel {
     /// its name's real address (nil while the host's resolver is asked; the
     /// flow continues in `resolved`).
     func realDestination(for key: FlowKey, sink: inout TunSink) -> SysIPAddress? {
+        if configuration.hostLoopbackGateways.contains(key.destinationAddress) {
+            return key.isIPv6 ? .v6(high: 0, low: 1) : .v4(0x7f00_0001)
+        }
         guard dns?.pool.contains(key.destinationAddress) == true else { return key.destinationAddress.sysAddress }
         guard let name = dns!.pool.pin(key.destinationAddress, now: now) else {
             // A fake IP nobody asked for (or one recycled since): nothing to connect to.
@@ -497,7 +503,7 @@ final class Tunnel {
                 return
             }
             if isNew {
-                if dns?.pool.contains(key.destinationAddress) == true {
+                if dns?.pool.contains(key.destinationAddress) == true || configuration.hostLoopbackGateways.contains(key.destinationAddress) {
                     // The first datagrams wait for the name's real address and are dropped
                     // meanwhile: UDP apps retry (DNS, QUIC), and holding them would need a queue.
                     udpAwaitingResolution.insert(key)

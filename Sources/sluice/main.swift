@@ -8,7 +8,7 @@ usage: sluice COMMAND [OPTIONS]
 Sluice puts a program behind a TUN device and handles its traffic in user space.
 
 commands:
-  exec [--dns fake|forward|off] [--mtu N] [--faults SPEC [--fault-seed N]] [--] CMD [ARGS...]
+  exec [--dns fake|forward|off] [--host-loopback] [--mtu N] [--faults SPEC [--fault-seed N]] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose traffic (IPv4 and IPv6)
         goes through Sluice: TCP, UDP and ping are relayed directly from
         Sluice's own namespace, TCP by Sluice's user-space TCP stack. A refused connection
@@ -19,6 +19,8 @@ commands:
         names get fake IPs from 198.18.0.0/15 that Sluice maps back to names
         and resolves through the host's resolvers; --dns forward relays
         queries to them; --dns off leaves CMD the host's resolv.conf.
+        --host-loopback lets CMD reach services on Sluice's own loopback
+        (127.0.0.1, ::1) at 10.233.0.2 and fd00:233::2; off by default.
         --faults drop=P,duplicate=P,reorder=P,corrupt=P,delay=Nms puts a
         seeded fault injector between the TUN and the stack, both ways.
   run --netns NAME [--dns fake|forward|off] [--mtu N]
@@ -124,6 +126,10 @@ case "exec":
         if first == "--faults", let value = rest.first {
             rest.removeFirst()
             options.faults = value
+            continue
+        }
+        if first == "--host-loopback" {
+            options.hostLoopback = true
             continue
         }
         if first == "--dns", let value = rest.first, let choice = ExecCommand.DNSChoice(rawValue: value) {

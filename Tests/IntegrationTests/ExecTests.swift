@@ -200,6 +200,18 @@ final class ExecTests {
         #expect(silent.stdout.contains("1 packets transmitted, 0 received"), "\(silent.stdout)")
     }
 
+    @Test func hostLoopbackIsReachableOnlyWhenAskedFor() throws {
+        // A service on the host namespace's loopback.
+        let said = pair.path("loopback.txt")
+        try net.start(["sh", "-c", "echo from-host-loopback | nc -l 127.0.0.1 9100"], in: host)
+        #expect(TestNetwork.waitUntil { ((try? self.net.run(["ss", "-ltn"], in: self.host).output) ?? "").contains("127.0.0.1:9100") })
+        let closed = try exec("exec 3<>/dev/tcp/10.233.0.2/9100 && echo connected", timeout: 30)
+        #expect(!closed.stdout.contains("connected"), "off by default: \(closed.stdout)")
+        let r = try pair.exec("nc -N 10.233.0.2 9100 < /dev/null > \(said)", options: ["--host-loopback"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect((try? String(contentsOfFile: said, encoding: .utf8)) == "from-host-loopback\n")
+    }
+
     @Test func exitStatusAndCleanup() throws {
         let r = try exec("exit 3")
         #expect(r.status == 3)
