@@ -213,6 +213,9 @@ final class ExecTests {
     }
 
     @Test func exitStatusAndCleanup() throws {
+        let killed = try exec("kill -KILL $$")
+        #expect(killed.status == 128 + 9, "a command killed by SIGKILL: \(killed.stderr)")
+        #expect(!(try net.run(["ip", "netns", "list"]).output).contains("sluice-exec-\(killed.pid)"))
         let r = try exec("exit 3")
         #expect(r.status == 3)
         let left = try net.run(["ip", "netns", "list"]).output
