@@ -8,7 +8,10 @@ internal import Wire
 public struct ExecCommand {
     public struct Options: Sendable {
         public var command: [String]
-        public var mtu = 1500
+        /// The TUN's MTU. Large, as slirp4netns's is: the path beyond the TUN is
+        /// Sluice's own sockets, so segments this size cost one system call each
+        /// instead of forty, and the kernel's path MTU still governs the real link.
+        public var mtu = 65520
         /// Seeded faults between the TUN and the stack (`--faults`), for testing.
         public var faults: String?
         public var faultSeed: UInt64 = 1

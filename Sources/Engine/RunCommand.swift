@@ -9,10 +9,11 @@ public struct RunCommand {
         /// The namespace to attach to; empty for whole-host mode (`--tun`).
         public var namespace: String
         public var wholeHost = false
+        // (The TUN's MTU: large for the same reason as exec's.)
         public var mark: UInt32 = 0x2333
         public var table: UInt32 = 2333
         public var rulePriority: UInt32 = 100
-        public var mtu = 1500
+        public var mtu = 65520
         public var dns: ExecCommand.DNSChoice = .fake
         public init(namespace: String) { self.namespace = namespace }
     }

@@ -344,7 +344,10 @@ final class Tunnel {
         trace("\(flow.key): upstream connected, accepting")
         flow.connected = true
         io.statistics.tcpFlows += 1
-        guard tcp.accept(flow.key, now: now, sink: &sink) != nil else {
+        // The MSS follows from the TUN's MTU, less IPv4's 20 or IPv6's 40 bytes of header and TCP's 20.
+        var tcpConfiguration = configuration.tcp.tcp
+        tcpConfiguration.maximumSegmentSize = configuration.mtu - (flow.key.isIPv6 ? 60 : 40)
+        guard tcp.accept(flow.key, now: now, configuration: tcpConfiguration, sink: &sink) != nil else {
             removeTCP(flow)
             return
         }

@@ -160,7 +160,10 @@ extension TCPConnection {
             let congestionRoom = highestRetransmitted != nil && congestion.inFastRecovery && !retransmitting
                 ? congestion.congestionWindow - pipe() : congestion.congestionWindow - flight
             let usable = min(sendWindow - flight, congestionRoom)
-            var length = min(available, sendMaximumSegmentSize, max(usable, 0))
+            // SACK blocks ride on our data segments while we hold out-of-order data: leave
+            // them room, so the segment never outgrows the MTU the MSS was derived from.
+            let optionRoom = sackPermitted && !receiveBuffer.outOfOrder.isEmpty ? 28 : 0
+            var length = min(available, sendMaximumSegmentSize - optionRoom, max(usable, 0))
             if length == 0, available > 0 {
                 // Zero window with data waiting: the persist timer probes it (RFC 9293 §3.8.6.1).
                 if sendWindow == 0, flight == 0 { armPersist(now: now, emit: emit) }

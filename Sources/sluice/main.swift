@@ -21,6 +21,8 @@ commands:
         queries to them; --dns off leaves CMD the host's resolv.conf.
         --host-loopback lets CMD reach services on Sluice's own loopback
         (127.0.0.1, ::1) at 10.233.0.2 and fd00:233::2; off by default.
+        --mtu sets the TUN's MTU (default 65520, as slirp4netns: the path
+        beyond the TUN is Sluice's sockets, so big segments are cheap).
         --faults drop=P,duplicate=P,reorder=P,corrupt=P,delay=Nms puts a
         seeded fault injector between the TUN and the stack, both ways.
   run --netns NAME [--dns fake|forward|off] [--mtu N]
