@@ -111,6 +111,9 @@ struct NamespaceSetup {
             try routes.setLink(index: try RouteSocket.interfaceIndex(named: "lo"), up: true)
             let index = try RouteSocket.interfaceIndex(named: tun.name)
             try routes.setMTU(index: index, mtu: UInt32(mtu))
+            // A TUN queues 500 packets by default; a burst (UDP at line rate) while the loop
+            // is busy elsewhere should wait in the queue, not be dropped.
+            try routes.setTransmitQueueLength(index: index, length: 4096)
             try routes.setLink(index: index, up: true)
             try routes.addAddress(SysIPAddress(Self.addressV4)!, prefixLength: Self.prefixV4, index: index)
             try routes.addAddress(SysIPAddress(Self.addressV6)!, prefixLength: Self.prefixV6, index: index)

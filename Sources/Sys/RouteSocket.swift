@@ -76,6 +76,18 @@ public struct RouteSocket: ~Copyable {
         }
     }
 
+    /// IFLA_TXQLEN: how many packets the kernel queues towards the device
+    /// (for a TUN, towards Sluice) before it drops.
+    public mutating func setTransmitQueueLength(index: UInt32, length: UInt32) throws(Errno) {
+        try perform(type: Int(RTM_NEWLINK), flags: 0) { (message) throws(Errno) in
+            var header = ifinfomsg()
+            header.ifi_family = UInt8(AF_UNSPEC)
+            header.ifi_index = Int32(bitPattern: index)
+            try message.appendHeader(header)
+            try message.appendAttribute(type: Int(IFLA_TXQLEN), u32: length)
+        }
+    }
+
     // MARK: Addresses
 
     /// Assigns `address/prefixLength` to interface `index`. IPv6 addresses
