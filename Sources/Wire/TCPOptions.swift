@@ -140,7 +140,9 @@ public enum TCPOption: Hashable, Sendable, CustomStringConvertible {
         case .sackPermitted: return 2
         case let .sack(blocks): return 2 + 8 * blocks.count
         case .timestamps: return 10
-        case let .unknown(_, length): return Int(length)
+        // Decoding never yields a length below 2; a hand-made value still
+        // gets room for its kind and length octets.
+        case let .unknown(_, length): return max(Int(length), 2)
         }
     }
 
@@ -233,10 +235,10 @@ public enum TCPOption: Hashable, Sendable, CustomStringConvertible {
             buffer.setU8(offset + 1, 10)
             buffer.setU32(offset + 2, ts.value)
             buffer.setU32(offset + 6, ts.echoReply)
-        case let .unknown(kind, length):
+        case let .unknown(kind, _):
             buffer.setU8(offset, kind)
-            buffer.setU8(offset + 1, length)
-            for i in 2 ..< max(Int(length), 2) { buffer.setU8(offset + i, 0) }
+            buffer.setU8(offset + 1, UInt8(encodedLength))
+            for i in 2 ..< encodedLength { buffer.setU8(offset + i, 0) }
         }
         return offset + encodedLength
     }

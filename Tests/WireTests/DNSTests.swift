@@ -275,6 +275,19 @@ private let loop = WireError.malformed(layer: .dns, reason: .compressionLoop)
         }
     }
 
+    @Test func otherClassesAndTypesPrintLikeTcpdump() throws {
+        let chaos = dnsHeader(id: 5, flags: 0) + wireName("version.bind") + u16(16) + u16(3)
+        try withMessage(chaos) { m in #expect(m.description == "5 TXT CHAOS? version.bind. (30)") }
+        let odd = dnsHeader(id: 6, flags: 0x8180, an: 1) + wireName("x") + u16(99) + u16(1)
+            + record([0xc0, 12], type: 99, rdata: [1, 2, 3])
+        try withMessage(odd) { m in
+            #expect(m.description == "6 1/0/0 Type99 [3 bytes] (34)")
+            #expect(m.question?.description == "Type99? x.")
+            guard case let .other(rdata)? = m.answers.first(where: { _ in true })?.data else { Issue.record("\(m)"); return }
+            #expect(Array(rdata) == [1, 2, 3])
+        }
+    }
+
     @Test func headerRoundTripsEveryFlag() throws {
         let headers = [
             DNSHeader(id: 0, questionCount: 0),
