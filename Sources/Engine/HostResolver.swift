@@ -117,7 +117,11 @@ final class HostResolver {
         return failed
     }
 
-    var nextDeadline: Instant? { pending.values.map(\.deadline).min() }
+    var nextDeadline: Instant? {
+        var earliest: Instant?
+        for query in pending.values where earliest.map({ query.deadline < $0 }) ?? true { earliest = query.deadline }
+        return earliest
+    }
 
     /// True while a query `key` waits for is under way.
     func isPending(_ key: FlowKey) -> Bool { pending.values.contains { $0.waiting.contains(key) } }

@@ -673,9 +673,14 @@ final class Tunnel {
             }
         }
         // Arm the timer for the next deadline, when it changed.
-        let next = [tcp.nextDeadline, datagrams.nextDeadline, fragments.nextDeadline, resolver.nextDeadline,
-                    inboundFaults?.nextRelease, io.outboundFaults?.nextRelease]
-            .compactMap { $0 }.min()
+        // No array here: this runs on every wake-up of the loop.
+        func earlier(_ a: Instant?, _ b: Instant?) -> Instant? {
+            guard let a else { return b }
+            guard let b else { return a }
+            return min(a, b)
+        }
+        let next = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
+                           earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease))
         if next != armedDeadline {
             armedDeadline = next
             if let next {

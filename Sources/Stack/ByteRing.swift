@@ -40,14 +40,9 @@ public final class ByteRing {
         let room = free - offset
         guard room > 0 else { return 0 }
         let n = min(room, bytes.count)
-        var start = (head + count + offset) % capacity
-        var done = 0
-        while done < n {
-            let chunk = min(n - done, capacity - start)
-            UnsafeMutableRawBufferPointer(rebasing: storage[start ..< start + chunk])
-                .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[done ..< done + chunk]))
-            done += chunk
-            start = 0
+        forEachSpan(from: head + count + offset, length: n) { ring, linear in
+            UnsafeMutableRawBufferPointer(rebasing: storage[ring])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[linear]))
         }
         return n
     }
@@ -72,14 +67,9 @@ public final class ByteRing {
     public func peek(at offset: Int, into out: UnsafeMutableRawBufferPointer) -> Int {
         guard offset < count else { return 0 }
         let n = min(count - offset, out.count)
-        var start = (head + offset) % capacity
-        var done = 0
-        while done < n {
-            let chunk = min(n - done, capacity - start)
-            UnsafeMutableRawBufferPointer(rebasing: out[done ..< done + chunk])
-                .copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[start ..< start + chunk]))
-            done += chunk
-            start = 0
+        forEachSpan(from: head + offset, length: n) { ring, linear in
+            UnsafeMutableRawBufferPointer(rebasing: out[linear])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[ring]))
         }
         return n
     }
@@ -91,6 +81,21 @@ public final class ByteRing {
         let start = (head + offset) % capacity
         let n = min(count - offset, capacity - start, maxLength)
         return UnsafeRawBufferPointer(rebasing: storage[start ..< start + n])
+    }
+
+    /// Calls `body` once or twice (at the wrap) with a range of the ring's
+    /// storage and the matching range of a linear buffer, covering `length`
+    /// bytes from ring position `position`.
+    @inline(__always)
+    func forEachSpan(from position: Int, length: Int, _ body: (Range<Int>, Range<Int>) -> Void) {
+        var start = position % capacity
+        var done = 0
+        while done < length {
+            let chunk = min(length - done, capacity - start)
+            body(start ..< start + chunk, done ..< done + chunk)
+            done += chunk
+            start = 0
+        }
     }
 
     /// Consumes up to `n` readable bytes; returns how many were consumed.
