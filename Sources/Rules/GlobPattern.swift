@@ -1,57 +1,28 @@
-/// USER-AGENT's wildcard: `*` is any run of characters (empty too), `?` is one
-/// character; everything else is literal and case-sensitive, and the pattern
-/// must cover the whole value ("LegacyApp/*" matches "LegacyApp/2.1", not
-/// "MyLegacyApp/2.1").
-public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
-    enum Token: Sendable, Hashable {
-        case literal(Unicode.Scalar)
-        case one
-        case any
-    }
-
+/// A shell-style pattern for USER-AGENT: `*` is any run of characters, `?` one
+/// character, everything else itself (case-sensitive, over the whole value).
+public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     public let pattern: String
-    private let tokens: [Token]
 
-    public init(_ pattern: String) {
-        self.pattern = pattern
-        tokens = pattern.unicodeScalars.map { $0 == "*" ? .any : $0 == "?" ? .one : .literal($0) }
-    }
+    public init(_ pattern: String) { self.pattern = pattern }
 
-    /// Greedy matching with one backtrack point (the last `*`): linear in
-    /// practice, quadratic at worst, and never recursive.
-    public func matches(_ value: String) -> Bool {
-        let text = value.unicodeScalars
-        var t = text.startIndex
-        var p = 0
-        var star: (pattern: Int, text: String.UnicodeScalarView.Index)?
-        while t < text.endIndex {
-            if p < tokens.count {
-                switch tokens[p] {
-                case .any:
-                    star = (p, t)
-                    p += 1
-                    continue
-                case .one:
-                    p += 1
-                    t = text.index(after: t)
-                    continue
-                case let .literal(c) where c == text[t]:
-                    p += 1
-                    t = text.index(after: t)
-                    continue
-                case .literal:
-                    break
-                }
+    /// Iterative wildcard matching with one backtrack point: linear in practice,
+    /// never exponential, whatever the pattern.
+    public func matches(_ text: String) -> Bool {
+        let p = Array(pattern.unicodeScalars), t = Array(text.unicodeScalars)
+        var i = 0, j = 0, star = -1, resume = 0
+        while j < t.count {
+            if i < p.count, p[i] == "?" || p[i] == t[j], p[i] != "*" {
+                i += 1; j += 1
+            } else if i < p.count, p[i] == "*" {
+                star = i; resume = j; i += 1
+            } else if star >= 0 {
+                i = star + 1; resume += 1; j = resume
+            } else {
+                return false
             }
-            guard let s = star else { return false }
-            // Let the last `*` swallow one more character and retry from there.
-            let next = text.index(after: s.text)
-            star = (s.pattern, next)
-            p = s.pattern + 1
-            t = next
         }
-        while p < tokens.count, tokens[p] == .any { p += 1 }
-        return p == tokens.count
+        while i < p.count, p[i] == "*" { i += 1 }
+        return i == p.count
     }
 
     public var description: String { pattern }

@@ -1,0 +1,44 @@
+public import Wire
+
+/// [General].
+public struct GeneralSettings: Equatable, Sendable {
+    public var logLevel: LogLevel
+    public var dnsMode: DNSMode
+    /// Resolvers for forward mode and for DIRECT flows; empty: the host's (also written `system`).
+    public var dnsServers: [IPAddress]
+    public var fakeIPRange: IPv4Prefix
+    /// The TUN's MTU; nil: the command's default.
+    public var mtu: Int?
+    /// SO_MARK on Sluice's own upstream sockets (whole-host mode); nil: the command's default.
+    public var routingMark: UInt32?
+
+    public static let defaultFakeIPRange = IPv4Prefix(network: IPv4Address(198, 18, 0, 0), length: 15)!
+
+    public init(logLevel: LogLevel = .info, dnsMode: DNSMode = .fakeIP, dnsServers: [IPAddress] = [],
+                fakeIPRange: IPv4Prefix = defaultFakeIPRange, mtu: Int? = nil, routingMark: UInt32? = nil) {
+        self.logLevel = logLevel; self.dnsMode = dnsMode; self.dnsServers = dnsServers
+        self.fakeIPRange = fakeIPRange; self.mtu = mtu; self.routingMark = routingMark
+    }
+}
+
+public enum LogLevel: String, Equatable, Sendable, CaseIterable, Comparable {
+    case error, warning, info, debug
+
+    private var rank: Int {
+        switch self {
+        case .error: return 0
+        case .warning: return 1
+        case .info: return 2
+        case .debug: return 3
+        }
+    }
+
+    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rank < b.rank }
+}
+
+public enum DNSMode: String, Equatable, Sendable, CaseIterable {
+    /// Names get addresses from fake-ip-range, mapped back to names for the rules.
+    case fakeIP = "fake-ip"
+    /// Queries go to the resolvers; rules see names only from SNI, Host and [Host].
+    case forward
+}

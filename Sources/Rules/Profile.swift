@@ -1,0 +1,54 @@
+public import Wire
+
+/// A loaded profile: every section of /work/shared/spec/profile-dialect.md, every
+/// name resolved and every regex compiled. Only `ProfileParser` makes one from
+/// text; a profile that exists has no errors (its warnings are kept here).
+public struct Profile: Equatable, Sendable {
+    /// The path the profile was read from, as given (for messages).
+    public var file: String
+    /// The folder relative paths were resolved against.
+    public var baseDirectory: String
+    public var general: GeneralSettings
+    public var proxies: [ProxyDefinition]
+    public var groups: [ProxyGroupDefinition]
+    /// [Rule] in order, without FINAL; first match wins.
+    public var rules: [RuleDefinition]
+    /// The FINAL (or MATCH) line: the policy when no rule matches.
+    public var finalRule: FinalRule
+    public var hosts: [HostEntry]
+    public var urlRewrites: [URLRewrite]
+    public var headerRewrites: [HeaderRewrite]
+    public var mapLocals: [MapLocal]
+    public var statistics: [StatisticsDefinition]
+    public var capture: CaptureSettings
+    /// Non-fatal findings (a 302 that may see a POST, host bits in a CIDR...).
+    public var warnings: [ProfileError]
+
+    public init(file: String, baseDirectory: String, general: GeneralSettings = GeneralSettings(),
+                proxies: [ProxyDefinition] = [], groups: [ProxyGroupDefinition] = [],
+                rules: [RuleDefinition] = [], finalRule: FinalRule, hosts: [HostEntry] = [],
+                urlRewrites: [URLRewrite] = [], headerRewrites: [HeaderRewrite] = [],
+                mapLocals: [MapLocal] = [], statistics: [StatisticsDefinition] = [],
+                capture: CaptureSettings = CaptureSettings(), warnings: [ProfileError] = []) {
+        self.file = file; self.baseDirectory = baseDirectory; self.general = general
+        self.proxies = proxies; self.groups = groups; self.rules = rules; self.finalRule = finalRule
+        self.hosts = hosts; self.urlRewrites = urlRewrites; self.headerRewrites = headerRewrites
+        self.mapLocals = mapLocals; self.statistics = statistics; self.capture = capture; self.warnings = warnings
+    }
+
+    /// What a policy name refers to: a built-in, a proxy or a group. Every name a
+    /// loaded profile uses resolves.
+    public func policy(named name: String) -> PolicyTarget? {
+        if let builtin = BuiltinPolicy(rawValue: name) { return .builtin(builtin) }
+        if let proxy = proxies.first(where: { $0.name == name }) { return .proxy(proxy) }
+        if let group = groups.first(where: { $0.name == name }) { return .group(group) }
+        return nil
+    }
+
+    /// The [Host] answer for a name (lowercased, no trailing dot): exact entries
+    /// first, then the longest wildcard.
+    public func hostAddress(for name: String) -> IPAddress? {
+        if let entry = hosts.first(where: { !$0.isWildcard && $0.name == name }) { return entry.address }
+        return hosts.filter { $0.isWildcard && $0.matches(name) }.max { $0.name.count < $1.name.count }?.address
+    }
+}

@@ -1,0 +1,167 @@
+/// One line of [Rule] other than FINAL: `TYPE,VALUE,POLICY[,OPTIONS]`.
+public struct RuleDefinition: Equatable, Sendable, CustomStringConvertible {
+    public var line: Int
+    public var condition: RuleCondition
+    /// A built-in policy, proxy or group name; checked to exist at load.
+    public var policy: String
+    public var options: RuleOptions
+
+    public init(line: Int, condition: RuleCondition, policy: String, options: RuleOptions = RuleOptions()) {
+        self.line = line; self.condition = condition; self.policy = policy; self.options = options
+    }
+
+    /// As it would be written in the profile.
+    public var description: String {
+        var text = "\(condition),\(policy)"
+        if condition.isNoResolve { text += ",no-resolve" }
+        if options.extendedMatching { text += ",extended-matching" }
+        return text
+    }
+}
+
+/// Options after the policy that are not part of the condition itself.
+public struct RuleOptions: Equatable, Sendable {
+    /// `extended-matching` (Surge): domain rules also test the SNI and the Host
+    /// header. Sluice's domain rules always see those, so this changes nothing;
+    /// it is accepted so pasted Surge rules load.
+    public var extendedMatching: Bool
+
+    public init(extendedMatching: Bool = false) { self.extendedMatching = extendedMatching }
+}
+
+/// The `FINAL,POLICY` (or `MATCH,POLICY`) line that ends [Rule].
+public struct FinalRule: Equatable, Sendable, CustomStringConvertible {
+    public var policy: String
+    public var line: Int
+
+    public init(policy: String, line: Int) { self.policy = policy; self.line = line }
+
+    public var description: String { "FINAL,\(policy)" }
+}
+
+/// What a rule tests. Composite rules nest; the leaves say which part of a flow
+/// they need (see `requiresHTTP`).
+public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible {
+    /// DOMAIN: the name equals this (lowercased, no trailing dot).
+    case domain(String)
+    /// DOMAIN-SUFFIX: the name is this or ends with "." + this.
+    case domainSuffix(String)
+    /// DOMAIN-KEYWORD: the name contains this.
+    case domainKeyword(String)
+    /// DOMAIN-REGEX: the regex matches somewhere in the name.
+    case domainRegex(CompiledRegex)
+    /// IP-CIDR. With noResolve a flow known only by name does not resolve it to test this.
+    case ipCIDR(IPv4Prefix, noResolve: Bool)
+    case ipCIDR6(IPv6Prefix, noResolve: Bool)
+    /// DEST-PORT (alias DST-PORT).
+    case destinationPort(PortRange)
+    /// SRC-PORT.
+    case sourcePort(PortRange)
+    /// PROTOCOL.
+    case `protocol`(RuleProtocol)
+    /// URL-REGEX: over the absolute URL of an HTTP request ("http://host/path?query").
+    case urlRegex(CompiledRegex)
+    /// METHOD (ext): uppercased; compared exactly.
+    case method(String)
+    /// HEADER (ext): a request header named `name` (case-insensitive) whose value the regex matches.
+    case header(name: String, value: CompiledRegex)
+    /// USER-AGENT: a glob (`*`, `?`) over the whole User-Agent header.
+    case userAgent(GlobPattern)
+    case and([RuleCondition])
+    case or([RuleCondition])
+    case not(RuleCondition)
+
+    /// True when the condition needs an HTTP request head to decide: such rules never
+    /// match HTTPS without interception, nor any non-HTTP flow.
+    public var requiresHTTP: Bool {
+        switch self {
+        case .urlRegex, .method, .header, .userAgent: return true
+        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .ipCIDR, .ipCIDR6,
+             .destinationPort, .sourcePort, .protocol: return false
+        case let .and(conditions), let .or(conditions): return conditions.contains { $0.requiresHTTP }
+        case let .not(condition): return condition.requiresHTTP
+        }
+    }
+
+    var isNoResolve: Bool {
+        switch self {
+        case let .ipCIDR(_, noResolve), let .ipCIDR6(_, noResolve): return noResolve
+        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .destinationPort, .sourcePort,
+             .protocol, .urlRegex, .method, .header, .userAgent, .and, .or, .not: return false
+        }
+    }
+
+    /// The rule type as written in a profile.
+    public var typeName: String {
+        switch self {
+        case .domain: return "DOMAIN"
+        case .domainSuffix: return "DOMAIN-SUFFIX"
+        case .domainKeyword: return "DOMAIN-KEYWORD"
+        case .domainRegex: return "DOMAIN-REGEX"
+        case .ipCIDR: return "IP-CIDR"
+        case .ipCIDR6: return "IP-CIDR6"
+        case .destinationPort: return "DEST-PORT"
+        case .sourcePort: return "SRC-PORT"
+        case .protocol: return "PROTOCOL"
+        case .urlRegex: return "URL-REGEX"
+        case .method: return "METHOD"
+        case .header: return "HEADER"
+        case .userAgent: return "USER-AGENT"
+        case .and: return "AND"
+        case .or: return "OR"
+        case .not: return "NOT"
+        }
+    }
+
+    /// `TYPE,VALUE` in profile syntax (regexes quoted).
+    public var description: String {
+        switch self {
+        case let .domain(name), let .domainSuffix(name), let .domainKeyword(name): return "\(typeName),\(name)"
+        case let .domainRegex(regex), let .urlRegex(regex): return "\(typeName),\(RuleCondition.quote(regex.source))"
+        case let .ipCIDR(prefix, _): return "IP-CIDR,\(prefix)"
+        case let .ipCIDR6(prefix, _): return "IP-CIDR6,\(prefix)"
+        case let .destinationPort(range), let .sourcePort(range): return "\(typeName),\(range)"
+        case let .protocol(value): return "PROTOCOL,\(value.rawValue)"
+        case let .method(method): return "METHOD,\(method)"
+        case let .header(name, value): return "HEADER,\(RuleCondition.quote("\(name): \(value.source)"))"
+        case let .userAgent(glob): return "USER-AGENT,\(RuleCondition.quote(glob.pattern))"
+        case let .and(conditions), let .or(conditions):
+            return "\(typeName),(\(conditions.map { "(\($0.descriptionWithNoResolve))" }.joined(separator: ",")))"
+        case let .not(condition): return "NOT,((\(condition.descriptionWithNoResolve)))"
+        }
+    }
+
+    private var descriptionWithNoResolve: String { isNoResolve ? "\(description),no-resolve" : description }
+
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for c in text {
+            if c == "\"" { out += "\\\"" } else if c == "\\" { out += "\\\\" } else { out.append(c) }
+        }
+        return out + "\""
+    }
+}
+
+/// The port test of DEST-PORT and SRC-PORT: "443", "8000-8100", ">=50000", "<1024"...
+/// Comparisons become the equivalent closed range.
+public struct PortRange: Hashable, Sendable, CustomStringConvertible {
+    public var lower: UInt16
+    public var upper: UInt16
+
+    public init(_ lower: UInt16, _ upper: UInt16) { self.lower = lower; self.upper = upper }
+    public init(_ port: UInt16) { lower = port; upper = port }
+
+    public func contains(_ port: UInt16) -> Bool { lower <= port && port <= upper }
+
+    public var description: String { lower == upper ? "\(lower)" : "\(lower)-\(upper)" }
+}
+
+/// PROTOCOL values. HTTP means a plain HTTP/1.x request head was seen; TLS a
+/// ClientHello (HTTPS is accepted as an alias, as Surge spells it).
+public enum RuleProtocol: String, Hashable, Sendable, CaseIterable {
+    case tcp = "TCP"
+    case udp = "UDP"
+    case http = "HTTP"
+    case tls = "TLS"
+    case icmp = "ICMP"
+}
