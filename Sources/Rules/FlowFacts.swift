@@ -1,0 +1,74 @@
+public import Wire
+
+/// What the engine knows about a flow when it asks the rules. Everything but
+/// the transport and ports may arrive late: the domain from SNI or the Host
+/// header, the protocol and the request once the first bytes are sniffed.
+public struct FlowFacts: Sendable, Equatable, CustomStringConvertible {
+    public enum Transport: String, Sendable, Equatable {
+        case tcp = "TCP", udp = "UDP", icmp = "ICMP"
+    }
+
+    public enum ApplicationProtocol: String, Sendable, Equatable {
+        case http = "HTTP", tls = "TLS"
+    }
+
+    public var transport: Transport
+    /// The real destination; nil when the flow was addressed to a fake IP and is
+    /// known by name only. Rules never resolve a name to test IP-CIDR.
+    public var destination: IPAddress?
+    public var destinationPort: UInt16
+    public var sourcePort: UInt16
+    /// From the fake-IP map, [Host], or the TLS SNI (lowercased or not).
+    public var domain: String?
+    /// Nil until sniffed (or for flows that are neither).
+    public var applicationProtocol: ApplicationProtocol?
+    /// The request head, once an HTTP request (plain or intercepted) is read.
+    public var request: RequestFacts?
+
+    public init(transport: Transport, destination: IPAddress? = nil, destinationPort: UInt16 = 0, sourcePort: UInt16 = 0,
+                domain: String? = nil, applicationProtocol: ApplicationProtocol? = nil, request: RequestFacts? = nil) {
+        self.transport = transport; self.destination = destination; self.destinationPort = destinationPort
+        self.sourcePort = sourcePort; self.domain = domain; self.applicationProtocol = applicationProtocol
+        self.request = request
+    }
+
+    public var description: String {
+        var text = "\(transport) :\(sourcePort) > \(destination.map { "\($0)" } ?? "?").\(destinationPort)"
+        if let domain { text += " (\(domain))" }
+        if let applicationProtocol { text += " \(applicationProtocol)" }
+        if let request { text += " \(request)" }
+        return text
+    }
+}
+
+/// One HTTP request head, as the rules see it.
+public struct RequestFacts: Sendable, Equatable, CustomStringConvertible {
+    public var method: String
+    /// Absolute: "http://host[:port]/path?query".
+    public var url: String
+    /// In order, as sent; names compare case-insensitively.
+    public var headers: [HeaderField]
+
+    public init(method: String, url: String, headers: [HeaderField] = []) {
+        self.method = method; self.url = url; self.headers = headers
+    }
+
+    /// The first field named `name` (case-insensitive).
+    public func header(_ name: String) -> String? {
+        headers.first { HeaderName.equal($0.name, name) }?.value
+    }
+
+    /// The URL's host, lowercased, without port, brackets or trailing dot.
+    public var host: String? { RequestURL(url)?.host }
+
+    public var description: String { "\(method) \(url)" }
+}
+
+/// ASCII case-insensitive header-name comparison (RFC 9110 §5.1) without
+/// building lowered copies.
+enum HeaderName {
+    static func equal(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return zip(a.utf8, b.utf8).allSatisfy { DomainSuffixIndex<Int>.lower($0) == DomainSuffixIndex<Int>.lower($1) }
+    }
+}

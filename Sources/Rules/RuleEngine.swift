@@ -1,0 +1,95 @@
+/// [Rule] compiled once from a profile. First match wins, in rule order; the
+/// engine gets the same answer as reading the rules top to bottom, faster:
+///
+/// - DOMAIN and DOMAIN-SUFFIX rules live in a `DomainSuffixIndex`, IP-CIDR and
+///   IP-CIDR6 in a `PrefixTrie`: each answers "the smallest matching rule index"
+///   at a cost set by the host's label count or the address width, never by the
+///   number of such rules. DOMAIN-KEYWORD goes through `KeywordMatcher`
+///   (linear in keywords, which profiles have few of).
+/// - Every other rule (DOMAIN-REGEX, ports, PROTOCOL, the HTTP-level rules and
+///   AND/OR/NOT) is scanned in order, but only up to the best index found so
+///   far: a rule after a decided match cannot change the decision.
+///
+/// Rules never trigger name resolution. IP-CIDR tests the flow's real
+/// destination when there is one; a flow known by name only (a fake IP) skips
+/// IP rules, with or without `no-resolve`. Surge resolves the name for rules
+/// without `no-resolve`; Sluice does not, so `no-resolve` changes nothing here.
+///
+/// A rule that could match once more of the flow is seen (a domain rule before
+/// the SNI is read, a URL-REGEX before the request head) and that comes before
+/// the first decided match makes the answer `.needsApplicationData`: the
+/// engine sniffs and asks again, with `final: true` when nothing more will come.
+public struct RuleEngine: Sendable {
+    private let rules: [RuleDefinition]
+    private let finalRule: FinalRule
+    private var domains = DomainSuffixIndex<Int>()
+    private var keywords = KeywordMatcher()
+    private var prefixes = PrefixTrie<Int>()
+    /// Indices of the rules scanned in order, ascending.
+    private var linear: [Int] = []
+    /// The first indexed domain rule (DOMAIN, -SUFFIX, -KEYWORD): while the name
+    /// is unknown, every one of them is undecided, so the earliest bounds the answer.
+    private var firstIndexedDomainRule = Int.max
+
+    public init(_ profile: Profile) {
+        self.init(rules: profile.rules, final: profile.finalRule)
+    }
+
+    public init(rules: [RuleDefinition], final: FinalRule) {
+        self.rules = rules
+        finalRule = final
+        for (index, rule) in rules.enumerated() {
+            var indexed = true
+            switch rule.condition {
+            case let .domain(name): indexed = domains.insert(name, kind: .exact, index: index, value: index)
+            case let .domainSuffix(name): indexed = domains.insert(name, kind: .suffix, index: index, value: index)
+            case let .domainKeyword(keyword): indexed = keywords.insert(keyword, index: index)
+            case let .ipCIDR(prefix, _):
+                prefixes.insert(prefix.network, prefixLength: prefix.length, index: index, value: index)
+            case let .ipCIDR6(prefix, _):
+                prefixes.insert(prefix.network, prefixLength: prefix.length, index: index, value: index)
+            case .domainRegex, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
+                 .and, .or, .not:
+                indexed = false
+            }
+            // A name the index refuses (an empty label) is still tested, plainly.
+            if !indexed { linear.append(index) }
+            if indexed, rule.condition.isDomainCondition, firstIndexedDomainRule == .max { firstIndexedDomainRule = index }
+        }
+    }
+
+    public var ruleCount: Int { rules.count }
+
+    public func evaluate(_ facts: FlowFacts, final: Bool = false) -> RuleOutcome {
+        var best = Int.max
+        var firstUnknown = Int.max
+        if let name = facts.nameForRules {
+            if let hit = domains.lookup(name) { best = hit.index }
+            if let hit = keywords.firstMatch(in: name, below: best) { best = hit }
+        } else if facts.domainVerdict(final: final, { _ in false }) == .unknown {
+            firstUnknown = firstIndexedDomainRule
+        }
+        if let destination = facts.destination, let hit = prefixes.lookup(destination), hit.index < best {
+            best = hit.index
+        }
+        for index in linear {
+            if index >= best || index >= firstUnknown { break }
+            switch rules[index].condition.verdict(facts, final: final) {
+            case .match: best = index
+            case .unknown: firstUnknown = index
+            case .noMatch: continue
+            }
+            break
+        }
+        if firstUnknown < best { return .needsApplicationData }
+        return .matched(decision(for: best == .max ? nil : best))
+    }
+
+    func decision(for index: Int?) -> RuleDecision {
+        guard let index else {
+            return RuleDecision(ruleIndex: nil, line: finalRule.line, text: finalRule.description, policy: finalRule.policy)
+        }
+        let rule = rules[index]
+        return RuleDecision(ruleIndex: index, line: rule.line, text: rule.description, policy: rule.policy)
+    }
+}
