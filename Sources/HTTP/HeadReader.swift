@@ -55,7 +55,12 @@ struct HeadReader: Sendable {
                 lineLength = 0
             } else {
                 lineLength += 1
-                if inStartLine && lineLength > limits.maxStartLineBytes { throw .startLineTooLong }
+                // The limit is on the line's content; its CR does not count.
+                if inStartLine && lineLength > limits.maxStartLineBytes
+                    && !(lineLength == limits.maxStartLineBytes + 1 && byte == 0x0D)
+                {
+                    throw .startLineTooLong
+                }
             }
             lastByte = byte
         }
