@@ -42,9 +42,14 @@ commands:
         tcpdump. Pings are answered locally; other traffic is only shown.
         Stops when CMD exits (its exit status becomes Sluice's), after N
         packets, after S seconds, or on Ctrl-C; the namespace is removed.
+  check FILE [--dump json]
+        Load the profile FILE as a run would and report every error as
+        FILE:LINE: error: ... with a hint (exit 1), or a summary and any
+        warnings (exit 0). --dump json prints what Sluice understood.
+        docs/profile.md describes the format.
   help  Show this text.
 
-Not yet: proxy, check, match, replay, status, flows, profiles
+Not yet: proxy, match, replay, status, flows, profiles
 (issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
@@ -210,6 +215,14 @@ case "dump":
     } catch {
         complain("sluice: error: \(error)")
         ProcessControl.exit(1)
+    }
+case "check":
+    switch CheckCommand.parse(arguments.dropFirst()) {
+    case let .failure(usageError):
+        complain("\(usageError)")
+        ProcessControl.exit(2)
+    case let .success(options):
+        ProcessControl.exit(CheckCommand(options: options).run(output: { print($0) }, diagnostics: complain))
     }
 default:
     complain("sluice: unknown command '\(arguments[0])'\n\n\(usage)")
