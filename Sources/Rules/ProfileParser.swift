@@ -1,8 +1,352 @@
-/// Reads profile text into a `Profile`. Pure: the caller reads the file.
+/// Reads profile text into a `Profile`. Pure: the caller reads the file, so
+/// tests (and the fuzzer) hand it strings.
 public enum ProfileParser {
+    /// Profiles larger than this are refused before parsing, so a mistaken path
+    /// (a disk image, a log) fails fast instead of compiling a million regexes.
+    public static let maximumSize = 4 << 20
+
     /// Parses `text` (the contents of `file`); relative paths resolve against
     /// `baseDirectory`. Every error is collected; any error means no profile.
     public static func parse(_ text: String, file: String, baseDirectory: String) -> Result<Profile, ProfileErrors> {
-        .failure(ProfileErrors(errors: [ProfileError(file: file, line: 0, message: "the profile parser is not written yet")]))
+        guard text.utf8.count <= maximumSize else {
+            return .failure(ProfileErrors(errors: [ProfileError(
+                file: file, line: 0, message: "the profile is \(text.utf8.count) bytes, more than \(maximumSize)",
+                hint: "a profile is a text file of sections and rules; check the path")]))
+        }
+        var builder = ProfileBuilder(file: file, baseDirectory: baseDirectory)
+        builder.read(text)
+        return builder.finish()
+    }
+}
+
+/// The parser's working state: one pass over the lines, each section's reader
+/// filling its part of the profile and appending errors; names used before
+/// they are defined are checked at the end.
+struct ProfileBuilder {
+    let file: String
+    let baseDirectory: String
+    var errors: [ProfileError] = []
+    var warnings: [ProfileError] = []
+
+    var general = GeneralSettings()
+    var proxies: [ProxyDefinition] = []
+    var groups: [ProxyGroupDefinition] = []
+    var rules: [RuleDefinition] = []
+    var finalRule: FinalRule?
+    var hosts: [HostEntry] = []
+    var urlRewrites: [URLRewrite] = []
+    var headerRewrites: [HeaderRewrite] = []
+    var mapLocals: [MapLocal] = []
+    var statistics: [StatisticsDefinition] = []
+    var capture = CaptureSettings()
+
+    /// Policy names as used, to check once every definition is known.
+    var policyUses: [(name: String, line: Int, column: Int, context: String)] = []
+    /// Where each proxy or group name was defined.
+    var definedNames: [String: Int] = [:]
+    /// Where each key of a key = value section was first set, per section.
+    var seenKeys: [String: Int] = [:]
+    var seenSections: [ProfileSection: Int] = [:]
+
+    init(file: String, baseDirectory: String) {
+        self.file = file
+        self.baseDirectory = baseDirectory
+    }
+
+    mutating func error(_ line: Int, _ column: Int? = nil, _ message: String, hint: String = "") {
+        errors.append(ProfileError(file: file, line: line, column: column, message: message, hint: hint))
+    }
+
+    mutating func warning(_ line: Int, _ column: Int? = nil, _ message: String, hint: String = "") {
+        warnings.append(ProfileError(file: file, line: line, column: column, severity: .warning, message: message, hint: hint))
+    }
+
+    mutating func read(_ text: String) {
+        // nil before any header; .none inside an unknown section (already reported).
+        var section: ProfileSection?? = nil
+        for line in ProfileLexer.lines(text) {
+            if line.text.hasPrefix("[") {
+                section = .some(readHeader(line))
+                continue
+            }
+            switch section {
+            case .none:
+                error(line.number, line.column, "line outside any section",
+                      hint: "put it under a section header such as [General] or [Rule]")
+            case .some(.none):
+                continue
+            case let .some(.some(current)):
+                readLine(line, in: current)
+            }
+        }
+    }
+
+    /// A `[Name]` line: the section, or nil (reported) when it is not one of ours.
+    mutating func readHeader(_ line: ProfileLexer.Line) -> ProfileSection? {
+        guard line.text.hasSuffix("]"), line.text.count >= 2 else {
+            error(line.number, line.column, "section header '\(line.text)' is not closed", hint: "write it as [\(line.text.dropFirst())]")
+            return nil
+        }
+        let name = String(line.text.dropFirst().dropLast().trimmingBlanks())
+        guard let section = ProfileSection(rawValue: name) else {
+            if let reason = ProfileSection.unsupported[name] {
+                error(line.number, line.column, "section [\(name)] is not supported", hint: reason)
+            } else {
+                error(line.number, line.column, "unknown section [\(name)]",
+                      hint: Suggestion.hint(for: name, in: ProfileSection.allCases.map(\.rawValue)) { "[\($0)]" })
+            }
+            return nil
+        }
+        if let first = seenSections[section] {
+            error(line.number, line.column, "section [\(name)] appears twice (first at line \(first))",
+                  hint: "move these lines into the first [\(name)]")
+        } else {
+            seenSections[section] = line.number
+        }
+        return section
+    }
+
+    mutating func readLine(_ line: ProfileLexer.Line, in section: ProfileSection) {
+        switch section {
+        case .general: readGeneral(line)
+        case .proxy: readProxy(line)
+        case .proxyGroup: readGroup(line)
+        case .rule: readRule(line)
+        case .host: readHost(line)
+        case .urlRewrite: readURLRewrite(line)
+        case .headerRewrite: readHeaderRewrite(line)
+        case .mapLocal: readMapLocal(line)
+        case .statistics: readStatistics(line)
+        case .capture: readCapture(line)
+        }
+    }
+
+    mutating func finish() -> Result<Profile, ProfileErrors> {
+        checkPolicies()
+        checkGroupCycles()
+        if finalRule == nil {
+            if let ruleLine = seenSections[.rule] {
+                error(ruleLine, nil, "[Rule] has no FINAL rule", hint: "end [Rule] with FINAL,DIRECT (or the policy for everything else)")
+            } else {
+                error(0, nil, "the profile has no [Rule] section", hint: "add [Rule] with at least FINAL,DIRECT")
+            }
+        }
+        let byLine: (ProfileError, ProfileError) -> Bool = { $0.line < $1.line }
+        let sortedErrors = stableSorted(errors, by: byLine)
+        let sortedWarnings = stableSorted(warnings, by: byLine)
+        guard sortedErrors.isEmpty, let finalRule else {
+            return .failure(ProfileErrors(errors: sortedErrors, warnings: sortedWarnings))
+        }
+        return .success(Profile(
+            file: file, baseDirectory: baseDirectory, general: general, proxies: proxies, groups: groups,
+            rules: rules, finalRule: finalRule, hosts: hosts, urlRewrites: urlRewrites,
+            headerRewrites: headerRewrites, mapLocals: mapLocals, statistics: statistics,
+            capture: capture, warnings: sortedWarnings))
+    }
+
+    private func stableSorted(_ list: [ProfileError], by less: (ProfileError, ProfileError) -> Bool) -> [ProfileError] {
+        list.enumerated().sorted { less($0.element, $1.element) || !less($1.element, $0.element) && $0.offset < $1.offset }.map(\.element)
+    }
+
+    // MARK: Names
+
+    /// Records a proxy or group name; false (reported) when it cannot be one.
+    mutating func define(_ name: String, line: Int, column: Int) -> Bool {
+        if name.isEmpty {
+            error(line, column, "missing name before '='", hint: "write NAME = ...")
+            return false
+        }
+        if let builtin = BuiltinPolicy.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) {
+            error(line, column, "'\(name)' is a built-in policy and cannot be redefined",
+                  hint: "pick another name; \(builtin.rawValue) can be used as it is")
+            return false
+        }
+        if let first = definedNames[name] {
+            error(line, column, "'\(name)' is already defined at line \(first)",
+                  hint: "proxy and group names share one namespace; rename one of them")
+            return false
+        }
+        definedNames[name] = line
+        return true
+    }
+
+    mutating func usePolicy(_ name: String, line: Int, column: Int, context: String) {
+        policyUses.append((name, line, column, context))
+    }
+
+    mutating func checkPolicies() {
+        let known = BuiltinPolicy.allCases.map(\.rawValue) + proxies.map(\.name) + groups.map(\.name)
+        let knownSet = Set(known)
+        for use in policyUses where !knownSet.contains(use.name) {
+            if use.name.isEmpty {
+                error(use.line, use.column, "\(use.context) is empty", hint: "name a policy: DIRECT, REJECT, a proxy or a group")
+                continue
+            }
+            let hint: String
+            if let nearest = Suggestion.nearest(use.name, in: known) {
+                hint = "did you mean \(nearest)?"
+            } else {
+                hint = "define it in [Proxy] or [Proxy Group], or use a built-in: \(BuiltinPolicy.allCases.map(\.rawValue).joined(separator: ", "))"
+            }
+            error(use.line, use.column, "unknown policy '\(use.name)' in \(use.context)", hint: hint)
+        }
+    }
+
+    /// A group that reaches itself through its members would loop forever when
+    /// choosing a proxy; each cycle is reported once, at its first group's line.
+    mutating func checkGroupCycles() {
+        var byName: [String: ProxyGroupDefinition] = [:]
+        for group in groups { byName[group.name] = group }
+        var reported = Set<String>()
+        for group in groups {
+            if group.members.contains(group.name) {
+                error(group.line, nil, "group '\(group.name)' lists itself as a member",
+                      hint: "a group's members are proxies, other groups or built-in policies")
+                reported.insert(group.name)
+                continue
+            }
+            guard !reported.contains(group.name), let path = cycle(from: group.name, groups: byName) else { continue }
+            // A self-member was reported above; longer cycles once per set of groups.
+            if path.contains(where: reported.contains) { continue }
+            for name in path { reported.insert(name) }
+            error(group.line, nil, "group '\(group.name)' contains itself: \((path + [group.name]).joined(separator: " -> "))",
+                  hint: "break the cycle by removing one of these members")
+        }
+    }
+
+    /// The groups on a path from `start` back to `start`, if there is one.
+    private func cycle(from start: String, groups: [String: ProxyGroupDefinition]) -> [String]? {
+        var path = [start]
+        var onPath: Set<String> = [start]
+        var visited: Set<String> = []
+        func visit(_ name: String) -> Bool {
+            guard let group = groups[name] else { return false }
+            for member in group.members where groups[member] != nil {
+                if member == start { return true }
+                if onPath.contains(member) || visited.contains(member) { continue }
+                path.append(member); onPath.insert(member)
+                if visit(member) { return true }
+                path.removeLast(); onPath.remove(member); visited.insert(member)
+            }
+            return false
+        }
+        return visit(start) ? path : nil
+    }
+
+    // MARK: Shared value readers
+
+    /// A `key = value` line split at its first '=' outside quotes.
+    mutating func keyValueLine(_ line: ProfileLexer.Line, example: String) -> (key: String, keyColumn: Int, value: Substring, valueColumn: Int)? {
+        guard let equals = ProfileLexer.firstEquals(line.text) else {
+            error(line.number, line.column, "expected KEY = VALUE, got '\(line.text)'", hint: "for example: \(example)")
+            return nil
+        }
+        let key = ProfileLexer.unquote(line.text[..<equals].trimmingBlanks())
+        var value = line.text[line.text.index(after: equals)...]
+        var column = line.column + line.text.distance(from: line.text.startIndex, to: equals) + 1
+        while let first = value.first, ProfileLexer.isBlank(first) { value.removeFirst(); column += 1 }
+        return (key, line.column, value, column)
+    }
+
+    /// A key seen twice in one section is a mistake: only one value could win.
+    mutating func firstTime(_ key: String, section: ProfileSection, line: Int, column: Int) -> Bool {
+        let id = "\(section.rawValue)\u{0}\(key)"
+        if let first = seenKeys[id] {
+            error(line, column, "'\(key)' is set twice in [\(section.rawValue)] (first at line \(first))", hint: "keep one of them")
+            return false
+        }
+        seenKeys[id] = line
+        return true
+    }
+
+    mutating func integer(_ text: String, _ range: ClosedRange<Int>, what: String, line: Int, column: Int) -> Int? {
+        let isDigits: (Substring) -> Bool = { !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
+        let body = Substring(text)
+        guard isDigits(body) || body.hasPrefix("-") && isDigits(body.dropFirst()) else {
+            error(line, column, "\(what) must be a whole number, got '\(text)'",
+                  hint: "write it in decimal digits, from \(range.lowerBound) to \(range.upperBound)")
+            return nil
+        }
+        guard let value = Int(text), range.contains(value) else {
+            error(line, column, "\(what) must be from \(range.lowerBound) to \(range.upperBound), got \(text)")
+            return nil
+        }
+        return value
+    }
+
+    mutating func boolean(_ text: String, what: String, line: Int, column: Int) -> Bool? {
+        switch text.lowercased() {
+        case "true", "yes", "on", "1": return true
+        case "false", "no", "off", "0": return false
+        default:
+            error(line, column, "\(what) must be true or false, got '\(text)'")
+            return nil
+        }
+    }
+
+    /// Compiles a profile regex, or reports it (with the compiler's reason) and returns nil.
+    mutating func regex(_ source: String, line: Int, column: Int) -> CompiledRegex? {
+        if source.isEmpty {
+            error(line, column, "empty regex", hint: "write a pattern such as ^http://api\\.test/")
+            return nil
+        }
+        do {
+            return try CompiledRegex(source)
+        } catch {
+            self.error(line, column, "regex \(RuleCondition.quote(source)) does not compile", hint: "\(error)")
+            return nil
+        }
+    }
+
+    /// `$N` references in a replacement must name capture groups of the regex.
+    mutating func checkReferences(_ replacement: String, regex: CompiledRegex, line: Int, column: Int) {
+        let scalars = Array(replacement.unicodeScalars)
+        var i = 0
+        while i < scalars.count {
+            if scalars[i] == "$", i + 1 < scalars.count, let digit = Int(String(scalars[i + 1])) {
+                var n = digit
+                var j = i + 2
+                while j < scalars.count, let d = Int(String(scalars[j])), n < 100 { n = n * 10 + d; j += 1 }
+                if n > regex.captureCount {
+                    let groups = regex.captureCount == 1 ? "1 capture group" : "\(regex.captureCount) capture groups"
+                    error(line, column, "'\(replacement)' refers to $\(n) but the regex has \(groups)",
+                          hint: "add parentheses around the part of \(RuleCondition.quote(regex.source)) to reuse, or use $1...$\(max(regex.captureCount, 1))")
+                    return
+                }
+                i = j
+                continue
+            }
+            i += 1
+        }
+    }
+
+    /// An absolute path: relative ones are taken from the profile's folder, and
+    /// "." and ".." segments are resolved lexically.
+    func resolvePath(_ path: String) -> String {
+        let joined = path.hasPrefix("/") ? path : baseDirectory + "/" + path
+        var parts: [Substring] = []
+        for part in joined.split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." { if !parts.isEmpty { parts.removeLast() }; continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    /// RFC 9110 §5.6.2 token: what header names and methods are made of.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || "!#$%&'*+-.^_`|~".utf8.contains(c)
+        }
+    }
+
+    /// The lexer's complaint about a line, as an error.
+    mutating func report(_ failure: ProfileLexer.Failure, line: Int) {
+        switch failure {
+        case let .unclosedQuote(column):
+            error(line, column, "quote not closed", hint: "end the value with \"; inside quotes write \\\" for a quote and \\\\ for a backslash")
+        case let .unbalancedParenthesis(column):
+            error(line, column, "parentheses do not balance", hint: "each ( needs a ); quote a regex that has unbalanced parentheses")
+        }
     }
 }

@@ -1,0 +1,200 @@
+import Wire
+
+/// [General], [Host] and [Capture]: `key = value` sections of settings.
+extension ProfileBuilder {
+    static let generalKeys = ["loglevel", "dns-mode", "dns-server", "fake-ip-range", "mtu", "routing-mark"]
+
+    mutating func readGeneral(_ line: ProfileLexer.Line) {
+        guard let (key, keyColumn, raw, column) = keyValueLine(line, example: "loglevel = info") else { return }
+        guard Self.generalKeys.contains(key) else {
+            error(line.number, keyColumn, "unknown key '\(key)' in [General]", hint: Suggestion.hint(for: key, in: Self.generalKeys))
+            return
+        }
+        guard firstTime(key, section: .general, line: line.number, column: keyColumn) else { return }
+        let value = ProfileLexer.unquote(raw)
+        let n = line.number
+        switch key {
+        case "loglevel":
+            if let level = LogLevel(rawValue: value.lowercased()) {
+                general.logLevel = level
+            } else {
+                error(n, column, "unknown loglevel '\(value)'", hint: Suggestion.hint(for: value, in: LogLevel.allCases.map(\.rawValue)))
+            }
+        case "dns-mode":
+            if let mode = DNSMode(rawValue: value.lowercased()) {
+                general.dnsMode = mode
+            } else {
+                error(n, column, "unknown dns-mode '\(value)'", hint: Suggestion.hint(for: value, in: DNSMode.allCases.map(\.rawValue)))
+            }
+        case "dns-server":
+            readDNSServers(raw, line: n, column: column)
+        case "fake-ip-range":
+            guard let prefix = cidr4(value, line: n, column: column, what: "fake-ip-range") else { return }
+            guard (12 ... 30).contains(prefix.length) else {
+                error(n, column, "fake-ip-range must be a /12 to a /30, got /\(prefix.length)",
+                      hint: "198.18.0.0/15 (RFC 2544's benchmarking range) is the default")
+                return
+            }
+            general.fakeIPRange = prefix
+        case "mtu":
+            general.mtu = integer(value, 1280 ... 65535, what: "mtu", line: n, column: column)
+        case "routing-mark":
+            readRoutingMark(value, line: n, column: column)
+        default:
+            break
+        }
+    }
+
+    mutating func readDNSServers(_ raw: Substring, line: Int, column: Int) {
+        let fields: [ProfileLexer.Field]
+        switch ProfileLexer.commaFields(raw, column: column) {
+        case let .success(list): fields = list
+        case let .failure(failure): report(failure, line: line); return
+        }
+        if fields.isEmpty {
+            error(line, column, "dns-server is empty", hint: "list resolver addresses, or write system for the host's")
+            return
+        }
+        var servers: [IPAddress] = []
+        for field in fields {
+            let text = field.text
+            if text.lowercased() == "system" {
+                if fields.count > 1 {
+                    error(line, field.column, "'system' cannot be mixed with addresses in dns-server",
+                          hint: "write either system (the host's resolvers) or a list of addresses")
+                }
+                continue
+            }
+            guard let address = IPAddress(text) else {
+                error(line, field.column, "dns-server '\(text)' is not an IP address",
+                      hint: "write addresses such as 10.0.0.53 or fd00::53, separated by commas, or system")
+                continue
+            }
+            servers.append(address)
+        }
+        general.dnsServers = servers
+    }
+
+    mutating func readRoutingMark(_ value: String, line: Int, column: Int) {
+        let lowered = value.lowercased()
+        let parsed = lowered.hasPrefix("0x") ? UInt32(lowered.dropFirst(2), radix: 16) : UInt32(lowered)
+        guard let mark = parsed, !lowered.hasPrefix("+"), !lowered.hasPrefix("-"), !lowered.hasPrefix("0x+"), !lowered.hasPrefix("0x-") else {
+            error(line, column, "routing-mark must be a 32-bit number, got '\(value)'", hint: "write it in decimal or as 0x hex, e.g. 0x2a")
+            return
+        }
+        general.routingMark = mark
+    }
+
+    /// An IPv4 network; host bits set are a warning (the network is what counts).
+    mutating func cidr4(_ text: String, line: Int, column: Int, what: String) -> IPv4Prefix? {
+        if !text.contains("/"), IPAddress(text) != nil {
+            error(line, column, "\(what) '\(text)' has no prefix length", hint: "write \(text)/\(text.contains(":") ? 128 : 32) for one address")
+            return nil
+        }
+        guard let prefix = IPv4Prefix(text) else {
+            if IPv6Prefix(text) != nil {
+                error(line, column, "\(what) '\(text)' is IPv6", hint: what == "IP-CIDR" ? "use IP-CIDR6 for IPv6 networks" : "write an IPv4 network such as 198.18.0.0/15")
+            } else {
+                error(line, column, "\(what) '\(text)' is not an IPv4 network", hint: "write ADDRESS/LENGTH, e.g. 10.0.0.0/8")
+            }
+            return nil
+        }
+        if prefix.description != text {
+            warning(line, column, "\(what) '\(text)' has host bits set; it means \(prefix)", hint: "write \(prefix)")
+        }
+        return prefix
+    }
+
+    mutating func cidr6(_ text: String, line: Int, column: Int, what: String) -> IPv6Prefix? {
+        if !text.contains("/"), IPAddress(text) != nil {
+            error(line, column, "\(what) '\(text)' has no prefix length", hint: "write \(text)/\(text.contains(":") ? 128 : 32) for one address")
+            return nil
+        }
+        guard let prefix = IPv6Prefix(text) else {
+            if IPv4Prefix(text) != nil {
+                error(line, column, "\(what) '\(text)' is IPv4", hint: "use IP-CIDR for IPv4 networks")
+            } else {
+                error(line, column, "\(what) '\(text)' is not an IPv6 network", hint: "write ADDRESS/LENGTH, e.g. fd00::/8")
+            }
+            return nil
+        }
+        let address = IPv6Address(text.split(separator: "/")[0])
+        if address != prefix.network {
+            warning(line, column, "\(what) '\(text)' has host bits set; it means \(prefix)", hint: "write \(prefix)")
+        }
+        return prefix
+    }
+
+    // MARK: [Host]
+
+    mutating func readHost(_ line: ProfileLexer.Line) {
+        guard let (key, keyColumn, raw, column) = keyValueLine(line, example: "origin.test = 10.0.0.2") else { return }
+        var name = key.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        guard Self.isHostName(name, wildcard: true) else {
+            error(line.number, keyColumn, "'\(key)' is not a host name",
+                  hint: "write a name such as origin.test, or *.test for every name under test")
+            return
+        }
+        let value = ProfileLexer.unquote(raw)
+        guard let address = IPAddress(value) else {
+            error(line.number, column, "'\(value)' is not an IP address",
+                  hint: "[Host] maps a name to one IPv4 or IPv6 address; Sluice has no aliases or per-name DNS servers")
+            return
+        }
+        if let first = hosts.first(where: { $0.name == name }) {
+            error(line.number, keyColumn, "host '\(name)' is already mapped at line \(first.line)", hint: "keep one of the two lines")
+            return
+        }
+        hosts.append(HostEntry(name: name, address: address, line: line.number))
+    }
+
+    /// Letters, digits, '-', '_' and dots between non-empty labels; `*.` first when allowed.
+    static func isHostName(_ name: String, wildcard: Bool) -> Bool {
+        var body = Substring(name)
+        if wildcard, body.hasPrefix("*.") { body = body.dropFirst(2) }
+        guard !body.isEmpty, body.utf8.count <= 253 else { return false }
+        for label in body.split(separator: ".", omittingEmptySubsequences: false) {
+            guard !label.isEmpty, label.utf8.count <= 63,
+                  label.utf8.allSatisfy({ c in (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || c == 0x2D || c == 0x5F })
+            else { return false }
+        }
+        return true
+    }
+
+    // MARK: [Capture]
+
+    static let captureKeys = ["pcap", "filter", "snaplen", "rotate-size", "rotate-count", "har", "har-body-limit"]
+
+    mutating func readCapture(_ line: ProfileLexer.Line) {
+        guard let (key, keyColumn, raw, column) = keyValueLine(line, example: "pcap = /var/log/sluice/tun.pcap") else { return }
+        guard Self.captureKeys.contains(key) else {
+            error(line.number, keyColumn, "unknown key '\(key)' in [Capture]", hint: Suggestion.hint(for: key, in: Self.captureKeys))
+            return
+        }
+        guard firstTime(key, section: .capture, line: line.number, column: keyColumn) else { return }
+        let value = ProfileLexer.unquote(raw)
+        let n = line.number
+        switch key {
+        case "pcap", "har":
+            guard !value.isEmpty else {
+                error(n, column, "\(key) needs a file path", hint: "a relative path is taken from the profile's folder")
+                return
+            }
+            if key == "pcap" { capture.pcapPath = resolvePath(value) } else { capture.harPath = resolvePath(value) }
+        case "filter":
+            guard !value.isEmpty else { error(n, column, "filter is empty", hint: "write a pcap-filter(7) expression, or remove the line"); return }
+            capture.filter = value
+        case "snaplen":
+            if let v = integer(value, 64 ... 262_144, what: "snaplen", line: n, column: column) { capture.snapLength = v }
+        case "rotate-size":
+            capture.rotateSize = integer(value, 4096 ... Int(Int64.max), what: "rotate-size", line: n, column: column)
+        case "rotate-count":
+            if let v = integer(value, 1 ... 1000, what: "rotate-count", line: n, column: column) { capture.rotateCount = v }
+        case "har-body-limit":
+            if let v = integer(value, 0 ... 1 << 30, what: "har-body-limit", line: n, column: column) { capture.harBodyLimit = v }
+        default:
+            break
+        }
+    }
+}

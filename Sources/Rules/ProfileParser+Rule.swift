@@ -1,0 +1,263 @@
+import Wire
+
+/// [Rule]: `TYPE,VALUE,POLICY[,OPTIONS]`, first match wins, FINAL last.
+extension ProfileBuilder {
+    static let ruleTypes = ["DOMAIN", "DOMAIN-SUFFIX", "DOMAIN-KEYWORD", "DOMAIN-REGEX", "IP-CIDR", "IP-CIDR6",
+                            "DEST-PORT", "DST-PORT", "SRC-PORT", "PROTOCOL", "URL-REGEX", "METHOD", "HEADER",
+                            "USER-AGENT", "AND", "OR", "NOT", "FINAL", "MATCH"]
+    /// Surge rule types that need data Sluice does not have.
+    static let foreignRuleTypes: [String: String] = [
+        "GEOIP": "Sluice has no GeoIP database; list the networks with IP-CIDR",
+        "IP-ASN": "Sluice has no ASN database; list the networks with IP-CIDR",
+        "RULE-SET": "Sluice reads rules from the profile only; paste the set's lines into [Rule]",
+        "DOMAIN-SET": "Sluice reads rules from the profile only; paste the set as DOMAIN-SUFFIX lines",
+        "PROCESS-NAME": "Sluice sees packets, not processes; run the program under sluice exec instead",
+        "SRC-IP": "Sluice's flows all come from the tunnelled program; match on destination instead",
+        "IN-PORT": "Sluice has no inbound proxy ports",
+        "SUBNET": "Sluice has no network-dependent rules",
+        "CELLULAR-RADIO": "Sluice has no network-dependent rules",
+        "DEVICE-NAME": "Sluice has no device rules",
+        "SCRIPT": "Sluice runs no scripts",
+    ]
+    /// How deep AND/OR/NOT may nest: far beyond what anyone writes, short of a stack overflow.
+    static let maximumNesting = 16
+
+    mutating func readRule(_ line: ProfileLexer.Line) {
+        let n = line.number
+        let fields: [ProfileLexer.Field]
+        switch ProfileLexer.commaFields(line.text, column: line.column) {
+        case let .success(list): fields = list
+        case let .failure(failure): report(failure, line: n); return
+        }
+        if let finalRule {
+            error(n, line.column, "rule after FINAL can never match", hint: "move it above \(finalRule) at line \(finalRule.line)")
+            return
+        }
+        let typeField = fields[0]
+        let type = typeField.text.uppercased()
+        if type == "FINAL" || type == "MATCH" {
+            guard fields.count >= 2, !fields[1].text.isEmpty else {
+                error(n, typeField.column, "FINAL needs a policy", hint: "write FINAL,DIRECT (or the policy for everything else)")
+                return
+            }
+            if fields.count > 2 {
+                error(n, fields[2].column, "FINAL takes only a policy, got '\(fields[2].text)'", hint: "write FINAL,\(fields[1].text)")
+                return
+            }
+            usePolicy(fields[1].text, line: n, column: fields[1].column, context: "FINAL")
+            finalRule = FinalRule(policy: fields[1].text, line: n)
+            return
+        }
+        guard Self.ruleTypes.contains(type) else {
+            reportUnknownRuleType(typeField, line: n)
+            return
+        }
+        guard fields.count >= 3, !fields[2].text.isEmpty else {
+            let value = fields.count >= 2 ? fields[1].text : "VALUE"
+            error(n, fields.last.map { $0.column + $0.raw.count } ?? line.column, "rule \(type) has no policy",
+                  hint: "write \(type),\(value),POLICY, e.g. \(type),\(value),DIRECT")
+            return
+        }
+        var optionFields = Array(fields.dropFirst(3))
+        var extendedMatching = false
+        if let index = optionFields.firstIndex(where: { $0.text.lowercased() == "extended-matching" }) {
+            guard type.hasPrefix("DOMAIN") else {
+                error(n, optionFields[index].column, "extended-matching applies only to DOMAIN rules",
+                      hint: "remove it; Sluice's domain rules always see SNI and Host")
+                return
+            }
+            extendedMatching = true
+            optionFields.remove(at: index)
+        }
+        guard let condition = condition(type: type, typeField: typeField, value: fields[1], options: optionFields, line: n, depth: 0) else { return }
+        usePolicy(fields[2].text, line: n, column: fields[2].column, context: "rule \(type),\(fields[1].text)")
+        rules.append(RuleDefinition(line: n, condition: condition, policy: fields[2].text, options: RuleOptions(extendedMatching: extendedMatching)))
+    }
+
+    mutating func reportUnknownRuleType(_ field: ProfileLexer.Field, line: Int) {
+        let type = field.text.uppercased()
+        if let reason = Self.foreignRuleTypes[type] {
+            error(line, field.column, "rule type \(type) is not supported", hint: reason)
+        } else if field.text.isEmpty {
+            error(line, field.column, "rule has no type", hint: "write TYPE,VALUE,POLICY, e.g. DOMAIN-SUFFIX,ads.test,REJECT")
+        } else {
+            error(line, field.column, "unknown rule type '\(field.text)'", hint: Suggestion.hint(for: type, in: Self.ruleTypes))
+        }
+    }
+
+    /// The condition of one rule or sub-rule; nil when reported.
+    mutating func condition(type: String, typeField: ProfileLexer.Field, value valueField: ProfileLexer.Field,
+                            options: [ProfileLexer.Field], line n: Int, depth: Int) -> RuleCondition? {
+        let value = valueField.text
+        let column = valueField.column
+        var noResolve = false
+        for option in options {
+            let text = option.text.lowercased()
+            if text == "no-resolve", type == "IP-CIDR" || type == "IP-CIDR6" {
+                noResolve = true
+            } else if text == "no-resolve" {
+                error(n, option.column, "no-resolve applies only to IP-CIDR and IP-CIDR6", hint: "remove it from this \(type) rule")
+                return nil
+            } else {
+                let known = type.hasPrefix("IP-CIDR") ? ["no-resolve"] : type.hasPrefix("DOMAIN") ? ["extended-matching"] : []
+                error(n, option.column, "unknown rule option '\(option.text)'",
+                      hint: known.isEmpty ? "\(type) rules take no options after the policy" : Suggestion.hint(for: text, in: known))
+                return nil
+            }
+        }
+        if value.isEmpty, type != "AND", type != "OR", type != "NOT" {
+            error(n, column, "\(type) needs a value", hint: "write \(type),VALUE,POLICY")
+            return nil
+        }
+        switch type {
+        case "DOMAIN", "DOMAIN-SUFFIX":
+            var name = value.lowercased()
+            if type == "DOMAIN-SUFFIX", name.hasPrefix(".") { name.removeFirst() }
+            if name.hasSuffix(".") { name.removeLast() }
+            guard Self.isHostName(name, wildcard: false) else {
+                error(n, column, "'\(value)' is not a domain name",
+                      hint: value.contains("/") || value.contains(":") ? "\(type) takes a bare name like api.test; match URLs with URL-REGEX" : "use letters, digits, '-' and dots, like api.test")
+                return nil
+            }
+            return type == "DOMAIN" ? .domain(name) : .domainSuffix(name)
+        case "DOMAIN-KEYWORD":
+            return .domainKeyword(value.lowercased())
+        case "DOMAIN-REGEX":
+            return regex(value, line: n, column: column).map(RuleCondition.domainRegex)
+        case "URL-REGEX":
+            return regex(value, line: n, column: column).map(RuleCondition.urlRegex)
+        case "IP-CIDR":
+            return cidr4(value, line: n, column: column, what: "IP-CIDR").map { .ipCIDR($0, noResolve: noResolve) }
+        case "IP-CIDR6":
+            return cidr6(value, line: n, column: column, what: "IP-CIDR6").map { .ipCIDR6($0, noResolve: noResolve) }
+        case "DEST-PORT", "DST-PORT":
+            return portRange(value, line: n, column: column).map(RuleCondition.destinationPort)
+        case "SRC-PORT":
+            return portRange(value, line: n, column: column).map(RuleCondition.sourcePort)
+        case "PROTOCOL":
+            let upper = value.uppercased()
+            if let value = RuleProtocol(rawValue: upper == "HTTPS" ? "TLS" : upper) { return .protocol(value) }
+            error(n, column, "unknown protocol '\(value)'", hint: Suggestion.hint(for: upper, in: RuleProtocol.allCases.map(\.rawValue)))
+            return nil
+        case "METHOD":
+            guard Self.isToken(value) else {
+                error(n, column, "'\(value)' is not an HTTP method", hint: "write a method such as GET, POST or PUT")
+                return nil
+            }
+            return .method(value.uppercased())
+        case "HEADER":
+            guard let colon = value.firstIndex(of: ":") else {
+                error(n, column, "HEADER value '\(value)' has no ':'", hint: "write HEADER,\"NAME: REGEX\",POLICY, e.g. HEADER,\"X-Route: ^canary$\",DIRECT")
+                return nil
+            }
+            let name = String(value[..<colon].trimmingBlanks())
+            guard Self.isToken(name) else {
+                error(n, column, "'\(name)' is not a header name", hint: "header names are letters, digits and -, e.g. X-Route")
+                return nil
+            }
+            let pattern = String(Substring(value[value.index(after: colon)...]).trimmingBlanks())
+            return regex(pattern, line: n, column: column).map { .header(name: name, value: $0) }
+        case "USER-AGENT":
+            return .userAgent(GlobPattern(value))
+        case "AND", "OR", "NOT":
+            return composite(type: type, value: valueField, line: n, depth: depth)
+        default:
+            reportUnknownRuleType(typeField, line: n)
+            return nil
+        }
+    }
+
+    /// `((TYPE,VALUE),(TYPE,VALUE)...)`: the sub-rules of AND, OR and NOT.
+    mutating func composite(type: String, value field: ProfileLexer.Field, line n: Int, depth: Int) -> RuleCondition? {
+        let example = type == "NOT" ? "NOT,((DOMAIN,api.test)),DIRECT" : "\(type),((METHOD,POST),(DOMAIN,upload.test)),DIRECT"
+        guard depth < Self.maximumNesting else {
+            error(n, field.column, "rules nest more than \(Self.maximumNesting) deep", hint: "flatten the AND/OR/NOT rule")
+            return nil
+        }
+        let raw = field.raw
+        guard raw.hasPrefix("("), raw.hasSuffix(")"), raw.count >= 2 else {
+            error(n, field.column, "\(type) needs its sub-rules in parentheses", hint: "write \(example)")
+            return nil
+        }
+        let inner = raw.dropFirst().dropLast()
+        let items: [ProfileLexer.Field]
+        switch ProfileLexer.commaFields(inner, column: field.column + 1) {
+        case let .success(list): items = list
+        case let .failure(failure): report(failure, line: n); return nil
+        }
+        var conditions: [RuleCondition] = []
+        var ok = true
+        for item in items {
+            guard item.raw.hasPrefix("("), item.raw.hasSuffix(")"), item.raw.count >= 2 else {
+                error(n, item.column, "sub-rule '\(item.raw)' is not in parentheses", hint: "write \(example)")
+                ok = false; continue
+            }
+            let parts: [ProfileLexer.Field]
+            switch ProfileLexer.commaFields(item.raw.dropFirst().dropLast(), column: item.column + 1) {
+            case let .success(list): parts = list
+            case let .failure(failure): report(failure, line: n); ok = false; continue
+            }
+            guard let typeField = parts.first, parts.count >= 2 else {
+                error(n, item.column, "sub-rule '\(item.raw)' needs a type and a value", hint: "write \(example)")
+                ok = false; continue
+            }
+            let subType = typeField.text.uppercased()
+            guard Self.ruleTypes.contains(subType), subType != "FINAL", subType != "MATCH" else {
+                if subType == "FINAL" || subType == "MATCH" {
+                    error(n, typeField.column, "FINAL cannot be a sub-rule", hint: "FINAL stands alone at the end of [Rule]")
+                } else {
+                    reportUnknownRuleType(typeField, line: n)
+                }
+                ok = false; continue
+            }
+            if let sub = condition(type: subType, typeField: typeField, value: parts[1], options: Array(parts.dropFirst(2)), line: n, depth: depth + 1) {
+                conditions.append(sub)
+            } else {
+                ok = false
+            }
+        }
+        guard ok else { return nil }
+        if type == "NOT" {
+            guard conditions.count == 1 else {
+                error(n, field.column, "NOT takes exactly one sub-rule, got \(conditions.count)", hint: "write \(example)")
+                return nil
+            }
+            return .not(conditions[0])
+        }
+        guard !conditions.isEmpty else {
+            error(n, field.column, "\(type) has no sub-rules", hint: "write \(example)")
+            return nil
+        }
+        return type == "AND" ? .and(conditions) : .or(conditions)
+    }
+
+    /// "443", "8000-8100", ">=50000", ">1023", "<1024", "<=1023".
+    mutating func portRange(_ text: String, line: Int, column: Int) -> PortRange? {
+        func port(_ s: Substring) -> Int? {
+            guard !s.isEmpty, s.count <= 5, s.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let v = Int(s), v <= 65535 else { return nil }
+            return v
+        }
+        let bad = { (self: inout ProfileBuilder) in
+            self.error(line, column, "bad port '\(text)'", hint: "write a port (443), a range (8000-8100) or a comparison (>=50000, <1024), each 0 to 65535")
+        }
+        let s = Substring(text)
+        for (op, offset) in [(">=", 0), ("<=", 0), (">", 1), ("<", -1)] where s.hasPrefix(op) {
+            guard let v = port(s.dropFirst(op.count)) else { bad(&self); return nil }
+            let bound = v + offset
+            guard (0 ... 65535).contains(bound) else {
+                error(line, column, "port comparison '\(text)' matches no port", hint: "ports are 0 to 65535")
+                return nil
+            }
+            return op.hasPrefix(">") ? PortRange(UInt16(bound), 65535) : PortRange(0, UInt16(bound))
+        }
+        let parts = s.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let low = port(parts[0]) else { bad(&self); return nil }
+        guard parts.count == 2 else { return PortRange(UInt16(low)) }
+        guard let high = port(parts[1]) else { bad(&self); return nil }
+        guard low <= high else {
+            error(line, column, "port range '\(text)' is backwards", hint: "write \(high)-\(low)")
+            return nil
+        }
+        return PortRange(UInt16(low), UInt16(high))
+    }
+}

@@ -1,0 +1,25 @@
+/// The sections of the dialect, as their headers spell them.
+enum ProfileSection: String, CaseIterable {
+    case general = "General"
+    case proxy = "Proxy"
+    case proxyGroup = "Proxy Group"
+    case rule = "Rule"
+    case host = "Host"
+    case urlRewrite = "URL Rewrite"
+    case headerRewrite = "Header Rewrite"
+    case mapLocal = "Map Local"
+    case statistics = "Statistics"
+    case capture = "Capture"
+
+    /// Surge sections a pasted profile may carry that Sluice has no use for; each
+    /// gets an error that says why rather than a spelling suggestion.
+    static let unsupported: [String: String] = [
+        "MITM": "Sluice does not decrypt TLS; HTTPS flows are matched by domain (SNI), IP, port and protocol only",
+        "Script": "Sluice runs no scripts; use [URL Rewrite], [Header Rewrite] and [Map Local]",
+        "Body Rewrite": "Sluice does not rewrite bodies; [Map Local] can answer a URL with a whole new body",
+        "Replica": "Sluice records flows through [Capture] (pcap and HAR)",
+        "SSID Setting": "Sluice has no Wi-Fi settings",
+        "Panel": "Sluice has no panels",
+        "WireGuard": "Sluice relays through socks5 and http proxies only",
+    ]
+}
