@@ -42,9 +42,13 @@ commands:
         tcpdump. Pings are answered locally; other traffic is only shown.
         Stops when CMD exits (its exit status becomes Sluice's), after N
         packets, after S seconds, or on Ctrl-C; the namespace is removed.
+  match FILE URL [--method M] [--header 'Name: value']...
+        Explain how the profile FILE would treat one HTTP request: which URL
+        Rewrite, Map Local, rule (and so policy) and Header Rewrite lines
+        apply, in that order, with their line numbers and why. Starts nothing.
   help  Show this text.
 
-Not yet: proxy, check, match, replay, status, flows, profiles
+Not yet: proxy, check, replay, status, flows, profiles
 (issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
@@ -210,6 +214,14 @@ case "dump":
     } catch {
         complain("sluice: error: \(error)")
         ProcessControl.exit(1)
+    }
+case "match":
+    switch MatchCommand.parse(arguments.dropFirst()) {
+    case let .failure(error):
+        complain("\(error)")
+        ProcessControl.exit(2)
+    case let .success(options):
+        ProcessControl.exit(MatchCommand(options: options).run(print: { print($0) }, complain: complain))
     }
 default:
     complain("sluice: unknown command '\(arguments[0])'\n\n\(usage)")
