@@ -47,9 +47,13 @@ commands:
         FILE:LINE: error: ... with a hint (exit 1), or a summary and any
         warnings (exit 0). --dump json prints what Sluice understood.
         docs/profile.md describes the format.
+  match FILE URL [--method M] [--header 'Name: value']...
+        Explain how the profile FILE would treat one HTTP request: which URL
+        Rewrite, Map Local, rule (and so policy) and Header Rewrite lines
+        apply, in that order, with their line numbers and why. Starts nothing.
   help  Show this text.
 
-Not yet: proxy, match, replay, status, flows, profiles
+Not yet: proxy, replay, status, flows
 (issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
@@ -223,6 +227,14 @@ case "check":
         ProcessControl.exit(2)
     case let .success(options):
         ProcessControl.exit(CheckCommand(options: options).run(output: { print($0) }, diagnostics: complain))
+    }
+case "match":
+    switch MatchCommand.parse(arguments.dropFirst()) {
+    case let .failure(error):
+        complain("\(error)")
+        ProcessControl.exit(2)
+    case let .success(options):
+        ProcessControl.exit(MatchCommand(options: options).run(print: { print($0) }, complain: complain))
     }
 default:
     complain("sluice: unknown command '\(arguments[0])'\n\n\(usage)")

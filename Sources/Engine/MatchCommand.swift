@@ -1,0 +1,114 @@
+internal import Rules
+internal import Sys
+
+/// `sluice match FILE URL [--method M] [--header 'K: V']...`: loads a profile
+/// and prints how it would treat one HTTP request (ProfileExplainer), without
+/// starting anything. Exit status: 0 explained, 1 the profile has errors, 2 usage.
+public struct MatchCommand {
+    public struct Options: Sendable, Equatable {
+        public var file: String
+        public var url: String
+        public var method = "GET"
+        /// "Name: value" pairs, in order.
+        public var headers: [(name: String, value: String)] = []
+
+        public init(file: String, url: String) { self.file = file; self.url = url }
+
+        public static func == (a: Options, b: Options) -> Bool {
+            a.file == b.file && a.url == b.url && a.method == b.method
+                && a.headers.map { "\($0.name)\u{0}\($0.value)" } == b.headers.map { "\($0.name)\u{0}\($0.value)" }
+        }
+    }
+
+    public let options: Options
+
+    public init(options: Options) { self.options = options }
+
+    /// Parses what follows `match`; the error is the message for stderr.
+    public static func parse(_ arguments: ArraySlice<String>) -> Result<Options, MatchUsageError> {
+        var positional: [String] = []
+        var method = "GET"
+        var headers: [(name: String, value: String)] = []
+        var rest = arguments
+        while let first = rest.first {
+            rest.removeFirst()
+            switch first {
+            case "--method", "-X":
+                guard let value = rest.first, !value.isEmpty else { return .failure(MatchUsageError("--method needs a method, for example POST")) }
+                rest.removeFirst()
+                method = value.uppercased()
+            case "--header", "-H":
+                guard let value = rest.first else { return .failure(MatchUsageError("--header needs 'Name: value'")) }
+                rest.removeFirst()
+                guard let colon = value.firstIndex(of: ":"), colon != value.startIndex else {
+                    return .failure(MatchUsageError("--header wants 'Name: value', got '\(value)'"))
+                }
+                let name = String(value[..<colon]).trimmingBlanks
+                let body = String(value[value.index(after: colon)...]).trimmingBlanks
+                guard !name.isEmpty, !name.contains(" ") else { return .failure(MatchUsageError("--header wants 'Name: value', got '\(value)'")) }
+                headers.append((name, body))
+            default:
+                if first.hasPrefix("-"), first.count > 1 { return .failure(MatchUsageError("unknown option '\(first)' (see sluice help)")) }
+                positional.append(first)
+            }
+        }
+        guard positional.count == 2 else {
+            return .failure(MatchUsageError("want a profile and a URL, for example: sluice match sluice.conf http://api.test/v1/users --method POST"))
+        }
+        var options = Options(file: positional[0], url: positional[1])
+        options.method = method
+        options.headers = headers
+        return .success(options)
+    }
+
+    /// Prints the explanation (or the profile's errors through `complain`) and
+    /// returns the exit status.
+    public func run(print: (String) -> Void, complain: (String) -> Void) -> Int32 {
+        guard RequestURL(options.url) != nil else {
+            complain("sluice match: '\(options.url)' is not an absolute URL (want http://host/path)")
+            return 2
+        }
+        guard let bytes = Files.read(options.file, limit: ProfileParser.maximumSize + 1) else {
+            complain("sluice match: cannot read \(options.file)")
+            return 1
+        }
+        guard bytes.count <= ProfileParser.maximumSize else {
+            complain("\(options.file): error: the profile is larger than \(ProfileParser.maximumSize) bytes")
+            return 1
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let directory: String
+        if let slash = options.file.lastIndex(of: "/") {
+            directory = slash == options.file.startIndex ? "/" : String(options.file[..<slash])
+        } else {
+            directory = "."
+        }
+        switch ProfileParser.parse(text, file: options.file, baseDirectory: directory) {
+        case let .failure(errors):
+            complain(errors.description)
+            return 1
+        case let .success(profile):
+            for warning in profile.warnings { complain(warning.description) }
+            let headers = options.headers.map { HeaderField(name: $0.name, value: $0.value) }
+            for line in ProfileExplainer.explain(profile, url: options.url, method: options.method, headers: headers) {
+                print(line)
+            }
+            return 0
+        }
+    }
+}
+
+public struct MatchUsageError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { "sluice match: \(message)" }
+}
+
+extension String {
+    fileprivate var trimmingBlanks: String {
+        var s = Substring(self)
+        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
+        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,57 @@
+/// [Header Rewrite], compiled once. Unlike URL Rewrite, every matching line
+/// applies, in profile order, so a profile can add one header and delete
+/// another for the same URL.
+public struct HeaderRewriter: Sendable {
+    private let entries: [(rewrite: HeaderRewrite, template: URLTemplate?)]
+
+    public init(_ profile: Profile) { self.init(rewrites: profile.headerRewrites) }
+
+    public init(rewrites: [HeaderRewrite]) {
+        entries = rewrites.map { rewrite in
+            if case let .replaceRegex(_, _, replacement) = rewrite.operation { return (rewrite, URLTemplate(replacement)) }
+            return (rewrite, nil)
+        }
+    }
+
+    /// Applies the `direction` lines whose regex matches `url` (for responses,
+    /// the URL of the request they answer) to `headers`. Returns the lines of
+    /// the entries that matched, whether or not they changed anything.
+    @discardableResult
+    public func apply(_ direction: HeaderRewriteDirection, url: String, to headers: inout [HeaderField]) -> [Int] {
+        var applied: [Int] = []
+        for (rewrite, template) in entries where rewrite.direction == direction && rewrite.regex.matches(url) {
+            applied.append(rewrite.line)
+            Self.apply(rewrite.operation, template: template, to: &headers)
+        }
+        return applied
+    }
+
+    static func apply(_ operation: HeaderOperation, template: URLTemplate?, to headers: inout [HeaderField]) {
+        switch operation {
+        case let .add(name, value):
+            headers.append(HeaderField(name: name, value: value))
+        case let .replace(name, value):
+            for i in headers.indices where HeaderName.equal(headers[i].name, name) { headers[i].value = value }
+        case let .delete(name):
+            headers.removeAll { HeaderName.equal($0.name, name) }
+        case let .replaceRegex(name, pattern, replacement):
+            let template = template ?? URLTemplate(replacement)
+            for i in headers.indices where HeaderName.equal(headers[i].name, name) {
+                headers[i].value = replaceAll(in: headers[i].value, pattern: pattern, with: template)
+            }
+        }
+    }
+
+    /// Every non-overlapping match replaced, left to right.
+    static func replaceAll(in value: String, pattern: CompiledRegex, with template: URLTemplate) -> String {
+        var out = ""
+        var rest = value.startIndex
+        for match in value.matches(of: pattern.regex) {
+            out += value[rest ..< match.range.lowerBound]
+            out += template.expand(match)
+            rest = match.range.upperBound
+        }
+        out += value[rest...]
+        return out
+    }
+}

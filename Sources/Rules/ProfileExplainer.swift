@@ -1,0 +1,180 @@
+import Wire
+
+/// What `sluice match` prints: how a profile would treat one HTTP request,
+/// step by step in the order of the dialect's "Evaluation order" (URL Rewrite,
+/// Map Local, Rule, Header Rewrite, then Statistics), naming the profile line
+/// behind each decision and why.
+///
+/// The request is taken as a plain-HTTP request whose head Sluice reads. An
+/// https:// URL is explained as HTTPS without interception: no rewrite, no
+/// mapping, and only the rules that can see a TLS flow (domain from SNI, port,
+/// protocol). The source port is unknown here, so SRC-PORT rules see 0.
+public enum ProfileExplainer {
+    public static func explain(_ profile: Profile, url: String, method: String = "GET",
+                               headers: [HeaderField] = []) -> [String] {
+        var out: [String] = []
+        guard let parts = RequestURL(url) else {
+            return ["error: '\(url)' is not an absolute URL (want http://host/path)"]
+        }
+        var requestHeaders = headers
+        if !requestHeaders.contains(where: { HeaderName.equal($0.name, "Host") }) {
+            requestHeaders.insert(HeaderField(name: "Host", value: parts.hostHeader), at: 0)
+        }
+        out.append("request: \(method) \(url)")
+        let isTLS = parts.scheme == "https"
+        var current = url
+        var step = 1
+
+        if isTLS {
+            out.append("\(step). URL Rewrite and Map Local: skipped, HTTPS is not intercepted (Sluice sees only the SNI)")
+            step += 1
+        } else {
+            switch URLRewriter(profile).rewrite(url: url) {
+            case .none:
+                out.append("\(step). URL Rewrite: no line matches")
+            case let .header(newURL, line):
+                current = newURL
+                let host = RequestURL(newURL)?.hostHeader ?? "?"
+                for i in requestHeaders.indices where HeaderName.equal(requestHeaders[i].name, "Host") { requestHeaders[i].value = host }
+                out.append("\(step). URL Rewrite: line \(line) (\(rewriteText(profile, line))) matches: forwarded as \(newURL), Host: \(host); method and body kept")
+            case let .redirect(status, location, line):
+                out.append("\(step). URL Rewrite: line \(line) (\(rewriteText(profile, line))) matches: answered at once with \(status), Location: \(location)")
+                if status == 302, method != "GET", method != "HEAD" {
+                    out.append("   note: clients usually repeat a 302 as GET without the body; 307 keeps \(method) and its body")
+                }
+                out.append("   stops here: no rule is consulted")
+                return out
+            case let .reject(kind, line):
+                out.append("\(step). URL Rewrite: line \(line) (\(rewriteText(profile, line))) matches: answered at once with \(kind.status) (\(kind), \(kind.body.count) bytes)")
+                out.append("   stops here: no rule is consulted")
+                return out
+            }
+            step += 1
+
+            if let answer = MapLocalResolver(profile).resolve(url: current) {
+                let body: String
+                switch answer.body {
+                case let .bytes(b): body = "\(b.count) bytes from the profile"
+                case let .file(path): body = "the file \(path)"
+                case let .directoryFile(path): body = "the file \(path)"
+                }
+                if answer.status == 404, case .bytes([]) = answer.body,
+                   let entry = profile.mapLocals.first(where: { $0.line == answer.line }), case .directory = entry.data {
+                    out.append("\(step). Map Local: line \(answer.line) matches, but the name would leave its folder: answered 404")
+                } else {
+                    out.append("\(step). Map Local: line \(answer.line) matches: answered at once with \(answer.status), \(body)")
+                }
+                out.append("   stops here: no rule is consulted")
+                return out
+            }
+            out.append("\(step). Map Local: no entry matches \(current)")
+            step += 1
+        }
+
+        let currentParts = RequestURL(current) ?? parts
+        let port = currentParts.port ?? (isTLS ? 443 : 80)
+        var destination = IPAddress(currentParts.host)
+        var destinationNote = ""
+        if destination == nil, let fixed = profile.hostAddress(for: currentParts.host) {
+            destination = fixed
+            destinationNote = " ([Host] gives \(fixed))"
+        }
+        let facts = FlowFacts(
+            transport: .tcp, destination: destination, destinationPort: port, sourcePort: 0,
+            domain: IPAddress(currentParts.host) == nil ? currentParts.host : nil,
+            applicationProtocol: isTLS ? .tls : .http,
+            request: isTLS ? nil : RequestFacts(method: method, url: current, headers: requestHeaders))
+        let outcome = RuleEngine(profile).evaluate(facts, final: true)
+        guard case let .matched(decision) = outcome else {
+            out.append("\(step). Rule: undecided (\(outcome))")
+            return out
+        }
+        let target = profile.policy(named: decision.policy).map { "\($0)" } ?? decision.policy
+        if let index = decision.ruleIndex {
+            let rule = profile.rules[index]
+            out.append("\(step). Rule: line \(decision.line) (\(decision.text)) matches: \(reason(rule.condition, facts))\(destinationNote)")
+            let skipped = index
+            if skipped > 0 { out.append("   \(skipped) rule\(skipped == 1 ? "" : "s") before it did not match") }
+        } else {
+            out.append("\(step). Rule: no rule matches; line \(decision.line) (\(decision.text)) decides\(destinationNote)")
+        }
+        if destination == nil, profile.rules.contains(where: { $0.condition.mentionsIP }) {
+            out.append("   IP-CIDR rules were skipped: the destination is known by name, and rules never resolve names")
+        }
+        out.append("   policy: \(target)")
+        step += 1
+
+        if isTLS {
+            out.append("\(step). Header Rewrite: skipped, HTTPS is not intercepted")
+        } else {
+            var rewritten = requestHeaders
+            let requestLines = HeaderRewriter(profile).apply(.request, url: current, to: &rewritten)
+            if requestLines.isEmpty {
+                out.append("\(step). Header Rewrite (request): no line matches")
+            } else {
+                out.append("\(step). Header Rewrite (request): " + requestLines.map { "line \($0) (\(headerText(profile, $0)))" }.joined(separator: ", "))
+                out.append("   request headers sent: " + rewritten.map { "\($0.name): \($0.value)" }.joined(separator: " | "))
+            }
+            step += 1
+            let responseLines = profile.headerRewrites.filter { $0.direction == .response && $0.regex.matches(current) }
+            if responseLines.isEmpty {
+                out.append("\(step). Header Rewrite (response): no line matches")
+            } else {
+                out.append("\(step). Header Rewrite (response): on the way back, " +
+                    responseLines.map { "line \($0.line) (\($0.operation))" }.joined(separator: ", "))
+            }
+            step += 1
+            let counted = profile.statistics.compactMap { definition -> String? in
+                guard let key = StatisticsBook.key(for: definition, url: current, host: currentParts.host) else { return nil }
+                return "\(definition.name) (line \(definition.line)) under key \"\(key)\""
+            }
+            out.append("\(step). Statistics: " + (counted.isEmpty ? "not counted" : "counted by " + counted.joined(separator: ", ")))
+        }
+        return out
+    }
+
+    static func rewriteText(_ profile: Profile, _ line: Int) -> String {
+        profile.urlRewrites.first { $0.line == line }.map(\.description) ?? "?"
+    }
+
+    static func headerText(_ profile: Profile, _ line: Int) -> String {
+        profile.headerRewrites.first { $0.line == line }.map { "\($0.operation)" } ?? "?"
+    }
+
+    /// Why a condition that matched did, in words.
+    static func reason(_ condition: RuleCondition, _ facts: FlowFacts) -> String {
+        let name = facts.nameForRules ?? "?"
+        switch condition {
+        case let .domain(d): return "the host \(name) is \(d)"
+        case let .domainSuffix(d): return name == d ? "the host is \(d)" : "the host \(name) is under \(d)"
+        case let .domainKeyword(k): return "the host \(name) contains \"\(k)\""
+        case let .domainRegex(r): return "the host \(name) matches \(r.source)"
+        case let .ipCIDR(p, _): return "the destination \(facts.destination.map { "\($0)" } ?? "?") is in \(p)"
+        case let .ipCIDR6(p, _): return "the destination \(facts.destination.map { "\($0)" } ?? "?") is in \(p)"
+        case let .destinationPort(r): return "the destination port \(facts.destinationPort) is in \(r)"
+        case let .sourcePort(r): return "the source port \(facts.sourcePort) is in \(r)"
+        case let .protocol(p): return "the flow is \(p.rawValue)"
+        case let .urlRegex(r): return "the URL matches \(r.source)"
+        case let .method(m): return "the method is \(m)"
+        case let .header(n, r): return "a \(n) header matches \(r.source)"
+        case let .userAgent(g): return "the User-Agent matches \(g.pattern)"
+        case let .and(cs): return "all of: " + cs.map { reason($0, facts) }.joined(separator: "; ")
+        case let .or(cs):
+            let hit = cs.first { $0.verdict(facts, final: true) == .match }
+            return "one of them: " + (hit.map { reason($0, facts) } ?? "?")
+        case let .not(c): return "not (\(c))"
+        }
+    }
+}
+
+extension RuleCondition {
+    var mentionsIP: Bool {
+        switch self {
+        case .ipCIDR, .ipCIDR6: return true
+        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .destinationPort, .sourcePort, .protocol,
+             .urlRegex, .method, .header, .userAgent: return false
+        case let .and(cs), let .or(cs): return cs.contains { $0.mentionsIP }
+        case let .not(c): return c.mentionsIP
+        }
+    }
+}
