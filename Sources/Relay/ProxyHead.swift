@@ -38,14 +38,16 @@ struct ProxyHead: Sendable {
     }
 
     /// The offset after the blank line ending the head (CRLF CRLF, or a bare LF
-    /// as RFC 9112 §2.2 lets a recipient accept), or nil if not there yet.
+    /// as RFC 9112 §2.2 lets a recipient accept), or nil if not there yet. Only
+    /// the first `maximumLength` bytes count, so the answer never depends on how
+    /// the bytes were split into reads.
     static func headLength(_ bytes: UnsafeRawBufferPointer) throws(RelayError) -> Int? {
-        let limit = min(bytes.count, maximumLength)
+        let window = min(bytes.count, maximumLength)
         var i = 0
-        while i < limit {
+        while i + 1 < window {
             if bytes[i] == UInt8(ascii: "\n") {
-                if i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: "\n") { return i + 2 }
-                if i + 2 < bytes.count, bytes[i + 1] == UInt8(ascii: "\r"), bytes[i + 2] == UInt8(ascii: "\n") { return i + 3 }
+                if bytes[i + 1] == UInt8(ascii: "\n") { return i + 2 }
+                if i + 2 < window, bytes[i + 1] == UInt8(ascii: "\r"), bytes[i + 2] == UInt8(ascii: "\n") { return i + 3 }
             }
             i += 1
         }

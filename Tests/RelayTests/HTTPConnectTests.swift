@@ -77,6 +77,22 @@ import Wire
         #expect(throws: RelayError.protocolViolation(.tooManyHeaders)) { try drive(&m, Array(many.utf8)) }
     }
 
+    /// The bound is exact and independent of how the bytes arrive: a head ending
+    /// at byte 16384 is accepted, one ending at 16385 is not, whole or split.
+    @Test func headBoundIsExact() throws {
+        func head(length: Int) -> [UInt8] {
+            let start = Array("HTTP/1.1 200 OK\r\nX: ".utf8), end = Array("\r\n\r\n".utf8)
+            return start + Array(repeating: UInt8(ascii: "a"), count: length - start.count - end.count) + end + [1, 2]
+        }
+        for chunks in [[], [16383], [16384], [100, 16283], [8192, 8192]] {
+            var ok = try HTTPConnectHandshake(target: example, credentials: nil)
+            let run = try drive(&ok, head(length: 16384), chunks: chunks)
+            #expect(run.established && run.rest == [1, 2], "chunks \(chunks)")
+            var tooLong = try HTTPConnectHandshake(target: example, credentials: nil)
+            #expect(throws: RelayError.protocolViolation(.headTooLarge)) { try drive(&tooLong, head(length: 16385), chunks: chunks) }
+        }
+    }
+
     @Test func truncatedAndClosed() throws {
         let head = Array("HTTP/1.1 200 OK\r\n\r\n".utf8)
         for cut in 0 ..< head.count {
