@@ -195,9 +195,9 @@ extension PacketRecorder {
         let hooks: Hooks
         private var failed = false
         private var unflushed = false
-        /// How long an idle writer sleeps before looking again (a lost wake-up
-        /// cannot happen, but a bound costs nothing).
-        static let idleMilliseconds: Int32 = 200
+        /// How long an idle writer sleeps before looking again. record() wakes
+        /// it; this bound is only a safety net, so it can be long.
+        static let idleMilliseconds: Int32 = 1000
 
         init(shared: Shared, files: PcapRotation, filter: PcapFilter?, hooks: Hooks) {
             self.shared = shared
