@@ -1,6 +1,8 @@
 internal import Sys
 internal import Wire
 internal import Stack
+internal import Relay
+internal import Rules
 
 /// The event loop that joins the TUN to upstream sockets: one thread, one
 /// epoll, non-blocking everything. Packets from the app go through the stack's
@@ -57,10 +59,31 @@ final class Tunnel {
     var udpAwaitingResolution: Set<FlowKey> = []
     let dnsScratch: UnsafeMutableRawBufferPointer
     var tcpFlows: [FlowKey: TCPFlow] = [:]
+    /// The profile's decisions; replaced whole on reload.
+    var director = FlowDirector()
+    /// Accepted flows whose first bytes the rules wait for, with the time they give up waiting.
+    var sniffing: [FlowKey: Instant] = [:]
+    /// Accepted flows that Sluice answers itself: the bytes still to write.
+    var answering: [FlowKey: PendingAnswer] = [:]
+    /// Flows relayed in HTTP mode (the profile rewrites, mocks or records HTTP).
+    var httpSessions: [FlowKey: HTTPSession] = [:]
+    /// TCP flows holding a pin on their fake IP's mapping (released exactly once, in `releasePin`).
+    var pinned: Set<FlowKey> = []
+    /// Flows waiting for a name's address (a fake IP's, or a proxy's) before connecting.
+    var awaitingAddress: [FlowKey: PendingConnect] = [:]
+    /// How long a flow may stay silent before it is decided without its first bytes
+    /// (server-speaks-first protocols such as SSH or SMTP send nothing first).
+    let sniffTimeout: Duration = .milliseconds(300)
     var udpFlows: [FlowKey: UDPFlow] = [:]
     var tokens: [UInt64: FlowKey] = [:]
     var nextToken = Tunnel.firstFlowToken
     var statistics: TunnelStatistics { io.statistics }
+    /// The counters and the profile's request statistics, for the exit summary.
+    var finalStatistics: TunnelStatistics {
+        var result = io.statistics
+        result.requestStatistics = director.statisticsSummary
+        return result
+    }
     let clock = ContinuousClock()
     let origin: ContinuousClock.Instant
     var armedDeadline: Instant?
@@ -228,7 +251,17 @@ final class Tunnel {
         let keys = touched
         touched.removeAll(keepingCapacity: true)
         for key in keys {
-            if let flow = tcpFlows[key] { pump(flow, sink: &sink) } else { tcp.flush(key, now: now, sink: &sink) }
+            if httpSessions[key] != nil {
+                pumpHTTP(key, sink: &sink)
+            } else if let flow = tcpFlows[key] {
+                pump(flow, sink: &sink)
+            } else if sniffing[key] != nil {
+                sniff(key, final: false, sink: &sink)
+            } else if answering[key] != nil {
+                pumpAnswer(key, sink: &sink)
+            } else {
+                tcp.flush(key, now: now, sink: &sink)
+            }
         }
     }
 
@@ -236,7 +269,7 @@ final class Tunnel {
         let time = now
         switch tcp.input(packet, now: time, sink: &sink) {
         case let .connectionRequest(key):
-            if let destination = realDestination(for: key, sink: &sink) { openUpstream(for: key, to: destination, sink: &sink) }
+            startTCP(key, sink: &sink)
         case let .segment(key):
             // Pumped once at the end of the batch (pumpTouched), unless the segment owes a duplicate ACK now.
             if tcp.connection(key)?.immediateAckRequired == true { tcp.flush(key, now: time, sink: &sink) }
@@ -250,6 +283,125 @@ final class Tunnel {
         }
     }
 
+    // MARK: Deciding a new TCP flow
+
+    /// What the flow's destination says before any byte: a fake IP's name, or a [Host] name.
+    func facts(for key: FlowKey) -> FlowFacts {
+        var facts = FlowFacts(key: key)
+        if let name = dns?.pool.name(for: key.destinationAddress, now: now) {
+            facts.domain = name.description
+            facts.domainSource = .dns
+        }
+        return facts
+    }
+
+    /// A SYN: the rules decide now, or once the app's first bytes are in.
+    func startTCP(_ key: FlowKey, sink: inout TunSink) {
+        if dns?.pool.contains(key.destinationAddress) == true, !pin(key) {
+            // A fake IP nobody asked for (or one recycled since): nothing to connect to.
+            refuse(key, reason: .host, sink: &sink)
+            return
+        }
+        switch director.decide(facts(for: key), final: false) {
+        case let .route(route, reason):
+            trace("\(key): \(route) (\(reason))")
+            follow(route, for: key, sink: &sink)
+        case .sniff:
+            // Accept-first: the app talks to Sluice until its first bytes say enough to decide.
+            trace("\(key): accepted to sniff its first bytes")
+            guard acceptApp(key, sink: &sink) else { return }
+            sniffing[key] = now + sniffTimeout
+        }
+    }
+
+    /// Accepts the app's side of a flow (its SYN waited in the table until now).
+    @discardableResult
+    func acceptApp(_ key: FlowKey, sink: inout TunSink) -> Bool {
+        // The MSS follows from the TUN's MTU, less IPv4's 20 or IPv6's 40 bytes of header and TCP's 20.
+        var tcpConfiguration = configuration.tcp.tcp
+        tcpConfiguration.maximumSegmentSize = configuration.mtu - (key.isIPv6 ? 60 : 40)
+        return tcp.accept(key, now: now, configuration: tcpConfiguration, sink: &sink) != nil
+    }
+
+    /// The app's first bytes (or its silence until the deadline, or its FIN) decide the flow.
+    func sniff(_ key: FlowKey, final: Bool, sink: inout TunSink) {
+        guard let connection = tcp.connection(key), connection.state != .closed else {
+            sniffing[key] = nil
+            releasePin(key)
+            tcp.flush(key, now: now, sink: &sink)
+            return
+        }
+        let finished = final || connection.isReadClosed || connection.readableCount >= Self.sniffLimit
+        guard let decided = sniffedFacts(key, connection: connection, final: finished) else {
+            tcp.flush(key, now: now, sink: &sink)
+            return
+        }
+        sniffing[key] = nil
+        if decided.applicationProtocol == .http, director.usesHTTPMode {
+            startHTTP(key, facts: decided, sink: &sink)
+            return
+        }
+        let decision = director.decide(decided, final: true)
+        guard case .route(var route, let reason) = decision else {
+            follow(.direct, for: key, sink: &sink)
+            return
+        }
+        // Only an HTTP request can be answered with an HTTP response.
+        if decided.applicationProtocol != .http { route = route.withoutHTTP }
+        trace("\(key): \(route) (\(reason))")
+        follow(route, for: key, sink: &sink)
+    }
+
+    /// At most this much of the app's first bytes is examined.
+    static let sniffLimit = 16384
+
+    func follow(_ route: FlowRoute, for key: FlowKey, sink: inout TunSink) {
+        let accepted = tcp.connection(key) != nil
+        switch route {
+        case .direct:
+            if let destination = realDestination(for: key, sink: &sink) {
+                openUpstream(for: key, to: destination, port: key.destinationPort, handshake: nil, sink: &sink)
+            }
+        case let .proxy(proxy):
+            connect(key, through: proxy, sink: &sink)
+        case let .refuse(refusal):
+            io.statistics.tcpRejected += 1
+            if accepted {
+                if refusal == .drop { tcp.connection(key)?.abortSilently() } else { tcp.connection(key)?.abort() }
+                tcp.flush(key, now: now, sink: &sink)
+            } else {
+                tcp.refuse(key, with: refusal, sink: &sink)
+            }
+        case let .answer(bytes):
+            io.statistics.tcpAnswered += 1
+            if !accepted, !acceptApp(key, sink: &sink) { return }
+            answering[key] = PendingAnswer(bytes: bytes)
+            pumpAnswer(key, sink: &sink)
+        }
+    }
+
+    /// Writes a local answer into the app's connection, then its FIN; what the app sends is read and dropped.
+    func pumpAnswer(_ key: FlowKey, sink: inout TunSink) {
+        guard let connection = tcp.connection(key), var pending = answering[key] else {
+            answering[key] = nil
+            return
+        }
+        _ = connection.takeEvents()
+        if connection.readableCount > 0 { connection.consume(connection.readableCount) }
+        if pending.offset < pending.bytes.count {
+            let n = pending.bytes.withUnsafeBytes { connection.write(UnsafeRawBufferPointer(rebasing: $0[pending.offset...])) }
+            pending.offset += n
+            io.statistics.bytesToApp += n
+            if pending.offset == pending.bytes.count { connection.shutdownWrite() }
+        }
+        answering[key] = pending
+        tcp.flush(key, now: now, sink: &sink)
+        if connection.state == .closed || connection.state == .timeWait {
+            answering[key] = nil
+            releasePin(key)
+        }
+    }
+
     /// Lazy accept: the app's SYN waits until the upstream connection succeeds,
     /// so a refused or unreachable destination looks to the app as it would on a real network.
     /// The address to connect to: the destination itself, or, for a fake IP,
@@ -260,74 +412,252 @@ final class Tunnel {
             return key.isIPv6 ? .v6(high: 0, low: 1) : .v4(0x7f00_0001)
         }
         guard dns?.pool.contains(key.destinationAddress) == true else { return key.destinationAddress.sysAddress }
-        guard let name = dns!.pool.pin(key.destinationAddress, now: now) else {
+        guard pin(key), let name = dns!.pool.name(for: key.destinationAddress, now: now) else {
             // A fake IP nobody asked for (or one recycled since): nothing to connect to.
             refuse(key, reason: .host, sink: &sink)
             return nil
         }
         trace("\(key): fake IP for \(name)")
         // The upstream family need not be the app's: IPv4 first, then IPv6 (in `resolved`).
-        return resolver.resolve(name, family: .v4, for: key, now: now)?.sysAddress
+        if let address = resolver.resolve(name, family: .v4, for: key, now: now) { return address.sysAddress }
+        if key.transport == .tcp { awaitingAddress[key] = PendingConnect(name: name, port: key.destinationPort) }
+        return nil
     }
 
-    /// The host's resolver answered (or not) for flows waiting on fake IPs.
+    /// Connects to the proxy (resolving its name first when it is one) and shakes hands there.
+    func connect(_ key: FlowKey, through proxy: UpstreamProxy, target: ProxyTarget? = nil, sink: inout TunSink) {
+        let handshake: ProxyHandshake
+        do { handshake = try ProxyHandshake(proxy: proxy, target: target ?? proxyTarget(for: key)) } catch {
+            fail(key, with: error.refusal, reason: error.message, sink: &sink)
+            return
+        }
+        connect(key, toHost: proxy.host, port: proxy.port, handshake: handshake, sink: &sink)
+    }
+
+    /// Connects to a host given by name or address literal: a [Host] entry of
+    /// the profile first, then the host's resolvers.
+    func connect(_ key: FlowKey, toHost host: String, port: UInt16, handshake: ProxyHandshake? = nil, sink: inout TunSink) {
+        if let literal = SysIPAddress(host) {
+            openUpstream(for: key, to: literal, port: port, handshake: handshake, sink: &sink)
+            return
+        }
+        if let address = director.staticAddress(for: host) {
+            openUpstream(for: key, to: address.sysAddress, port: port, handshake: handshake, sink: &sink)
+            return
+        }
+        guard let name = DNSName(host) else {
+            fail(key, with: .unreachable(.host), reason: "bad host name \(host)", sink: &sink)
+            return
+        }
+        if let address = resolver.resolve(name, family: .v4, for: key, now: now) {
+            openUpstream(for: key, to: address.sysAddress, port: port, handshake: handshake, sink: &sink)
+        } else {
+            awaitingAddress[key] = PendingConnect(name: name, port: port, handshake: handshake)
+        }
+    }
+
+    /// The host's resolver answered (or not) for flows waiting on a name.
     func resolved(_ answers: [(FlowKey, IPAddress?, DNSType)]) {
         var sink = TunSink(io: io)
         for (key, found, type) in answers {
+            if key.transport != .tcp {
+                if udpAwaitingResolution.remove(key) != nil, let found { openUDP(key, to: found.sysAddress, sink: &sink) }
+                continue
+            }
+            guard let pending = awaitingAddress[key] else { continue }
             var address = found
-            if address == nil, type == .a, let name = dns?.pool.name(for: key.destinationAddress, now: now) {
+            if address == nil, type == .a {
                 // No IPv4 address: ask for IPv6 before giving up.
-                address = resolver.resolve(name, family: .v6, for: key, now: now)
+                address = resolver.resolve(pending.name, family: .v6, for: key, now: now)
                 if address == nil, resolver.isPending(key) { continue }
             }
-            if key.transport == .tcp {
-                if let address { openUpstream(for: key, to: address.sysAddress, sink: &sink) } else { refuse(key, reason: .host, sink: &sink) }
-            } else if udpAwaitingResolution.remove(key) != nil, let address {
-                openUDP(key, to: address.sysAddress, sink: &sink)
+            awaitingAddress[key] = nil
+            if let address {
+                openUpstream(for: key, to: address.sysAddress, port: pending.port, handshake: pending.handshake, sink: &sink)
+            } else {
+                refuse(key, reason: .host, sink: &sink)
             }
         }
     }
 
     func refuse(_ key: FlowKey, reason: UnreachableReason, sink: inout TunSink) {
         if key.transport == .tcp {
-            io.statistics.tcpRefused += 1
-            tcp.refuse(key, with: .unreachable(reason), sink: &sink)
-            if dns?.pool.contains(key.destinationAddress) == true { _ = dns!.pool.unpin(key.destinationAddress, now: now) }
+            awaitingAddress[key] = nil
+            fail(key, with: .unreachable(reason), reason: "no address", sink: &sink)
         } else {
             udpAwaitingResolution.remove(key)
         }
     }
 
-    func openUpstream(for key: FlowKey, to address: SysIPAddress, sink: inout TunSink) {
-        trace("\(key): SYN, connecting upstream to \(address)")
+    /// The flow cannot go on: the app sees what a network would show (a flow
+    /// already accepted can only be reset).
+    func fail(_ key: FlowKey, with refusal: TCPFlowTable.Refusal, reason: String, sink: inout TunSink) {
+        trace("\(key): fails: \(reason)")
+        if let session = httpSessions[key] {
+            // A request is waiting: it gets a 502, not a reset.
+            let kind: ConnectionErrorKind
+            switch refusal {
+            case .reset: kind = .refused
+            case .unreachable: kind = .unreachable
+            case .drop: kind = .timedOut
+            }
+            upstreamFailed(nil, session: session, reason: reason, kind: kind, sink: &sink)
+            return
+        }
+        io.statistics.tcpRefused += 1
+        if let connection = tcp.connection(key) {
+            connection.abort()
+            tcp.flush(key, now: now, sink: &sink)
+        } else {
+            tcp.refuse(key, with: refusal, sink: &sink)
+        }
+        releasePin(key)
+    }
+
+    /// Keeps a fake IP's mapping alive while its flow lives; false when no mapping holds the address.
+    func pin(_ key: FlowKey) -> Bool {
+        if pinned.contains(key) { return true }
+        guard dns?.pool.pin(key.destinationAddress, now: now) != nil else { return false }
+        pinned.insert(key)
+        return true
+    }
+
+    func releasePin(_ key: FlowKey) {
+        if pinned.remove(key) != nil { dns?.pool.unpin(key.destinationAddress, now: now) }
+    }
+
+    func openUpstream(for key: FlowKey, to address: SysIPAddress, port: UInt16, handshake: ProxyHandshake?, sink: inout TunSink) {
+        trace("\(key): connecting upstream to \(address) port \(port)\(handshake.map { " (proxy \($0.proxy.name) to \($0.target))" } ?? "")")
         let socket: Socket
         do {
             socket = try Socket(.tcp, family: address.family, mark: configuration.mark)
         } catch {
             io.statistics.upstreamErrors += 1
-            tcp.refuse(key, with: .reset, sink: &sink)
+            fail(key, with: .reset, reason: "socket: \(error)", sink: &sink)
             return
         }
         let result: SysResult<Void>
         do {
-            result = try socket.connect(to: SocketAddress(address, port: key.destinationPort))
+            result = try socket.connect(to: SocketAddress(address, port: port))
             trace("\(key): connect \(result)")
         } catch {
-            io.statistics.tcpRefused += 1
-            tcp.refuse(key, with: Self.refusal(for: error), sink: &sink)
+            fail(key, with: Self.refusal(for: error), reason: "connect: \(error)", sink: &sink)
             return
         }
         let token = nextToken
         nextToken += 1
         let flow = TCPFlow(key: key, token: token, socket: socket)
+        flow.handshake = handshake
         do { try epoll.add(flow.socket.descriptor, events: [.writable], token: token) } catch {
-            tcp.refuse(key, with: .reset, sink: &sink)
+            fail(key, with: .reset, reason: "epoll: \(error)", sink: &sink)
             return
         }
         flow.interest = [.writable]
         tcpFlows[key] = flow
         tokens[token] = key
         if case .value = result { upstreamConnected(flow, sink: &sink) }
+    }
+
+    /// What the proxy is asked to reach: the name when fake-IP DNS knows it, so
+    /// the proxy resolves it; the address otherwise.
+    func proxyTarget(for key: FlowKey) -> ProxyTarget {
+        if dns?.pool.contains(key.destinationAddress) == true, let name = dns?.pool.name(for: key.destinationAddress, now: now) {
+            var text = name.description
+            if text.hasSuffix(".") { text.removeLast() }
+            return ProxyTarget(host: .domain(text), port: key.destinationPort)
+        }
+        return ProxyTarget(key.destinationAddress, port: key.destinationPort)
+    }
+
+    func upstreamConnected(_ flow: TCPFlow, sink: inout TunSink) {
+        flow.connected = true
+        if let handshake = flow.handshake {
+            trace("\(flow.key): connected to proxy \(handshake.proxy.name), greeting it")
+            guard send(handshake.start(), to: flow) else {
+                failHandshake(flow, ProxyFailure(refusal: .reset, message: "proxy \(handshake.proxy.name): could not send the greeting"), sink: &sink)
+                return
+            }
+            watch(flow, for: [.readable])
+            return
+        }
+        established(flow, leftover: UnsafeRawBufferPointer(start: nil, count: 0), sink: &sink)
+    }
+
+    /// The upstream path is ready (directly, or through the proxy's handshake):
+    /// the app's side is accepted if it was not yet, and bytes start to flow.
+    /// `leftover` are bytes the proxy sent after its handshake: the destination's first bytes.
+    func established(_ flow: TCPFlow, leftover: UnsafeRawBufferPointer, sink: inout TunSink) {
+        trace("\(flow.key): upstream ready")
+        io.statistics.tcpFlows += 1
+        if tcp.connection(flow.key) == nil {
+            guard acceptApp(flow.key, sink: &sink) else {
+                removeTCP(flow)
+                return
+            }
+        }
+        if leftover.count > 0, let connection = tcp.connection(flow.key) {
+            // At most a handshake's read: it fits the fresh send ring.
+            let n = connection.write(leftover)
+            io.statistics.bytesToApp += n
+        }
+        pump(flow, sink: &sink)
+    }
+
+    /// Writes a handshake message whole (it is small and the socket just connected: it fits).
+    func send(_ bytes: [UInt8], to flow: TCPFlow) -> Bool {
+        guard !bytes.isEmpty else { return true }
+        let result = bytes.withUnsafeBytes { try? flow.socket.write($0) }
+        guard case let .value(n)? = result, n == bytes.count else { return false }
+        return true
+    }
+
+    func watch(_ flow: TCPFlow, for events: Epoll.Events) {
+        guard events != flow.interest else { return }
+        try? epoll.modify(flow.socket.descriptor, events: events, token: flow.token)
+        flow.interest = events
+    }
+
+    /// The proxy spoke: go on with the handshake, or start relaying.
+    func readHandshake(_ flow: TCPFlow, sink: inout TunSink) {
+        guard let handshake = flow.handshake else { return }
+        for _ in 0 ..< 8 {
+            let result: SysResult<Int>
+            do { result = try flow.socket.read(into: scratch) } catch {
+                failHandshake(flow, ProxyFailure(refusal: Self.refusal(for: error), message: "proxy \(handshake.proxy.name): \(error)"), sink: &sink)
+                return
+            }
+            guard case let .value(n) = result else { return }
+            if n == 0 {
+                failHandshake(flow, handshake.closed(), sink: &sink)
+                return
+            }
+            do throws(ProxyFailure) {
+                switch try handshake.receive(UnsafeRawBufferPointer(scratch.sub(0, n))) {
+                case .needMore:
+                    continue
+                case let .send(bytes):
+                    guard send(bytes, to: flow) else {
+                        throw ProxyFailure(refusal: .reset, message: "proxy \(handshake.proxy.name): could not send")
+                    }
+                case let .established(leftoverOffset):
+                    trace("\(flow.key): proxy \(handshake.proxy.name) connected to \(handshake.target)")
+                    flow.handshake = nil
+                    let leftover = UnsafeRawBufferPointer(scratch.sub(0, n)).suffix(from: leftoverOffset)
+                    established(flow, leftover: leftover, sink: &sink)
+                    return
+                }
+            } catch {
+                failHandshake(flow, error, sink: &sink)
+                return
+            }
+        }
+    }
+
+    func failHandshake(_ flow: TCPFlow, _ failure: ProxyFailure, sink: inout TunSink) {
+        io.statistics.upstreamErrors += 1
+        ProcessControl.writeStandardError("sluice: \(flow.key): \(failure.message)\n")
+        fail(flow.key, with: failure.refusal, reason: failure.message, sink: &sink)
+        removeTCP(flow, keepConnection: true)
     }
 
     /// How an upstream failure reaches the app (issue #4: as a real network would show it).
@@ -340,20 +670,6 @@ final class Tunnel {
         }
     }
 
-    func upstreamConnected(_ flow: TCPFlow, sink: inout TunSink) {
-        trace("\(flow.key): upstream connected, accepting")
-        flow.connected = true
-        io.statistics.tcpFlows += 1
-        // The MSS follows from the TUN's MTU, less IPv4's 20 or IPv6's 40 bytes of header and TCP's 20.
-        var tcpConfiguration = configuration.tcp.tcp
-        tcpConfiguration.maximumSegmentSize = configuration.mtu - (flow.key.isIPv6 ? 60 : 40)
-        guard tcp.accept(flow.key, now: now, configuration: tcpConfiguration, sink: &sink) != nil else {
-            removeTCP(flow)
-            return
-        }
-        pump(flow, sink: &sink)
-    }
-
     // MARK: The upstream side
 
     func upstreamReady(token: UInt64, events: Epoll.Events) {
@@ -361,15 +677,28 @@ final class Tunnel {
         var sink = TunSink(io: io)
         if let flow = tcpFlows[key] {
             if !flow.connected {
-                trace("\(key): connecting, events \(events), error \(flow.socket.pendingError().map { "\($0)" } ?? "none")")
-                if let error = flow.socket.pendingError() {
-                    io.statistics.tcpRefused += 1
-                    tcp.refuse(key, with: Self.refusal(for: error), sink: &sink)
-                    removeTCP(flow)
+                // SO_ERROR clears when read: read once.
+                let pending = flow.socket.pendingError()
+                trace("\(key): connecting, events \(events), error \(pending.map { "\($0)" } ?? "none")")
+                if let error = pending {
+                    fail(key, with: Self.refusal(for: error), reason: "connect: \(error)", sink: &sink)
+                    removeTCP(flow, keepConnection: true)
                     return
                 }
                 guard events.contains(.writable) || events.contains(.hangup) else { return }
                 upstreamConnected(flow, sink: &sink)
+                return
+            }
+            if flow.handshake != nil {
+                readHandshake(flow, sink: &sink)
+                return
+            }
+            if let session = httpSessions[key] {
+                // Requests go out before answers are read: a server may answer and close at once.
+                pumpHTTP(key, sink: &sink)
+                if tcpFlows[key] === flow, events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
+                    readHTTPUpstream(flow, session: session, sink: &sink)
+                }
                 return
             }
             if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
@@ -424,6 +753,10 @@ final class Tunnel {
     /// Moves app bytes upstream, passes half-closes both ways, updates what the
     /// socket is watched for, and lets the connection send what it owes.
     func pump(_ flow: TCPFlow, sink: inout TunSink) {
+        if httpSessions[flow.key] != nil {
+            pumpHTTP(flow.key, sink: &sink)
+            return
+        }
         let time = now
         guard let connection = tcp.connection(flow.key) else {
             removeTCP(flow)
@@ -476,11 +809,14 @@ final class Tunnel {
         }
     }
 
-    func removeTCP(_ flow: TCPFlow, keepConnection: Bool = false) {
-        if dns?.pool.contains(flow.key.destinationAddress) == true { _ = dns!.pool.unpin(flow.key.destinationAddress, now: now) }
+    func removeTCP(_ flow: TCPFlow, keepConnection: Bool = false, keepSession: Bool = false) {
+        if !keepSession {
+            releasePin(flow.key)
+            httpSessions[flow.key] = nil
+        }
         trace("\(flow.key): flow ends (\(tcp.connection(flow.key)?.description ?? "gone"))")
         try? epoll.remove(flow.socket.descriptor)
-        if let c = tcp.connection(flow.key)?.counters ?? flow.counters {
+        if !keepSession, let c = tcp.connection(flow.key)?.counters ?? flow.counters {
             io.statistics.retransmissionTimeouts += c.retransmissionTimeouts
             io.statistics.fastRetransmits += c.fastRetransmits
             io.statistics.sackRetransmits += c.sackRetransmits
@@ -653,10 +989,16 @@ final class Tunnel {
         if let deadline = tcp.nextDeadline, deadline <= time {
             for key in tcp.poll(now: time, sink: &sink) {
                 if let flow = tcpFlows[key] { removeTCP(flow, keepConnection: true) }
+                if sniffing.removeValue(forKey: key) != nil || answering.removeValue(forKey: key) != nil { releasePin(key) }
+                if let session = httpSessions[key] { endHTTP(session, sink: &sink) }
             }
             // Connections that timed out or were reset by a timer need their sockets closed.
             // (A flow still connecting upstream has no connection yet: its SYN waits in `pending`.)
             for (key, flow) in tcpFlows where flow.connected && tcp.connection(key) == nil { removeTCP(flow) }
+        }
+        if let deadline = sniffDeadline, deadline <= time {
+            // Silent apps (server-speaks-first protocols) are decided without their first bytes.
+            for (key, deadline) in sniffing where deadline <= time { sniff(key, final: true, sink: &sink) }
         }
         if let deadline = resolver.nextDeadline, deadline <= time {
             for key in resolver.expire(now: time) { refuse(key, reason: .host, sink: &sink) }
@@ -680,7 +1022,7 @@ final class Tunnel {
             return min(a, b)
         }
         let next = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
-                           earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease))
+                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), sniffDeadline))
         if next != armedDeadline {
             armedDeadline = next
             if let next {
@@ -692,6 +1034,21 @@ final class Tunnel {
         }
     }
 
+    /// Takes a (re)loaded profile: new flows follow it, open ones keep their routes.
+    func apply(_ profile: Profile?, log: (String) -> Void) {
+        guard let profile else { return }
+        director = FlowDirector(profile: profile, previous: director)
+        if dns != nil { dns!.configuration.hosts = ProfileLoader.hostTable(profile) }
+        for warning in profile.warnings { log(warning.description) }
+    }
+
+    /// The earliest sniffing deadline (few flows sniff at once: a scan is cheap).
+    var sniffDeadline: Instant? {
+        var earliest: Instant?
+        for deadline in sniffing.values where earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        return earliest
+    }
+
     /// Closes every flow: RST to the app for TCP (the tunnel is going away), sockets closed.
     func closeAll() {
         var sink = TunSink(io: io)
@@ -700,6 +1057,13 @@ final class Tunnel {
             tcp.flush(key, now: now, sink: &sink)
             removeTCP(flow, keepConnection: true)
         }
+        for key in Array(sniffing.keys) + Array(answering.keys) + Array(httpSessions.keys) where tcpFlows[key] == nil {
+            tcp.connection(key)?.abort()
+            tcp.flush(key, now: now, sink: &sink)
+        }
+        sniffing.removeAll()
+        answering.removeAll()
+        httpSessions.removeAll()
         tcpFlows.removeAll()
         udpFlows.removeAll()
         tokens.removeAll()
@@ -712,6 +1076,8 @@ final class TCPFlow {
     let token: UInt64
     let socket: Socket
     var connected = false
+    /// Set while the upstream is a proxy that has not yet connected us through.
+    var handshake: ProxyHandshake?
     /// The upstream sent FIN (or failed): nothing more will come from it.
     var upstreamClosed = false
     /// We passed the app's FIN upstream.

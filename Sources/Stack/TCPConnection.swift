@@ -282,6 +282,12 @@ public final class TCPConnection: CustomStringConvertible {
         enterClosed()
     }
 
+    /// Forgets the connection without a word to the peer (REJECT-DROP after
+    /// the handshake): its retransmissions then meet the table's RST for unknown flows.
+    public func abortSilently() {
+        enterClosed()
+    }
+
     /// Returns and clears the events since the last call.
     public func takeEvents() -> TCPEvents {
         defer { events = [] }

@@ -143,6 +143,11 @@ case "exec":
             options.hostLoopback = true
             continue
         }
+        if first == "--profile", let value = rest.first {
+            rest.removeFirst()
+            options.profile = value
+            continue
+        }
         if first == "--dns", let value = rest.first, let choice = ExecCommand.DNSChoice(rawValue: value) {
             rest.removeFirst()
             options.dns = choice
@@ -165,6 +170,9 @@ case "exec":
         let (status, statistics) = try ExecCommand(options: options).run { complain($0) }
         complain("sluice: \(statistics)")
         ProcessControl.exit(status)
+    } catch let error as EngineError {
+        complain(error.isReport ? error.description : "sluice: error: \(error)")
+        ProcessControl.exit(1)
     } catch {
         complain("sluice: error: \(error)")
         ProcessControl.exit(1)
@@ -193,6 +201,10 @@ case "run":
             options.mtu = mtu
         case "--tun":
             options.wholeHost = true
+        case "--profile":
+            guard let path = rest.first else { complain("sluice run: --profile needs a file"); ProcessControl.exit(2) }
+            rest.removeFirst()
+            options.profile = path
         default:
             complain("sluice run: unknown option '\(first)' (see sluice help)")
             ProcessControl.exit(2)
@@ -206,6 +218,9 @@ case "run":
         let (_, statistics) = try RunCommand(options: options).run { complain($0) }
         complain("sluice: \(statistics)")
         ProcessControl.exit(0)
+    } catch let error as EngineError {
+        complain(error.isReport ? error.description : "sluice: error: \(error)")
+        ProcessControl.exit(1)
     } catch {
         complain("sluice: error: \(error)")
         ProcessControl.exit(1)
