@@ -137,7 +137,7 @@ final class FlowDirector {
         switch proxy.kind {
         case let .socks5(server):
             .proxy(UpstreamProxy(name: proxy.name, kind: .socks5, host: server.host, port: server.port,
-                                 username: server.username, password: server.password))
+                                 username: server.username, password: server.password, udpRelay: server.udpRelay))
         case let .http(server):
             .proxy(UpstreamProxy(name: proxy.name, kind: .http, host: server.host, port: server.port,
                                  username: server.username, password: server.password))

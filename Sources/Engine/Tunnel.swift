@@ -58,6 +58,10 @@ final class Tunnel {
     /// UDP sessions to fake IPs waiting for their name's real address.
     var udpAwaitingResolution: Set<FlowKey> = []
     let dnsScratch: UnsafeMutableRawBufferPointer
+    /// A SOCKS5 UDP header and one datagram.
+    let relayScratch: UnsafeMutableRawBufferPointer
+    /// UDP flows whose SOCKS5 association is being set up, with the datagrams that wait for it.
+    var associationQueue: [FlowKey: [[UInt8]]] = [:]
     var tcpFlows: [FlowKey: TCPFlow] = [:]
     /// The profile's decisions; replaced whole on reload.
     var director = FlowDirector()
@@ -69,6 +73,9 @@ final class Tunnel {
     var httpSessions: [FlowKey: HTTPSession] = [:]
     /// TCP flows holding a pin on their fake IP's mapping (released exactly once, in `releasePin`).
     var pinned: Set<FlowKey> = []
+    /// Flows connecting to a proxy or shaking hands with it, and when the current stage gives up.
+    var handshakeDeadlines: [FlowKey: Instant] = [:]
+    let deadlines = HandshakeDeadlines.default
     /// Flows waiting for a name's address (a fake IP's, or a proxy's) before connecting.
     var awaitingAddress: [FlowKey: PendingConnect] = [:]
     /// How long a flow may stay silent before it is decided without its first bytes
@@ -118,6 +125,7 @@ final class Tunnel {
         dns = configuration.dns.map(FakeDNS.init)
         resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID))
         dnsScratch = .allocate(byteCount: 4096, alignment: 16)
+        relayScratch = .allocate(byteCount: 65536 + 512, alignment: 16)
         if let channel = resolver.channel {
             do { try epoll.add(channel.socket.descriptor, events: .readable, token: Self.resolverToken) } catch {
                 throw EngineError.system("epoll_ctl", error)
@@ -134,6 +142,7 @@ final class Tunnel {
     deinit {
         scratch.deallocate()
         dnsScratch.deallocate()
+        relayScratch.deallocate()
     }
 
     var now: Instant {
@@ -460,7 +469,7 @@ final class Tunnel {
     func resolved(_ answers: [(FlowKey, IPAddress?, DNSType)]) {
         var sink = TunSink(io: io)
         for (key, found, type) in answers {
-            if key.transport != .tcp {
+            if key.transport != .tcp, awaitingAddress[key] == nil {
                 if udpAwaitingResolution.remove(key) != nil, let found { openUDP(key, to: found.sysAddress, sink: &sink) }
                 continue
             }
@@ -484,6 +493,8 @@ final class Tunnel {
         if key.transport == .tcp {
             awaitingAddress[key] = nil
             fail(key, with: .unreachable(reason), reason: "no address", sink: &sink)
+        } else if awaitingAddress.removeValue(forKey: key) != nil {
+            endAssociation(key, reason: "the proxy's name has no address")
         } else {
             udpAwaitingResolution.remove(key)
         }
@@ -493,6 +504,10 @@ final class Tunnel {
     /// already accepted can only be reset).
     func fail(_ key: FlowKey, with refusal: TCPFlowTable.Refusal, reason: String, sink: inout TunSink) {
         trace("\(key): fails: \(reason)")
+        if key.transport == .udp {
+            endAssociation(key, reason: reason)
+            return
+        }
         if let session = httpSessions[key] {
             // A request is waiting: it gets a 502, not a reset.
             let kind: ConnectionErrorKind
@@ -547,7 +562,9 @@ final class Tunnel {
         let token = nextToken
         nextToken += 1
         let flow = TCPFlow(key: key, token: token, socket: socket)
+        flow.remote = SocketAddress(address, port: port)
         flow.handshake = handshake
+        if handshake != nil { handshakeDeadlines[key] = now + deadlines.limit(for: .connect) }
         do { try epoll.add(flow.socket.descriptor, events: [.writable], token: token) } catch {
             fail(key, with: .reset, reason: "epoll: \(error)", sink: &sink)
             return
@@ -577,6 +594,7 @@ final class Tunnel {
                 failHandshake(flow, ProxyFailure(refusal: .reset, message: "proxy \(handshake.proxy.name): could not send the greeting"), sink: &sink)
                 return
             }
+            handshakeDeadlines[flow.key] = now + deadlines.limit(for: handshake.machine.stage)
             watch(flow, for: [.readable])
             return
         }
@@ -639,9 +657,15 @@ final class Tunnel {
                     guard send(bytes, to: flow) else {
                         throw ProxyFailure(refusal: .reset, message: "proxy \(handshake.proxy.name): could not send")
                     }
-                case let .established(leftoverOffset):
+                    handshakeDeadlines[flow.key] = now + deadlines.limit(for: handshake.machine.stage)
+                case let .established(leftoverOffset, bound):
                     trace("\(flow.key): proxy \(handshake.proxy.name) connected to \(handshake.target)")
                     flow.handshake = nil
+                    handshakeDeadlines[flow.key] = nil
+                    if flow.key.transport == .udp {
+                        associated(flow, proxy: handshake.proxy, bound: bound, sink: &sink)
+                        return
+                    }
                     let leftover = UnsafeRawBufferPointer(scratch.sub(0, n)).suffix(from: leftoverOffset)
                     established(flow, leftover: leftover, sink: &sink)
                     return
@@ -655,7 +679,7 @@ final class Tunnel {
 
     func failHandshake(_ flow: TCPFlow, _ failure: ProxyFailure, sink: inout TunSink) {
         io.statistics.upstreamErrors += 1
-        ProcessControl.writeStandardError("sluice: \(flow.key): \(failure.message)\n")
+        if flow.key.transport == .tcp { ProcessControl.writeStandardError("sluice: \(flow.key): \(failure.message)\n") }
         fail(flow.key, with: failure.refusal, reason: failure.message, sink: &sink)
         removeTCP(flow, keepConnection: true)
     }
@@ -675,6 +699,11 @@ final class Tunnel {
     func upstreamReady(token: UInt64, events: Epoll.Events) {
         guard let key = tokens[token] else { return }
         var sink = TunSink(io: io)
+        // A UDP association has two sockets under one key: the token tells which.
+        if let flow = udpFlows[key], flow.token == token {
+            readUpstreamDatagrams(flow, sink: &sink)
+            return
+        }
         if let flow = tcpFlows[key] {
             if !flow.connected {
                 // SO_ERROR clears when read: read once.
@@ -691,6 +720,13 @@ final class Tunnel {
             }
             if flow.handshake != nil {
                 readHandshake(flow, sink: &sink)
+                return
+            }
+            if key.transport == .udp {
+                // A UDP association's control connection: when it closes, the association ends.
+                let result = try? flow.socket.read(into: scratch)
+                if case .wouldBlock? = result { return }
+                endAssociation(key, reason: "proxy closed the UDP association")
                 return
             }
             if let session = httpSessions[key] {
@@ -814,6 +850,7 @@ final class Tunnel {
             releasePin(flow.key)
             httpSessions[flow.key] = nil
         }
+        handshakeDeadlines[flow.key] = nil
         trace("\(flow.key): flow ends (\(tcp.connection(flow.key)?.description ?? "gone"))")
         try? epoll.remove(flow.socket.descriptor)
         if !keepSession, let c = tcp.connection(flow.key)?.counters ?? flow.counters {
@@ -841,7 +878,14 @@ final class Tunnel {
                 answerDNS(key, payload: payload, sink: &sink)
                 return
             }
-            if isNew {
+            let route = isNew ? udpRoute(for: key) : .direct
+            if case let .associate(proxy)? = route {
+                startAssociation(key, through: proxy, sink: &sink)
+            } else if route == nil {
+                // Rejected: the flow's datagrams are dropped until it goes idle.
+                io.statistics.udpRejected += 1
+                return
+            } else if isNew {
                 if dns?.pool.contains(key.destinationAddress) == true || configuration.hostLoopbackGateways.contains(key.destinationAddress) {
                     // The first datagrams wait for the name's real address and are dropped
                     // meanwhile: UDP apps retry (DNS, QUIC), and holding them would need a queue.
@@ -854,9 +898,13 @@ final class Tunnel {
                     openUDP(key, to: key.destinationAddress.sysAddress, sink: &sink)
                 }
             }
+            if associationQueue[key] != nil {
+                // The association is being set up: a few datagrams wait for it.
+                if associationQueue[key]!.count < 16 { associationQueue[key]!.append(Array(payload)) }
+                return
+            }
             guard let flow = udpFlows[key] else { return }
-            if (try? flow.socket.send(payload, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
-            io.statistics.bytesFromApp += payload.count
+            sendDatagram(payload, on: flow)
         case let .echoRequest(key, sequenceNumber, payload, isNew):
             if isNew { io.statistics.echoFlows += 1 }
             if configuration.answerPingsLocally {
@@ -952,6 +1000,22 @@ final class Tunnel {
         }
     }
 
+    /// One datagram upstream, behind a SOCKS5 UDP header when the flow goes through a relay.
+    func sendDatagram(_ payload: UnsafeRawBufferPointer, on flow: UDPFlow) {
+        var datagram = payload
+        if let target = flow.relayTarget {
+            let header = SOCKS5UDPHeader(target: target)
+            guard let length = try? header.emit(into: relayScratch), length + payload.count <= relayScratch.count else {
+                io.statistics.upstreamErrors += 1
+                return
+            }
+            relayScratch.sub(length, payload.count).copyMemory(from: payload)
+            datagram = UnsafeRawBufferPointer(relayScratch.sub(0, length + payload.count))
+        }
+        if (try? flow.socket.send(datagram, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
+        io.statistics.bytesFromApp += payload.count
+    }
+
     func openUDP(_ key: FlowKey, to address: SysIPAddress, sink: inout TunSink) {
         guard let socket = try? Socket(.udp, family: address.family, mark: configuration.mark) else {
             io.statistics.upstreamErrors += 1
@@ -974,8 +1038,17 @@ final class Tunnel {
     func readUpstreamDatagrams(_ flow: UDPFlow, sink: inout TunSink) {
         for _ in 0 ..< 64 {
             guard case let .value((n, _))? = try? flow.socket.receive(into: scratch) else { return }
-            io.statistics.bytesToApp += n
-            datagrams.sendUDP(flow.key, payload: UnsafeRawBufferPointer(scratch.sub(0, n)), now: now, sink: &sink)
+            var payload = UnsafeRawBufferPointer(scratch.sub(0, n))
+            if flow.relayTarget != nil {
+                // From a SOCKS5 relay: the header names the sender; the app sees only the payload.
+                guard let (_, offset) = try? SOCKS5UDPHeader.parse(payload) else {
+                    io.statistics.upstreamErrors += 1
+                    continue
+                }
+                payload = payload.suffix(from: offset)
+            }
+            io.statistics.bytesToApp += payload.count
+            datagrams.sendUDP(flow.key, payload: payload, now: now, sink: &sink)
         }
     }
 
@@ -994,7 +1067,18 @@ final class Tunnel {
             }
             // Connections that timed out or were reset by a timer need their sockets closed.
             // (A flow still connecting upstream has no connection yet: its SYN waits in `pending`.)
-            for (key, flow) in tcpFlows where flow.connected && tcp.connection(key) == nil { removeTCP(flow) }
+            for (key, flow) in tcpFlows where key.transport == .tcp && flow.connected && tcp.connection(key) == nil { removeTCP(flow) }
+        }
+        if let deadline = handshakeDeadline, deadline <= time {
+            // A proxy that does not answer fails its own flow only, and soon.
+            for (key, deadline) in handshakeDeadlines where deadline <= time {
+                guard let flow = tcpFlows[key], let handshake = flow.handshake else {
+                    handshakeDeadlines[key] = nil
+                    continue
+                }
+                let stage = flow.connected ? handshake.machine.stage : .connect
+                failHandshake(flow, handshake.failure(.timedOut(stage)), sink: &sink)
+            }
         }
         if let deadline = sniffDeadline, deadline <= time {
             // Silent apps (server-speaks-first protocols) are decided without their first bytes.
@@ -1012,6 +1096,8 @@ final class Tunnel {
                     try? epoll.remove(flow.socket.descriptor)
                     tokens[flow.token] = nil
                 }
+                if let control = tcpFlows[key] { removeTCP(control) }
+                associationQueue[key] = nil
             }
         }
         // Arm the timer for the next deadline, when it changed.
@@ -1022,7 +1108,7 @@ final class Tunnel {
             return min(a, b)
         }
         let next = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
-                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), sniffDeadline))
+                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(sniffDeadline, handshakeDeadline)))
         if next != armedDeadline {
             armedDeadline = next
             if let next {
@@ -1046,6 +1132,12 @@ final class Tunnel {
     var sniffDeadline: Instant? {
         var earliest: Instant?
         for deadline in sniffing.values where earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        return earliest
+    }
+
+    var handshakeDeadline: Instant? {
+        var earliest: Instant?
+        for deadline in handshakeDeadlines.values where earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
         return earliest
     }
 
@@ -1083,6 +1175,8 @@ final class TCPFlow {
     /// We passed the app's FIN upstream.
     var upstreamWriteClosed = false
     var interest: Epoll.Events = []
+    /// Where the socket connects to (for a UDP ASSOCIATE whose relay address is unspecified: the proxy itself).
+    var remote: SocketAddress?
     /// The connection's counters as last seen, for the statistics once it is gone.
     var counters: TCPConnection.Counters?
 
@@ -1098,6 +1192,8 @@ final class UDPFlow {
     let key: FlowKey
     let token: UInt64
     let socket: Socket
+    /// Set when the socket talks to a SOCKS5 UDP relay: each datagram carries this target in its header.
+    var relayTarget: ProxyTarget?
 
     init(key: FlowKey, token: UInt64, socket: consuming Socket) {
         self.key = key

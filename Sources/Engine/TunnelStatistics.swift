@@ -10,6 +10,8 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     /// Flows (or requests) Sluice answered itself: rejections with a body, redirects, Map Local.
     public var tcpAnswered = 0
     public var udpSessions = 0
+    /// UDP flows a rule rejected (their datagrams are dropped).
+    public var udpRejected = 0
     public var echoFlows = 0
     public var bytesFromApp = 0
     public var bytesToApp = 0
