@@ -41,7 +41,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "sluice", dependencies: ["Engine", "Sys", "Wire"], swiftSettings: strict),
-        .executableTarget(name: "sluice-bench", dependencies: ["Wire", "Stack"], swiftSettings: strict),
+        .executableTarget(name: "sluice-bench", dependencies: ["Wire", "Stack", "Capture"], swiftSettings: strict),
 
         // Shared by the tests: packet builders, namespace fixtures, pcap fixtures.
         .target(name: "TestSupport", dependencies: ["Wire", "Sys"], path: "Tests/TestSupport", swiftSettings: strict),

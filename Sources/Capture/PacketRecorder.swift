@@ -6,11 +6,13 @@
 // and the ring is full, the packet is left out of the capture and counted;
 // the loop never waits, never locks, never allocates.
 //
-// Waking the writer: it sleeps on an eventfd only after announcing it
-// (`writerSleeping`) and re-checking the ring. record() publishes the packet
-// first and looks at the flag second (both sequentially consistent), so either
-// the writer sees the packet or record() sees the flag and signals. The
-// eventfd write is therefore one syscall per writer sleep, not per packet.
+// Waking the writer: when the ring is empty it first naps (1 ms at a time,
+// 10 ms in all) without telling anyone, so a busy loop's packets are written
+// in batches. Then it announces its sleep (`writerSleeping`), re-checks the
+// ring and blocks on an eventfd. record() publishes the packet first and looks
+// at the flag second (both sequentially consistent), so either the writer
+// sees the packet or record() sees the flag and signals. The eventfd write is
+// therefore one syscall per idle period, not per packet.
 internal import Sys
 import Synchronization
 
@@ -195,6 +197,10 @@ extension PacketRecorder {
         let hooks: Hooks
         private var failed = false
         private var unflushed = false
+        private var lastFlush = ContinuousClock.now
+        /// Naps of 1 ms an idle writer takes before it sleeps until woken.
+        static let lingerNaps = 10
+        static let flushInterval = Duration.milliseconds(100)
         /// How long an idle writer sleeps before looking again. record() wakes
         /// it; this bound is only a safety net, so it can be long.
         static let idleMilliseconds: Int32 = 1000
@@ -207,16 +213,34 @@ extension PacketRecorder {
         }
 
         func run() {
+            var idleNaps = 0
             while true {
                 hooks.writerWillDrain?()
-                if shared.ring.drain(write) > 0 { continue }
-                flushIfNeeded()
+                if shared.ring.drain(write) > 0 {
+                    idleNaps = 0
+                    flushIfDue()
+                    continue
+                }
                 if shared.stopping.load(ordering: .sequentiallyConsistent) {
                     // close() stores `stopping` after its last record(), so
                     // this pass sees every packet there will ever be.
                     shared.ring.drain(write)
                     break
                 }
+                flushIfDue()
+                // A writer that announced its sleep at every empty ring would
+                // make record() pay an eventfd write for nearly every packet
+                // (the writer empties the ring faster than the loop fills it).
+                // Napping a few milliseconds first, unannounced, lets packets
+                // pile up and be written in batches; only a writer idle for
+                // `lingerNaps` naps asks to be woken.
+                if idleNaps < Self.lingerNaps {
+                    idleNaps += 1
+                    _ = try? shared.wake.wait(timeoutMilliseconds: 1)
+                    _ = try? shared.wake.drain() // a stale signal must not turn naps into spins
+                    continue
+                }
+                flush()
                 shared.writerSleeping.store(true, ordering: .sequentiallyConsistent)
                 if !shared.ring.isEmpty || shared.stopping.load(ordering: .sequentiallyConsistent) {
                     shared.writerSleeping.store(false, ordering: .sequentiallyConsistent)
@@ -225,6 +249,7 @@ extension PacketRecorder {
                 _ = try? shared.wake.wait(timeoutMilliseconds: Self.idleMilliseconds)
                 _ = try? shared.wake.drain()
                 shared.writerSleeping.store(false, ordering: .sequentiallyConsistent)
+                idleNaps = 0
             }
             do { try files.close() } catch { fail(error) }
         }
@@ -253,7 +278,16 @@ extension PacketRecorder {
             bump(shared.packetsCaptured)
         }
 
-        private func flushIfNeeded() {
+        /// Flushes when something was written and the last flush is older
+        /// than `flushInterval`: a trickle of packets reaches the disk within
+        /// that time even when the writer never sleeps.
+        private func flushIfDue() {
+            guard unflushed, ContinuousClock.now - lastFlush >= Self.flushInterval else { return }
+            flush()
+        }
+
+        private func flush() {
+            lastFlush = ContinuousClock.now
             guard unflushed, !failed else { return }
             unflushed = false
             do { try files.flush() } catch { fail(error) }
