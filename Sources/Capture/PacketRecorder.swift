@@ -30,6 +30,8 @@ public final class PacketRecorder {
         public var packetsUnwritten = 0
         /// Times a file was closed for size and a new one started.
         public var filesRotated = 0
+        /// Times record() had to wake a sleeping writer (one eventfd write each).
+        public var writerWakeUps = 0
         /// The first write error, if any; the writer stops writing after it.
         public var failure: String?
 
@@ -130,6 +132,7 @@ public final class PacketRecorder {
         if shared.writerSleeping.load(ordering: .sequentiallyConsistent),
            shared.writerSleeping.exchange(false, ordering: .sequentiallyConsistent) {
             _ = try? shared.wake.signal()
+            shared.writerWakeUps.store(shared.writerWakeUps.load(ordering: .relaxed) + 1, ordering: .relaxed)
         }
     }
 
@@ -168,6 +171,7 @@ extension PacketRecorder {
         let packetsFilteredOut = Atomic<Int>(0)
         let packetsUnwritten = Atomic<Int>(0)
         let filesRotated = Atomic<Int>(0)
+        let writerWakeUps = Atomic<Int>(0)
         let failure = Mutex<String?>(nil)
 
         init(ring: CaptureRing, wake: consuming EventFD) {
@@ -183,6 +187,7 @@ extension PacketRecorder {
             statistics.packetsDropped = packetsDropped.load(ordering: .acquiring)
             statistics.packetsUnwritten = packetsUnwritten.load(ordering: .acquiring)
             statistics.filesRotated = filesRotated.load(ordering: .acquiring)
+            statistics.writerWakeUps = writerWakeUps.load(ordering: .acquiring)
             statistics.failure = failure.withLock { $0 }
             return statistics
         }

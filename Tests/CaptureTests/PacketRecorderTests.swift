@@ -272,4 +272,19 @@ extension PacketRecorder {
         let waited = ContinuousClock.now - start
         #expect(waited < .milliseconds(Int64(PacketRecorder.Writer.idleMilliseconds) / 2), "written after \(waited)")
     }
+
+    /// A steady trickle (a packet every 0.1 ms) never lets the writer fall
+    /// into its announced sleep, so record() makes no eventfd write for it.
+    @Test func aBusyLoopDoesNotWakeTheWriterPerPacket() throws {
+        let dir = ScratchDirectory()
+        let recorder = try PacketRecorder(path: dir.file("tun.pcap"))
+        let packet = TestPacket.ipv4(.udp, id: 0, destinationPort: 9, payload: 100)
+        for _ in 0 ..< 2000 {
+            recorder.record(packet)
+            usleep(100)
+        }
+        let statistics = recorder.close()
+        #expect(statistics.packetsCaptured == 2000)
+        #expect(statistics.writerWakeUps <= 20, "\(statistics.writerWakeUps) wake-ups for 2000 packets")
+    }
 }
