@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(name: "RulesTests", dependencies: ["Rules"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
         .testTarget(name: "SysTests", dependencies: ["Sys", "TestSupport"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "TestSupport"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Wire", "Sys", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Wire", "Sys", "TestSupport"]),
     ]
