@@ -94,7 +94,7 @@ public final class PcapFile {
     public func flush() throws(CaptureError) {
         guard let dumper else { return }
         if pcap_dump_flush(dumper) != 0 {
-            throw .writeFailed(path: path, reason: "fflush failed (disk full?)")
+            throw .writeFailed(path: path, reason: Errno.current.description)
         }
     }
 
@@ -103,8 +103,9 @@ public final class PcapFile {
         guard let dumper else { return }
         self.dumper = nil
         let flushed = pcap_dump_flush(dumper)
+        let reason = flushed != 0 ? Errno.current.description : ""
         pcap_dump_close(dumper)
-        if flushed != 0 { throw .writeFailed(path: path, reason: "fflush failed (disk full?)") }
+        if flushed != 0 { throw .writeFailed(path: path, reason: reason) }
     }
 }
 

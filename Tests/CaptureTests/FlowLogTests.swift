@@ -157,6 +157,16 @@ import Wire
         #expect(third.statistics.linesDropped == 1)
     }
 
+    @Test func aFailingDiskIsReported() throws {
+        let log = try FlowLogWriter(path: "/dev/full")
+        log.write(connection(1))
+        log.write(connection(2))
+        let statistics = log.close()
+        #expect(statistics.linesWritten == 0)
+        #expect(statistics.linesDropped == 2)
+        #expect(statistics.failure?.hasPrefix("/dev/full: write failed: ENOSPC") == true, "\(statistics)")
+    }
+
     @Test func anUnwritablePathFailsAtOnce() {
         #expect {
             _ = try FlowLogWriter(path: "/nonexistent-sluice-dir/flows.jsonl")
