@@ -111,7 +111,6 @@ public final class PacketRecorder {
     /// Copies `packet` for the capture. Called on the event loop's thread only
     /// (one producer). Never blocks: when the ring is full the packet is
     /// counted in `packetsDropped` and left out of the capture.
-    @inline(__always)
     public func record(_ packet: UnsafeRawBufferPointer, outbound: Bool) {
         record(packet, outbound: outbound, timestamp: WallClock.now())
     }
