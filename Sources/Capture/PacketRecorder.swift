@@ -63,8 +63,13 @@ public final class PacketRecorder {
     public let snaplen: Int
     private let shared: Shared
     private var writerThread: WorkerThread?
-    private var packetsRecorded = 0
     private var isClosed = false
+    // Counted by record() alone, on the loop's thread, so plain fields: the
+    // packet path makes no atomic read-modify-write and shares no counter's
+    // cache line with the writer.
+    private var packetsRecorded = 0
+    private var packetsDropped = 0
+    private var writerWakeUps = 0
 
     /// Opens `path` (the first file) and compiles `filter` at once, so a bad
     /// path or expression fails here, not on the writer thread.
@@ -120,23 +125,27 @@ public final class PacketRecorder {
     public func record(_ packet: UnsafeRawBufferPointer, outbound: Bool, timestamp: UInt64) {
         guard !isClosed else { return }
         packetsRecorded += 1
-        shared.packetsRecorded.store(packetsRecorded, ordering: .relaxed)
         let kept = packet.count <= snaplen ? packet : UnsafeRawBufferPointer(rebasing: packet[0 ..< snaplen])
         guard shared.ring.push(kept, originalLength: packet.count, outbound: outbound, timestamp: timestamp) else {
-            // Only this thread writes the counter: a load and a store, no read-modify-write.
-            let dropped = shared.packetsDropped.load(ordering: .relaxed)
-            shared.packetsDropped.store(dropped + 1, ordering: .relaxed)
+            packetsDropped += 1
             return
         }
         if shared.writerSleeping.load(ordering: .sequentiallyConsistent),
            shared.writerSleeping.exchange(false, ordering: .sequentiallyConsistent) {
             _ = try? shared.wake.signal()
-            shared.writerWakeUps.store(shared.writerWakeUps.load(ordering: .relaxed) + 1, ordering: .relaxed)
+            writerWakeUps += 1
         }
     }
 
-    /// The counters so far; exact once `close()` has returned.
-    public var statistics: Statistics { shared.statistics() }
+    /// The counters so far; exact once `close()` has returned. Read it on the
+    /// loop's thread, like record().
+    public var statistics: Statistics {
+        var statistics = shared.writerStatistics()
+        statistics.packetsRecorded = packetsRecorded
+        statistics.packetsDropped = packetsDropped
+        statistics.writerWakeUps = writerWakeUps
+        return statistics
+    }
 
     /// Writes everything still in the ring, flushes and closes the file, and
     /// joins the writer thread. Later record() calls are ignored. Idempotent.
@@ -157,20 +166,20 @@ extension PacketRecorder: CustomStringConvertible {
 }
 
 extension PacketRecorder {
-    /// What the loop thread and the writer thread share. Counters each have
-    /// one writing thread, so plain loads and stores suffice.
+    /// What the loop thread and the writer thread share. The writer's
+    /// counters have one writing thread, so plain loads and stores suffice;
+    /// they sit a cache line away from the flags record() reads per packet,
+    /// so the writer's per-packet stores do not evict them.
     final class Shared: Sendable {
         let ring: CaptureRing
         let wake: EventFD
         let writerSleeping = Atomic<Bool>(false)
         let stopping = Atomic<Bool>(false)
-        let packetsRecorded = Atomic<Int>(0)
-        let packetsDropped = Atomic<Int>(0)
+        private let padding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
         let packetsCaptured = Atomic<Int>(0)
         let packetsFilteredOut = Atomic<Int>(0)
         let packetsUnwritten = Atomic<Int>(0)
         let filesRotated = Atomic<Int>(0)
-        let writerWakeUps = Atomic<Int>(0)
         let failure = Mutex<String?>(nil)
 
         init(ring: CaptureRing, wake: consuming EventFD) {
@@ -178,15 +187,13 @@ extension PacketRecorder {
             self.wake = wake
         }
 
-        func statistics() -> Statistics {
+        /// The writer's half of the statistics.
+        func writerStatistics() -> Statistics {
             var statistics = Statistics()
-            statistics.packetsRecorded = packetsRecorded.load(ordering: .acquiring)
             statistics.packetsCaptured = packetsCaptured.load(ordering: .acquiring)
             statistics.packetsFilteredOut = packetsFilteredOut.load(ordering: .acquiring)
-            statistics.packetsDropped = packetsDropped.load(ordering: .acquiring)
             statistics.packetsUnwritten = packetsUnwritten.load(ordering: .acquiring)
             statistics.filesRotated = filesRotated.load(ordering: .acquiring)
-            statistics.writerWakeUps = writerWakeUps.load(ordering: .acquiring)
             statistics.failure = failure.withLock { $0 }
             return statistics
         }
