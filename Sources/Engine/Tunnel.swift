@@ -1,6 +1,7 @@
 internal import Sys
 internal import Wire
 internal import Stack
+internal import Capture
 internal import Relay
 internal import Rules
 
@@ -89,6 +90,11 @@ final class Tunnel {
     var finalStatistics: TunnelStatistics {
         var result = io.statistics
         result.requestStatistics = director.statisticsSummary
+        if let recorder = io.recorder {
+            let capture = recorder.close()
+            result.capture = "capture: \(capture.packetsCaptured) packets written, \(capture.packetsFilteredOut) filtered out, \(capture.packetsDropped) dropped (writer behind), \(capture.filesRotated) rotations"
+                + (capture.failure.map { "; error: \($0)" } ?? "")
+        }
         return result
     }
     let clock = ContinuousClock()
@@ -197,6 +203,7 @@ final class Tunnel {
             guard case let .value(n)? = try? io.tun.read(into: scratch), n > 0 else { break }
             io.statistics.packetsFromApp += 1
             let packet = UnsafeRawBufferPointer(scratch.sub(0, n))
+            io.recorder?.record(packet, outbound: false)
             if inboundFaults != nil {
                 inboundFaults!.push(Array(packet), now: now)
                 continue
@@ -1208,6 +1215,9 @@ final class TunnelIO {
     let outgoing: UnsafeMutableRawBufferPointer
     /// When set, packets for the app pass through it before the TUN.
     var outboundFaults: FaultInjector?
+    /// `--pcap`: every packet that crosses the TUN, both ways, copied to a
+    /// writer thread (a slow disk drops packets from the capture, never from the traffic).
+    var recorder: PacketRecorder?
     var statistics = TunnelStatistics()
     let origin = ContinuousClock.now
     let mtu: Int
@@ -1254,6 +1264,7 @@ struct TunSink: PacketSink {
         switch try? io.tun.write(packet) {
         case .value?:
             io.statistics.packetsToApp += 1
+            io.recorder?.record(packet, outbound: true)
         case .wouldBlock?, nil:
             io.statistics.tunWriteDrops += 1
         }
@@ -1269,8 +1280,11 @@ struct FragmentSink: PacketSink {
         defer { buffer.deallocate() }
         let n = fill(buffer)
         guard n > 0 else { return }
-        switch try? io.tun.write(UnsafeRawBufferPointer(buffer.sub(0, n))) {
-        case .value?: io.statistics.packetsToApp += 1
+        let packet = UnsafeRawBufferPointer(buffer.sub(0, n))
+        switch try? io.tun.write(packet) {
+        case .value?:
+            io.statistics.packetsToApp += 1
+            io.recorder?.record(packet, outbound: true)
         case .wouldBlock?, nil: io.statistics.tunWriteDrops += 1
         }
     }
