@@ -70,6 +70,15 @@ final class Tunnel {
     var sniffing: [FlowKey: Instant] = [:]
     /// Accepted flows that Sluice answers itself: the bytes still to write.
     var answering: [FlowKey: PendingAnswer] = [:]
+    /// Every open flow's record (the control API's list), written to the flow log when it ends.
+    var flowRecords: [FlowKey: FlowRecord] = [:]
+    var nextConnectionID: UInt64 = 0
+    /// `--flow-log FILE`: one JSON line per connection and per HTTP request.
+    var flowLog: FlowLogWriter?
+    /// The control API lists bytes per flow: counted only when someone can look.
+    var controlWatching = false
+    /// Wall-clock nanoseconds at `now == 0`.
+    var wallOrigin: UInt64 = 0
     /// Flows relayed in HTTP mode (the profile rewrites, mocks or records HTTP).
     var httpSessions: [FlowKey: HTTPSession] = [:]
     /// TCP flows holding a pin on their fake IP's mapping (released exactly once, in `releasePin`).
@@ -90,6 +99,10 @@ final class Tunnel {
     var finalStatistics: TunnelStatistics {
         var result = io.statistics
         result.requestStatistics = director.statisticsSummary
+        if let flowLog {
+            let written = flowLog.close()
+            result.capture = (result.capture.map { $0 + "\n" } ?? "") + "flow log: \(written)"
+        }
         if let recorder = io.recorder {
             let capture = recorder.close()
             result.capture = "capture: \(capture.packetsCaptured) packets written, \(capture.packetsFilteredOut) filtered out, \(capture.packetsDropped) dropped (writer behind), \(capture.filesRotated) rotations"
@@ -143,6 +156,7 @@ final class Tunnel {
         }
         origin = io.origin
         scratch = .allocate(byteCount: 65536, alignment: 16)
+        wallOrigin = WallClock.now() &- UInt64(max(now.nanoseconds, 0))
     }
 
     deinit {
@@ -318,9 +332,11 @@ final class Tunnel {
             refuse(key, reason: .host, sink: &sink)
             return
         }
+        beginRecord(key)
         switch director.decide(facts(for: key), final: false) {
         case let .route(route, reason):
             trace("\(key): \(route) (\(reason))")
+            noteDecision(key, route: route, reason: reason)
             follow(route, for: key, sink: &sink)
         case .sniff:
             // Accept-first: the app talks to Sluice until its first bytes say enough to decide.
@@ -365,6 +381,7 @@ final class Tunnel {
         // Only an HTTP request can be answered with an HTTP response.
         if decided.applicationProtocol != .http { route = route.withoutHTTP }
         trace("\(key): \(route) (\(reason))")
+        noteDecision(key, route: route, reason: reason, facts: decided)
         follow(route, for: key, sink: &sink)
     }
 
@@ -382,6 +399,7 @@ final class Tunnel {
             connect(key, through: proxy, sink: &sink)
         case let .refuse(refusal):
             io.statistics.tcpRejected += 1
+            finishRecord(key, status: .blocked)
             if accepted {
                 if refusal == .drop { tcp.connection(key)?.abortSilently() } else { tcp.connection(key)?.abort() }
                 tcp.flush(key, now: now, sink: &sink)
@@ -527,6 +545,7 @@ final class Tunnel {
             return
         }
         io.statistics.tcpRefused += 1
+        finishRecord(key, status: refusal == .drop ? .timedOut : .refused, error: reason)
         if let connection = tcp.connection(key) {
             connection.abort()
             tcp.flush(key, now: now, sink: &sink)
@@ -545,6 +564,7 @@ final class Tunnel {
     }
 
     func releasePin(_ key: FlowKey) {
+        finishRecord(key)
         if pinned.remove(key) != nil { dns?.pool.unpin(key.destinationAddress, now: now) }
     }
 
@@ -789,6 +809,7 @@ final class Tunnel {
             }
             if n == 0 { return }
             io.statistics.bytesToApp += n
+            countBytes(flow.key, down: n)
             tcp.flush(flow.key, now: now, sink: &sink)
         }
     }
@@ -823,6 +844,7 @@ final class Tunnel {
                     break
                 }
                 io.statistics.bytesFromApp += n
+                countBytes(flow.key, up: n)
                 connection.consume(n)
             }
             if connection.isReadClosed, connection.readableCount == 0 {
@@ -885,6 +907,7 @@ final class Tunnel {
                 answerDNS(key, payload: payload, sink: &sink)
                 return
             }
+            if isNew { beginRecord(key) }
             let route = isNew ? udpRoute(for: key) : .direct
             if case let .associate(proxy)? = route {
                 startAssociation(key, through: proxy, sink: &sink)
@@ -1021,6 +1044,7 @@ final class Tunnel {
         }
         if (try? flow.socket.send(datagram, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
         io.statistics.bytesFromApp += payload.count
+        countBytes(flow.key, up: payload.count)
     }
 
     func openUDP(_ key: FlowKey, to address: SysIPAddress, sink: inout TunSink) {
@@ -1055,6 +1079,7 @@ final class Tunnel {
                 payload = payload.suffix(from: offset)
             }
             io.statistics.bytesToApp += payload.count
+            countBytes(flow.key, down: payload.count)
             datagrams.sendUDP(flow.key, payload: payload, now: now, sink: &sink)
         }
     }
@@ -1105,6 +1130,7 @@ final class Tunnel {
                 }
                 if let control = tcpFlows[key] { removeTCP(control) }
                 associationQueue[key] = nil
+                finishRecord(key)
             }
         }
         // Arm the timer for the next deadline, when it changed.
@@ -1163,6 +1189,7 @@ final class Tunnel {
         sniffing.removeAll()
         answering.removeAll()
         httpSessions.removeAll()
+        for key in Array(flowRecords.keys) { finishRecord(key, status: .reset, error: "Sluice stopped") }
         tcpFlows.removeAll()
         udpFlows.removeAll()
         tokens.removeAll()
