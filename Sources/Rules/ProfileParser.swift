@@ -307,24 +307,15 @@ struct ProfileBuilder {
     }
 
     /// `$N` references in a replacement must name capture groups of the regex.
+    /// N is one digit, as in Surge: `$12` is group 1 and then a literal "2".
     mutating func checkReferences(_ replacement: String, regex: CompiledRegex, line: Int, column: Int) {
         let scalars = Array(replacement.unicodeScalars)
-        var i = 0
-        while i < scalars.count {
-            if scalars[i] == "$", i + 1 < scalars.count, let digit = Int(String(scalars[i + 1])) {
-                var n = digit
-                var j = i + 2
-                while j < scalars.count, let d = Int(String(scalars[j])), n < 100 { n = n * 10 + d; j += 1 }
-                if n > regex.captureCount {
-                    let groups = regex.captureCount == 1 ? "1 capture group" : "\(regex.captureCount) capture groups"
-                    error(line, column, "'\(replacement)' refers to $\(n) but the regex has \(groups)",
-                          hint: "add parentheses around the part of \(RuleCondition.quote(regex.source)) to reuse, or use $1...$\(max(regex.captureCount, 1))")
-                    return
-                }
-                i = j
-                continue
-            }
-            i += 1
+        for i in scalars.indices.dropLast() where scalars[i] == "$" {
+            guard let n = Int(String(scalars[i + 1])), (0 ... 9).contains(n), n > regex.captureCount else { continue }
+            let groups = regex.captureCount == 1 ? "1 capture group" : "\(regex.captureCount) capture groups"
+            error(line, column, "'\(replacement)' refers to $\(n) but the regex has \(groups)",
+                  hint: "add parentheses around the part of \(RuleCondition.quote(regex.source)) to reuse, or use $1...$\(max(regex.captureCount, 1))")
+            return
         }
     }
 

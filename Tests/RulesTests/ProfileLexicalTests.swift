@@ -132,6 +132,13 @@ import Wire
         #expect(profile.capture.harPath == "/etc/sluice/logs/flows.har")
     }
 
+    /// `$N` is one digit, as in Surge: `$12` is group 1 then "2", and `$0` the whole match.
+    @Test func replacementReferencesAreOneDigit() throws {
+        let text = "[URL Rewrite]\n^http://a\\.test/(.*) http://b.test/$12?from=$0 307\n[Rule]\nFINAL,DIRECT\n"
+        let profile = try loadProfile(text).get()
+        #expect(profile.urlRewrites.map(\.replacement) == ["http://b.test/$12?from=$0"])
+    }
+
     @Test func base64AndTinyGIF() throws {
         let text = "[Map Local]\n^http://a\\.test/$ data-type=base64 data=\"aGVs bG8=\"\n^http://b\\.test/$ data-type=tiny-gif\n[Rule]\nFINAL,DIRECT\n"
         let profile = try loadProfile(text).get()
