@@ -157,6 +157,11 @@ extension ProfileBuilder {
                 error(n, data!.column, "data-type=\(dataType.rawValue) needs a path in data=", hint: "a relative path is taken from the profile's folder")
                 return
             }
+            if data!.value.contains("://") {
+                error(n, data!.column, "data-type=\(dataType.rawValue) reads local files, not URLs like '\(data!.value)'",
+                      hint: "to answer from another server, use a header-mode [URL Rewrite]")
+                return
+            }
             if dataType == .directory, regex.captureCount == 0 {
                 error(n, regexField.column, "data-type=dir needs a capture group in the regex",
                       hint: "the first group names the file inside the folder, e.g. ^http://static\\.test/(.*)$")
