@@ -56,7 +56,29 @@ struct ProfileBuilder {
     }
 
     mutating func error(_ line: Int, _ column: Int? = nil, _ message: String, hint: String = "") {
+        var hint = hint
+        // Profiles copied from annotated examples carry "value   # note": that is
+        // the likelier cause than whatever the value's own hint would suggest.
+        if trailingCommentLines.contains(line) {
+            hint = "a '#' or '//' after a value is part of the value; comments go on their own line"
+        }
         errors.append(ProfileError(file: file, line: line, column: column, message: message, hint: hint))
+    }
+
+    /// Lines that look like they end in a comment (a blank, then # or //).
+    var trailingCommentLines = Set<Int>()
+
+    static func looksLikeTrailingComment(_ text: Substring) -> Bool {
+        var previousBlank = false
+        var index = text.startIndex
+        while index < text.endIndex {
+            let c = text[index]
+            let next = text.index(after: index)
+            if previousBlank, c == "#" || c == "/" && next < text.endIndex && text[next] == "/" { return true }
+            previousBlank = ProfileLexer.isBlank(c)
+            index = next
+        }
+        return false
     }
 
     mutating func warning(_ line: Int, _ column: Int? = nil, _ message: String, hint: String = "") {
@@ -67,6 +89,7 @@ struct ProfileBuilder {
         // nil before any header; .none inside an unknown section (already reported).
         var section: ProfileSection?? = nil
         for line in ProfileLexer.lines(text) {
+            if Self.looksLikeTrailingComment(line.text) { trailingCommentLines.insert(line.number) }
             if line.text.hasPrefix("[") {
                 section = .some(readHeader(line))
                 continue
@@ -92,6 +115,7 @@ struct ProfileBuilder {
         let name = String(line.text[line.text.index(after: line.text.startIndex) ..< close].trimmingBlanks())
         let rest = line.text[line.text.index(after: close)...]
         if !rest.isEmpty {
+            trailingCommentLines.remove(line.number)
             error(line.number, line.column + line.text.distance(from: line.text.startIndex, to: close) + 1,
                   "text after the section header [\(name)]",
                   hint: "comments go on their own line, starting with #, ; or //")

@@ -252,6 +252,28 @@ let errorCases: [ErrorCase] = [
         #expect(profile.hosts.count == 2_000)
     }
 
+    /// The spec's annotated example, pasted as printed: every annotated line fails,
+    /// and the hint says why.
+    @Test func trailingCommentsGetTheirOwnHint() {
+        let text = """
+        [General]
+        loglevel = info                      # error | warning | info | debug
+        [Rule]                               # TYPE,VALUE,POLICY[,options]
+        DEST-PORT,5432,DIRECT                // DST-PORT accepted as an alias
+        FINAL,DIRECT
+        [URL Rewrite]
+        ^http://api\\.test/(.*) http://api.staging.test/$1 header     # transparent
+        """
+        guard case let .failure(failure) = loadProfile(text) else { Issue.record("loaded"); return }
+        let comment = "a '#' or '//' after a value is part of the value; comments go on their own line"
+        #expect(failure.errors.map { "\($0.line) | \($0.message) | \($0.hint)" } == [
+            "2 | unknown loglevel 'info                      # error | warning | info | debug' | \(comment)",
+            "3 | text after the section header [Rule] | comments go on their own line, starting with #, ; or //",
+            "4 | unknown policy 'DIRECT                // DST-PORT accepted as an alias' in rule DEST-PORT,5432 | \(comment)",
+            "7 | [URL Rewrite] lines have 3 fields (REGEX REPLACEMENT MODE), got 5 | \(comment)",
+        ])
+    }
+
     @Test func columnsPointAtTheField() {
         guard case let .failure(failure) = loadProfile("[Rule]\nDOMAIN,a.test,DIRECT\n  IP-CIDR, 10.0.0.0/40 ,DIRECT\nFINAL,DIRECT\n") else {
             Issue.record("loaded"); return
