@@ -158,6 +158,18 @@ import Wire
         #expect(ProfileLexer.commaFields("a),b", column: 1) == .failure(.unbalancedParenthesis(column: 2)))
     }
 
+    @Test func suggestionsAreNearMissesOnly() {
+        let types = ProfileBuilder.ruleTypes
+        #expect(Suggestion.nearest("DOMAIN-SUFIX", in: types) == "DOMAIN-SUFFIX")
+        #expect(Suggestion.nearest("domain-keywrod", in: types) == "DOMAIN-KEYWORD")
+        #expect(Suggestion.nearest("UPD", in: ["TCP", "UDP", "HTTP"]) == "UDP")
+        #expect(Suggestion.nearest("FOO", in: types) == nil)
+        #expect(Suggestion.nearest("GEOSITE", in: types) == nil)
+        #expect(Suggestion.editDistance(Array("ab".unicodeScalars), Array("ba".unicodeScalars)) == 1)
+        #expect(Suggestion.editDistance(Array("kitten".unicodeScalars), Array("sitting".unicodeScalars)) == 3)
+        #expect(Suggestion.editDistance([], Array("abc".unicodeScalars)) == 3)
+    }
+
     @Test func globsMatchWholeValues() {
         let glob = GlobPattern("LegacyApp/*")
         #expect(glob.matches("LegacyApp/1.2 (Linux)"))
