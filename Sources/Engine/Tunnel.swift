@@ -79,6 +79,8 @@ final class Tunnel {
     var controlWatching = false
     /// Wall-clock nanoseconds at `now == 0`.
     var wallOrigin: UInt64 = 0
+    /// Health checks of proxy-group members under way, by epoll token.
+    var probes: [UInt64: HealthProbe] = [:]
     /// Flows relayed in HTTP mode (the profile rewrites, mocks or records HTTP).
     var httpSessions: [FlowKey: HTTPSession] = [:]
     /// TCP flows holding a pin on their fake IP's mapping (released exactly once, in `releasePin`).
@@ -706,6 +708,7 @@ final class Tunnel {
 
     func failHandshake(_ flow: TCPFlow, _ failure: ProxyFailure, sink: inout TunSink) {
         io.statistics.upstreamErrors += 1
+        if let handshake = flow.handshake { noteProxyFailure(handshake.proxy.name, reason: failure.message) }
         if flow.key.transport == .tcp { ProcessControl.writeStandardError("sluice: \(flow.key): \(failure.message)\n") }
         fail(flow.key, with: failure.refusal, reason: failure.message, sink: &sink)
         removeTCP(flow, keepConnection: true)
@@ -724,6 +727,10 @@ final class Tunnel {
     // MARK: The upstream side
 
     func upstreamReady(token: UInt64, events: Epoll.Events) {
+        if let probe = probes[token] {
+            probeReady(probe, events: events)
+            return
+        }
         guard let key = tokens[token] else { return }
         var sink = TunSink(io: io)
         // A UDP association has two sockets under one key: the token tells which.
@@ -1112,6 +1119,10 @@ final class Tunnel {
                 failHandshake(flow, handshake.failure(.timedOut(stage)), sink: &sink)
             }
         }
+        if let deadline = probeDeadline, deadline <= time {
+            expireProbes()
+            startDueHealthChecks()
+        }
         if let deadline = sniffDeadline, deadline <= time {
             // Silent apps (server-speaks-first protocols) are decided without their first bytes.
             for (key, deadline) in sniffing where deadline <= time { sniff(key, final: true, sink: &sink) }
@@ -1141,7 +1152,7 @@ final class Tunnel {
             return min(a, b)
         }
         let next = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
-                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(sniffDeadline, handshakeDeadline)))
+                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), probeDeadline)))
         if next != armedDeadline {
             armedDeadline = next
             if let next {
