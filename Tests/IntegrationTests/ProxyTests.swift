@@ -243,6 +243,49 @@ final class ProxyTests {
         #expect(log.contains("block(1): tcp/connect"), "\(log.suffix(3000))")
     }
 
+    @Test func httpModeAnswersAFailedProxyWithAnHTTPError() throws {
+        try topology.startDanted(port: 1080, blockPort: 9999)
+        // In HTTP mode the app's request is already parsed: a failure upstream is answered, not reset.
+        let path = try topology.profile("""
+        [Proxy]
+        corp-socks = socks5, 10.88.0.2, 1080
+        dead-socks = socks5, 10.88.0.2, 1099
+        dead-http = http, 10.88.0.2, 1098
+
+        [Rule]
+        DOMAIN,dead.test,dead-socks
+        DOMAIN,deadhttp.test,dead-http
+        FINAL,corp-socks
+
+        [Host]
+        refused.test = 10.89.0.2
+
+        [Header Rewrite]
+        http-request ^http://origin\\.test:8080/ header-add X-Env staging
+        """)
+        // Each answer as "STATUS BODY" on one line.
+        let r = try topology.exec("""
+        get() { local code; code=$(curl -s --max-time 10 -o /tmp/body.$$ -w '%{http_code}' "$1"); echo "$code $(tr '\\n' ' ' < /tmp/body.$$)"; rm -f /tmp/body.$$; }
+        get http://dead.test:8080/hello.txt
+        get http://deadhttp.test:8080/hello.txt
+        get http://refused.test:9999/x
+        get http://origin.test:8080/echo
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4, "\(r.stdout) \(r.stderr)")
+        guard lines.count == 4 else { return }
+        // Nothing listens where the proxy should be: 502, and the body says so.
+        #expect(lines[0].hasPrefix("502 sluice: ") && lines[0].contains("refused"), "\(lines[0])")
+        #expect(lines[1].hasPrefix("502 sluice: ") && lines[1].contains("refused"), "\(lines[1])")
+        // danted refuses the destination by rule. docs/relay.md gives 403 for "not allowed by ruleset",
+        // issue #5 says 502 for parsed HTTP: either way Sluice answers, and the body says why.
+        #expect(lines[2].hasPrefix("403 ") || lines[2].hasPrefix("502 "), "\(lines[2])")
+        #expect(lines[2].contains("proxy corp-socks") && lines[2].contains("not allowed"), "\(lines[2])")
+        #expect(lines[3] == "200 method=GET uri=/echo host=origin.test env=staging proxyauth= ", "\(r.stdout) \(r.stderr)")
+        #expect(topology.log("danted-1080.log").contains("block(1): tcp/connect"))
+    }
+
     // MARK: 6. A fake proxy's faults
 
     @Test func aMisbehavingProxyFailsOnlyItsOwnFlows() throws {

@@ -21,7 +21,7 @@ final class ProxyTopology {
     let work: URL
     /// Names the proxy namespace resolves to the origin.
     static let originNames = ["origin.test", "far.test", "named.test", "health.test", "good.test", "bad.test", "dead.test",
-                              "close.test", "garbage.test", "stall.test", "badauth.test"]
+                              "close.test", "garbage.test", "stall.test", "badauth.test", "refused.test"]
     private let etcDirectory: String
     private var users: [String] = []
     private var started: [String: ChildProcess] = [:]
