@@ -1106,7 +1106,10 @@ final class Tunnel {
             }
             // Connections that timed out or were reset by a timer need their sockets closed.
             // (A flow still connecting upstream has no connection yet: its SYN waits in `pending`.)
-            for (key, flow) in tcpFlows where key.transport == .tcp && flow.connected && tcp.connection(key) == nil { removeTCP(flow) }
+            // (Nor has one still shaking hands with a proxy: the app's SYN waits for the handshake.)
+            for (key, flow) in tcpFlows where key.transport == .tcp && flow.connected && flow.handshake == nil && tcp.connection(key) == nil {
+                removeTCP(flow)
+            }
         }
         if let deadline = handshakeDeadline, deadline <= time {
             // A proxy that does not answer fails its own flow only, and soon.

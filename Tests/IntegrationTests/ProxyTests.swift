@@ -22,8 +22,6 @@ final class ProxyTests {
 
     """
 
-    /// Tests of engine features still being built are skipped unless SLUICE_PENDING=1 is set.
-    static let runPending = ProcessInfo.processInfo.environment["SLUICE_PENDING"] == "1"
 
     struct Timing { var status: Int; var milliseconds: Int }
 
@@ -317,7 +315,7 @@ final class ProxyTests {
         #expect(fake.contains("garbage greeting 05"), "\(fake)")
     }
 
-    @Test(.disabled(if: !Self.runPending, "engine: handshake deadlines not enforced yet (a stalled proxy keeps its flow until the app gives up)"))
+    @Test
     func aStalledProxyTimesOutWithoutStallingOtherFlows() throws {
         try topology.startDanted(port: 1080)
         try topology.startFakeProxy()
@@ -359,7 +357,7 @@ final class ProxyTests {
 
     // MARK: 7. UDP through SOCKS5, and fallback groups
 
-    @Test(.disabled(if: !Self.runPending, "engine: UDP flows do not follow the rules yet (no SOCKS5 UDP ASSOCIATE); they go DIRECT"))
+    @Test
     func dnsQueriesTravelThroughSOCKS5UDPAssociate() throws {
         try topology.startDanted(port: 1080)
         try topology.startDNS()
@@ -385,7 +383,7 @@ final class ProxyTests {
         #expect(log.contains("VER: 5 CMD: 3 "), "\(log.suffix(3000))")
     }
 
-    @Test(.disabled(if: !Self.runPending, "engine: no health checks for fallback groups yet; the group keeps its first member"))
+    @Test
     func aFallbackGroupMovesOnWhenItsProxyDies() throws {
         try topology.startDanted(port: 1082)
         try topology.startDanted(port: 1083)
