@@ -172,7 +172,7 @@ final class ProxyTopology {
     func startFakeProxy() throws {
         let script = path("fake-proxy.py")
         try FakeProxy.script.write(toFile: script, atomically: true, encoding: .utf8)
-        started["fake"] = try net.start(["python3", script, "10.88.0.2", path("fake-proxy.log")], in: proxy, log: path("fake-proxy.out"))
+        started["fake"] = try net.start(["/usr/bin/python3", script, "10.88.0.2", path("fake-proxy.log")], in: proxy, log: path("fake-proxy.out"))
         for port in FakeProxy.Fault.allCases.map(\.port) {
             try waitForListener("10.88.0.2:\(port)", in: proxy, what: "fake proxy")
         }
@@ -183,7 +183,7 @@ final class ProxyTopology {
     func startDNS() throws {
         let script = path("dns.py")
         try FakeProxy.dnsScript.write(toFile: script, atomically: true, encoding: .utf8)
-        started["dns"] = try net.start(["python3", script, "10.89.0.2", path("dns.log")], in: origin, log: path("dns.out"))
+        started["dns"] = try net.start(["/usr/bin/python3", script, "10.89.0.2", path("dns.log")], in: origin, log: path("dns.out"))
         try waitForListener("10.89.0.2:53", in: origin, what: "dns server")
     }
 
