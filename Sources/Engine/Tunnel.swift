@@ -101,6 +101,10 @@ final class Tunnel {
     var finalStatistics: TunnelStatistics {
         var result = io.statistics
         result.requestStatistics = director.statisticsSummary
+        if !director.groups.isEmpty {
+            // Each group's choice and its members' health, as the checks last saw them.
+            result.groups = director.groups.keys.sorted().compactMap { director.groups[$0]?.description }.joined(separator: "\n")
+        }
         if let flowLog {
             let written = flowLog.close()
             result.capture = (result.capture.map { $0 + "\n" } ?? "") + "flow log: \(written)"

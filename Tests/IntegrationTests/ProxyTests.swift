@@ -422,5 +422,9 @@ final class ProxyTests {
         #expect(r.stdout == "hello from the origin\nfirst=0\nafter=yes\n200\n200\n200\n", "\(r.stdout) \(r.stderr)")
         #expect(topology.log("danted-1082.log").contains("tcp/connect [: 10.88.0.1."))
         #expect(topology.log("danted-1083.log").contains("ATYP: 3 address: origin.test.8080"), "\(topology.log("danted-1083.log").suffix(3000))")
+        // The switch is logged when it happens, and the exit summary shows the group's health.
+        #expect(r.stderr.contains("sluice: group egress: socks-a → socks-b"), "\(r.stderr)")
+        let groups = r.stderr.split(separator: "\n").drop { $0 != "groups:" }.dropFirst().first.map(String.init) ?? ""
+        #expect(groups.hasPrefix("egress: fallback → socks-b (healthy") && groups.contains("socks-a (down)"), "\(r.stderr)")
     }
 }
