@@ -155,6 +155,8 @@ public final class TCPFlowTable {
         connection.output(now: now) { header, payload in
             send(header, payload: payload, key: key, sink: &sink)
         }
+        // The engine flushes after draining: a TIME-WAIT flow's data is all gone by now.
+        if connection.state == .timeWait { connection.releaseBuffersInTimeWait() }
         if connection.state == .closed {
             connections[key] = nil
             timeWaiting[key] = nil

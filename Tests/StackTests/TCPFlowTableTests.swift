@@ -217,6 +217,8 @@ import Wire
             keys.append(key)
         }
         #expect(table.count == 3000)
+        // Waiting needs no buffers: the rings went back when the flow entered TIME-WAIT.
+        #expect(keys.allSatisfy { table.connection($0)!.sendBuffer.capacity == 1 && table.connection($0)!.receiveBuffer.ring.capacity == 1 })
         #expect(table.connections.count == 0, "TIME-WAIT flows are still in the scanned set")
         #expect(table.connection(keys[0])?.state == .timeWait)
         #expect(table.nextDeadline == Instant.milliseconds(0) + wait)
@@ -239,6 +241,26 @@ import Wire
         #expect(atRearmed.count == 302 && atRearmed.contains(keys[0]) && atRearmed.contains(keys[1800]))
         _ = table.poll(now: Instant.milliseconds(2999) + wait, sink: &sink)
         #expect(table.count == 0 && table.nextDeadline == nil)
+    }
+
+    /// The rings go back only once the engine has read the app's last bytes.
+    @Test func timeWaitKeepsUndrainedDataUntilRead() {
+        let table = plainTable()
+        var sink = CollectingSink()
+        guard case let .connectionRequest(key) = input(table, datagram(fromPeer(remoteISS, .syn), from: app4, to: server4), sink: &sink),
+              let connection = table.accept(key, now: .milliseconds(5), sink: &sink) else { Issue.record("no flow"); return }
+        let iss = tcp(sink.packets.removeLast()).segment.header.sequenceNumber
+        _ = input(table, datagram(fromPeer(remoteISS + 1, ack: iss + 1, []), from: app4, to: server4), sink: &sink)
+        connection.shutdownWrite()
+        table.flush(key, now: .milliseconds(6), sink: &sink)
+        _ = input(table, datagram(fromPeer(remoteISS + 1, ack: iss + 2, [.fin, .psh], payload: bytes(5)), from: app4, to: server4), sink: &sink)
+        table.flush(key, now: .milliseconds(7), sink: &sink)
+        #expect(connection.state == .timeWait && connection.readableCount == 5)
+        #expect(connection.receiveBuffer.ring.capacity == plainConfiguration().receiveBufferSize)
+        var out = [UInt8](repeating: 0, count: 10)
+        #expect(out.withUnsafeMutableBytes { connection.read(into: $0) } == 5 && Array(out.prefix(5)) == bytes(5))
+        table.flush(key, now: .milliseconds(8), sink: &sink)
+        #expect(connection.receiveBuffer.ring.capacity == 1 && connection.sendBuffer.capacity == 1)
     }
 
     @Test func closedFlowsLeaveTheTable() {
