@@ -791,7 +791,9 @@ final class Tunnel {
             guard connection.writableCount > 0, !flow.upstreamClosed else { return }
             var failure: Errno?
             var eof = false
+            var offered = 0
             let n = connection.write { space in
+                offered = space.count
                 do throws(Errno) {
                     switch try flow.socket.read(into: space) {
                     case let .value(n):
@@ -822,6 +824,9 @@ final class Tunnel {
             io.statistics.bytesToApp += n
             countBytes(flow.key, down: n)
             tcp.flush(flow.key, now: now, sink: &sink)
+            // A short read emptied the socket: asking again would only return EAGAIN
+            // (epoll is level-triggered and says when more arrives).
+            if n < offered { return }
         }
     }
 
@@ -1160,14 +1165,14 @@ final class Tunnel {
         }
         let next = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
                            earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), probeDeadline)))
-        if next != armedDeadline {
+        // Only an earlier deadline re-arms the timer: a later one (the usual
+        // case: each ACK pushes the retransmission deadline out) waits for the
+        // armed one to fire, which costs a spurious wake-up instead of a
+        // timerfd_settime on every pass through the loop.
+        if let next, armedDeadline.map({ next < $0 }) ?? true {
             armedDeadline = next
-            if let next {
-                let delay = max(next.nanoseconds - now.nanoseconds, 1)
-                try? timer.arm(afterNanoseconds: UInt64(delay))
-            } else {
-                try? timer.disarm()
-            }
+            let delay = max(next.nanoseconds - now.nanoseconds, 1)
+            try? timer.arm(afterNanoseconds: UInt64(delay))
         }
     }
 
