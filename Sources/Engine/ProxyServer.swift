@@ -295,13 +295,13 @@ final class ProxyServer {
         switch director.decide(facts, final: true) {
         case let .route(decided, reason):
             route = decided
-            connection.route = "\(decided) (\(reason))"
+            connection.route = reason
         case .sniff:
             // Never with final: true; DIRECT is the default profile's answer.
             route = .direct
             connection.route = "DIRECT"
         }
-        trace("\(connection.description): \(connection.route)")
+        trace("\(connection.description): \(route) (\(connection.route))")
         switch route {
         case .direct:
             connect(connection, host: target.host.description, port: target.port)
@@ -313,15 +313,15 @@ final class ProxyServer {
             connect(connection, host: proxy.host, port: proxy.port)
         case .refuse:
             statistics.refusedByRules += 1
-            fail(connection, .notAllowed, reason: "refused by \(connection.route)", counted: false)
+            fail(connection, .notAllowed, reason: "refused: \(connection.route)", counted: false)
         case let .answer(bytes):
             statistics.refusedByRules += 1
             if connection.forwardHead != nil {
                 // A plain HTTP request gets the rule's own answer (403 page, tiny GIF).
-                log("sluice: proxy: \(connection.peer) → \(target): answered locally by \(connection.route)")
+                log("sluice: proxy: \(connection.peer) → \(target): answered locally: \(connection.route)")
                 close(connection, answer: bytes)
             } else {
-                fail(connection, .notAllowed, reason: "refused by \(connection.route)", counted: false)
+                fail(connection, .notAllowed, reason: "refused: \(connection.route)", counted: false)
             }
         }
     }
