@@ -106,12 +106,14 @@ final class ProxyServer {
                 case Self.httpToken: accept(.http)
                 case Self.resolverToken: resolved(resolver.receive(now: now))
                 case let token where token >= Self.firstConnectionToken:
-                    let id = (token - Self.firstConnectionToken) / 2
+                    let id = (token - Self.firstConnectionToken) / 4
                     guard let connection = connections[id] else { continue }
-                    if token == connection.clientToken {
-                        clientReady(connection, events: event.events)
-                    } else {
-                        upstreamReady(connection, events: event.events)
+                    switch (token - Self.firstConnectionToken) % 4 {
+                    case 0: clientReady(connection, events: event.events)
+                    case 1 where connection.association != nil: associationReady(connection, from: .v4)
+                    case 1: upstreamReady(connection, events: event.events)
+                    case 2: associationReady(connection, from: nil)
+                    default: associationReady(connection, from: .v6)
                     }
                 default:
                     if !handleOther(event.token) { return }
@@ -165,7 +167,7 @@ final class ProxyServer {
         switch connection.phase {
         case .handshake:
             readHandshake(connection)
-        case .relaying, .closing:
+        case .relaying, .closing, .associated:
             if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { readClient(connection) }
         case .resolving, .connecting, .proxyHandshake:
             // Not reading the client meanwhile; only its failure matters.
@@ -229,9 +231,7 @@ final class ProxyServer {
                 return
             case let .associate(hint, consumed)?:
                 connection.received.removeFirst(consumed)
-                connection.target = hint
-                // UDP ASSOCIATE is not relayed (yet): REP 7, command not supported.
-                fail(connection, .commandNotSupported, reason: "UDP ASSOCIATE is not supported by sluice proxy")
+                associate(connection, hint: hint)
                 return
             case let .refuse(bytes, reason)?:
                 refuse(connection, bytes: bytes, reason: reason)
@@ -427,7 +427,7 @@ final class ProxyServer {
             readProxyHandshake(connection)
         case .relaying, .closing:
             if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { readUpstream(connection) }
-        case .handshake, .resolving:
+        case .handshake, .resolving, .associated:
             return
         }
         pump(connection)
@@ -555,10 +555,22 @@ final class ProxyServer {
     // MARK: Relaying
 
     func readClient(_ connection: InboundConnection) {
-        if connection.phase == .closing {
-            // A refused client's further bytes are read and dropped, so its close is seen.
+        if connection.phase == .closing || connection.phase == .associated {
+            // A refused client's further bytes are read and dropped, so its close is seen;
+            // an association ends with its TCP connection (RFC 1928 §7).
             for _ in 0 ..< 4 {
-                guard case let .value(n)? = try? connection.client.read(into: scratch), n > 0 else { return }
+                let result = try? connection.client.read(into: scratch)
+                switch result {
+                case .value(let n)? where n > 0:
+                    continue
+                case .wouldBlock?:
+                    return
+                case .value?, nil:
+                    // EOF or an error: nothing more to read.
+                    connection.clientDrained = true
+                    if connection.phase == .associated { finish(connection) }
+                    return
+                }
             }
             return
         }
@@ -659,9 +671,9 @@ final class ProxyServer {
             if !connection.clientReadClosed, connection.toUpstream.hasRoom { client.insert(.readable) }
             if !connection.upstreamReadClosed, connection.toClient.hasRoom { upstream.insert(.readable) }
             if !connection.toUpstream.isEmpty { upstream.insert(.writable) }
-        case .closing:
+        case .closing, .associated:
             // Reading (and dropping) lets a client's reset or close end the wait early.
-            client.insert(.readable)
+            if !connection.clientDrained { client.insert(.readable) }
         }
         if !connection.toClient.isEmpty, !connection.clientWriteClosed { client.insert(.writable) }
         if client != connection.clientInterest {
@@ -688,6 +700,7 @@ final class ProxyServer {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         resolving[connection.resolverKey] = nil
         dropUpstream(connection)
+        dropAssociation(connection)
         try? epoll.remove(connection.client.descriptor)
         statistics.bytesUp += connection.bytesUp
         statistics.bytesDown += connection.bytesDown
@@ -723,7 +736,7 @@ final class ProxyServer {
                 pump(connection)
             case .closing:
                 abort(connection, reason: "client did not take its answer")
-            case .relaying:
+            case .relaying, .associated:
                 continue
             }
         }
@@ -759,10 +772,16 @@ public struct ProxyServerStatistics: Sendable, CustomStringConvertible {
     public var errors = 0
     public var bytesUp = 0
     public var bytesDown = 0
+    /// SOCKS5 UDP associations, and their datagrams each way (dropped: refused, unparsable, or from strangers).
+    public var associations = 0
+    public var datagramsUp = 0
+    public var datagramsDown = 0
+    public var datagramsDropped = 0
 
     public var description: String {
         "proxy: \(connections) connections (\(relayed) relayed, \(refusedByRules) refused by rules, "
             + "\(handshakeFailures) bad or unauthenticated requests (\(authFailures) wrong credentials), \(failed) unreachable), "
-            + "\(bytesUp) bytes up, \(bytesDown) bytes down, \(errors) errors"
+            + "\(bytesUp) bytes up, \(bytesDown) bytes down, \(associations) UDP associations (\(datagramsUp) datagrams up, "
+            + "\(datagramsDown) down, \(datagramsDropped) dropped), \(errors) errors"
     }
 }

@@ -73,6 +73,8 @@ final class InboundConnection {
         case proxyHandshake
         /// Bytes flow both ways.
         case relaying
+        /// A SOCKS5 UDP association: datagrams flow; the TCP connection only keeps it alive.
+        case associated
         /// A last answer (a refusal, a failure reply) is being written; then close.
         case closing
     }
@@ -100,11 +102,15 @@ final class InboundConnection {
     let toUpstream: RelayBuffer
     let toClient: RelayBuffer
     var clientReadClosed = false
+    /// A closing client's EOF was read: stop watching it for reads (level-triggered epoll would repeat it).
+    var clientDrained = false
     var upstreamReadClosed = false
     var clientWriteClosed = false
     var upstreamWriteClosed = false
     var clientInterest: Epoll.Events = []
     var upstreamInterest: Epoll.Events = []
+    /// Set for a SOCKS5 UDP ASSOCIATE: the datagram sockets, while the TCP connection keeps it alive.
+    var association: UDPAssociation?
     /// When the current stage gives up (nil while relaying).
     var deadline: Instant?
     var bytesUp = 0
@@ -122,8 +128,13 @@ final class InboundConnection {
         toClient = RelayBuffer(capacity: bufferSize)
     }
 
-    var clientToken: UInt64 { ProxyServer.firstConnectionToken + id * 2 }
+    /// Four tokens per connection: the client's TCP socket, the upstream TCP
+    /// socket (or a UDP association's IPv4 socket to targets), the association's
+    /// socket facing the client, and its IPv6 socket to targets.
+    var clientToken: UInt64 { ProxyServer.firstConnectionToken + id * 4 }
     var upstreamToken: UInt64 { clientToken + 1 }
+    var relayToken: UInt64 { clientToken + 2 }
+    var outboundV6Token: UInt64 { clientToken + 3 }
 
     /// A key of this connection's own for the host's resolver (clients of two
     /// listeners may share an address and port; ids never repeat).

@@ -53,10 +53,10 @@ commands:
         apply, in that order, with their line numbers and why. Starts nothing.
   proxy [--listen ADDR:PORT] [--http-listen ADDR:PORT] [--profile FILE] [--auth USER:PASS]
         Local proxy servers whose clients follow the profile's rules (DIRECT,
-        upstream proxies, REJECT), as the tunnel's flows do: SOCKS5 (CONNECT;
-        UDP ASSOCIATE is refused) on --listen (default 127.0.0.1:1080) and an
-        HTTP proxy (CONNECT and absolute-form requests, one per connection)
-        on --http-listen. --auth requires RFC 1929 / Basic credentials on both.
+        upstream proxies, REJECT), as the tunnel's flows do: SOCKS5 (CONNECT,
+        and UDP ASSOCIATE for DIRECT datagrams) on --listen (default
+        127.0.0.1:1080) and an HTTP proxy (CONNECT and absolute-form requests,
+        one request per connection) on --http-listen. --auth requires RFC 1929 / Basic credentials on both.
         An address other than loopback needs --auth: no open relays.
         SIGHUP reloads the profile; Ctrl-C stops and prints a summary.
   help  Show this text.

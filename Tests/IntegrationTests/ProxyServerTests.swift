@@ -257,17 +257,66 @@ final class ProxyServerTests {
         #expect(summary.contains(", 0 errors"), "\(summary)")
     }
 
-    @Test func udpAssociateIsRefusedWithCommandNotSupported() throws {
-        let server = try start(["--listen", "127.0.0.1:11085"], ports: [11085])
-        let script = """
+    @Test func udpAssociateRelaysDatagramsByTheRules() throws {
+        // A UDP echo server on both families in the server namespace.
+        let echo = """
+        import socket, select
+        socks = []
+        for family, address in ((socket.AF_INET, "10.88.0.2"), (socket.AF_INET6, "fd00:88::2")):
+            s = socket.socket(family, socket.SOCK_DGRAM); s.bind((address, 9300)); socks.append(s)
+        for _ in range(100):
+            ready, _, _ = select.select(socks, [], [], 30)
+            if not ready: break
+            for s in ready:
+                data, peer = s.recvfrom(65535); s.sendto(b"echo:" + data, peer)
+        """
+        try net.start(["python3", "-c", echo], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9300"))
+        let path = try profile("""
+        [Rule]
+        DOMAIN,blocked.test,REJECT
+        FINAL,DIRECT
+        \(Self.hosts)
+        """)
+        let server = try start(["--listen", "127.0.0.1:11085", "--profile", path], ports: [11085])
+        let client = """
         import socket
         s = socket.create_connection(("127.0.0.1", 11085), timeout=5)
         s.sendall(b"\\x05\\x01\\x00"); print(s.recv(2).hex())
-        s.sendall(b"\\x05\\x03\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00"); print(s.recv(10).hex())
+        s.sendall(b"\\x05\\x03\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00"); reply = s.recv(10)
+        print(reply[:4].hex(), socket.inet_ntoa(reply[4:8]))
+        relay = ("127.0.0.1", int.from_bytes(reply[8:10], "big"))
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3)
+        targets = [
+            b"\\x01" + socket.inet_aton("10.88.0.2"),
+            b"\\x04" + socket.inet_pton(socket.AF_INET6, "fd00:88::2"),
+            b"\\x03" + bytes([len(b"origin.test")]) + b"origin.test",
+        ]
+        for i, target in enumerate(targets):
+            u.sendto(b"\\x00\\x00\\x00" + target + (9300).to_bytes(2, "big") + b"ping%d" % i, relay)
+            data, _ = u.recvfrom(65535)
+            atyp = data[3]
+            if atyp == 1: source, rest = socket.inet_ntoa(data[4:8]), data[8:]
+            else: source, rest = socket.inet_ntop(socket.AF_INET6, data[4:20]), data[20:]
+            print(data[:3].hex(), source, int.from_bytes(rest[:2], "big"), rest[2:].decode())
+        u.sendto(b"\\x00\\x00\\x00\\x03" + bytes([len(b"blocked.test")]) + b"blocked.test" + (9300).to_bytes(2, "big") + b"nope", relay)
+        try:
+            u.recvfrom(65535); print("blocked answered")
+        except socket.timeout:
+            print("blocked dropped")
         """
-        let r = try net.run(["python3", "-c", script], in: host, check: false, timeout: 20)
+        let r = try net.run(["python3", "-c", client], in: host, check: false, timeout: 30)
         let summary = server.stop()
-        #expect(r.output == "0500\n05070001000000000000\n", "\(r.output)\n\(summary)")
+        #expect(r.output == """
+        0500
+        05000001 127.0.0.1
+        000000 10.88.0.2 9300 echo:ping0
+        000000 fd00:88::2 9300 echo:ping1
+        000000 10.88.0.2 9300 echo:ping2
+        blocked dropped
+
+        """, "\(r.output)\n\(summary)")
+        #expect(summary.contains("1 UDP associations (3 datagrams up, 3 down, 1 dropped)"), "\(summary)")
     }
 
     @Test func stalledClientsAreCutAtTheGreetingDeadline() throws {
