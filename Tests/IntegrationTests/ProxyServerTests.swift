@@ -131,6 +131,7 @@ final class ProxyServerTests {
         [Rule]
         DOMAIN,blocked.test,REJECT
         IP-CIDR,10.88.0.99/32,REJECT
+        URL-REGEX,"^http://origin\\.test:8080/secret",REJECT-TINYGIF
         FINAL,DIRECT
         \(Self.hosts)
         """)
@@ -142,11 +143,12 @@ final class ProxyServerTests {
         curl -s -m 10 -w ' %{http_code}\\n' --proxy http://127.0.0.1:18083 http://blocked.test:8080/hello.txt
         curl -s -m 10 -p -o /dev/null -w 'connect=%{http_connect}\\n' --proxy http://127.0.0.1:18083 http://blocked.test:8080/hello.txt
         curl -sS -m 10 --socks5-hostname 127.0.0.1:11083 http://origin.test:8080/hello.txt
+        curl -s -m 10 -o /dev/null -w 'url=%{http_code} %{content_type} %{size_download}\\n' --proxy http://127.0.0.1:18083 http://origin.test:8080/secret/x.gif
         """)
         let summary = server.stop()
         let lines = r.output.split(separator: "\n").map(String.init)
-        #expect(lines.count == 8, "\(r.output)\n\(summary)")
-        guard lines.count == 8 else { return }
+        #expect(lines.count == 9, "\(r.output)\n\(summary)")
+        guard lines.count == 9 else { return }
         // REP 2: connection not allowed by ruleset; curl shows the code and exits 97.
         #expect(lines[0].contains("(2)"), "\(lines[0])")
         #expect(lines[1] == "socks-name=97")
@@ -157,7 +159,9 @@ final class ProxyServerTests {
         #expect(lines[5] == " 403", "\(lines[5])")
         #expect(lines[6] == "connect=403", "\(lines[6])")
         #expect(lines[7] == "hello from nginx")
-        #expect(summary.contains("4 refused by rules"), "\(summary)")
+        // URL rules see an absolute-form request's URL: the rule's own answer, a 43-byte GIF.
+        #expect(lines[8] == "url=200 image/gif 43", "\(lines[8])")
+        #expect(summary.contains("5 refused by rules"), "\(summary)")
     }
 
     @Test func unreachableTargetsFailFast() throws {
