@@ -164,6 +164,7 @@ final class ProxyServer {
     }
 
     func clientReady(_ connection: InboundConnection, events: Epoll.Events) {
+        if events.contains(.hangup) || events.contains(.error) { connection.clientHungUp = true }
         switch connection.phase {
         case .handshake:
             readHandshake(connection)
@@ -415,6 +416,7 @@ final class ProxyServer {
 
     func upstreamReady(_ connection: InboundConnection, events: Epoll.Events) {
         guard let upstream = connection.upstream else { return }
+        if events.contains(.hangup) || events.contains(.error) { connection.upstreamHungUp = true }
         switch connection.phase {
         case .connecting:
             // SO_ERROR clears when read: read once.
@@ -549,6 +551,8 @@ final class ProxyServer {
         try? epoll.remove(upstream.socket.descriptor)
         connection.upstream = nil
         connection.upstreamInterest = []
+        connection.upstreamHungUp = false
+        connection.upstreamParked = false
         connection.proxyHandshake = nil
     }
 
@@ -676,14 +680,35 @@ final class ProxyServer {
             if !connection.clientDrained { client.insert(.readable) }
         }
         if !connection.toClient.isEmpty, !connection.clientWriteClosed { client.insert(.writable) }
-        if client != connection.clientInterest {
-            try? epoll.modify(connection.client.descriptor, events: client, token: connection.clientToken)
-            connection.clientInterest = client
+        let rawClient = connection.client.descriptor.rawValue
+        connection.clientParked = setInterest(client, current: &connection.clientInterest, parked: connection.clientParked,
+                                              hungUp: connection.clientHungUp, descriptor: rawClient, token: connection.clientToken)
+        if let box = connection.upstream {
+            connection.upstreamParked = setInterest(upstream, current: &connection.upstreamInterest, parked: connection.upstreamParked,
+                                                    hungUp: connection.upstreamHungUp, descriptor: box.socket.descriptor.rawValue,
+                                                    token: connection.upstreamToken)
         }
-        if let box = connection.upstream, upstream != connection.upstreamInterest {
-            try? epoll.modify(box.socket.descriptor, events: upstream, token: connection.upstreamToken)
-            connection.upstreamInterest = upstream
+    }
+
+    /// Applies `wanted` to a socket's registration; returns whether it is now parked
+    /// (out of the epoll set: hung up, and nothing to do on it until a buffer drains).
+    func setInterest(_ wanted: Epoll.Events, current: inout Epoll.Events, parked: Bool, hungUp: Bool,
+                     descriptor: Int32, token: UInt64) -> Bool {
+        if hungUp, wanted.isEmpty {
+            if !parked { try? epoll.remove(rawDescriptor: descriptor) }
+            current = []
+            return true
         }
+        if parked {
+            try? epoll.add(rawDescriptor: descriptor, events: wanted, token: token)
+            current = wanted
+            return false
+        }
+        if wanted != current {
+            try? epoll.modify(rawDescriptor: descriptor, events: wanted, token: token)
+            current = wanted
+        }
+        return false
     }
 
     /// A socket failed mid-stream: both sides are cut (with a RST, so neither

@@ -109,6 +109,13 @@ final class InboundConnection {
     var upstreamWriteClosed = false
     var clientInterest: Epoll.Events = []
     var upstreamInterest: Epoll.Events = []
+    /// The socket reported a hang-up or an error. epoll reports those whatever
+    /// the interest, so a hung-up socket we cannot act on yet (its peer's buffer
+    /// is full) is taken out of the set ("parked") until there is room again.
+    var clientHungUp = false
+    var upstreamHungUp = false
+    var clientParked = false
+    var upstreamParked = false
     /// Set for a SOCKS5 UDP ASSOCIATE: the datagram sockets, while the TCP connection keeps it alive.
     var association: UDPAssociation?
     /// When the current stage gives up (nil while relaying).
