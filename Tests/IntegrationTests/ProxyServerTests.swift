@@ -416,6 +416,31 @@ final class ProxyServerTests {
         #expect(summary.contains("no complete request in time"), "\(summary)")
     }
 
+    @Test func sighupReloadsTheRules() throws {
+        let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)", name: "reload.conf")
+        let server = try start(["--listen", "127.0.0.1:11093", "--profile", path], ports: [11093])
+        let before = try client("curl -sS -m 10 --socks5-hostname 127.0.0.1:11093 http://origin.test:8080/hello.txt")
+        try "[Rule]\nDOMAIN,origin.test,REJECT\nFINAL,DIRECT\n\(Self.hosts)".write(toFile: path, atomically: true, encoding: .utf8)
+        server.child.signal(SIGHUP)
+        let reloaded = TestNetwork.waitUntil(seconds: 10) {
+            ((try? String(contentsOfFile: server.log, encoding: .utf8)) ?? "").contains("SIGHUP: reloaded")
+        }
+        let after = try client("curl -sS -m 10 --socks5-hostname 127.0.0.1:11093 http://origin.test:8080/hello.txt 2>&1; echo \"status=$?\"")
+        // A profile with errors keeps the rules in force.
+        try "[Rule]\nNONSENSE,x\n".write(toFile: path, atomically: true, encoding: .utf8)
+        server.child.signal(SIGHUP)
+        let kept = TestNetwork.waitUntil(seconds: 10) {
+            ((try? String(contentsOfFile: server.log, encoding: .utf8)) ?? "").contains("still using the previous profile")
+        }
+        let still = try client("curl -sS -m 10 --socks5-hostname 127.0.0.1:11093 http://origin.test:8080/hello.txt 2>&1; echo \"status=$?\"")
+        let summary = server.stop()
+        #expect(before.output == "hello from nginx\n", "\(summary)")
+        #expect(reloaded, "\(summary)")
+        #expect(after.output.contains("(2)") && after.output.hasSuffix("status=97\n"), "\(after.output)")
+        #expect(kept, "\(summary)")
+        #expect(still.output.contains("(2)") && still.output.hasSuffix("status=97\n"), "\(still.output)")
+    }
+
     @Test func nonLoopbackListenersNeedCredentials() throws {
         let refused = try runSluice(["proxy", "--listen", "10.88.0.1:11087"], in: host, timeout: 10)
         #expect(refused.status == 1)
