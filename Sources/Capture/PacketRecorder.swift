@@ -6,11 +6,13 @@
 // and the ring is full, the packet is left out of the capture and counted;
 // the loop never waits, never locks, never allocates.
 //
-// Waking the writer: it sleeps on an eventfd only after announcing it
-// (`writerSleeping`) and re-checking the ring. record() publishes the packet
-// first and looks at the flag second (both sequentially consistent), so either
-// the writer sees the packet or record() sees the flag and signals. The
-// eventfd write is therefore one syscall per writer sleep, not per packet.
+// Waking the writer: when the ring is empty it first naps (1 ms at a time,
+// 10 ms in all) without telling anyone, so a busy loop's packets are written
+// in batches. Then it announces its sleep (`writerSleeping`), re-checks the
+// ring and blocks on an eventfd. record() publishes the packet first and looks
+// at the flag second (both sequentially consistent), so either the writer
+// sees the packet or record() sees the flag and signals. The eventfd write is
+// therefore one syscall per idle period, not per packet.
 internal import Sys
 import Synchronization
 
@@ -28,6 +30,8 @@ public final class PacketRecorder {
         public var packetsUnwritten = 0
         /// Times a file was closed for size and a new one started.
         public var filesRotated = 0
+        /// Times record() had to wake a sleeping writer (one eventfd write each).
+        public var writerWakeUps = 0
         /// The first write error, if any; the writer stops writing after it.
         public var failure: String?
 
@@ -59,8 +63,13 @@ public final class PacketRecorder {
     public let snaplen: Int
     private let shared: Shared
     private var writerThread: WorkerThread?
-    private var packetsRecorded = 0
     private var isClosed = false
+    // Counted by record() alone, on the loop's thread, so plain fields: the
+    // packet path makes no atomic read-modify-write and shares no counter's
+    // cache line with the writer.
+    private var packetsRecorded = 0
+    private var packetsDropped = 0
+    private var writerWakeUps = 0
 
     /// Opens `path` (the first file) and compiles `filter` at once, so a bad
     /// path or expression fails here, not on the writer thread.
@@ -107,7 +116,6 @@ public final class PacketRecorder {
     /// Copies `packet` for the capture. Called on the event loop's thread only
     /// (one producer). Never blocks: when the ring is full the packet is
     /// counted in `packetsDropped` and left out of the capture.
-    @inline(__always)
     public func record(_ packet: UnsafeRawBufferPointer, outbound: Bool) {
         record(packet, outbound: outbound, timestamp: WallClock.now())
     }
@@ -117,22 +125,27 @@ public final class PacketRecorder {
     public func record(_ packet: UnsafeRawBufferPointer, outbound: Bool, timestamp: UInt64) {
         guard !isClosed else { return }
         packetsRecorded += 1
-        shared.packetsRecorded.store(packetsRecorded, ordering: .relaxed)
         let kept = packet.count <= snaplen ? packet : UnsafeRawBufferPointer(rebasing: packet[0 ..< snaplen])
         guard shared.ring.push(kept, originalLength: packet.count, outbound: outbound, timestamp: timestamp) else {
-            // Only this thread writes the counter: a load and a store, no read-modify-write.
-            let dropped = shared.packetsDropped.load(ordering: .relaxed)
-            shared.packetsDropped.store(dropped + 1, ordering: .relaxed)
+            packetsDropped += 1
             return
         }
         if shared.writerSleeping.load(ordering: .sequentiallyConsistent),
            shared.writerSleeping.exchange(false, ordering: .sequentiallyConsistent) {
             _ = try? shared.wake.signal()
+            writerWakeUps += 1
         }
     }
 
-    /// The counters so far; exact once `close()` has returned.
-    public var statistics: Statistics { shared.statistics() }
+    /// The counters so far; exact once `close()` has returned. Read it on the
+    /// loop's thread, like record().
+    public var statistics: Statistics {
+        var statistics = shared.writerStatistics()
+        statistics.packetsRecorded = packetsRecorded
+        statistics.packetsDropped = packetsDropped
+        statistics.writerWakeUps = writerWakeUps
+        return statistics
+    }
 
     /// Writes everything still in the ring, flushes and closes the file, and
     /// joins the writer thread. Later record() calls are ignored. Idempotent.
@@ -153,15 +166,16 @@ extension PacketRecorder: CustomStringConvertible {
 }
 
 extension PacketRecorder {
-    /// What the loop thread and the writer thread share. Counters each have
-    /// one writing thread, so plain loads and stores suffice.
+    /// What the loop thread and the writer thread share. The writer's
+    /// counters have one writing thread, so plain loads and stores suffice;
+    /// they sit a cache line away from the flags record() reads per packet,
+    /// so the writer's per-packet stores do not evict them.
     final class Shared: Sendable {
         let ring: CaptureRing
         let wake: EventFD
         let writerSleeping = Atomic<Bool>(false)
         let stopping = Atomic<Bool>(false)
-        let packetsRecorded = Atomic<Int>(0)
-        let packetsDropped = Atomic<Int>(0)
+        private let padding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
         let packetsCaptured = Atomic<Int>(0)
         let packetsFilteredOut = Atomic<Int>(0)
         let packetsUnwritten = Atomic<Int>(0)
@@ -173,12 +187,11 @@ extension PacketRecorder {
             self.wake = wake
         }
 
-        func statistics() -> Statistics {
+        /// The writer's half of the statistics.
+        func writerStatistics() -> Statistics {
             var statistics = Statistics()
-            statistics.packetsRecorded = packetsRecorded.load(ordering: .acquiring)
             statistics.packetsCaptured = packetsCaptured.load(ordering: .acquiring)
             statistics.packetsFilteredOut = packetsFilteredOut.load(ordering: .acquiring)
-            statistics.packetsDropped = packetsDropped.load(ordering: .acquiring)
             statistics.packetsUnwritten = packetsUnwritten.load(ordering: .acquiring)
             statistics.filesRotated = filesRotated.load(ordering: .acquiring)
             statistics.failure = failure.withLock { $0 }
@@ -195,6 +208,10 @@ extension PacketRecorder {
         let hooks: Hooks
         private var failed = false
         private var unflushed = false
+        private var lastFlush = ContinuousClock.now
+        /// Naps of 1 ms an idle writer takes before it sleeps until woken.
+        static let lingerNaps = 10
+        static let flushInterval = Duration.milliseconds(100)
         /// How long an idle writer sleeps before looking again. record() wakes
         /// it; this bound is only a safety net, so it can be long.
         static let idleMilliseconds: Int32 = 1000
@@ -207,16 +224,34 @@ extension PacketRecorder {
         }
 
         func run() {
+            var idleNaps = 0
             while true {
                 hooks.writerWillDrain?()
-                if shared.ring.drain(write) > 0 { continue }
-                flushIfNeeded()
+                if shared.ring.drain(write) > 0 {
+                    idleNaps = 0
+                    flushIfDue()
+                    continue
+                }
                 if shared.stopping.load(ordering: .sequentiallyConsistent) {
                     // close() stores `stopping` after its last record(), so
                     // this pass sees every packet there will ever be.
                     shared.ring.drain(write)
                     break
                 }
+                flushIfDue()
+                // A writer that announced its sleep at every empty ring would
+                // make record() pay an eventfd write for nearly every packet
+                // (the writer empties the ring faster than the loop fills it).
+                // Napping a few milliseconds first, unannounced, lets packets
+                // pile up and be written in batches; only a writer idle for
+                // `lingerNaps` naps asks to be woken.
+                if idleNaps < Self.lingerNaps {
+                    idleNaps += 1
+                    _ = try? shared.wake.wait(timeoutMilliseconds: 1)
+                    _ = try? shared.wake.drain() // a stale signal must not turn naps into spins
+                    continue
+                }
+                flush()
                 shared.writerSleeping.store(true, ordering: .sequentiallyConsistent)
                 if !shared.ring.isEmpty || shared.stopping.load(ordering: .sequentiallyConsistent) {
                     shared.writerSleeping.store(false, ordering: .sequentiallyConsistent)
@@ -225,6 +260,7 @@ extension PacketRecorder {
                 _ = try? shared.wake.wait(timeoutMilliseconds: Self.idleMilliseconds)
                 _ = try? shared.wake.drain()
                 shared.writerSleeping.store(false, ordering: .sequentiallyConsistent)
+                idleNaps = 0
             }
             do { try files.close() } catch { fail(error) }
         }
@@ -253,7 +289,16 @@ extension PacketRecorder {
             bump(shared.packetsCaptured)
         }
 
-        private func flushIfNeeded() {
+        /// Flushes when something was written and the last flush is older
+        /// than `flushInterval`: a trickle of packets reaches the disk within
+        /// that time even when the writer never sleeps.
+        private func flushIfDue() {
+            guard unflushed, ContinuousClock.now - lastFlush >= Self.flushInterval else { return }
+            flush()
+        }
+
+        private func flush() {
+            lastFlush = ContinuousClock.now
             guard unflushed, !failed else { return }
             unflushed = false
             do { try files.flush() } catch { fail(error) }

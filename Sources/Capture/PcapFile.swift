@@ -3,12 +3,15 @@
 // tshark expect: LINKTYPE_RAW (101) for Sluice's TUN traffic, microsecond
 // timestamps. One thread at a time; PacketRecorder gives it its own.
 internal import CShim
+internal import Glibc
+internal import Sys
 
 public final class PcapFile {
     /// The 24-byte file header libpcap writes before the first record.
     public static let fileHeaderSize = 24
     /// Each record's header: seconds, microseconds, captured and original lengths.
     public static let recordHeaderSize = 16
+    static let streamBufferSize = 1 << 20
 
     public let path: String
     public let snaplen: Int
@@ -30,8 +33,18 @@ public final class PcapFile {
         ) else {
             throw .cannotOpen(path: path, reason: "pcap_open_dead failed")
         }
-        guard let dumper = pcap_dump_open(handle, path) else {
+        // Our own FILE rather than pcap_dump_open's, to give it a 1 MiB buffer
+        // before the first write: stdio's default (4 KiB) would mean a write(2)
+        // for every two or three full-size packets.
+        guard let stream = fopen(path, "wb") else {
+            let reason = Errno.current.description
+            pcap_close(handle)
+            throw .cannotOpen(path: path, reason: reason)
+        }
+        setvbuf(stream, nil, _IOFBF, Self.streamBufferSize)
+        guard let dumper = pcap_dump_fopen(handle, stream) else {
             let reason = String(cString: pcap_geterr(handle))
+            fclose(stream)
             pcap_close(handle)
             throw .cannotOpen(path: path, reason: reason)
         }
@@ -81,7 +94,7 @@ public final class PcapFile {
     public func flush() throws(CaptureError) {
         guard let dumper else { return }
         if pcap_dump_flush(dumper) != 0 {
-            throw .writeFailed(path: path, reason: "fflush failed (disk full?)")
+            throw .writeFailed(path: path, reason: Errno.current.description)
         }
     }
 
@@ -90,8 +103,9 @@ public final class PcapFile {
         guard let dumper else { return }
         self.dumper = nil
         let flushed = pcap_dump_flush(dumper)
+        let reason = flushed != 0 ? Errno.current.description : ""
         pcap_dump_close(dumper)
-        if flushed != 0 { throw .writeFailed(path: path, reason: "fflush failed (disk full?)") }
+        if flushed != 0 { throw .writeFailed(path: path, reason: reason) }
     }
 }
 

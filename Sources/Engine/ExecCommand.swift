@@ -23,6 +23,8 @@ public struct ExecCommand {
         public var hostLoopback = false
         /// The profile (`--profile FILE`); nil: the built-in default, everything DIRECT.
         public var profile: String?
+        /// `--pcap FILE` and friends.
+        public var capture = CaptureOptions()
         public init(command: [String]) { self.command = command }
     }
 
@@ -40,6 +42,9 @@ public struct ExecCommand {
         let faults = try options.faults.map { text throws(EngineError) in try FaultSpec.parse(text) }
         // A bad profile stops Sluice before anything is created.
         let profile = try TunnelSession.loadProfile(options.profile)
+        // A bad capture filter or path also stops Sluice before anything is created.
+        let recorder = try options.capture.recorder(profile: profile)
+        let flowLog = try options.capture.flowLogWriter()
         let signals: SignalBox
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)
@@ -70,6 +75,8 @@ public struct ExecCommand {
         }
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
         tunnel.apply(profile, log: log)
+        tunnel.io.recorder = recorder
+        tunnel.flowLog = flowLog
         let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, log: log)
         return (status, tunnel.finalStatistics)
     }

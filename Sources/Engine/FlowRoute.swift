@@ -58,6 +58,8 @@ struct UpstreamProxy: Equatable, Sendable {
     var port: UInt16
     var username: String?
     var password: String?
+    /// socks5 only: UDP flows go through the proxy's UDP ASSOCIATE (otherwise DIRECT).
+    var udpRelay = false
 }
 
 /// What is known of a flow when it is decided.

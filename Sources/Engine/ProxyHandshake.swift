@@ -15,7 +15,8 @@ final class ProxyHandshake {
         case needMore
         case send([UInt8])
         /// Relaying starts; the bytes of the last read from this offset on are the destination's.
-        case established(leftoverOffset: Int)
+        /// `bound` is the proxy's relay address for UDP ASSOCIATE.
+        case established(leftoverOffset: Int, bound: ProxyTarget?)
     }
 
     let proxy: UpstreamProxy
@@ -24,13 +25,13 @@ final class ProxyHandshake {
     /// Bytes read from the proxy that the machine has not consumed yet.
     var held: [UInt8] = []
 
-    init(proxy: UpstreamProxy, target: ProxyTarget) throws(ProxyFailure) {
+    init(proxy: UpstreamProxy, target: ProxyTarget, associate: Bool = false) throws(ProxyFailure) {
         self.proxy = proxy
         self.target = target
         let credentials = proxy.username.map { ProxyCredentials(username: $0, password: proxy.password ?? "") }
         do throws(RelayError) {
             switch proxy.kind {
-            case .socks5: machine = try SOCKS5ClientHandshake(target: target, credentials: credentials)
+            case .socks5: machine = try SOCKS5ClientHandshake(target: target, credentials: credentials, command: associate ? .udpAssociate : .connect)
             case .http: machine = try HTTPConnectHandshake(target: target, credentials: credentials)
             }
         } catch {
@@ -68,7 +69,7 @@ final class ProxyHandshake {
                 held.removeFirst(consumed)
                 removed += consumed
                 if held.isEmpty { return .send(toSend) }
-            case let .established(_, consumed)?:
+            case let .established(bound, consumed)?:
                 // Bytes after the handshake belong to the destination: they are
                 // the tail of this read (everything held before was handshake).
                 let offsetInRead = consumed + removed - heldBefore
@@ -76,7 +77,7 @@ final class ProxyHandshake {
                 if !toSend.isEmpty {
                     throw ProxyFailure(refusal: .reset, message: "proxy \(proxy.name): handshake ended with bytes still to send")
                 }
-                return .established(leftoverOffset: max(offsetInRead, 0))
+                return .established(leftoverOffset: max(offsetInRead, 0), bound: bound)
             }
         }
     }

@@ -1,6 +1,7 @@
 internal import Sys
 internal import Wire
 internal import Stack
+internal import Capture
 internal import Relay
 internal import Rules
 
@@ -58,6 +59,10 @@ final class Tunnel {
     /// UDP sessions to fake IPs waiting for their name's real address.
     var udpAwaitingResolution: Set<FlowKey> = []
     let dnsScratch: UnsafeMutableRawBufferPointer
+    /// A SOCKS5 UDP header and one datagram.
+    let relayScratch: UnsafeMutableRawBufferPointer
+    /// UDP flows whose SOCKS5 association is being set up, with the datagrams that wait for it.
+    var associationQueue: [FlowKey: [[UInt8]]] = [:]
     var tcpFlows: [FlowKey: TCPFlow] = [:]
     /// The profile's decisions; replaced whole on reload.
     var director = FlowDirector()
@@ -65,10 +70,24 @@ final class Tunnel {
     var sniffing: [FlowKey: Instant] = [:]
     /// Accepted flows that Sluice answers itself: the bytes still to write.
     var answering: [FlowKey: PendingAnswer] = [:]
+    /// Every open flow's record (the control API's list), written to the flow log when it ends.
+    var flowRecords: [FlowKey: FlowRecord] = [:]
+    var nextConnectionID: UInt64 = 0
+    /// `--flow-log FILE`: one JSON line per connection and per HTTP request.
+    var flowLog: FlowLogWriter?
+    /// The control API lists bytes per flow: counted only when someone can look.
+    var controlWatching = false
+    /// Wall-clock nanoseconds at `now == 0`.
+    var wallOrigin: UInt64 = 0
+    /// Health checks of proxy-group members under way, by epoll token.
+    var probes: [UInt64: HealthProbe] = [:]
     /// Flows relayed in HTTP mode (the profile rewrites, mocks or records HTTP).
     var httpSessions: [FlowKey: HTTPSession] = [:]
     /// TCP flows holding a pin on their fake IP's mapping (released exactly once, in `releasePin`).
     var pinned: Set<FlowKey> = []
+    /// Flows connecting to a proxy or shaking hands with it, and when the current stage gives up.
+    var handshakeDeadlines: [FlowKey: Instant] = [:]
+    let deadlines = HandshakeDeadlines.default
     /// Flows waiting for a name's address (a fake IP's, or a proxy's) before connecting.
     var awaitingAddress: [FlowKey: PendingConnect] = [:]
     /// How long a flow may stay silent before it is decided without its first bytes
@@ -82,6 +101,19 @@ final class Tunnel {
     var finalStatistics: TunnelStatistics {
         var result = io.statistics
         result.requestStatistics = director.statisticsSummary
+        if !director.groups.isEmpty {
+            // Each group's choice and its members' health, as the checks last saw them.
+            result.groups = director.groups.keys.sorted().compactMap { director.groups[$0]?.description }.joined(separator: "\n")
+        }
+        if let flowLog {
+            let written = flowLog.close()
+            result.capture = (result.capture.map { $0 + "\n" } ?? "") + "flow log: \(written)"
+        }
+        if let recorder = io.recorder {
+            let capture = recorder.close()
+            result.capture = "capture: \(capture.packetsCaptured) packets written, \(capture.packetsFilteredOut) filtered out, \(capture.packetsDropped) dropped (writer behind), \(capture.filesRotated) rotations"
+                + (capture.failure.map { "; error: \($0)" } ?? "")
+        }
         return result
     }
     let clock = ContinuousClock()
@@ -118,6 +150,7 @@ final class Tunnel {
         dns = configuration.dns.map(FakeDNS.init)
         resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID))
         dnsScratch = .allocate(byteCount: 4096, alignment: 16)
+        relayScratch = .allocate(byteCount: 65536 + 512, alignment: 16)
         if let channel = resolver.channel {
             do { try epoll.add(channel.socket.descriptor, events: .readable, token: Self.resolverToken) } catch {
                 throw EngineError.system("epoll_ctl", error)
@@ -129,11 +162,13 @@ final class Tunnel {
         }
         origin = io.origin
         scratch = .allocate(byteCount: 65536, alignment: 16)
+        wallOrigin = WallClock.now() &- UInt64(max(now.nanoseconds, 0))
     }
 
     deinit {
         scratch.deallocate()
         dnsScratch.deallocate()
+        relayScratch.deallocate()
     }
 
     var now: Instant {
@@ -188,6 +223,7 @@ final class Tunnel {
             guard case let .value(n)? = try? io.tun.read(into: scratch), n > 0 else { break }
             io.statistics.packetsFromApp += 1
             let packet = UnsafeRawBufferPointer(scratch.sub(0, n))
+            io.recorder?.record(packet, outbound: false)
             if inboundFaults != nil {
                 inboundFaults!.push(Array(packet), now: now)
                 continue
@@ -302,9 +338,11 @@ final class Tunnel {
             refuse(key, reason: .host, sink: &sink)
             return
         }
+        beginRecord(key)
         switch director.decide(facts(for: key), final: false) {
         case let .route(route, reason):
             trace("\(key): \(route) (\(reason))")
+            noteDecision(key, route: route, reason: reason)
             follow(route, for: key, sink: &sink)
         case .sniff:
             // Accept-first: the app talks to Sluice until its first bytes say enough to decide.
@@ -349,6 +387,7 @@ final class Tunnel {
         // Only an HTTP request can be answered with an HTTP response.
         if decided.applicationProtocol != .http { route = route.withoutHTTP }
         trace("\(key): \(route) (\(reason))")
+        noteDecision(key, route: route, reason: reason, facts: decided)
         follow(route, for: key, sink: &sink)
     }
 
@@ -366,6 +405,7 @@ final class Tunnel {
             connect(key, through: proxy, sink: &sink)
         case let .refuse(refusal):
             io.statistics.tcpRejected += 1
+            finishRecord(key, status: .blocked)
             if accepted {
                 if refusal == .drop { tcp.connection(key)?.abortSilently() } else { tcp.connection(key)?.abort() }
                 tcp.flush(key, now: now, sink: &sink)
@@ -460,7 +500,7 @@ final class Tunnel {
     func resolved(_ answers: [(FlowKey, IPAddress?, DNSType)]) {
         var sink = TunSink(io: io)
         for (key, found, type) in answers {
-            if key.transport != .tcp {
+            if key.transport != .tcp, awaitingAddress[key] == nil {
                 if udpAwaitingResolution.remove(key) != nil, let found { openUDP(key, to: found.sysAddress, sink: &sink) }
                 continue
             }
@@ -484,6 +524,8 @@ final class Tunnel {
         if key.transport == .tcp {
             awaitingAddress[key] = nil
             fail(key, with: .unreachable(reason), reason: "no address", sink: &sink)
+        } else if awaitingAddress.removeValue(forKey: key) != nil {
+            endAssociation(key, reason: "the proxy's name has no address")
         } else {
             udpAwaitingResolution.remove(key)
         }
@@ -493,6 +535,10 @@ final class Tunnel {
     /// already accepted can only be reset).
     func fail(_ key: FlowKey, with refusal: TCPFlowTable.Refusal, reason: String, sink: inout TunSink) {
         trace("\(key): fails: \(reason)")
+        if key.transport == .udp {
+            endAssociation(key, reason: reason)
+            return
+        }
         if let session = httpSessions[key] {
             // A request is waiting: it gets a 502, not a reset.
             let kind: ConnectionErrorKind
@@ -505,6 +551,7 @@ final class Tunnel {
             return
         }
         io.statistics.tcpRefused += 1
+        finishRecord(key, status: refusal == .drop ? .timedOut : .refused, error: reason)
         if let connection = tcp.connection(key) {
             connection.abort()
             tcp.flush(key, now: now, sink: &sink)
@@ -523,6 +570,7 @@ final class Tunnel {
     }
 
     func releasePin(_ key: FlowKey) {
+        finishRecord(key)
         if pinned.remove(key) != nil { dns?.pool.unpin(key.destinationAddress, now: now) }
     }
 
@@ -547,7 +595,9 @@ final class Tunnel {
         let token = nextToken
         nextToken += 1
         let flow = TCPFlow(key: key, token: token, socket: socket)
+        flow.remote = SocketAddress(address, port: port)
         flow.handshake = handshake
+        if handshake != nil { handshakeDeadlines[key] = now + deadlines.limit(for: .connect) }
         do { try epoll.add(flow.socket.descriptor, events: [.writable], token: token) } catch {
             fail(key, with: .reset, reason: "epoll: \(error)", sink: &sink)
             return
@@ -577,6 +627,7 @@ final class Tunnel {
                 failHandshake(flow, ProxyFailure(refusal: .reset, message: "proxy \(handshake.proxy.name): could not send the greeting"), sink: &sink)
                 return
             }
+            handshakeDeadlines[flow.key] = now + deadlines.limit(for: handshake.machine.stage)
             watch(flow, for: [.readable])
             return
         }
@@ -639,9 +690,15 @@ final class Tunnel {
                     guard send(bytes, to: flow) else {
                         throw ProxyFailure(refusal: .reset, message: "proxy \(handshake.proxy.name): could not send")
                     }
-                case let .established(leftoverOffset):
+                    handshakeDeadlines[flow.key] = now + deadlines.limit(for: handshake.machine.stage)
+                case let .established(leftoverOffset, bound):
                     trace("\(flow.key): proxy \(handshake.proxy.name) connected to \(handshake.target)")
                     flow.handshake = nil
+                    handshakeDeadlines[flow.key] = nil
+                    if flow.key.transport == .udp {
+                        associated(flow, proxy: handshake.proxy, bound: bound, sink: &sink)
+                        return
+                    }
                     let leftover = UnsafeRawBufferPointer(scratch.sub(0, n)).suffix(from: leftoverOffset)
                     established(flow, leftover: leftover, sink: &sink)
                     return
@@ -655,7 +712,8 @@ final class Tunnel {
 
     func failHandshake(_ flow: TCPFlow, _ failure: ProxyFailure, sink: inout TunSink) {
         io.statistics.upstreamErrors += 1
-        ProcessControl.writeStandardError("sluice: \(flow.key): \(failure.message)\n")
+        if let handshake = flow.handshake { noteProxyFailure(handshake.proxy.name, reason: failure.message) }
+        if flow.key.transport == .tcp { ProcessControl.writeStandardError("sluice: \(flow.key): \(failure.message)\n") }
         fail(flow.key, with: failure.refusal, reason: failure.message, sink: &sink)
         removeTCP(flow, keepConnection: true)
     }
@@ -673,8 +731,17 @@ final class Tunnel {
     // MARK: The upstream side
 
     func upstreamReady(token: UInt64, events: Epoll.Events) {
+        if let probe = probes[token] {
+            probeReady(probe, events: events)
+            return
+        }
         guard let key = tokens[token] else { return }
         var sink = TunSink(io: io)
+        // A UDP association has two sockets under one key: the token tells which.
+        if let flow = udpFlows[key], flow.token == token {
+            readUpstreamDatagrams(flow, sink: &sink)
+            return
+        }
         if let flow = tcpFlows[key] {
             if !flow.connected {
                 // SO_ERROR clears when read: read once.
@@ -691,6 +758,13 @@ final class Tunnel {
             }
             if flow.handshake != nil {
                 readHandshake(flow, sink: &sink)
+                return
+            }
+            if key.transport == .udp {
+                // A UDP association's control connection: when it closes, the association ends.
+                let result = try? flow.socket.read(into: scratch)
+                if case .wouldBlock? = result { return }
+                endAssociation(key, reason: "proxy closed the UDP association")
                 return
             }
             if let session = httpSessions[key] {
@@ -746,6 +820,7 @@ final class Tunnel {
             }
             if n == 0 { return }
             io.statistics.bytesToApp += n
+            countBytes(flow.key, down: n)
             tcp.flush(flow.key, now: now, sink: &sink)
         }
     }
@@ -780,6 +855,7 @@ final class Tunnel {
                     break
                 }
                 io.statistics.bytesFromApp += n
+                countBytes(flow.key, up: n)
                 connection.consume(n)
             }
             if connection.isReadClosed, connection.readableCount == 0 {
@@ -814,6 +890,7 @@ final class Tunnel {
             releasePin(flow.key)
             httpSessions[flow.key] = nil
         }
+        handshakeDeadlines[flow.key] = nil
         trace("\(flow.key): flow ends (\(tcp.connection(flow.key)?.description ?? "gone"))")
         try? epoll.remove(flow.socket.descriptor)
         if !keepSession, let c = tcp.connection(flow.key)?.counters ?? flow.counters {
@@ -841,7 +918,15 @@ final class Tunnel {
                 answerDNS(key, payload: payload, sink: &sink)
                 return
             }
-            if isNew {
+            if isNew { beginRecord(key) }
+            let route = isNew ? udpRoute(for: key) : .direct
+            if case let .associate(proxy)? = route {
+                startAssociation(key, through: proxy, sink: &sink)
+            } else if route == nil {
+                // Rejected: the flow's datagrams are dropped until it goes idle.
+                io.statistics.udpRejected += 1
+                return
+            } else if isNew {
                 if dns?.pool.contains(key.destinationAddress) == true || configuration.hostLoopbackGateways.contains(key.destinationAddress) {
                     // The first datagrams wait for the name's real address and are dropped
                     // meanwhile: UDP apps retry (DNS, QUIC), and holding them would need a queue.
@@ -854,9 +939,13 @@ final class Tunnel {
                     openUDP(key, to: key.destinationAddress.sysAddress, sink: &sink)
                 }
             }
+            if associationQueue[key] != nil {
+                // The association is being set up: a few datagrams wait for it.
+                if associationQueue[key]!.count < 16 { associationQueue[key]!.append(Array(payload)) }
+                return
+            }
             guard let flow = udpFlows[key] else { return }
-            if (try? flow.socket.send(payload, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
-            io.statistics.bytesFromApp += payload.count
+            sendDatagram(payload, on: flow)
         case let .echoRequest(key, sequenceNumber, payload, isNew):
             if isNew { io.statistics.echoFlows += 1 }
             if configuration.answerPingsLocally {
@@ -952,6 +1041,23 @@ final class Tunnel {
         }
     }
 
+    /// One datagram upstream, behind a SOCKS5 UDP header when the flow goes through a relay.
+    func sendDatagram(_ payload: UnsafeRawBufferPointer, on flow: UDPFlow) {
+        var datagram = payload
+        if let target = flow.relayTarget {
+            let header = SOCKS5UDPHeader(target: target)
+            guard let length = try? header.emit(into: relayScratch), length + payload.count <= relayScratch.count else {
+                io.statistics.upstreamErrors += 1
+                return
+            }
+            relayScratch.sub(length, payload.count).copyMemory(from: payload)
+            datagram = UnsafeRawBufferPointer(relayScratch.sub(0, length + payload.count))
+        }
+        if (try? flow.socket.send(datagram, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
+        io.statistics.bytesFromApp += payload.count
+        countBytes(flow.key, up: payload.count)
+    }
+
     func openUDP(_ key: FlowKey, to address: SysIPAddress, sink: inout TunSink) {
         guard let socket = try? Socket(.udp, family: address.family, mark: configuration.mark) else {
             io.statistics.upstreamErrors += 1
@@ -974,8 +1080,18 @@ final class Tunnel {
     func readUpstreamDatagrams(_ flow: UDPFlow, sink: inout TunSink) {
         for _ in 0 ..< 64 {
             guard case let .value((n, _))? = try? flow.socket.receive(into: scratch) else { return }
-            io.statistics.bytesToApp += n
-            datagrams.sendUDP(flow.key, payload: UnsafeRawBufferPointer(scratch.sub(0, n)), now: now, sink: &sink)
+            var payload = UnsafeRawBufferPointer(scratch.sub(0, n))
+            if flow.relayTarget != nil {
+                // From a SOCKS5 relay: the header names the sender; the app sees only the payload.
+                guard let (_, offset) = try? SOCKS5UDPHeader.parse(payload) else {
+                    io.statistics.upstreamErrors += 1
+                    continue
+                }
+                payload = payload.suffix(from: offset)
+            }
+            io.statistics.bytesToApp += payload.count
+            countBytes(flow.key, down: payload.count)
+            datagrams.sendUDP(flow.key, payload: payload, now: now, sink: &sink)
         }
     }
 
@@ -994,7 +1110,25 @@ final class Tunnel {
             }
             // Connections that timed out or were reset by a timer need their sockets closed.
             // (A flow still connecting upstream has no connection yet: its SYN waits in `pending`.)
-            for (key, flow) in tcpFlows where flow.connected && tcp.connection(key) == nil { removeTCP(flow) }
+            // (Nor has one still shaking hands with a proxy: the app's SYN waits for the handshake.)
+            for (key, flow) in tcpFlows where key.transport == .tcp && flow.connected && flow.handshake == nil && tcp.connection(key) == nil {
+                removeTCP(flow)
+            }
+        }
+        if let deadline = handshakeDeadline, deadline <= time {
+            // A proxy that does not answer fails its own flow only, and soon.
+            for (key, deadline) in handshakeDeadlines where deadline <= time {
+                guard let flow = tcpFlows[key], let handshake = flow.handshake else {
+                    handshakeDeadlines[key] = nil
+                    continue
+                }
+                let stage = flow.connected ? handshake.machine.stage : .connect
+                failHandshake(flow, handshake.failure(.timedOut(stage)), sink: &sink)
+            }
+        }
+        if let deadline = probeDeadline, deadline <= time {
+            expireProbes()
+            startDueHealthChecks()
         }
         if let deadline = sniffDeadline, deadline <= time {
             // Silent apps (server-speaks-first protocols) are decided without their first bytes.
@@ -1012,6 +1146,9 @@ final class Tunnel {
                     try? epoll.remove(flow.socket.descriptor)
                     tokens[flow.token] = nil
                 }
+                if let control = tcpFlows[key] { removeTCP(control) }
+                associationQueue[key] = nil
+                finishRecord(key)
             }
         }
         // Arm the timer for the next deadline, when it changed.
@@ -1022,7 +1159,7 @@ final class Tunnel {
             return min(a, b)
         }
         let next = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
-                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), sniffDeadline))
+                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), probeDeadline)))
         if next != armedDeadline {
             armedDeadline = next
             if let next {
@@ -1049,6 +1186,12 @@ final class Tunnel {
         return earliest
     }
 
+    var handshakeDeadline: Instant? {
+        var earliest: Instant?
+        for deadline in handshakeDeadlines.values where earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        return earliest
+    }
+
     /// Closes every flow: RST to the app for TCP (the tunnel is going away), sockets closed.
     func closeAll() {
         var sink = TunSink(io: io)
@@ -1064,6 +1207,7 @@ final class Tunnel {
         sniffing.removeAll()
         answering.removeAll()
         httpSessions.removeAll()
+        for key in Array(flowRecords.keys) { finishRecord(key, status: .reset, error: "Sluice stopped") }
         tcpFlows.removeAll()
         udpFlows.removeAll()
         tokens.removeAll()
@@ -1083,6 +1227,8 @@ final class TCPFlow {
     /// We passed the app's FIN upstream.
     var upstreamWriteClosed = false
     var interest: Epoll.Events = []
+    /// Where the socket connects to (for a UDP ASSOCIATE whose relay address is unspecified: the proxy itself).
+    var remote: SocketAddress?
     /// The connection's counters as last seen, for the statistics once it is gone.
     var counters: TCPConnection.Counters?
 
@@ -1098,6 +1244,8 @@ final class UDPFlow {
     let key: FlowKey
     let token: UInt64
     let socket: Socket
+    /// Set when the socket talks to a SOCKS5 UDP relay: each datagram carries this target in its header.
+    var relayTarget: ProxyTarget?
 
     init(key: FlowKey, token: UInt64, socket: consuming Socket) {
         self.key = key
@@ -1112,6 +1260,9 @@ final class TunnelIO {
     let outgoing: UnsafeMutableRawBufferPointer
     /// When set, packets for the app pass through it before the TUN.
     var outboundFaults: FaultInjector?
+    /// `--pcap`: every packet that crosses the TUN, both ways, copied to a
+    /// writer thread (a slow disk drops packets from the capture, never from the traffic).
+    var recorder: PacketRecorder?
     var statistics = TunnelStatistics()
     let origin = ContinuousClock.now
     let mtu: Int
@@ -1158,6 +1309,7 @@ struct TunSink: PacketSink {
         switch try? io.tun.write(packet) {
         case .value?:
             io.statistics.packetsToApp += 1
+            io.recorder?.record(packet, outbound: true)
         case .wouldBlock?, nil:
             io.statistics.tunWriteDrops += 1
         }
@@ -1173,8 +1325,11 @@ struct FragmentSink: PacketSink {
         defer { buffer.deallocate() }
         let n = fill(buffer)
         guard n > 0 else { return }
-        switch try? io.tun.write(UnsafeRawBufferPointer(buffer.sub(0, n))) {
-        case .value?: io.statistics.packetsToApp += 1
+        let packet = UnsafeRawBufferPointer(buffer.sub(0, n))
+        switch try? io.tun.write(packet) {
+        case .value?:
+            io.statistics.packetsToApp += 1
+            io.recorder?.record(packet, outbound: true)
         case .wouldBlock?, nil: io.statistics.tunWriteDrops += 1
         }
     }

@@ -6,6 +6,8 @@
 //                                     under valgrind (tools/bench)
 //   sluice-bench stack [--rounds N]   ns per data segment between two TCP connections in memory
 //   sluice-bench stack-loop N         N data segments, untimed, for valgrind's count
+//   sluice-bench capture [--rounds N] [--ring BYTES]  ns per packet handed to the pcap recorder (the loop's side)
+//   sluice-bench capture-loop N       N packets recorded, untimed, for valgrind's count
 //
 // Figures are medians over rounds; this machine is noisy, so compare runs
 // made together, never absolute numbers from different days.
@@ -135,6 +137,14 @@ case "stack":
     benchStack(rounds: rounds)
 case "stack-loop":
     stackLoop(arguments.count > 1 ? Int(arguments[1]) ?? 1000 : 1000)
+case "capture":
+    var rounds = 5
+    if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { rounds = max(1, n) }
+    var ring = 16 << 20
+    if let i = arguments.firstIndex(of: "--ring"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { ring = max(1 << 17, n) }
+    benchCapture(rounds: rounds, ringCapacity: ring)
+case "capture-loop":
+    captureLoop(arguments.count > 1 ? Int(arguments[1]) ?? 1000 : 1000)
 default:
-    print("usage: sluice-bench wire [--rounds N] | wire-loop N | stack [--rounds N] | stack-loop N")
+    print("usage: sluice-bench wire [--rounds N] | wire-loop N | stack [--rounds N] | stack-loop N | capture [--rounds N] [--ring BYTES] | capture-loop N")
 }

@@ -131,7 +131,7 @@ import Wire
         #expect(expected == 2000)
         if Tool.has("python3") {
             // An independent parser agrees, line by line.
-            let output = try Tool.run(["python3", "-c", "import json,sys; print(len([json.loads(l) for l in open(sys.argv[1])]))", path])
+            let output = try Tool.run(["/usr/bin/python3", "-c", "import json,sys; print(len([json.loads(l) for l in open(sys.argv[1])]))", path])
             #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "2200")
         }
     }
@@ -155,6 +155,58 @@ import Wire
         // Writes after close are dropped and counted.
         third.write(connection(4))
         #expect(third.statistics.linesDropped == 1)
+    }
+
+    @Test func aFailingDiskIsReported() throws {
+        let log = try FlowLogWriter(path: "/dev/full")
+        log.write(connection(1))
+        log.write(connection(2))
+        let statistics = log.close()
+        #expect(statistics.linesWritten == 0)
+        #expect(statistics.linesDropped == 2)
+        #expect(statistics.failure?.hasPrefix("/dev/full: write failed: ENOSPC") == true, "\(statistics)")
+    }
+
+    /// A reader that stops reading (a FIFO nobody drains) stalls the writer
+    /// in write(2): the queue then holds at most its bound, the rest is
+    /// dropped and counted, and appending never blocks.
+    @Test func aStalledWriterDropsLinesBeyondTheBound() throws {
+        let dir = ScratchDirectory()
+        let fifo = dir.file("pipe")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        let writer = try BackgroundWriter(path: fifo, append: false, pendingLimit: 10_000)
+        let line = [UInt8](repeating: 0x61, count: 999) + [0x0a]
+        // 60 lines one at a time, each written before the next: 60,000 bytes in the 64 KiB pipe.
+        for i in 1 ... 60 {
+            #expect(writer.append(line))
+            let deadline = ContinuousClock.now + .seconds(5)
+            while writer.statistics.chunksWritten < i, ContinuousClock.now < deadline { usleep(200) }
+        }
+        #expect(writer.statistics.chunksWritten == 60)
+        // Then 140 at once: a few fill the pipe, the writer blocks in write(2)
+        // with one batch, at most 10 lines (the bound) wait, the rest are dropped.
+        var accepted = 60
+        let start = ContinuousClock.now
+        for _ in 0 ..< 140 where writer.append(line) { accepted += 1 }
+        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(accepted > 60 && accepted <= 80, "\(accepted) accepted")
+        #expect(writer.statistics.chunksDropped == 200 - accepted)
+
+        var received = 0
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while received < accepted * 1000, ContinuousClock.now < deadline {
+            let n = buffer.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+            if n > 0 { received += n } else { usleep(1000) }
+        }
+        let statistics = writer.close()
+        #expect(received == accepted * 1000)
+        #expect(statistics.chunksWritten == accepted)
+        #expect(statistics.chunksDropped == 200 - accepted)
+        #expect(statistics.failure == nil)
     }
 
     @Test func anUnwritablePathFailsAtOnce() {

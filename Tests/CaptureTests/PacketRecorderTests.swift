@@ -272,4 +272,36 @@ extension PacketRecorder {
         let waited = ContinuousClock.now - start
         #expect(waited < .milliseconds(Int64(PacketRecorder.Writer.idleMilliseconds) / 2), "written after \(waited)")
     }
+
+    /// A steady trickle (a packet every 0.1 ms) never lets the writer fall
+    /// into its announced sleep, so record() makes no eventfd write for it.
+    @Test func aBusyLoopDoesNotWakeTheWriterPerPacket() throws {
+        let dir = ScratchDirectory()
+        let recorder = try PacketRecorder(path: dir.file("tun.pcap"))
+        let packet = TestPacket.ipv4(.udp, id: 0, destinationPort: 9, payload: 100)
+        for _ in 0 ..< 2000 {
+            recorder.record(packet)
+            usleep(100)
+        }
+        let statistics = recorder.close()
+        #expect(statistics.packetsCaptured == 2000)
+        #expect(statistics.writerWakeUps <= 20, "\(statistics.writerWakeUps) wake-ups for 2000 packets")
+    }
+
+    /// /dev/full opens, and every write to it fails with ENOSPC: the failure is
+    /// reported, and the packets after it are counted, not silently lost.
+    @Test func aFailingDiskIsReported() throws {
+        let recorder = try PacketRecorder(path: "/dev/full")
+        let packet = TestPacket.ipv4(.udp, id: 0, destinationPort: 9, payload: 100)
+        recorder.record(packet)
+        // Let the writer go idle, which flushes, which fails.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while recorder.statistics.failure == nil, ContinuousClock.now < deadline { usleep(2000) }
+        for _ in 0 ..< 10 { recorder.record(packet) }
+        let statistics = recorder.close()
+        #expect(statistics.failure?.hasPrefix("/dev/full: write failed: ENOSPC") == true, "\(statistics)")
+        #expect(statistics.packetsCaptured == 1)
+        #expect(statistics.packetsUnwritten == 10)
+        #expect(statistics.packetsRecorded == 11)
+    }
 }

@@ -50,6 +50,27 @@ func readAll(_ path: String) throws -> (reader: PcapReader, datagrams: [[UInt8]]
         #expect(timestamps == [1_764_500_000_123_456_000, 1_764_500_001_000_001_000, 1_764_500_003_000_000_000])
     }
 
+    /// pcapng and nanosecond pcap, as editcap (from the tshark package) converts them.
+    @Test(.enabled(if: Tool.has("editcap"), "editcap is not installed (tools/setup installs tshark): skipping"))
+    func pcapngAndNanosecondFilesRead() throws {
+        let dir = ScratchDirectory()
+        let path = dir.file("raw.pcap")
+        let file = try PcapFile(path: path)
+        file.write(v4, timestamp: 1_764_500_000_123_456_000)
+        file.write(v6, timestamp: 1_764_500_001_000_001_000)
+        try file.close()
+        for format in ["pcapng", "nsecpcap"] {
+            let converted = dir.file("raw.\(format)")
+            try Tool.run(["editcap", "-F", format, path, converted])
+            let magic = Array(fileBytes(converted).prefix(4))
+            #expect(magic == (format == "pcapng" ? [0x0a, 0x0d, 0x0d, 0x0a] : [0x4d, 0x3c, 0xb2, 0xa1]), "\(format)")
+            let (reader, datagrams, _, timestamps) = try readAll(converted)
+            #expect(reader.linkType == .raw, "\(format)")
+            #expect(datagrams == [v4, v6], "\(format)")
+            #expect(timestamps == [1_764_500_000_123_456_000, 1_764_500_001_000_001_000], "\(format)")
+        }
+    }
+
     @Test func dltRawTwelveAndFourteenReadAsRaw() throws {
         let dir = ScratchDirectory()
         let path = dir.file("raw.pcap")
