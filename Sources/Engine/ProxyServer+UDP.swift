@@ -107,7 +107,8 @@ extension ProxyServer {
     }
 
     /// One datagram from the client, routed by the rules like a UDP flow: DIRECT
-    /// goes out; REJECT, and upstream proxies (not relayed for UDP), drop it.
+    /// goes out (so does a proxy route without udp-relay, as in the tunnel);
+    /// REJECT, and a udp-relay SOCKS5 proxy (not driven here yet), drop it.
     func forward(_ payload: UnsafeRawBufferPointer, to target: ProxyTarget, connection: InboundConnection, association: UDPAssociation) {
         var facts = FlowFacts(key: FlowKey(transport: .udp, appAddress: Self.wireAddress(connection.peer.address),
                                            appPort: connection.peer.port, destinationAddress: .v4(.any),
@@ -123,11 +124,14 @@ extension ProxyServer {
         switch route {
         case .direct:
             break
-        case .proxy:
+        case let .proxy(proxy):
+            // As in the tunnel: a proxy without udp-relay carries no UDP, which goes DIRECT.
+            guard proxy.kind == .socks5, proxy.udpRelay else { break }
             statistics.datagramsDropped += 1
             if !association.warnedAboutProxy {
                 association.warnedAboutProxy = true
-                log("sluice: proxy: \(connection.peer) UDP → \(target): \(reason): UDP is not relayed through upstream proxies; dropped")
+                log("sluice: proxy: \(connection.peer) UDP → \(target): \(reason): relaying UDP through an upstream "
+                    + "proxy's UDP ASSOCIATE is not done by sluice proxy yet; dropped")
             }
             return
         case .refuse, .answer:

@@ -482,7 +482,7 @@ final class ProxyServer {
                     throw ProxyFailure(refusal: .reset, message: "proxy \(handshake.proxy.name): could not send")
                 }
                 connection.deadline = now + configuration.deadlines.limit(for: handshake.machine.stage)
-            case let .established(leftoverOffset):
+            case let .established(leftoverOffset, _):
                 trace("\(connection.description): proxy \(handshake.proxy.name) connected to \(handshake.target)")
                 connection.proxyHandshake = nil
                 established(connection, leftover: UnsafeRawBufferPointer(window.sub(0, n)).suffix(from: leftoverOffset))
