@@ -51,9 +51,17 @@ commands:
         Explain how the profile FILE would treat one HTTP request: which URL
         Rewrite, Map Local, rule (and so policy) and Header Rewrite lines
         apply, in that order, with their line numbers and why. Starts nothing.
+  proxy [--listen ADDR:PORT] [--http-listen ADDR:PORT] [--profile FILE] [--auth USER:PASS]
+        Local proxy servers whose clients follow the profile's rules (DIRECT,
+        upstream proxies, REJECT), as the tunnel's flows do: SOCKS5 (CONNECT,
+        and UDP ASSOCIATE for DIRECT datagrams) on --listen (default
+        127.0.0.1:1080) and an HTTP proxy (CONNECT and absolute-form requests,
+        one request per connection) on --http-listen. --auth requires RFC 1929 / Basic credentials on both.
+        An address other than loopback needs --auth: no open relays.
+        SIGHUP reloads the profile; Ctrl-C stops and prints a summary.
   help  Show this text.
 
-Not yet: proxy, replay, status, flows
+Not yet: replay, status, flows
 (issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
@@ -290,6 +298,24 @@ case "match":
         ProcessControl.exit(2)
     case let .success(options):
         ProcessControl.exit(MatchCommand(options: options).run(print: { print($0) }, complain: complain))
+    }
+case "proxy":
+    switch ProxyCommand.parse(arguments.dropFirst()) {
+    case let .failure(error):
+        complain("\(error)")
+        ProcessControl.exit(2)
+    case let .success(options):
+        do {
+            let statistics = try ProxyCommand(options: options).run { complain($0) }
+            complain("sluice: \(statistics)")
+            ProcessControl.exit(0)
+        } catch let error as EngineError {
+            complain(error.isReport ? error.description : "sluice: error: \(error)")
+            ProcessControl.exit(1)
+        } catch {
+            complain("sluice: error: \(error)")
+            ProcessControl.exit(1)
+        }
     }
 default:
     complain("sluice: unknown command '\(arguments[0])'\n\n\(usage)")
