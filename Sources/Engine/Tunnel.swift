@@ -81,6 +81,10 @@ final class Tunnel {
     var wallOrigin: UInt64 = 0
     /// Health checks of proxy-group members under way, by epoll token.
     var probes: [UInt64: HealthProbe] = [:]
+    /// `--har FILE`: HTTP-mode exchanges, written when Sluice stops.
+    var har: HARRecorder? {
+        didSet { director.recordsHTTP = har != nil }
+    }
     /// Flows relayed in HTTP mode (the profile rewrites, mocks or records HTTP).
     var httpSessions: [FlowKey: HTTPSession] = [:]
     /// TCP flows holding a pin on their fake IP's mapping (released exactly once, in `releasePin`).
@@ -104,6 +108,9 @@ final class Tunnel {
         if !director.groups.isEmpty {
             // Each group's choice and its members' health, as the checks last saw them.
             result.groups = director.groups.keys.sorted().compactMap { director.groups[$0]?.description }.joined(separator: "\n")
+        }
+        if let har {
+            result.capture = (result.capture.map { $0 + "\n" } ?? "") + har.finish()
         }
         if let flowLog {
             let written = flowLog.close()
@@ -375,7 +382,7 @@ final class Tunnel {
             return
         }
         sniffing[key] = nil
-        if decided.applicationProtocol == .http, director.usesHTTPMode {
+        if decided.applicationProtocol == .http, director.usesHTTPMode || director.recordsHTTP {
             startHTTP(key, facts: decided, sink: &sink)
             return
         }
@@ -1180,6 +1187,7 @@ final class Tunnel {
     func apply(_ profile: Profile?, log: (String) -> Void) {
         guard let profile else { return }
         director = FlowDirector(profile: profile, previous: director)
+        director.recordsHTTP = har != nil
         if dns != nil { dns!.configuration.hosts = ProfileLoader.hostTable(profile) }
         for warning in profile.warnings { log(warning.description) }
     }

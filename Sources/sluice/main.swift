@@ -118,17 +118,21 @@ func parseDump(_ arguments: ArraySlice<String>) -> PacketDump.Options? {
     return options
 }
 
-let captureOptions: Set<String> = ["--pcap", "--pcap-filter", "--snaplen", "--pcap-rotate-size", "--pcap-rotate-count", "--flow-log"]
+let captureOptions: Set<String> = ["--pcap", "--pcap-filter", "--snaplen", "--pcap-rotate-size", "--pcap-rotate-count", "--flow-log", "--har", "--har-body-limit"]
 let captureOptionHelp = [
     "--pcap": "a file to write", "--pcap-filter": "a BPF expression such as 'tcp port 80'",
     "--snaplen": "a byte count (at least 64)", "--pcap-rotate-size": "a byte count (at least 4096)",
-    "--pcap-rotate-count": "a count of files (at least 1)", "--flow-log": "a file to write",
+    "--pcap-rotate-count": "a count of files (at least 1)", "--flow-log": "a file to write", "--har": "a file to write", "--har-body-limit": "a byte count",
 ]
 
 func parseCapture(_ option: String, _ value: String, into capture: inout CaptureOptions) -> Bool {
     switch option {
     case "--pcap": capture.pcap = value
     case "--flow-log": capture.flowLog = value
+    case "--har": capture.har = value
+    case "--har-body-limit":
+        guard let n = Int(value), n >= 0 else { return false }
+        capture.harBodyLimit = n
     case "--pcap-filter": capture.filter = value
     case "--snaplen":
         guard let n = Int(value), n >= 64 else { return false }
