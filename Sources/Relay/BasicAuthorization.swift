@@ -1,3 +1,5 @@
+internal import HTTP
+
 extension ProxyCredentials {
     /// RFC 7617 forbids a colon in the user-id (it separates the two) and
     /// control characters anywhere.
@@ -17,7 +19,7 @@ extension ProxyCredentials {
     func acceptsBasic(_ value: Substring) -> Bool {
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "basic",
-              let decoded = Base64.decode(parts[1].trimmingWhitespace) else { return false }
+              let decoded = Base64.decode(String(parts[1].trimmingWhitespace)) else { return false }
         let expected = Array(username.utf8) + [UInt8(ascii: ":")] + Array(password.utf8)
         return decoded.withUnsafeBytes { constantTimeEquals(expected, $0) }
     }

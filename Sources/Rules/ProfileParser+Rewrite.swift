@@ -1,3 +1,5 @@
+internal import HTTP
+
 /// [URL Rewrite], [Header Rewrite], [Map Local] (blank-separated) and [Statistics].
 extension ProfileBuilder {
     mutating func blankFields(_ line: ProfileLexer.Line) -> [ProfileLexer.Field]? {

@@ -113,27 +113,6 @@ import Wire
     }
 }
 
-@Suite struct Base64Tests {
-    // RFC 4648 §10.
-    static let vectors = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
-                          ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")]
-
-    @Test func rfc4648Vectors() {
-        for (plain, encoded) in Self.vectors {
-            #expect(Base64.encode(Array(plain.utf8)) == encoded)
-            #expect(Base64.decode(encoded) == Array(plain.utf8))
-        }
-        let all = (0 ... 255).map { UInt8($0) }
-        #expect(Base64.decode(Base64.encode(all)) == all)
-    }
-
-    @Test func strictDecoding() {
-        for bad in ["Zg", "Zg=", "Z===", "Zh==", "Zm9=", "Zm9v!", "Zm9v Yg==", "Zg==Zg==", "===="] {
-            #expect(Base64.decode(bad) == nil, "\(bad)")
-        }
-    }
-}
-
 @Suite struct HTTPForwardRequestTests {
     @Test func originFormBecomesAbsoluteWithAuthorization() throws {
         let head = try HTTPForwardRequest.absoluteFormHead(
