@@ -37,6 +37,7 @@ demo: setup
 bench: setup
 	tools/bench wire
 	tools/bench stack
+	tools/bench rules
 
 # Bounded libFuzzer run over every parser harness: FUZZ_SECONDS each.
 fuzz: setup
