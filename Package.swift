@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
         .testTarget(name: "SysTests", dependencies: ["Sys", "TestSupport"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "TestSupport"]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Rules", "Sys"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Wire", "Sys", "TestSupport"]),
     ]
 )

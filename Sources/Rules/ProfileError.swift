@@ -23,7 +23,8 @@ public struct ProfileError: Error, Equatable, Sendable, CustomStringConvertible 
     }
 
     public var description: String {
-        var text = "\(file):\(line): \(severity.rawValue): \(message)"
+        // Findings about the whole file have no line to point at.
+        var text = line > 0 ? "\(file):\(line): \(severity.rawValue): \(message)" : "\(file): \(severity.rawValue): \(message)"
         if !hint.isEmpty { text += "\n  hint: \(hint)" }
         return text
     }

@@ -12,7 +12,7 @@ enum ProfileLexer {
     }
 
     /// A field as written (`raw`, quotes included) and where it starts.
-    struct Field {
+    struct Field: Equatable {
         var raw: Substring
         var column: Int
 

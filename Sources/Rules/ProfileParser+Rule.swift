@@ -189,8 +189,9 @@ extension ProfileBuilder {
         var ok = true
         for item in items {
             guard item.raw.hasPrefix("("), item.raw.hasSuffix(")"), item.raw.count >= 2 else {
+                // The structure is wrong: reporting each piece of it again would be noise.
                 error(n, item.column, "sub-rule '\(item.raw)' is not in parentheses", hint: "write \(example)")
-                ok = false; continue
+                return nil
             }
             let parts: [ProfileLexer.Field]
             switch ProfileLexer.commaFields(item.raw.dropFirst().dropLast(), column: item.column + 1) {

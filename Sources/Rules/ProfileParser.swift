@@ -83,11 +83,17 @@ struct ProfileBuilder {
 
     /// A `[Name]` line: the section, or nil (reported) when it is not one of ours.
     mutating func readHeader(_ line: ProfileLexer.Line) -> ProfileSection? {
-        guard line.text.hasSuffix("]"), line.text.count >= 2 else {
+        guard let close = line.text.firstIndex(of: "]") else {
             error(line.number, line.column, "section header '\(line.text)' is not closed", hint: "write it as [\(line.text.dropFirst())]")
             return nil
         }
-        let name = String(line.text.dropFirst().dropLast().trimmingBlanks())
+        let name = String(line.text[line.text.index(after: line.text.startIndex) ..< close].trimmingBlanks())
+        let rest = line.text[line.text.index(after: close)...]
+        if !rest.isEmpty {
+            error(line.number, line.column + line.text.distance(from: line.text.startIndex, to: close) + 1,
+                  "text after the section header [\(name)]",
+                  hint: "comments go on their own line, starting with #, ; or //")
+        }
         guard let section = ProfileSection(rawValue: name) else {
             if let reason = ProfileSection.unsupported[name] {
                 error(line.number, line.column, "section [\(name)] is not supported", hint: reason)

@@ -6,6 +6,9 @@ enum Suggestion {
     static func nearest(_ word: String, in candidates: [String]) -> String? {
         let lowered = Array(word.lowercased().unicodeScalars)
         guard !lowered.isEmpty, lowered.count <= 64 else { return nil }
+        // A shortened key ("status" for "status-code") is far by edit distance but obvious to a reader.
+        let word = word.lowercased()
+        if word.count >= 3, let candidate = candidates.first(where: { $0.lowercased().hasPrefix(word) }) { return candidate }
         var best: (String, Int)?
         for candidate in candidates {
             let distance = editDistance(lowered, Array(candidate.lowercased().unicodeScalars))

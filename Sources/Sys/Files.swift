@@ -44,6 +44,27 @@ public enum Files {
     public static func removeDirectory(_ path: String) {
         rmdir(path)
     }
+
+    /// The process's working directory, so relative paths given on the command
+    /// line can be made absolute before the working directory matters.
+    public static func currentDirectory() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    public enum Kind: Sendable { case file, directory, other }
+
+    /// What is at `path` (following symbolic links), or nil when nothing is.
+    public static func kind(of path: String) -> Kind? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .file
+        case S_IFDIR: return .directory
+        default: return .other
+        }
+    }
 }
 
 /// What `sluice exec` runs inside the command's namespace before the command

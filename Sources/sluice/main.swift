@@ -42,13 +42,18 @@ commands:
         tcpdump. Pings are answered locally; other traffic is only shown.
         Stops when CMD exits (its exit status becomes Sluice's), after N
         packets, after S seconds, or on Ctrl-C; the namespace is removed.
+  check FILE [--dump json]
+        Load the profile FILE as a run would and report every error as
+        FILE:LINE: error: ... with a hint (exit 1), or a summary and any
+        warnings (exit 0). --dump json prints what Sluice understood.
+        docs/profile.md describes the format.
   match FILE URL [--method M] [--header 'Name: value']...
         Explain how the profile FILE would treat one HTTP request: which URL
         Rewrite, Map Local, rule (and so policy) and Header Rewrite lines
         apply, in that order, with their line numbers and why. Starts nothing.
   help  Show this text.
 
-Not yet: proxy, check, replay, status, flows, profiles
+Not yet: proxy, replay, status, flows, profiles
 (issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
@@ -214,6 +219,14 @@ case "dump":
     } catch {
         complain("sluice: error: \(error)")
         ProcessControl.exit(1)
+    }
+case "check":
+    switch CheckCommand.parse(arguments.dropFirst()) {
+    case let .failure(usageError):
+        complain("\(usageError)")
+        ProcessControl.exit(2)
+    case let .success(options):
+        ProcessControl.exit(CheckCommand(options: options).run(output: { print($0) }, diagnostics: complain))
     }
 case "match":
     switch MatchCommand.parse(arguments.dropFirst()) {

@@ -1,0 +1,87 @@
+public import Rules
+
+/// `sluice check FILE [--dump json]`: loads a profile exactly as a run would
+/// and reports every error (exit 1), or a one-line summary and the warnings
+/// (exit 0). With --dump json the loaded model goes to standard output.
+public struct CheckCommand {
+    public struct Options: Sendable, Equatable {
+        public var file: String
+        public var dumpJSON: Bool
+
+        public init(file: String, dumpJSON: Bool = false) {
+            self.file = file; self.dumpJSON = dumpJSON
+        }
+    }
+
+    public let options: Options
+
+    public init(options: Options) { self.options = options }
+
+    /// The options from `check`'s arguments, or a usage message.
+    public static func parse(_ arguments: ArraySlice<String>) -> Result<Options, UsageError> {
+        var file: String?
+        var dump = false
+        var rest = arguments
+        while let first = rest.popFirst() {
+            switch first {
+            case "--dump":
+                guard rest.popFirst() == "json" else { return .failure(UsageError("sluice check: --dump takes json")) }
+                dump = true
+            case "--dump=json":
+                dump = true
+            default:
+                if first.hasPrefix("-"), first != "-" { return .failure(UsageError("sluice check: unknown option '\(first)'")) }
+                guard file == nil else { return .failure(UsageError("sluice check: one profile at a time, got '\(file!)' and '\(first)'")) }
+                file = first
+            }
+        }
+        guard let file else { return .failure(UsageError("sluice check: which profile? for example: sluice check sluice.conf")) }
+        return .success(Options(file: file, dumpJSON: dump))
+    }
+
+    /// Writes the model or the summary to `output` and findings to `diagnostics`;
+    /// returns the exit status.
+    public func run(output: (String) -> Void, diagnostics: (String) -> Void) -> Int32 {
+        switch ProfileLoader.load(options.file) {
+        case let .failure(failure):
+            diagnostics(failure.description)
+            let count = failure.errors.count
+            diagnostics("\(options.file): \(count) error\(count == 1 ? "" : "s"); the profile was not loaded")
+            return 1
+        case let .success(profile):
+            let warnings = profile.warnings + ProfileLoader.fileWarnings(profile)
+            for warning in warnings { diagnostics(warning.description) }
+            let summary = Self.summary(profile, warnings: warnings.count)
+            if options.dumpJSON {
+                output(ProfileJSON.render(profile))
+                diagnostics(summary)
+            } else {
+                output(summary)
+            }
+            return 0
+        }
+    }
+
+    /// `FILE: ok (N rules and FINAL, M proxies, ...)`.
+    public static func summary(_ profile: Profile, warnings: Int) -> String {
+        func count(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
+        let parts = [
+            count(profile.rules.count, "rule", "rules") + " and FINAL",
+            count(profile.proxies.count, "proxy", "proxies"),
+            count(profile.groups.count, "group", "groups"),
+            count(profile.hosts.count, "host", "hosts"),
+            count(profile.urlRewrites.count, "URL rewrite", "URL rewrites"),
+            count(profile.headerRewrites.count, "header rewrite", "header rewrites"),
+            count(profile.mapLocals.count, "map local", "map locals"),
+            count(profile.statistics.count, "statistic", "statistics"),
+            count(warnings, "warning", "warnings"),
+        ]
+        return "\(profile.file): ok (\(parts.joined(separator: ", ")))"
+    }
+}
+
+/// A command line that cannot be run, with the message to print (exit 2).
+public struct UsageError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,52 @@
+internal import Sys
+public import Rules
+
+/// Reads a profile file and parses it: the one place the engine turns a path
+/// into a `Profile`, for `check` now and for reloads later. A profile with an
+/// error is never returned, so a failed reload keeps the old one.
+public enum ProfileLoader {
+    /// Loads `path`; relative paths inside the profile resolve against its folder.
+    public static func load(_ path: String) -> Result<Profile, ProfileErrors> {
+        guard let bytes = Files.read(path, limit: ProfileParser.maximumSize + 1) else {
+            return .failure(ProfileErrors(errors: [ProfileError(
+                file: path, line: 0, message: "cannot read the profile", hint: "check that the file exists and is readable")]))
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return .failure(ProfileErrors(errors: [ProfileError(
+                file: path, line: 0, message: "the profile is not UTF-8 text", hint: "save it as UTF-8")]))
+        }
+        return ProfileParser.parse(text, file: path, baseDirectory: folder(of: path))
+    }
+
+    /// The absolute folder that holds `path`.
+    static func folder(of path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : (Files.currentDirectory() ?? "/") + "/" + path
+        guard let slash = absolute.lastIndex(of: "/") else { return "/" }
+        let folder = String(absolute[..<slash])
+        return folder.isEmpty ? "/" : folder
+    }
+
+    /// Findings that need the file system, which the pure parser cannot see:
+    /// Map Local files and folders that do not exist (yet). Warnings, not
+    /// errors: the files may be created after the profile is loaded.
+    public static func fileWarnings(_ profile: Profile) -> [ProfileError] {
+        var warnings: [ProfileError] = []
+        for entry in profile.mapLocals {
+            switch entry.data {
+            case let .file(path):
+                if Files.kind(of: path) != .file {
+                    warnings.append(ProfileError(file: profile.file, line: entry.line, severity: .warning,
+                                                 message: "\(path) is not a file", hint: "requests for it will get 404 until it exists"))
+                }
+            case let .directory(path):
+                if Files.kind(of: path) != .directory {
+                    warnings.append(ProfileError(file: profile.file, line: entry.line, severity: .warning,
+                                                 message: "\(path) is not a folder", hint: "requests for it will get 404 until it exists"))
+                }
+            case .text, .base64, .tinyGIF:
+                continue
+            }
+        }
+        return warnings
+    }
+}

@@ -1,0 +1,67 @@
+/// Character classes of RFC 9110 §5.6 and RFC 9112, on bytes.
+enum HTTPSyntax {
+    /// tchar: "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." /
+    /// "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
+    @inline(__always)
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "A") ... UInt8(ascii: "Z"),
+             UInt8(ascii: "0") ... UInt8(ascii: "9"):
+            return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// field-vchar / SP / HTAB, with obs-text (0x80–0xFF).
+    @inline(__always)
+    static func isFieldValueByte(_ byte: UInt8) -> Bool {
+        byte == 0x09 || (byte >= 0x20 && byte != 0x7F)
+    }
+
+    /// A request-target: visible ASCII only (RFC 3986 characters; no spaces,
+    /// no controls, no raw non-ASCII, which servers disagree about).
+    @inline(__always)
+    static func isTargetByte(_ byte: UInt8) -> Bool {
+        byte > 0x20 && byte < 0x7F
+    }
+
+    @inline(__always)
+    static func isLineBreakOrNul(_ byte: UInt8) -> Bool {
+        byte == 0x0D || byte == 0x0A || byte == 0
+    }
+
+    @inline(__always)
+    static func lower(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
+
+    static func equalsIgnoringCase<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool {
+        var i = a.utf8.makeIterator()
+        var j = b.utf8.makeIterator()
+        while true {
+            switch (i.next(), j.next()) {
+            case (nil, nil): return true
+            case let (x?, y?): if lower(x) != lower(y) { return false }
+            case (nil, _?), (_?, nil): return false
+            }
+        }
+    }
+
+    /// Strips optional whitespace (SP, HTAB) at both ends.
+    static func trimmed(_ s: Substring) -> Substring {
+        var start = s.startIndex
+        var end = s.endIndex
+        while start < end, s[start] == " " || s[start] == "\t" { start = s.index(after: start) }
+        while end > start {
+            let before = s.index(before: end)
+            guard s[before] == " " || s[before] == "\t" else { break }
+            end = before
+        }
+        return s[start ..< end]
+    }
+}

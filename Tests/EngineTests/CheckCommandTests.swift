@@ -1,0 +1,72 @@
+import Testing
+import Engine
+import Rules
+import Sys
+
+/// `sluice check` against real files in a private folder under /tmp.
+@Suite(.serialized) struct CheckCommandTests {
+    let folder = "/tmp/sluice-check-\(ProcessControl.currentID)"
+
+    func withProfile(_ text: String, _ body: (String) throws -> Void) throws {
+        Files.makeDirectory(folder)
+        let path = folder + "/p.conf"
+        try Files.write(text, to: path)
+        defer { Files.remove(path); Files.removeDirectory(folder) }
+        try body(path)
+    }
+
+    func run(_ arguments: [String]) -> (status: Int32, output: [String], diagnostics: [String]) {
+        guard case let .success(options) = CheckCommand.parse(arguments[...]) else { return (2, [], []) }
+        var output: [String] = [], diagnostics: [String] = []
+        let status = CheckCommand(options: options).run(output: { output.append($0) }, diagnostics: { diagnostics.append($0) })
+        return (status, output, diagnostics)
+    }
+
+    @Test func goodProfileSummarisesAndWarns() throws {
+        try withProfile("[Rule]\nDOMAIN,a.test,REJECT\nFINAL,DIRECT\n[Map Local]\n^http://a\\.test/$ data=missing.json\n") { path in
+            let result = run([path])
+            #expect(result.status == 0)
+            #expect(result.output == ["\(path): ok (1 rule and FINAL, 0 proxies, 0 groups, 0 hosts, 0 URL rewrites, 0 header rewrites, 1 map local, 0 statistics, 1 warning)"])
+            // Relative paths in the profile resolve against its own folder.
+            #expect(result.diagnostics == ["\(path):5: warning: \(folder)/missing.json is not a file\n  hint: requests for it will get 404 until it exists"])
+        }
+    }
+
+    @Test func badProfileListsEveryErrorAndFails() throws {
+        try withProfile("[Rule]\nDOMAIN-SUFIX,ads.test,REJECT\nFINAL,DIRCT\n") { path in
+            let result = run([path])
+            #expect(result.status == 1)
+            #expect(result.output.isEmpty)
+            #expect(result.diagnostics == [
+                "\(path):2: error: unknown rule type 'DOMAIN-SUFIX'\n  hint: did you mean DOMAIN-SUFFIX?\n\(path):3: error: unknown policy 'DIRCT' in FINAL\n  hint: did you mean DIRECT?",
+                "\(path): 2 errors; the profile was not loaded",
+            ])
+        }
+    }
+
+    @Test func dumpPrintsJSONOnStandardOutput() throws {
+        try withProfile("[Rule]\nFINAL,REJECT\n") { path in
+            let result = run([path, "--dump", "json"])
+            #expect(result.status == 0)
+            #expect(result.output.count == 1)
+            #expect(result.output[0].hasPrefix("{\n  \"file\": \"\(path)\","))
+            #expect(result.output[0].contains("\"final\": {\n    \"line\": 2,\n    \"policy\": \"REJECT\"\n  }"))
+        }
+    }
+
+    @Test func unreadableAndNonUTF8Files() throws {
+        let missing = run([folder + "/none.conf"])
+        #expect(missing.status == 1)
+        #expect(missing.diagnostics.first == "\(folder)/none.conf: error: cannot read the profile\n  hint: check that the file exists and is readable")
+        guard case let .failure(failure) = ProfileLoader.load("/proc/self/exe") else { Issue.record("loaded a binary"); return }
+        #expect(failure.errors.map(\.message) == ["the profile is not UTF-8 text"])
+    }
+
+    @Test func usageErrors() {
+        for arguments in [[], ["--dump"], ["a.conf", "--dump", "xml"], ["a.conf", "b.conf"], ["--verbose", "a.conf"]] {
+            guard case let .failure(error) = CheckCommand.parse(arguments[...]) else { Issue.record("\(arguments) parsed"); continue }
+            #expect(error.description.hasPrefix("sluice check: "))
+        }
+        #expect((try? CheckCommand.parse(["a.conf", "--dump", "json"]).get()) == CheckCommand.Options(file: "a.conf", dumpJSON: true))
+    }
+}

@@ -1,0 +1,40 @@
+import Testing
+@testable import Rules
+
+@Suite struct ProfileJSONTests {
+    @Test func smallProfileDumpsExactly() throws {
+        let text = #"""
+        [Proxy]
+        s = socks5, proxy.test, 1080, username=u, password=secret
+        [Proxy Group]
+        g = fallback, s, DIRECT, url=http://h.test/204
+        [Rule]
+        AND,((DEST-PORT,80),(HEADER,"X-A: ^b\"c$")),g
+        FINAL,DIRECT
+        [Map Local]
+        ^http://a\.test/$ data-type=base64 data=aGk= header="X-Mock:1"
+        """#
+        let json = ProfileJSON.render(try load(text).get(), pretty: false)
+        #expect(json == #"""
+        {"file":"sluice.conf","general":{"loglevel":"info","dns-mode":"fake-ip","dns-server":[],"fake-ip-range":"198.18.0.0/15","mtu":null,"routing-mark":null},\#
+        "proxies":[{"line":2,"name":"s","kind":"socks5","server":"proxy.test","port":1080,"username":"u","password-set":true,"udp-relay":false}],\#
+        "proxy-groups":[{"line":4,"name":"g","kind":"fallback","members":["s","DIRECT"],"url":"http://h.test/204","interval":600,"timeout":5}],\#
+        "rules":[{"line":6,"condition":{"type":"AND","conditions":[{"type":"DEST-PORT","from":80,"to":80},{"type":"HEADER","name":"X-A","regex":"^b\"c$"}]},"policy":"g","requires-http":true}],\#
+        "final":{"line":7,"policy":"DIRECT"},"hosts":[],"url-rewrites":[],"header-rewrites":[],\#
+        "map-local":[{"line":9,"regex":"^http://a\\.test/$","data-type":"base64","size":2,"status-code":200,"headers":[{"name":"X-Mock","value":"1"}]}],\#
+        "statistics":[],"capture":{"pcap":null,"filter":null,"snaplen":262144,"rotate-size":null,"rotate-count":10,"har":null,"har-body-limit":1048576},\#
+        "warnings":[]}
+        """#)
+        #expect(!json.contains("secret"))
+    }
+
+    @Test func specExampleDumpsEverySection() throws {
+        let json = ProfileJSON.render(try load(specExample).get())
+        for key in ["general", "proxies", "proxy-groups", "rules", "final", "hosts", "url-rewrites", "header-rewrites",
+                    "map-local", "statistics", "capture", "warnings"] {
+            #expect(json.contains("\"\(key)\": "), "\(key)")
+        }
+        #expect(!json.contains("hunter2"))
+        #expect(json.contains(#""regex": "^cdn[0-9]+\\.example\\.test$""#))
+    }
+}
