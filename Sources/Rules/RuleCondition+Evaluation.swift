@@ -13,10 +13,7 @@ extension RuleCondition {
         case let .domainSuffix(suffix):
             return facts.domainVerdict(final: final) { DomainSuffixIndex<Int>.hasSuffix($0, suffix) }
         case let .domainKeyword(keyword):
-            return facts.domainVerdict(final: final) { host in
-                var k = KeywordMatcher()
-                return k.insert(keyword, index: 0) && k.firstMatch(in: host) != nil
-            }
+            return facts.domainVerdict(final: final) { KeywordMatcher.host($0, contains: keyword) }
         case let .domainRegex(regex):
             return facts.domainVerdict(final: final) { regex.matches($0) }
         case let .ipCIDR(prefix, _):
