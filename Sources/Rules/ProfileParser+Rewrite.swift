@@ -37,6 +37,7 @@ extension ProfileBuilder {
                       hint: "write the whole new URL, e.g. http://new.test/$1")
                 return
             }
+            guard checkHeaderText(replacement, what: "replacement", line: n, column: fields[1].column) else { return }
             checkReferences(replacement, regex: regex, line: n, column: fields[1].column)
         }
         if mode == .found {
@@ -93,9 +94,8 @@ extension ProfileBuilder {
             checkReferences(fields[5].text, regex: pattern, line: n, column: fields[5].column)
             operation = .replaceRegex(name: name, pattern: pattern, replacement: fields[5].text)
         }
-        for field in fields.dropFirst(4) where field.text.contains(where: { $0 == "\r" || $0 == "\n" }) {
-            error(n, field.column, "a header value cannot contain a line break", hint: "remove it")
-            return
+        for field in fields.dropFirst(4) {
+            guard checkHeaderText(field.text, what: "header value", line: n, column: field.column) else { return }
         }
         headerRewrites.append(HeaderRewrite(direction: direction, regex: regex, operation: operation, line: n))
     }
@@ -185,6 +185,7 @@ extension ProfileBuilder {
                     error(n, column, "'\(name)' is not a header name", hint: "write header=\"Name:Value|Name:Value\"")
                     return
                 }
+                guard checkHeaderText(value, what: "header value", line: n, column: column) else { return }
                 headers.append(HeaderField(name: name, value: value))
             }
         }

@@ -47,6 +47,8 @@ struct ProfileBuilder {
     /// Where each key of a key = value section was first set, per section.
     var seenKeys: [String: Int] = [:]
     var seenSections: [ProfileSection: Int] = [:]
+    /// [Host] names already mapped, and where.
+    var hostLines: [String: Int] = [:]
 
     init(file: String, baseDirectory: String) {
         self.file = file
@@ -339,6 +341,15 @@ struct ProfileBuilder {
         return "/" + parts.joined(separator: "/")
     }
 
+    /// Text that will be sent in a header (a value, a Location) must not carry
+    /// control characters: a lone CR in a profile line would split the header.
+    mutating func checkHeaderText(_ text: String, what: String, line: Int, column: Int) -> Bool {
+        guard let bad = text.unicodeScalars.first(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) else { return true }
+        error(line, column, "\(what) contains the control character U+\(String(bad.value, radix: 16, uppercase: true).leftPadded(4))",
+              hint: "remove it; header values and URLs are printable text")
+        return false
+    }
+
     /// RFC 9110 §5.6.2 token: what header names and methods are made of.
     static func isToken(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy { c in
@@ -355,4 +366,8 @@ struct ProfileBuilder {
             error(line, column, "parentheses do not balance", hint: "each ( needs a ); quote a regex that has unbalanced parentheses")
         }
     }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

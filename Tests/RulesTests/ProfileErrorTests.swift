@@ -171,6 +171,8 @@ let errorCases: [ErrorCase] = [
               errors: [(2, "status-code must be from 100 to 599, got 99", "")]),
     ErrorCase(kind: "statistics key without group", profile: profile("[Statistics]\napi = \"^http://api\\.test/\", key=$1"),
               errors: [(2, "key=$1 but the regex has 0 capture groups", "put parentheses around the part of the URL to count by")]),
+    ErrorCase(kind: "control character in a header value", profile: profile("[Header Rewrite]\nhttp-request ^http:// header-add X-A \"a\rSet-Cookie: x=1\""),
+              errors: [(2, "header value contains the control character U+000D", "remove it; header values and URLs are printable text")]),
     ErrorCase(kind: "capture unknown key", profile: profile("[Capture]\nsnap-len = 65535"),
               errors: [(2, "unknown key 'snap-len' in [Capture]", "did you mean snaplen?")]),
 ]
@@ -233,6 +235,18 @@ let errorCases: [ErrorCase] = [
             "13: unknown policy 'nowhere' in FINAL",
             "14: rule after FINAL can never match",
         ])
+    }
+
+    /// Big rule lists (pasted ad lists) load, and duplicate checks stay linear.
+    @Test func tenThousandRulesLoad() throws {
+        var text = "[Rule]\n"
+        for i in 0 ..< 10_000 { text += "DOMAIN-SUFFIX,ads\(i).test,REJECT\n" }
+        text += "FINAL,DIRECT\n[Host]\n"
+        for i in 0 ..< 2_000 { text += "h\(i).test = 10.0.\(i / 256).\(i % 256)\n" }
+        let profile = try load(text).get()
+        #expect(profile.rules.count == 10_000)
+        #expect(profile.rules.last?.condition == .domainSuffix("ads9999.test"))
+        #expect(profile.hosts.count == 2_000)
     }
 
     @Test func columnsPointAtTheField() {
