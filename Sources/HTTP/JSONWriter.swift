@@ -74,7 +74,7 @@ public struct JSONWriter: Sendable {
         beforeValue()
         if !value.isFinite {
             appendASCII("null")
-        } else if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
+        } else if value.magnitude < 9_007_199_254_740_992, Double(Int(value)) == value {
             appendASCII(String(Int(value)))
         } else {
             // Swift prints the shortest round-tripping form, e.g. 0.1, 1e-05,

@@ -165,4 +165,29 @@ import HTTP
         #expect(try parser.finish() == nil)
         #expect(throws: HTTPParseError.dataAfterClose) { try drive(&parser, bytes("GET"), .whole) }
     }
+
+    @Test func parsesAWindowInTheMiddleOfAPoisonedBuffer() throws {
+        // The parser sees only the bytes it is given: the poison around them
+        // (which would be a valid continuation of the body) is never read.
+        let message = bytes(Self.post)
+        var buffer = [UInt8](repeating: 0xAA, count: message.count + 64)
+        buffer.replaceSubrange(32 ..< 32 + message.count, with: message)
+        var parser = HTTPRequestParser()
+        var steps: [HTTPRequestStep] = []
+        try buffer.withUnsafeBytes { (all: UnsafeRawBufferPointer) throws -> Void in
+            var rest = UnsafeRawBufferPointer(rebasing: all[32 ..< 32 + message.count - 4])
+            while let step = try parser.parse(rest) {
+                steps.append(step)
+                rest = UnsafeRawBufferPointer(rebasing: rest[step.consumed...])
+            }
+            rest = UnsafeRawBufferPointer(rebasing: all[32 + message.count - 4 ..< 32 + message.count])
+            while let step = try parser.parse(rest) {
+                steps.append(step)
+                rest = UnsafeRawBufferPointer(rebasing: rest[step.consumed...])
+            }
+        }
+        #expect(steps.map(\.consumed) == [message.count - 11, 7, 4])
+        #expect(steps.last == .end(consumed: 4))
+        #expect(parser.isIdle)
+    }
 }

@@ -165,6 +165,15 @@ import HTTP
         ("HTTP/1.1 200 OK\r\nX: a\r\n b\r\n\r\n", .obsoleteLineFolding),
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nq\r\n", .invalidChunkSize),
         ("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", .unexpectedEndOfStream),
+        ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;" + String(repeating: "e", count: 4096) + "\r\n",
+         .chunkLineTooLong),
+        ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: " + String(repeating: "t", count: 16384)
+            + "\r\n\r\n", .trailersTooLarge),
+        ("HTTP/1.1 200 OK\r\n" + String(repeating: "X: y\r\n", count: 101) + "\r\n", .tooManyHeaders),
+        ("HTTP/1.1 200 OK\r\nX: " + String(repeating: "v", count: 65536) + "\r\n\r\n", .headTooLarge),
+        ("HTTP/1.1 200 " + String(repeating: "R", count: 8192) + "\r\n\r\n", .startLineTooLong),
+        ("HTTP/1.1 200 OK\r\nX: a\rb\r\n\r\n", .invalidLineEnding),
+        ("HTTP/1.1 200 OK\r\nX : a\r\n\r\n", .invalidHeaderName),
     ]
 
     @Test(arguments: errors)
