@@ -41,11 +41,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "sluice", dependencies: ["Engine", "Sys", "Wire"], swiftSettings: strict),
-        .executableTarget(
-            name: "sluice-bench", dependencies: ["Wire", "Stack", "Rules"], swiftSettings: strict,
-            // Nothing in the bench imports Glibc, so libm (round, for HTTP's JSONWriter) is named here.
-            linkerSettings: [.linkedLibrary("m")]
-        ),
+        .executableTarget(name: "sluice-bench", dependencies: ["Wire", "Stack", "Rules"], swiftSettings: strict),
 
         // Shared by the tests: packet builders, namespace fixtures, pcap fixtures.
         .target(name: "TestSupport", dependencies: ["Wire", "Sys"], path: "Tests/TestSupport", swiftSettings: strict),
