@@ -71,7 +71,7 @@ public struct RuleEngine: Sendable {
         if let name = facts.nameForRules {
             if let hit = domains.lookup(name) { best = hit.index }
             if let hit = keywords.firstMatch(in: name, below: best) { best = hit }
-        } else if facts.domainVerdict(final: final, { _ in false }) == .unknown {
+        } else if facts.nameMayArrive(final: final) {
             firstUnknown = firstIndexedDomainRule
         }
         if let destination = facts.destination, let hit = prefixes.lookup(destination), hit.index < best {
