@@ -41,7 +41,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "sluice", dependencies: ["Engine", "Sys", "Wire"], swiftSettings: strict),
-        .executableTarget(name: "sluice-bench", dependencies: ["Wire", "Stack", "Rules"], swiftSettings: strict),
+        .executableTarget(name: "sluice-bench", dependencies: ["Wire", "Stack", "Rules", "Capture"], swiftSettings: strict),
 
         // Shared by the tests: packet builders, namespace fixtures, pcap fixtures.
         .target(name: "TestSupport", dependencies: ["Wire", "Sys"], path: "Tests/TestSupport", swiftSettings: strict),
@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(name: "RulesTests", dependencies: ["Rules", "Wire", "HTTP"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
         .testTarget(name: "SysTests", dependencies: ["Sys", "TestSupport"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "TestSupport"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Wire", "Sys", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Rules", "Sys"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Wire", "Sys", "TestSupport"]),
     ]

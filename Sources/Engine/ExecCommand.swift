@@ -1,6 +1,7 @@
 internal import Sys
 internal import Stack
 internal import Wire
+internal import Rules
 
 /// `sluice exec`: runs a command in a fresh namespace whose traffic goes
 /// through Sluice's TUN and is relayed from Sluice's own namespace, then exits
@@ -20,6 +21,10 @@ public struct ExecCommand {
         public var dns: DNSChoice = .fake
         /// Lets the command reach Sluice's loopback services at 10.233.0.2 / fd00:233::2.
         public var hostLoopback = false
+        /// The profile (`--profile FILE`); nil: the built-in default, everything DIRECT.
+        public var profile: String?
+        /// `--pcap FILE` and friends.
+        public var capture = CaptureOptions()
         public init(command: [String]) { self.command = command }
     }
 
@@ -35,6 +40,11 @@ public struct ExecCommand {
     public func run(log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
         guard !options.command.isEmpty else { throw EngineError.usage("sluice exec: no command given") }
         let faults = try options.faults.map { text throws(EngineError) in try FaultSpec.parse(text) }
+        // A bad profile stops Sluice before anything is created.
+        let profile = try TunnelSession.loadProfile(options.profile)
+        // A bad capture filter or path also stops Sluice before anything is created.
+        let recorder = try options.capture.recorder(profile: profile)
+        let flowLog = try options.capture.flowLogWriter()
         let signals: SignalBox
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)
@@ -64,8 +74,11 @@ public struct ExecCommand {
             configuration.hostLoopbackGateways = [IPAddress(NamespaceSetup.gatewayV4)!, IPAddress(NamespaceSetup.gatewayV6)!]
         }
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
-        let status = try TunnelSession.run(tunnel, signals: signals, child: child, log: log)
-        return (status, tunnel.statistics)
+        tunnel.apply(profile, log: log)
+        tunnel.io.recorder = recorder
+        tunnel.flowLog = flowLog
+        let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, log: log)
+        return (status, tunnel.finalStatistics)
     }
 }
 
@@ -88,8 +101,33 @@ enum TunnelSession {
         return configuration
     }
 
+    /// Reads the profile named on the command line; nil without one.
+    static func loadProfile(_ path: String?) throws(EngineError) -> Profile? {
+        guard let path else { return nil }
+        do { return try ProfileLoader.loadForRun(path) } catch {
+            throw EngineError.report(error.description + "\nsluice: the profile has errors; nothing was started")
+        }
+    }
+
+    /// SIGHUP: the profile is read again; open flows keep their routes, new
+    /// ones follow the new profile. A profile with errors changes nothing.
+    static func reload(_ tunnel: Tunnel, from path: String?, log: (String) -> Void) {
+        guard let path else {
+            log("sluice: SIGHUP: running on the built-in default profile; nothing to reload")
+            return
+        }
+        do {
+            let profile = try ProfileLoader.loadForRun(path)
+            tunnel.apply(profile, log: log)
+            log("sluice: SIGHUP: reloaded \(path) (\(profile.rules.count + 1) rules); open flows keep their routes")
+        } catch {
+            log(error.description)
+            log("sluice: SIGHUP: \(path) has errors; still using the previous profile")
+        }
+    }
+
     /// Runs the loop; returns the command's status (or 128 + the stop signal).
-    static func run(_ tunnel: Tunnel, signals: SignalBox, child: ChildProcess?, log: (String) -> Void) throws -> Int32 {
+    static func run(_ tunnel: Tunnel, signals: SignalBox, child: ChildProcess?, profilePath: String?, log: (String) -> Void) throws -> Int32 {
         try tunnel.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: signalToken)
         // Kept alive (open) for the whole loop: the pidfd the loop watches.
         var exitWatch: DescriptorBox?
@@ -106,7 +144,7 @@ enum TunnelSession {
             case signalToken:
                 guard let signal = try? signals.signals.next() else { return true }
                 if signal == Signal.hangup {
-                    log("sluice: SIGHUP: no profile to reload yet; flows continue")
+                    reload(tunnel, from: profilePath, log: log)
                     return true
                 }
                 log("sluice: signal \(signal): stopping")

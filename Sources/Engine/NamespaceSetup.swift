@@ -146,6 +146,13 @@ public enum EngineError: Error, CustomStringConvertible {
     /// A system call failed while doing `what`.
     case system(what: String, detail: String, needsPrivilege: Bool)
     case usage(String)
+    /// A report that speaks for itself (a profile's `FILE:LINE: error:` lines).
+    case report(String)
+
+    public var isReport: Bool {
+        if case .report = self { return true }
+        return false
+    }
 
     static func system(_ what: String, _ error: any Error) -> EngineError {
         if let engine = error as? EngineError { return engine }
@@ -158,7 +165,7 @@ public enum EngineError: Error, CustomStringConvertible {
         switch self {
         case let .system(what, detail, needsPrivilege):
             return "\(what): \(detail)" + (needsPrivilege ? "; Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN" : "")
-        case let .usage(text):
+        case let .usage(text), let .report(text):
             return text
         }
     }

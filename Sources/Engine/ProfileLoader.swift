@@ -1,4 +1,5 @@
 internal import Sys
+internal import Stack
 public import Rules
 
 /// Reads a profile file and parses it: the one place the engine turns a path
@@ -48,5 +49,28 @@ public enum ProfileLoader {
             }
         }
         return warnings
+    }
+}
+
+extension ProfileLoader {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// `load` for the commands that run a tunnel: errors as one report.
+    static func loadForRun(_ path: String) throws(Failure) -> Profile {
+        switch load(path) {
+        case let .success(profile): return profile
+        case let .failure(errors): throw Failure(description: errors.description)
+        }
+    }
+
+    /// The profile's [Host] section as the DNS server's static table.
+    static func hostTable(_ profile: Profile) -> DNSHostTable {
+        var table = DNSHostTable()
+        for entry in profile.hosts {
+            _ = table.insert(entry.name, entry.address.description)
+        }
+        return table
     }
 }

@@ -1,5 +1,7 @@
 internal import Sys
 internal import Stack
+internal import Rules
+internal import Capture
 
 /// `sluice run --netns NAME`: attaches Sluice to a namespace that already
 /// exists. Its traffic is relayed until Sluice is stopped; then the TUN (and
@@ -15,6 +17,10 @@ public struct RunCommand {
         public var rulePriority: UInt32 = 100
         public var mtu = 65520
         public var dns: ExecCommand.DNSChoice = .fake
+        /// The profile (`--profile FILE`); nil: the built-in default, everything DIRECT.
+        public var profile: String?
+        /// `--pcap FILE` and friends.
+        public var capture = CaptureOptions()
         public init(namespace: String) { self.namespace = namespace }
     }
 
@@ -27,7 +33,11 @@ public struct RunCommand {
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)
         }
-        if options.wholeHost { return try runWholeHost(signals: signals, log: log) }
+        let profile = try TunnelSession.loadProfile(options.profile)
+        // A bad capture filter or path also stops Sluice before anything is created.
+        let recorder = try options.capture.recorder(profile: profile)
+        let flowLog = try options.capture.flowLogWriter()
+        if options.wholeHost { return try runWholeHost(signals: signals, profile: profile, recorder: recorder, flowLog: flowLog, log: log) }
         let raw = try NamespaceSetup.attach(to: options.namespace, mtu: options.mtu)
         // `ip netns exec NAME` gives its commands /etc/netns/NAME/resolv.conf:
         // Sluice's DNS for them, unless the user already put a file there.
@@ -53,13 +63,16 @@ public struct RunCommand {
         }
         let configuration = TunnelSession.configuration(mtu: options.mtu, dns: options.dns, faults: nil, faultSeed: 1)
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
+        tunnel.apply(profile, log: log)
+        tunnel.io.recorder = recorder
+        tunnel.flowLog = flowLog
         log("sluice: relaying namespace \(options.namespace) through \(NamespaceSetup.tunName); Ctrl-C stops")
-        let status = try TunnelSession.run(tunnel, signals: signals, child: nil, log: log)
-        return (status, tunnel.statistics)
+        let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, log: log)
+        return (status, tunnel.finalStatistics)
     }
 
     /// `sluice run --tun`: the namespace Sluice itself runs in goes through it.
-    func runWholeHost(signals: SignalBox, log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
+    func runWholeHost(signals: SignalBox, profile: Profile?, recorder: PacketRecorder?, flowLog: FlowLogWriter?, log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
         let raw = try NamespaceSetup.attachHost(mtu: options.mtu, mark: options.mark, table: options.table,
                                                 priority: options.rulePriority)
         defer { NamespaceSetup.detachHost(table: options.table, priority: options.rulePriority) }
@@ -67,8 +80,11 @@ public struct RunCommand {
         var configuration = TunnelSession.configuration(mtu: options.mtu, dns: .off, faults: nil, faultSeed: 1)
         configuration.mark = options.mark
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
+        tunnel.apply(profile, log: log)
+        tunnel.io.recorder = recorder
+        tunnel.flowLog = flowLog
         log("sluice: relaying this namespace's traffic through \(NamespaceSetup.tunName) (unmarked packets → table \(options.table); Sluice's own sockets carry mark 0x\(String(options.mark, radix: 16))); Ctrl-C stops")
-        let status = try TunnelSession.run(tunnel, signals: signals, child: nil, log: log)
-        return (status, tunnel.statistics)
+        let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, log: log)
+        return (status, tunnel.finalStatistics)
     }
 }

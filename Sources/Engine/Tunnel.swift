@@ -1,6 +1,9 @@
 internal import Sys
 internal import Wire
 internal import Stack
+internal import Capture
+internal import Relay
+internal import Rules
 
 /// The event loop that joins the TUN to upstream sockets: one thread, one
 /// epoll, non-blocking everything. Packets from the app go through the stack's
@@ -56,11 +59,63 @@ final class Tunnel {
     /// UDP sessions to fake IPs waiting for their name's real address.
     var udpAwaitingResolution: Set<FlowKey> = []
     let dnsScratch: UnsafeMutableRawBufferPointer
+    /// A SOCKS5 UDP header and one datagram.
+    let relayScratch: UnsafeMutableRawBufferPointer
+    /// UDP flows whose SOCKS5 association is being set up, with the datagrams that wait for it.
+    var associationQueue: [FlowKey: [[UInt8]]] = [:]
     var tcpFlows: [FlowKey: TCPFlow] = [:]
+    /// The profile's decisions; replaced whole on reload.
+    var director = FlowDirector()
+    /// Accepted flows whose first bytes the rules wait for, with the time they give up waiting.
+    var sniffing: [FlowKey: Instant] = [:]
+    /// Accepted flows that Sluice answers itself: the bytes still to write.
+    var answering: [FlowKey: PendingAnswer] = [:]
+    /// Every open flow's record (the control API's list), written to the flow log when it ends.
+    var flowRecords: [FlowKey: FlowRecord] = [:]
+    var nextConnectionID: UInt64 = 0
+    /// `--flow-log FILE`: one JSON line per connection and per HTTP request.
+    var flowLog: FlowLogWriter?
+    /// The control API lists bytes per flow: counted only when someone can look.
+    var controlWatching = false
+    /// Wall-clock nanoseconds at `now == 0`.
+    var wallOrigin: UInt64 = 0
+    /// Health checks of proxy-group members under way, by epoll token.
+    var probes: [UInt64: HealthProbe] = [:]
+    /// Flows relayed in HTTP mode (the profile rewrites, mocks or records HTTP).
+    var httpSessions: [FlowKey: HTTPSession] = [:]
+    /// TCP flows holding a pin on their fake IP's mapping (released exactly once, in `releasePin`).
+    var pinned: Set<FlowKey> = []
+    /// Flows connecting to a proxy or shaking hands with it, and when the current stage gives up.
+    var handshakeDeadlines: [FlowKey: Instant] = [:]
+    let deadlines = HandshakeDeadlines.default
+    /// Flows waiting for a name's address (a fake IP's, or a proxy's) before connecting.
+    var awaitingAddress: [FlowKey: PendingConnect] = [:]
+    /// How long a flow may stay silent before it is decided without its first bytes
+    /// (server-speaks-first protocols such as SSH or SMTP send nothing first).
+    let sniffTimeout: Duration = .milliseconds(300)
     var udpFlows: [FlowKey: UDPFlow] = [:]
     var tokens: [UInt64: FlowKey] = [:]
     var nextToken = Tunnel.firstFlowToken
     var statistics: TunnelStatistics { io.statistics }
+    /// The counters and the profile's request statistics, for the exit summary.
+    var finalStatistics: TunnelStatistics {
+        var result = io.statistics
+        result.requestStatistics = director.statisticsSummary
+        if !director.groups.isEmpty {
+            // Each group's choice and its members' health, as the checks last saw them.
+            result.groups = director.groups.keys.sorted().compactMap { director.groups[$0]?.description }.joined(separator: "\n")
+        }
+        if let flowLog {
+            let written = flowLog.close()
+            result.capture = (result.capture.map { $0 + "\n" } ?? "") + "flow log: \(written)"
+        }
+        if let recorder = io.recorder {
+            let capture = recorder.close()
+            result.capture = "capture: \(capture.packetsCaptured) packets written, \(capture.packetsFilteredOut) filtered out, \(capture.packetsDropped) dropped (writer behind), \(capture.filesRotated) rotations"
+                + (capture.failure.map { "; error: \($0)" } ?? "")
+        }
+        return result
+    }
     let clock = ContinuousClock()
     let origin: ContinuousClock.Instant
     var armedDeadline: Instant?
@@ -95,6 +150,7 @@ final class Tunnel {
         dns = configuration.dns.map(FakeDNS.init)
         resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID))
         dnsScratch = .allocate(byteCount: 4096, alignment: 16)
+        relayScratch = .allocate(byteCount: 65536 + 512, alignment: 16)
         if let channel = resolver.channel {
             do { try epoll.add(channel.socket.descriptor, events: .readable, token: Self.resolverToken) } catch {
                 throw EngineError.system("epoll_ctl", error)
@@ -106,11 +162,13 @@ final class Tunnel {
         }
         origin = io.origin
         scratch = .allocate(byteCount: 65536, alignment: 16)
+        wallOrigin = WallClock.now() &- UInt64(max(now.nanoseconds, 0))
     }
 
     deinit {
         scratch.deallocate()
         dnsScratch.deallocate()
+        relayScratch.deallocate()
     }
 
     var now: Instant {
@@ -165,6 +223,7 @@ final class Tunnel {
             guard case let .value(n)? = try? io.tun.read(into: scratch), n > 0 else { break }
             io.statistics.packetsFromApp += 1
             let packet = UnsafeRawBufferPointer(scratch.sub(0, n))
+            io.recorder?.record(packet, outbound: false)
             if inboundFaults != nil {
                 inboundFaults!.push(Array(packet), now: now)
                 continue
@@ -228,7 +287,17 @@ final class Tunnel {
         let keys = touched
         touched.removeAll(keepingCapacity: true)
         for key in keys {
-            if let flow = tcpFlows[key] { pump(flow, sink: &sink) } else { tcp.flush(key, now: now, sink: &sink) }
+            if httpSessions[key] != nil {
+                pumpHTTP(key, sink: &sink)
+            } else if let flow = tcpFlows[key] {
+                pump(flow, sink: &sink)
+            } else if sniffing[key] != nil {
+                sniff(key, final: false, sink: &sink)
+            } else if answering[key] != nil {
+                pumpAnswer(key, sink: &sink)
+            } else {
+                tcp.flush(key, now: now, sink: &sink)
+            }
         }
     }
 
@@ -236,7 +305,7 @@ final class Tunnel {
         let time = now
         switch tcp.input(packet, now: time, sink: &sink) {
         case let .connectionRequest(key):
-            if let destination = realDestination(for: key, sink: &sink) { openUpstream(for: key, to: destination, sink: &sink) }
+            startTCP(key, sink: &sink)
         case let .segment(key):
             // Pumped once at the end of the batch (pumpTouched), unless the segment owes a duplicate ACK now.
             if tcp.connection(key)?.immediateAckRequired == true { tcp.flush(key, now: time, sink: &sink) }
@@ -250,6 +319,129 @@ final class Tunnel {
         }
     }
 
+    // MARK: Deciding a new TCP flow
+
+    /// What the flow's destination says before any byte: a fake IP's name, or a [Host] name.
+    func facts(for key: FlowKey) -> FlowFacts {
+        var facts = FlowFacts(key: key)
+        if let name = dns?.pool.name(for: key.destinationAddress, now: now) {
+            facts.domain = name.description
+            facts.domainSource = .dns
+        }
+        return facts
+    }
+
+    /// A SYN: the rules decide now, or once the app's first bytes are in.
+    func startTCP(_ key: FlowKey, sink: inout TunSink) {
+        if dns?.pool.contains(key.destinationAddress) == true, !pin(key) {
+            // A fake IP nobody asked for (or one recycled since): nothing to connect to.
+            refuse(key, reason: .host, sink: &sink)
+            return
+        }
+        beginRecord(key)
+        switch director.decide(facts(for: key), final: false) {
+        case let .route(route, reason):
+            trace("\(key): \(route) (\(reason))")
+            noteDecision(key, route: route, reason: reason)
+            follow(route, for: key, sink: &sink)
+        case .sniff:
+            // Accept-first: the app talks to Sluice until its first bytes say enough to decide.
+            trace("\(key): accepted to sniff its first bytes")
+            guard acceptApp(key, sink: &sink) else { return }
+            sniffing[key] = now + sniffTimeout
+        }
+    }
+
+    /// Accepts the app's side of a flow (its SYN waited in the table until now).
+    @discardableResult
+    func acceptApp(_ key: FlowKey, sink: inout TunSink) -> Bool {
+        // The MSS follows from the TUN's MTU, less IPv4's 20 or IPv6's 40 bytes of header and TCP's 20.
+        var tcpConfiguration = configuration.tcp.tcp
+        tcpConfiguration.maximumSegmentSize = configuration.mtu - (key.isIPv6 ? 60 : 40)
+        return tcp.accept(key, now: now, configuration: tcpConfiguration, sink: &sink) != nil
+    }
+
+    /// The app's first bytes (or its silence until the deadline, or its FIN) decide the flow.
+    func sniff(_ key: FlowKey, final: Bool, sink: inout TunSink) {
+        guard let connection = tcp.connection(key), connection.state != .closed else {
+            sniffing[key] = nil
+            releasePin(key)
+            tcp.flush(key, now: now, sink: &sink)
+            return
+        }
+        let finished = final || connection.isReadClosed || connection.readableCount >= Self.sniffLimit
+        guard let decided = sniffedFacts(key, connection: connection, final: finished) else {
+            tcp.flush(key, now: now, sink: &sink)
+            return
+        }
+        sniffing[key] = nil
+        if decided.applicationProtocol == .http, director.usesHTTPMode {
+            startHTTP(key, facts: decided, sink: &sink)
+            return
+        }
+        let decision = director.decide(decided, final: true)
+        guard case .route(var route, let reason) = decision else {
+            follow(.direct, for: key, sink: &sink)
+            return
+        }
+        // Only an HTTP request can be answered with an HTTP response.
+        if decided.applicationProtocol != .http { route = route.withoutHTTP }
+        trace("\(key): \(route) (\(reason))")
+        noteDecision(key, route: route, reason: reason, facts: decided)
+        follow(route, for: key, sink: &sink)
+    }
+
+    /// At most this much of the app's first bytes is examined.
+    static let sniffLimit = 16384
+
+    func follow(_ route: FlowRoute, for key: FlowKey, sink: inout TunSink) {
+        let accepted = tcp.connection(key) != nil
+        switch route {
+        case .direct:
+            if let destination = realDestination(for: key, sink: &sink) {
+                openUpstream(for: key, to: destination, port: key.destinationPort, handshake: nil, sink: &sink)
+            }
+        case let .proxy(proxy):
+            connect(key, through: proxy, sink: &sink)
+        case let .refuse(refusal):
+            io.statistics.tcpRejected += 1
+            finishRecord(key, status: .blocked)
+            if accepted {
+                if refusal == .drop { tcp.connection(key)?.abortSilently() } else { tcp.connection(key)?.abort() }
+                tcp.flush(key, now: now, sink: &sink)
+            } else {
+                tcp.refuse(key, with: refusal, sink: &sink)
+            }
+        case let .answer(bytes):
+            io.statistics.tcpAnswered += 1
+            if !accepted, !acceptApp(key, sink: &sink) { return }
+            answering[key] = PendingAnswer(bytes: bytes)
+            pumpAnswer(key, sink: &sink)
+        }
+    }
+
+    /// Writes a local answer into the app's connection, then its FIN; what the app sends is read and dropped.
+    func pumpAnswer(_ key: FlowKey, sink: inout TunSink) {
+        guard let connection = tcp.connection(key), var pending = answering[key] else {
+            answering[key] = nil
+            return
+        }
+        _ = connection.takeEvents()
+        if connection.readableCount > 0 { connection.consume(connection.readableCount) }
+        if pending.offset < pending.bytes.count {
+            let n = pending.bytes.withUnsafeBytes { connection.write(UnsafeRawBufferPointer(rebasing: $0[pending.offset...])) }
+            pending.offset += n
+            io.statistics.bytesToApp += n
+            if pending.offset == pending.bytes.count { connection.shutdownWrite() }
+        }
+        answering[key] = pending
+        tcp.flush(key, now: now, sink: &sink)
+        if connection.state == .closed || connection.state == .timeWait {
+            answering[key] = nil
+            releasePin(key)
+        }
+    }
+
     /// Lazy accept: the app's SYN waits until the upstream connection succeeds,
     /// so a refused or unreachable destination looks to the app as it would on a real network.
     /// The address to connect to: the destination itself, or, for a fake IP,
@@ -260,74 +452,270 @@ final class Tunnel {
             return key.isIPv6 ? .v6(high: 0, low: 1) : .v4(0x7f00_0001)
         }
         guard dns?.pool.contains(key.destinationAddress) == true else { return key.destinationAddress.sysAddress }
-        guard let name = dns!.pool.pin(key.destinationAddress, now: now) else {
+        guard pin(key), let name = dns!.pool.name(for: key.destinationAddress, now: now) else {
             // A fake IP nobody asked for (or one recycled since): nothing to connect to.
             refuse(key, reason: .host, sink: &sink)
             return nil
         }
         trace("\(key): fake IP for \(name)")
         // The upstream family need not be the app's: IPv4 first, then IPv6 (in `resolved`).
-        return resolver.resolve(name, family: .v4, for: key, now: now)?.sysAddress
+        if let address = resolver.resolve(name, family: .v4, for: key, now: now) { return address.sysAddress }
+        if key.transport == .tcp { awaitingAddress[key] = PendingConnect(name: name, port: key.destinationPort) }
+        return nil
     }
 
-    /// The host's resolver answered (or not) for flows waiting on fake IPs.
+    /// Connects to the proxy (resolving its name first when it is one) and shakes hands there.
+    func connect(_ key: FlowKey, through proxy: UpstreamProxy, target: ProxyTarget? = nil, sink: inout TunSink) {
+        let handshake: ProxyHandshake
+        do { handshake = try ProxyHandshake(proxy: proxy, target: target ?? proxyTarget(for: key)) } catch {
+            fail(key, with: error.refusal, reason: error.message, sink: &sink)
+            return
+        }
+        connect(key, toHost: proxy.host, port: proxy.port, handshake: handshake, sink: &sink)
+    }
+
+    /// Connects to a host given by name or address literal: a [Host] entry of
+    /// the profile first, then the host's resolvers.
+    func connect(_ key: FlowKey, toHost host: String, port: UInt16, handshake: ProxyHandshake? = nil, sink: inout TunSink) {
+        if let literal = SysIPAddress(host) {
+            openUpstream(for: key, to: literal, port: port, handshake: handshake, sink: &sink)
+            return
+        }
+        if let address = director.staticAddress(for: host) {
+            openUpstream(for: key, to: address.sysAddress, port: port, handshake: handshake, sink: &sink)
+            return
+        }
+        guard let name = DNSName(host) else {
+            fail(key, with: .unreachable(.host), reason: "bad host name \(host)", sink: &sink)
+            return
+        }
+        if let address = resolver.resolve(name, family: .v4, for: key, now: now) {
+            openUpstream(for: key, to: address.sysAddress, port: port, handshake: handshake, sink: &sink)
+        } else {
+            awaitingAddress[key] = PendingConnect(name: name, port: port, handshake: handshake)
+        }
+    }
+
+    /// The host's resolver answered (or not) for flows waiting on a name.
     func resolved(_ answers: [(FlowKey, IPAddress?, DNSType)]) {
         var sink = TunSink(io: io)
         for (key, found, type) in answers {
+            if key.transport != .tcp, awaitingAddress[key] == nil {
+                if udpAwaitingResolution.remove(key) != nil, let found { openUDP(key, to: found.sysAddress, sink: &sink) }
+                continue
+            }
+            guard let pending = awaitingAddress[key] else { continue }
             var address = found
-            if address == nil, type == .a, let name = dns?.pool.name(for: key.destinationAddress, now: now) {
+            if address == nil, type == .a {
                 // No IPv4 address: ask for IPv6 before giving up.
-                address = resolver.resolve(name, family: .v6, for: key, now: now)
+                address = resolver.resolve(pending.name, family: .v6, for: key, now: now)
                 if address == nil, resolver.isPending(key) { continue }
             }
-            if key.transport == .tcp {
-                if let address { openUpstream(for: key, to: address.sysAddress, sink: &sink) } else { refuse(key, reason: .host, sink: &sink) }
-            } else if udpAwaitingResolution.remove(key) != nil, let address {
-                openUDP(key, to: address.sysAddress, sink: &sink)
+            awaitingAddress[key] = nil
+            if let address {
+                openUpstream(for: key, to: address.sysAddress, port: pending.port, handshake: pending.handshake, sink: &sink)
+            } else {
+                refuse(key, reason: .host, sink: &sink)
             }
         }
     }
 
     func refuse(_ key: FlowKey, reason: UnreachableReason, sink: inout TunSink) {
         if key.transport == .tcp {
-            io.statistics.tcpRefused += 1
-            tcp.refuse(key, with: .unreachable(reason), sink: &sink)
-            if dns?.pool.contains(key.destinationAddress) == true { _ = dns!.pool.unpin(key.destinationAddress, now: now) }
+            awaitingAddress[key] = nil
+            fail(key, with: .unreachable(reason), reason: "no address", sink: &sink)
+        } else if awaitingAddress.removeValue(forKey: key) != nil {
+            endAssociation(key, reason: "the proxy's name has no address")
         } else {
             udpAwaitingResolution.remove(key)
         }
     }
 
-    func openUpstream(for key: FlowKey, to address: SysIPAddress, sink: inout TunSink) {
-        trace("\(key): SYN, connecting upstream to \(address)")
+    /// The flow cannot go on: the app sees what a network would show (a flow
+    /// already accepted can only be reset).
+    func fail(_ key: FlowKey, with refusal: TCPFlowTable.Refusal, reason: String, sink: inout TunSink) {
+        trace("\(key): fails: \(reason)")
+        if key.transport == .udp {
+            endAssociation(key, reason: reason)
+            return
+        }
+        if let session = httpSessions[key] {
+            // A request is waiting: it gets a 502, not a reset.
+            let kind: ConnectionErrorKind
+            switch refusal {
+            case .reset: kind = .refused
+            case .unreachable: kind = .unreachable
+            case .drop: kind = .timedOut
+            }
+            upstreamFailed(nil, session: session, reason: reason, kind: kind, sink: &sink)
+            return
+        }
+        io.statistics.tcpRefused += 1
+        finishRecord(key, status: refusal == .drop ? .timedOut : .refused, error: reason)
+        if let connection = tcp.connection(key) {
+            connection.abort()
+            tcp.flush(key, now: now, sink: &sink)
+        } else {
+            tcp.refuse(key, with: refusal, sink: &sink)
+        }
+        releasePin(key)
+    }
+
+    /// Keeps a fake IP's mapping alive while its flow lives; false when no mapping holds the address.
+    func pin(_ key: FlowKey) -> Bool {
+        if pinned.contains(key) { return true }
+        guard dns?.pool.pin(key.destinationAddress, now: now) != nil else { return false }
+        pinned.insert(key)
+        return true
+    }
+
+    func releasePin(_ key: FlowKey) {
+        finishRecord(key)
+        if pinned.remove(key) != nil { dns?.pool.unpin(key.destinationAddress, now: now) }
+    }
+
+    func openUpstream(for key: FlowKey, to address: SysIPAddress, port: UInt16, handshake: ProxyHandshake?, sink: inout TunSink) {
+        trace("\(key): connecting upstream to \(address) port \(port)\(handshake.map { " (proxy \($0.proxy.name) to \($0.target))" } ?? "")")
         let socket: Socket
         do {
             socket = try Socket(.tcp, family: address.family, mark: configuration.mark)
         } catch {
             io.statistics.upstreamErrors += 1
-            tcp.refuse(key, with: .reset, sink: &sink)
+            fail(key, with: .reset, reason: "socket: \(error)", sink: &sink)
             return
         }
         let result: SysResult<Void>
         do {
-            result = try socket.connect(to: SocketAddress(address, port: key.destinationPort))
+            result = try socket.connect(to: SocketAddress(address, port: port))
             trace("\(key): connect \(result)")
         } catch {
-            io.statistics.tcpRefused += 1
-            tcp.refuse(key, with: Self.refusal(for: error), sink: &sink)
+            fail(key, with: Self.refusal(for: error), reason: "connect: \(error)", sink: &sink)
             return
         }
         let token = nextToken
         nextToken += 1
         let flow = TCPFlow(key: key, token: token, socket: socket)
+        flow.remote = SocketAddress(address, port: port)
+        flow.handshake = handshake
+        if handshake != nil { handshakeDeadlines[key] = now + deadlines.limit(for: .connect) }
         do { try epoll.add(flow.socket.descriptor, events: [.writable], token: token) } catch {
-            tcp.refuse(key, with: .reset, sink: &sink)
+            fail(key, with: .reset, reason: "epoll: \(error)", sink: &sink)
             return
         }
         flow.interest = [.writable]
         tcpFlows[key] = flow
         tokens[token] = key
         if case .value = result { upstreamConnected(flow, sink: &sink) }
+    }
+
+    /// What the proxy is asked to reach: the name when fake-IP DNS knows it, so
+    /// the proxy resolves it; the address otherwise.
+    func proxyTarget(for key: FlowKey) -> ProxyTarget {
+        if dns?.pool.contains(key.destinationAddress) == true, let name = dns?.pool.name(for: key.destinationAddress, now: now) {
+            var text = name.description
+            if text.hasSuffix(".") { text.removeLast() }
+            return ProxyTarget(host: .domain(text), port: key.destinationPort)
+        }
+        return ProxyTarget(key.destinationAddress, port: key.destinationPort)
+    }
+
+    func upstreamConnected(_ flow: TCPFlow, sink: inout TunSink) {
+        flow.connected = true
+        if let handshake = flow.handshake {
+            trace("\(flow.key): connected to proxy \(handshake.proxy.name), greeting it")
+            guard send(handshake.start(), to: flow) else {
+                failHandshake(flow, ProxyFailure(refusal: .reset, message: "proxy \(handshake.proxy.name): could not send the greeting"), sink: &sink)
+                return
+            }
+            handshakeDeadlines[flow.key] = now + deadlines.limit(for: handshake.machine.stage)
+            watch(flow, for: [.readable])
+            return
+        }
+        established(flow, leftover: UnsafeRawBufferPointer(start: nil, count: 0), sink: &sink)
+    }
+
+    /// The upstream path is ready (directly, or through the proxy's handshake):
+    /// the app's side is accepted if it was not yet, and bytes start to flow.
+    /// `leftover` are bytes the proxy sent after its handshake: the destination's first bytes.
+    func established(_ flow: TCPFlow, leftover: UnsafeRawBufferPointer, sink: inout TunSink) {
+        trace("\(flow.key): upstream ready")
+        io.statistics.tcpFlows += 1
+        if tcp.connection(flow.key) == nil {
+            guard acceptApp(flow.key, sink: &sink) else {
+                removeTCP(flow)
+                return
+            }
+        }
+        if leftover.count > 0, let connection = tcp.connection(flow.key) {
+            // At most a handshake's read: it fits the fresh send ring.
+            let n = connection.write(leftover)
+            io.statistics.bytesToApp += n
+        }
+        pump(flow, sink: &sink)
+    }
+
+    /// Writes a handshake message whole (it is small and the socket just connected: it fits).
+    func send(_ bytes: [UInt8], to flow: TCPFlow) -> Bool {
+        guard !bytes.isEmpty else { return true }
+        let result = bytes.withUnsafeBytes { try? flow.socket.write($0) }
+        guard case let .value(n)? = result, n == bytes.count else { return false }
+        return true
+    }
+
+    func watch(_ flow: TCPFlow, for events: Epoll.Events) {
+        guard events != flow.interest else { return }
+        try? epoll.modify(flow.socket.descriptor, events: events, token: flow.token)
+        flow.interest = events
+    }
+
+    /// The proxy spoke: go on with the handshake, or start relaying.
+    func readHandshake(_ flow: TCPFlow, sink: inout TunSink) {
+        guard let handshake = flow.handshake else { return }
+        for _ in 0 ..< 8 {
+            let result: SysResult<Int>
+            do { result = try flow.socket.read(into: scratch) } catch {
+                failHandshake(flow, ProxyFailure(refusal: Self.refusal(for: error), message: "proxy \(handshake.proxy.name): \(error)"), sink: &sink)
+                return
+            }
+            guard case let .value(n) = result else { return }
+            if n == 0 {
+                failHandshake(flow, handshake.closed(), sink: &sink)
+                return
+            }
+            do throws(ProxyFailure) {
+                switch try handshake.receive(UnsafeRawBufferPointer(scratch.sub(0, n))) {
+                case .needMore:
+                    continue
+                case let .send(bytes):
+                    guard send(bytes, to: flow) else {
+                        throw ProxyFailure(refusal: .reset, message: "proxy \(handshake.proxy.name): could not send")
+                    }
+                    handshakeDeadlines[flow.key] = now + deadlines.limit(for: handshake.machine.stage)
+                case let .established(leftoverOffset, bound):
+                    trace("\(flow.key): proxy \(handshake.proxy.name) connected to \(handshake.target)")
+                    flow.handshake = nil
+                    handshakeDeadlines[flow.key] = nil
+                    if flow.key.transport == .udp {
+                        associated(flow, proxy: handshake.proxy, bound: bound, sink: &sink)
+                        return
+                    }
+                    let leftover = UnsafeRawBufferPointer(scratch.sub(0, n)).suffix(from: leftoverOffset)
+                    established(flow, leftover: leftover, sink: &sink)
+                    return
+                }
+            } catch {
+                failHandshake(flow, error, sink: &sink)
+                return
+            }
+        }
+    }
+
+    func failHandshake(_ flow: TCPFlow, _ failure: ProxyFailure, sink: inout TunSink) {
+        io.statistics.upstreamErrors += 1
+        if let handshake = flow.handshake { noteProxyFailure(handshake.proxy.name, reason: failure.message) }
+        if flow.key.transport == .tcp { ProcessControl.writeStandardError("sluice: \(flow.key): \(failure.message)\n") }
+        fail(flow.key, with: failure.refusal, reason: failure.message, sink: &sink)
+        removeTCP(flow, keepConnection: true)
     }
 
     /// How an upstream failure reaches the app (issue #4: as a real network would show it).
@@ -340,36 +728,51 @@ final class Tunnel {
         }
     }
 
-    func upstreamConnected(_ flow: TCPFlow, sink: inout TunSink) {
-        trace("\(flow.key): upstream connected, accepting")
-        flow.connected = true
-        io.statistics.tcpFlows += 1
-        // The MSS follows from the TUN's MTU, less IPv4's 20 or IPv6's 40 bytes of header and TCP's 20.
-        var tcpConfiguration = configuration.tcp.tcp
-        tcpConfiguration.maximumSegmentSize = configuration.mtu - (flow.key.isIPv6 ? 60 : 40)
-        guard tcp.accept(flow.key, now: now, configuration: tcpConfiguration, sink: &sink) != nil else {
-            removeTCP(flow)
-            return
-        }
-        pump(flow, sink: &sink)
-    }
-
     // MARK: The upstream side
 
     func upstreamReady(token: UInt64, events: Epoll.Events) {
+        if let probe = probes[token] {
+            probeReady(probe, events: events)
+            return
+        }
         guard let key = tokens[token] else { return }
         var sink = TunSink(io: io)
+        // A UDP association has two sockets under one key: the token tells which.
+        if let flow = udpFlows[key], flow.token == token {
+            readUpstreamDatagrams(flow, sink: &sink)
+            return
+        }
         if let flow = tcpFlows[key] {
             if !flow.connected {
-                trace("\(key): connecting, events \(events), error \(flow.socket.pendingError().map { "\($0)" } ?? "none")")
-                if let error = flow.socket.pendingError() {
-                    io.statistics.tcpRefused += 1
-                    tcp.refuse(key, with: Self.refusal(for: error), sink: &sink)
-                    removeTCP(flow)
+                // SO_ERROR clears when read: read once.
+                let pending = flow.socket.pendingError()
+                trace("\(key): connecting, events \(events), error \(pending.map { "\($0)" } ?? "none")")
+                if let error = pending {
+                    fail(key, with: Self.refusal(for: error), reason: "connect: \(error)", sink: &sink)
+                    removeTCP(flow, keepConnection: true)
                     return
                 }
                 guard events.contains(.writable) || events.contains(.hangup) else { return }
                 upstreamConnected(flow, sink: &sink)
+                return
+            }
+            if flow.handshake != nil {
+                readHandshake(flow, sink: &sink)
+                return
+            }
+            if key.transport == .udp {
+                // A UDP association's control connection: when it closes, the association ends.
+                let result = try? flow.socket.read(into: scratch)
+                if case .wouldBlock? = result { return }
+                endAssociation(key, reason: "proxy closed the UDP association")
+                return
+            }
+            if let session = httpSessions[key] {
+                // Requests go out before answers are read: a server may answer and close at once.
+                pumpHTTP(key, sink: &sink)
+                if tcpFlows[key] === flow, events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
+                    readHTTPUpstream(flow, session: session, sink: &sink)
+                }
                 return
             }
             if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
@@ -417,6 +820,7 @@ final class Tunnel {
             }
             if n == 0 { return }
             io.statistics.bytesToApp += n
+            countBytes(flow.key, down: n)
             tcp.flush(flow.key, now: now, sink: &sink)
         }
     }
@@ -424,6 +828,10 @@ final class Tunnel {
     /// Moves app bytes upstream, passes half-closes both ways, updates what the
     /// socket is watched for, and lets the connection send what it owes.
     func pump(_ flow: TCPFlow, sink: inout TunSink) {
+        if httpSessions[flow.key] != nil {
+            pumpHTTP(flow.key, sink: &sink)
+            return
+        }
         let time = now
         guard let connection = tcp.connection(flow.key) else {
             removeTCP(flow)
@@ -447,6 +855,7 @@ final class Tunnel {
                     break
                 }
                 io.statistics.bytesFromApp += n
+                countBytes(flow.key, up: n)
                 connection.consume(n)
             }
             if connection.isReadClosed, connection.readableCount == 0 {
@@ -476,11 +885,15 @@ final class Tunnel {
         }
     }
 
-    func removeTCP(_ flow: TCPFlow, keepConnection: Bool = false) {
-        if dns?.pool.contains(flow.key.destinationAddress) == true { _ = dns!.pool.unpin(flow.key.destinationAddress, now: now) }
+    func removeTCP(_ flow: TCPFlow, keepConnection: Bool = false, keepSession: Bool = false) {
+        if !keepSession {
+            releasePin(flow.key)
+            httpSessions[flow.key] = nil
+        }
+        handshakeDeadlines[flow.key] = nil
         trace("\(flow.key): flow ends (\(tcp.connection(flow.key)?.description ?? "gone"))")
         try? epoll.remove(flow.socket.descriptor)
-        if let c = tcp.connection(flow.key)?.counters ?? flow.counters {
+        if !keepSession, let c = tcp.connection(flow.key)?.counters ?? flow.counters {
             io.statistics.retransmissionTimeouts += c.retransmissionTimeouts
             io.statistics.fastRetransmits += c.fastRetransmits
             io.statistics.sackRetransmits += c.sackRetransmits
@@ -505,7 +918,15 @@ final class Tunnel {
                 answerDNS(key, payload: payload, sink: &sink)
                 return
             }
-            if isNew {
+            if isNew { beginRecord(key) }
+            let route = isNew ? udpRoute(for: key) : .direct
+            if case let .associate(proxy)? = route {
+                startAssociation(key, through: proxy, sink: &sink)
+            } else if route == nil {
+                // Rejected: the flow's datagrams are dropped until it goes idle.
+                io.statistics.udpRejected += 1
+                return
+            } else if isNew {
                 if dns?.pool.contains(key.destinationAddress) == true || configuration.hostLoopbackGateways.contains(key.destinationAddress) {
                     // The first datagrams wait for the name's real address and are dropped
                     // meanwhile: UDP apps retry (DNS, QUIC), and holding them would need a queue.
@@ -518,9 +939,13 @@ final class Tunnel {
                     openUDP(key, to: key.destinationAddress.sysAddress, sink: &sink)
                 }
             }
+            if associationQueue[key] != nil {
+                // The association is being set up: a few datagrams wait for it.
+                if associationQueue[key]!.count < 16 { associationQueue[key]!.append(Array(payload)) }
+                return
+            }
             guard let flow = udpFlows[key] else { return }
-            if (try? flow.socket.send(payload, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
-            io.statistics.bytesFromApp += payload.count
+            sendDatagram(payload, on: flow)
         case let .echoRequest(key, sequenceNumber, payload, isNew):
             if isNew { io.statistics.echoFlows += 1 }
             if configuration.answerPingsLocally {
@@ -616,6 +1041,23 @@ final class Tunnel {
         }
     }
 
+    /// One datagram upstream, behind a SOCKS5 UDP header when the flow goes through a relay.
+    func sendDatagram(_ payload: UnsafeRawBufferPointer, on flow: UDPFlow) {
+        var datagram = payload
+        if let target = flow.relayTarget {
+            let header = SOCKS5UDPHeader(target: target)
+            guard let length = try? header.emit(into: relayScratch), length + payload.count <= relayScratch.count else {
+                io.statistics.upstreamErrors += 1
+                return
+            }
+            relayScratch.sub(length, payload.count).copyMemory(from: payload)
+            datagram = UnsafeRawBufferPointer(relayScratch.sub(0, length + payload.count))
+        }
+        if (try? flow.socket.send(datagram, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
+        io.statistics.bytesFromApp += payload.count
+        countBytes(flow.key, up: payload.count)
+    }
+
     func openUDP(_ key: FlowKey, to address: SysIPAddress, sink: inout TunSink) {
         guard let socket = try? Socket(.udp, family: address.family, mark: configuration.mark) else {
             io.statistics.upstreamErrors += 1
@@ -638,8 +1080,18 @@ final class Tunnel {
     func readUpstreamDatagrams(_ flow: UDPFlow, sink: inout TunSink) {
         for _ in 0 ..< 64 {
             guard case let .value((n, _))? = try? flow.socket.receive(into: scratch) else { return }
-            io.statistics.bytesToApp += n
-            datagrams.sendUDP(flow.key, payload: UnsafeRawBufferPointer(scratch.sub(0, n)), now: now, sink: &sink)
+            var payload = UnsafeRawBufferPointer(scratch.sub(0, n))
+            if flow.relayTarget != nil {
+                // From a SOCKS5 relay: the header names the sender; the app sees only the payload.
+                guard let (_, offset) = try? SOCKS5UDPHeader.parse(payload) else {
+                    io.statistics.upstreamErrors += 1
+                    continue
+                }
+                payload = payload.suffix(from: offset)
+            }
+            io.statistics.bytesToApp += payload.count
+            countBytes(flow.key, down: payload.count)
+            datagrams.sendUDP(flow.key, payload: payload, now: now, sink: &sink)
         }
     }
 
@@ -653,10 +1105,34 @@ final class Tunnel {
         if let deadline = tcp.nextDeadline, deadline <= time {
             for key in tcp.poll(now: time, sink: &sink) {
                 if let flow = tcpFlows[key] { removeTCP(flow, keepConnection: true) }
+                if sniffing.removeValue(forKey: key) != nil || answering.removeValue(forKey: key) != nil { releasePin(key) }
+                if let session = httpSessions[key] { endHTTP(session, sink: &sink) }
             }
             // Connections that timed out or were reset by a timer need their sockets closed.
             // (A flow still connecting upstream has no connection yet: its SYN waits in `pending`.)
-            for (key, flow) in tcpFlows where flow.connected && tcp.connection(key) == nil { removeTCP(flow) }
+            // (Nor has one still shaking hands with a proxy: the app's SYN waits for the handshake.)
+            for (key, flow) in tcpFlows where key.transport == .tcp && flow.connected && flow.handshake == nil && tcp.connection(key) == nil {
+                removeTCP(flow)
+            }
+        }
+        if let deadline = handshakeDeadline, deadline <= time {
+            // A proxy that does not answer fails its own flow only, and soon.
+            for (key, deadline) in handshakeDeadlines where deadline <= time {
+                guard let flow = tcpFlows[key], let handshake = flow.handshake else {
+                    handshakeDeadlines[key] = nil
+                    continue
+                }
+                let stage = flow.connected ? handshake.machine.stage : .connect
+                failHandshake(flow, handshake.failure(.timedOut(stage)), sink: &sink)
+            }
+        }
+        if let deadline = probeDeadline, deadline <= time {
+            expireProbes()
+            startDueHealthChecks()
+        }
+        if let deadline = sniffDeadline, deadline <= time {
+            // Silent apps (server-speaks-first protocols) are decided without their first bytes.
+            for (key, deadline) in sniffing where deadline <= time { sniff(key, final: true, sink: &sink) }
         }
         if let deadline = resolver.nextDeadline, deadline <= time {
             for key in resolver.expire(now: time) { refuse(key, reason: .host, sink: &sink) }
@@ -670,6 +1146,9 @@ final class Tunnel {
                     try? epoll.remove(flow.socket.descriptor)
                     tokens[flow.token] = nil
                 }
+                if let control = tcpFlows[key] { removeTCP(control) }
+                associationQueue[key] = nil
+                finishRecord(key)
             }
         }
         // Arm the timer for the next deadline, when it changed.
@@ -680,7 +1159,7 @@ final class Tunnel {
             return min(a, b)
         }
         let next = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
-                           earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease))
+                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), probeDeadline)))
         if next != armedDeadline {
             armedDeadline = next
             if let next {
@@ -692,6 +1171,27 @@ final class Tunnel {
         }
     }
 
+    /// Takes a (re)loaded profile: new flows follow it, open ones keep their routes.
+    func apply(_ profile: Profile?, log: (String) -> Void) {
+        guard let profile else { return }
+        director = FlowDirector(profile: profile, previous: director)
+        if dns != nil { dns!.configuration.hosts = ProfileLoader.hostTable(profile) }
+        for warning in profile.warnings { log(warning.description) }
+    }
+
+    /// The earliest sniffing deadline (few flows sniff at once: a scan is cheap).
+    var sniffDeadline: Instant? {
+        var earliest: Instant?
+        for deadline in sniffing.values where earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        return earliest
+    }
+
+    var handshakeDeadline: Instant? {
+        var earliest: Instant?
+        for deadline in handshakeDeadlines.values where earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        return earliest
+    }
+
     /// Closes every flow: RST to the app for TCP (the tunnel is going away), sockets closed.
     func closeAll() {
         var sink = TunSink(io: io)
@@ -700,6 +1200,14 @@ final class Tunnel {
             tcp.flush(key, now: now, sink: &sink)
             removeTCP(flow, keepConnection: true)
         }
+        for key in Array(sniffing.keys) + Array(answering.keys) + Array(httpSessions.keys) where tcpFlows[key] == nil {
+            tcp.connection(key)?.abort()
+            tcp.flush(key, now: now, sink: &sink)
+        }
+        sniffing.removeAll()
+        answering.removeAll()
+        httpSessions.removeAll()
+        for key in Array(flowRecords.keys) { finishRecord(key, status: .reset, error: "Sluice stopped") }
         tcpFlows.removeAll()
         udpFlows.removeAll()
         tokens.removeAll()
@@ -712,11 +1220,15 @@ final class TCPFlow {
     let token: UInt64
     let socket: Socket
     var connected = false
+    /// Set while the upstream is a proxy that has not yet connected us through.
+    var handshake: ProxyHandshake?
     /// The upstream sent FIN (or failed): nothing more will come from it.
     var upstreamClosed = false
     /// We passed the app's FIN upstream.
     var upstreamWriteClosed = false
     var interest: Epoll.Events = []
+    /// Where the socket connects to (for a UDP ASSOCIATE whose relay address is unspecified: the proxy itself).
+    var remote: SocketAddress?
     /// The connection's counters as last seen, for the statistics once it is gone.
     var counters: TCPConnection.Counters?
 
@@ -732,6 +1244,8 @@ final class UDPFlow {
     let key: FlowKey
     let token: UInt64
     let socket: Socket
+    /// Set when the socket talks to a SOCKS5 UDP relay: each datagram carries this target in its header.
+    var relayTarget: ProxyTarget?
 
     init(key: FlowKey, token: UInt64, socket: consuming Socket) {
         self.key = key
@@ -746,6 +1260,9 @@ final class TunnelIO {
     let outgoing: UnsafeMutableRawBufferPointer
     /// When set, packets for the app pass through it before the TUN.
     var outboundFaults: FaultInjector?
+    /// `--pcap`: every packet that crosses the TUN, both ways, copied to a
+    /// writer thread (a slow disk drops packets from the capture, never from the traffic).
+    var recorder: PacketRecorder?
     var statistics = TunnelStatistics()
     let origin = ContinuousClock.now
     let mtu: Int
@@ -792,6 +1309,7 @@ struct TunSink: PacketSink {
         switch try? io.tun.write(packet) {
         case .value?:
             io.statistics.packetsToApp += 1
+            io.recorder?.record(packet, outbound: true)
         case .wouldBlock?, nil:
             io.statistics.tunWriteDrops += 1
         }
@@ -807,8 +1325,11 @@ struct FragmentSink: PacketSink {
         defer { buffer.deallocate() }
         let n = fill(buffer)
         guard n > 0 else { return }
-        switch try? io.tun.write(UnsafeRawBufferPointer(buffer.sub(0, n))) {
-        case .value?: io.statistics.packetsToApp += 1
+        let packet = UnsafeRawBufferPointer(buffer.sub(0, n))
+        switch try? io.tun.write(packet) {
+        case .value?:
+            io.statistics.packetsToApp += 1
+            io.recorder?.record(packet, outbound: true)
         case .wouldBlock?, nil: io.statistics.tunWriteDrops += 1
         }
     }

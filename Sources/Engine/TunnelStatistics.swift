@@ -5,7 +5,13 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     public var malformedPackets = 0
     public var tcpFlows = 0
     public var tcpRefused = 0
+    /// Flows a rule rejected (REJECT, REJECT-RST, REJECT-DROP).
+    public var tcpRejected = 0
+    /// Flows (or requests) Sluice answered itself: rejections with a body, redirects, Map Local.
+    public var tcpAnswered = 0
     public var udpSessions = 0
+    /// UDP flows a rule rejected (their datagrams are dropped).
+    public var udpRejected = 0
     public var echoFlows = 0
     public var bytesFromApp = 0
     public var bytesToApp = 0
@@ -16,13 +22,22 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     public var sackRetransmits = 0
     public var goBackRetransmits = 0
     public var tailLossProbes = 0
+    /// The profile's [Statistics] tables, rendered at exit.
+    public var requestStatistics: String?
+    /// Proxy groups: current member and health.
+    public var groups: String?
+    /// The pcap writer's summary, when capturing.
+    public var capture: String?
 
     public init() {}
 
     public var description: String {
-        "\(tcpFlows) TCP flows (\(tcpRefused) refused), \(udpSessions) UDP sessions, \(echoFlows) ping flows; "
+        "\(tcpFlows) TCP flows (\(tcpRefused) refused, \(tcpRejected) rejected by rules, \(tcpAnswered) answered locally), \(udpSessions) UDP sessions, \(echoFlows) ping flows; "
             + "\(bytesFromApp) bytes up, \(bytesToApp) bytes down; \(packetsFromApp) packets in, \(packetsToApp) out; "
             + "\(malformedPackets) malformed, \(upstreamErrors) upstream errors, \(tunWriteDrops) TUN write drops; "
             + "retransmissions: \(retransmissionTimeouts) timeouts, \(fastRetransmits) fast, \(sackRetransmits) SACK, \(goBackRetransmits) after timeouts, \(tailLossProbes) tail-loss probes"
+            + (groups.map { "\ngroups:\n" + $0 } ?? "")
+            + (capture.map { "\n" + $0 } ?? "")
+            + (requestStatistics.map { "\n" + $0 } ?? "")
     }
 }

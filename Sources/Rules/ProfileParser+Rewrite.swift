@@ -132,12 +132,12 @@ extension ProfileBuilder {
             }
             dataType = parsed
         }
-        let data = values["data"]
-        if dataType == .tinyGIF, let data {
+        if dataType == .tinyGIF, let data = values["data"] {
             error(n, data.column, "data-type=tiny-gif takes no data", hint: "remove data=; the GIF is built in")
             return
         }
-        if dataType != .tinyGIF, data == nil {
+        // tiny-gif has no data; every other type must have it.
+        guard let data = values["data"] ?? (dataType == .tinyGIF ? ("", 0) : nil) else {
             error(n, regexField.column, "[Map Local] entry has no data=",
                   hint: dataType == .text ? "write data=\"BODY\" (data=\"\" for an empty body)" : "write data=\"PATH\"")
             return
@@ -145,16 +145,21 @@ extension ProfileBuilder {
         let body: MapLocalData
         switch dataType {
         case .text:
-            body = .text(data!.value)
+            body = .text(data.value)
         case .base64:
-            guard let bytes = Base64.decode(data!.value) else {
-                error(n, data!.column, "data is not valid base64", hint: "use the standard alphabet (A-Z a-z 0-9 + /) with = padding")
+            guard let bytes = Base64.decode(data.value) else {
+                error(n, data.column, "data is not valid base64", hint: "use the standard alphabet (A-Z a-z 0-9 + /) with = padding")
                 return
             }
             body = .base64(bytes)
         case .file, .directory:
-            guard !data!.value.isEmpty else {
-                error(n, data!.column, "data-type=\(dataType.rawValue) needs a path in data=", hint: "a relative path is taken from the profile's folder")
+            guard !data.value.isEmpty else {
+                error(n, data.column, "data-type=\(dataType.rawValue) needs a path in data=", hint: "a relative path is taken from the profile's folder")
+                return
+            }
+            if data.value.contains("://") {
+                error(n, data.column, "data-type=\(dataType.rawValue) reads local files, not URLs like '\(data.value)'",
+                      hint: "to answer from another server, use a header-mode [URL Rewrite]")
                 return
             }
             if dataType == .directory, regex.captureCount == 0 {
@@ -162,7 +167,7 @@ extension ProfileBuilder {
                       hint: "the first group names the file inside the folder, e.g. ^http://static\\.test/(.*)$")
                 return
             }
-            let path = resolvePath(data!.value)
+            let path = resolvePath(data.value)
             body = dataType == .file ? .file(path) : .directory(path)
         case .tinyGIF:
             body = .tinyGIF

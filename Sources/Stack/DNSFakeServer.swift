@@ -86,7 +86,8 @@ public enum DNSAction: Equatable, Sendable, CustomStringConvertible {
 public struct FakeDNS: Sendable {
     public static let udpLimit = 512
 
-    public let configuration: FakeDNSConfiguration
+    /// Mutable so a profile reload can replace the static hosts.
+    public var configuration: FakeDNSConfiguration
     /// The engine pins, unpins and looks up flows' destinations here.
     public var pool: FakeIPPool
 

@@ -47,6 +47,8 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable {
     public static let noMemory = Errno(rawValue: ENOMEM)
     public static let badAddress = Errno(rawValue: EFAULT)
     public static let notADirectory = Errno(rawValue: ENOTDIR)
+    /// ENOSPC: the disk (or /dev/full) is full; capture and log writers report it.
+    public static let noSpace = Errno(rawValue: ENOSPC)
     /// EPROTO: the peer (here, the kernel over netlink) answered with something malformed.
     public static let protocolError = Errno(rawValue: EPROTO)
 }
@@ -96,6 +98,7 @@ extension Errno: CustomStringConvertible {
         case ENOMEM: return "ENOMEM"
         case EFAULT: return "EFAULT"
         case ENOTDIR: return "ENOTDIR"
+        case ENOSPC: return "ENOSPC"
         case EPROTO: return "EPROTO"
         default: return nil
         }

@@ -38,4 +38,14 @@ public struct EventFD: ~Copyable, Sendable {
         case .wouldBlock: return 0
         }
     }
+
+    /// Blocks until the counter is non-zero or `timeoutMilliseconds` pass, for a
+    /// thread that has nothing else to wait on (the capture writer). Returns
+    /// whether it became readable; does not drain.
+    @discardableResult
+    public func wait(timeoutMilliseconds: Int32) throws(Errno) -> Bool {
+        var entry = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+        let ready = try valueOrErrno { poll(&entry, 1, timeoutMilliseconds) }.get()
+        return ready > 0
+    }
 }

@@ -40,6 +40,27 @@ public struct FileDescriptor: ~Copyable, Sendable {
         return FileDescriptor(rawValue: raw)
     }
 
+    /// Opens `path` for writing, creating it (mode 0644) if needed, and
+    /// truncating it unless `append`: for logs and capture files.
+    public static func create(_ path: String, append: Bool = false) throws(Errno) -> FileDescriptor {
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
+        let raw = try valueOrErrno { cshim_open_mode(path, flags, 0o644) }.get()
+        return FileDescriptor(rawValue: raw)
+    }
+
+    /// Writes all of `buffer` to a blocking descriptor (a regular file),
+    /// continuing after short writes.
+    public func writeAll(_ buffer: UnsafeRawBufferPointer) throws(Errno) {
+        var offset = 0
+        while offset < buffer.count {
+            let rest = UnsafeRawBufferPointer(rebasing: buffer[offset...])
+            switch try write(rest) {
+            case .value(let written): offset += written
+            case .wouldBlock: throw Errno.wouldBlock
+            }
+        }
+    }
+
     /// One read(2) into the caller's buffer. `.value(0)` means end of file.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> SysResult<Int> {
         try valueOrErrno { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }

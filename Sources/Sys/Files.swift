@@ -36,6 +36,17 @@ public enum Files {
 
     public static func remove(_ path: String) { unlink(path) }
 
+    /// rename(2): atomically replaces `to` if it exists.
+    public static func rename(_ from: String, to: String) throws(Errno) {
+        _ = try valueOrErrno { Glibc.rename(from, to) }.get()
+    }
+
+    /// Whether `path` names something (stat succeeds).
+    public static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
     public static func makeDirectory(_ path: String) {
         mkdir(path, 0o755)
     }

@@ -53,7 +53,7 @@ commands:
         apply, in that order, with their line numbers and why. Starts nothing.
   help  Show this text.
 
-Not yet: proxy, replay, status, flows, profiles
+Not yet: proxy, replay, status, flows
 (issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
@@ -110,6 +110,32 @@ func parseDump(_ arguments: ArraySlice<String>) -> PacketDump.Options? {
     return options
 }
 
+let captureOptions: Set<String> = ["--pcap", "--pcap-filter", "--snaplen", "--pcap-rotate-size", "--pcap-rotate-count", "--flow-log"]
+let captureOptionHelp = [
+    "--pcap": "a file to write", "--pcap-filter": "a BPF expression such as 'tcp port 80'",
+    "--snaplen": "a byte count (at least 64)", "--pcap-rotate-size": "a byte count (at least 4096)",
+    "--pcap-rotate-count": "a count of files (at least 1)", "--flow-log": "a file to write",
+]
+
+func parseCapture(_ option: String, _ value: String, into capture: inout CaptureOptions) -> Bool {
+    switch option {
+    case "--pcap": capture.pcap = value
+    case "--flow-log": capture.flowLog = value
+    case "--pcap-filter": capture.filter = value
+    case "--snaplen":
+        guard let n = Int(value), n >= 64 else { return false }
+        capture.snaplen = n
+    case "--pcap-rotate-size":
+        guard let n = Int(value), n >= 4096 else { return false }
+        capture.rotateSize = n
+    case "--pcap-rotate-count":
+        guard let n = Int(value), n >= 1 else { return false }
+        capture.rotateCount = n
+    default: return false
+    }
+    return true
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 ProcessControl.lineBufferStandardOutput()
 switch arguments.first {
@@ -143,6 +169,19 @@ case "exec":
             options.hostLoopback = true
             continue
         }
+        if first == "--profile", let value = rest.first {
+            rest.removeFirst()
+            options.profile = value
+            continue
+        }
+        if captureOptions.contains(first) {
+            guard let value = rest.first, parseCapture(first, value, into: &options.capture) else {
+                complain("sluice exec: \(first) needs \(captureOptionHelp[first] ?? "a value")")
+                ProcessControl.exit(2)
+            }
+            rest.removeFirst()
+            continue
+        }
         if first == "--dns", let value = rest.first, let choice = ExecCommand.DNSChoice(rawValue: value) {
             rest.removeFirst()
             options.dns = choice
@@ -165,6 +204,9 @@ case "exec":
         let (status, statistics) = try ExecCommand(options: options).run { complain($0) }
         complain("sluice: \(statistics)")
         ProcessControl.exit(status)
+    } catch let error as EngineError {
+        complain(error.isReport ? error.description : "sluice: error: \(error)")
+        ProcessControl.exit(1)
     } catch {
         complain("sluice: error: \(error)")
         ProcessControl.exit(1)
@@ -193,6 +235,16 @@ case "run":
             options.mtu = mtu
         case "--tun":
             options.wholeHost = true
+        case "--profile":
+            guard let path = rest.first else { complain("sluice run: --profile needs a file"); ProcessControl.exit(2) }
+            rest.removeFirst()
+            options.profile = path
+        case let option where captureOptions.contains(option):
+            guard let value = rest.first, parseCapture(option, value, into: &options.capture) else {
+                complain("sluice run: \(option) needs \(captureOptionHelp[option] ?? "a value")")
+                ProcessControl.exit(2)
+            }
+            rest.removeFirst()
         default:
             complain("sluice run: unknown option '\(first)' (see sluice help)")
             ProcessControl.exit(2)
@@ -206,6 +258,9 @@ case "run":
         let (_, statistics) = try RunCommand(options: options).run { complain($0) }
         complain("sluice: \(statistics)")
         ProcessControl.exit(0)
+    } catch let error as EngineError {
+        complain(error.isReport ? error.description : "sluice: error: \(error)")
+        ProcessControl.exit(1)
     } catch {
         complain("sluice: error: \(error)")
         ProcessControl.exit(1)

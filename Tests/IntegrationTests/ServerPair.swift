@@ -10,7 +10,8 @@ final class ServerPair {
     let server: String
     let work: URL
 
-    init(_ label: String) throws {
+    /// `locations` adds nginx `location` blocks to the server (for tests that need answers other than files).
+    init(_ label: String, locations: String = "") throws {
         net = TestNetwork(label)
         host = try net.namespace("host")
         server = try net.namespace("srv")
@@ -26,7 +27,7 @@ final class ServerPair {
         daemon off; pid \(work.path)/nginx.pid; error_log \(work.path)/error.log;
         events { worker_connections 512; }
         http { access_log off; sendfile on; client_body_temp_path \(work.path); keepalive_requests 1000;
-          server { listen 10.88.0.2:8080; listen [fd00:88::2]:8080; root \(work.path); } }
+          server { listen 10.88.0.2:8080; listen [fd00:88::2]:8080; root \(work.path); \(locations) } }
         """
         try conf.write(to: work.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
         try net.start(["nginx", "-c", work.appendingPathComponent("nginx.conf").path, "-p", work.path], in: server)

@@ -79,15 +79,15 @@ har = /var/log/sluice/flows.har
 har-body-limit = 1048576
 """#
 
-func load(_ text: String) -> Result<Profile, ProfileErrors> {
+func loadProfile(_ text: String) -> Result<Profile, ProfileErrors> {
     ProfileParser.parse(text, file: "sluice.conf", baseDirectory: "/etc/sluice")
 }
 
-func regex(_ source: String) throws -> CompiledRegex { try CompiledRegex(source) }
+func compiledRegex(_ source: String) throws -> CompiledRegex { try CompiledRegex(source) }
 
 @Suite struct ProfileExampleTests {
     @Test func specExampleParsesToTheExpectedModel() throws {
-        let profile = try load(specExample).get()
+        let profile = try loadProfile(specExample).get()
 
         #expect(profile.general == GeneralSettings(
             logLevel: .info, dnsMode: .fakeIP, dnsServers: [.v4(IPv4Address(10, 0, 0, 53))],
@@ -114,15 +114,15 @@ func regex(_ source: String) throws -> CompiledRegex { try CompiledRegex(source)
             RuleDefinition(line: 22, condition: .domain("api.test"), policy: "DIRECT"),
             RuleDefinition(line: 23, condition: .domainSuffix("ads.test"), policy: "REJECT"),
             RuleDefinition(line: 24, condition: .domainKeyword("tracker"), policy: "reset"),
-            RuleDefinition(line: 25, condition: .domainRegex(try regex(#"^cdn[0-9]+\.example\.test$"#)), policy: "DIRECT"),
+            RuleDefinition(line: 25, condition: .domainRegex(try compiledRegex(#"^cdn[0-9]+\.example\.test$"#)), policy: "DIRECT"),
             RuleDefinition(line: 26, condition: .ipCIDR(try #require(IPv4Prefix("10.0.0.0/8")), noResolve: true), policy: "DIRECT"),
             RuleDefinition(line: 27, condition: .ipCIDR6(try #require(IPv6Prefix("fd00::/8")), noResolve: false), policy: "DIRECT"),
             RuleDefinition(line: 28, condition: .destinationPort(PortRange(5432)), policy: "DIRECT"),
             RuleDefinition(line: 29, condition: .sourcePort(PortRange(50000, 65535)), policy: "DIRECT"),
             RuleDefinition(line: 30, condition: .protocol(.udp), policy: "corp-socks"),
-            RuleDefinition(line: 31, condition: .urlRegex(try regex(#"^http://api\.test/v2/upload"#)), policy: "corp-http"),
+            RuleDefinition(line: 31, condition: .urlRegex(try compiledRegex(#"^http://api\.test/v2/upload"#)), policy: "corp-http"),
             RuleDefinition(line: 32, condition: .method("POST"), policy: "corp-http"),
-            RuleDefinition(line: 33, condition: .header(name: "X-Route", value: try regex("^via-socks$")), policy: "corp-socks"),
+            RuleDefinition(line: 33, condition: .header(name: "X-Route", value: try compiledRegex("^via-socks$")), policy: "corp-socks"),
             RuleDefinition(line: 34, condition: .userAgent(GlobPattern("LegacyApp/*")), policy: "REJECT-DROP"),
             RuleDefinition(line: 35, condition: .and([.method("POST"), .domain("upload.test")]), policy: "corp-http"),
             RuleDefinition(line: 36, condition: .not(.domainSuffix("internal.test")), policy: "egress"),
@@ -137,36 +137,36 @@ func regex(_ source: String) throws -> CompiledRegex { try CompiledRegex(source)
         ])
 
         #expect(profile.urlRewrites == [
-            URLRewrite(regex: try regex(#"^http://api\.test/(.*)"#), replacement: "http://api.staging.test/$1", mode: .header, line: 44),
-            URLRewrite(regex: try regex(#"^http://old\.test/(.*)"#), replacement: "http://new.test/$1", mode: .temporaryRedirect, line: 45),
-            URLRewrite(regex: try regex(#"^http://legacy\.test/(.*)"#), replacement: "http://new.test/$1", mode: .found, line: 46),
-            URLRewrite(regex: try regex(#"^http://ads\.test/"#), replacement: "_", mode: .reject, line: 47),
+            URLRewrite(regex: try compiledRegex(#"^http://api\.test/(.*)"#), replacement: "http://api.staging.test/$1", mode: .header, line: 44),
+            URLRewrite(regex: try compiledRegex(#"^http://old\.test/(.*)"#), replacement: "http://new.test/$1", mode: .temporaryRedirect, line: 45),
+            URLRewrite(regex: try compiledRegex(#"^http://legacy\.test/(.*)"#), replacement: "http://new.test/$1", mode: .found, line: 46),
+            URLRewrite(regex: try compiledRegex(#"^http://ads\.test/"#), replacement: "_", mode: .reject, line: 47),
         ])
 
         #expect(profile.headerRewrites == [
-            HeaderRewrite(direction: .request, regex: try regex(#"^http://api\.staging\.test/"#),
+            HeaderRewrite(direction: .request, regex: try compiledRegex(#"^http://api\.staging\.test/"#),
                           operation: .add(name: "X-Env", value: "staging"), line: 50),
-            HeaderRewrite(direction: .request, regex: try regex(#"^http://api\.test/"#),
+            HeaderRewrite(direction: .request, regex: try compiledRegex(#"^http://api\.test/"#),
                           operation: .replace(name: "User-Agent", value: "sluice-test/1.0"), line: 51),
-            HeaderRewrite(direction: .request, regex: try regex(#"^http://([a-z0-9-]+\.)*test/"#),
+            HeaderRewrite(direction: .request, regex: try compiledRegex(#"^http://([a-z0-9-]+\.)*test/"#),
                           operation: .delete(name: "X-Debug-Token"), line: 52),
-            HeaderRewrite(direction: .response, regex: try regex(#"^http://api\.staging\.test/"#),
-                          operation: .replaceRegex(name: "Set-Cookie", pattern: try regex(#"(?i)domain=\.?api\.staging\.test"#),
+            HeaderRewrite(direction: .response, regex: try compiledRegex(#"^http://api\.staging\.test/"#),
+                          operation: .replaceRegex(name: "Set-Cookie", pattern: try compiledRegex(#"(?i)domain=\.?api\.staging\.test"#),
                                                    replacement: "Domain=api.test"), line: 53),
         ])
 
         #expect(profile.mapLocals == [
-            MapLocal(regex: try regex(#"^http://api\.test/v1/config$"#), data: .text(#"{"feature":true}"#), statusCode: 200,
+            MapLocal(regex: try compiledRegex(#"^http://api\.test/v1/config$"#), data: .text(#"{"feature":true}"#), statusCode: 200,
                      headers: [HeaderField(name: "Content-Type", value: "application/json")], line: 56),
-            MapLocal(regex: try regex(#"^http://api\.test/v1/fail$"#), data: .text(""), statusCode: 503, line: 57),
-            MapLocal(regex: try regex(#"^http://img\.test/.*\.png$"#), data: .file("/etc/sluice/mocks/placeholder.png"), statusCode: 200,
+            MapLocal(regex: try compiledRegex(#"^http://api\.test/v1/fail$"#), data: .text(""), statusCode: 503, line: 57),
+            MapLocal(regex: try compiledRegex(#"^http://img\.test/.*\.png$"#), data: .file("/etc/sluice/mocks/placeholder.png"), statusCode: 200,
                      headers: [HeaderField(name: "Content-Type", value: "image/png"), HeaderField(name: "Cache-Control", value: "no-store")], line: 58),
-            MapLocal(regex: try regex(#"^http://static\.test/assets/(.*)$"#), data: .directory("/etc/sluice/cache/static"), line: 59),
+            MapLocal(regex: try compiledRegex(#"^http://static\.test/assets/(.*)$"#), data: .directory("/etc/sluice/cache/static"), line: 59),
         ])
 
         #expect(profile.statistics == [
-            StatisticsDefinition(name: "api-v1", regex: try regex(#"^http://api\.test/v1/([a-z]+)"#), key: .capture(1), failureStatus: 500 ... 599, line: 62),
-            StatisticsDefinition(name: "all-http", regex: try regex(".*"), key: .host, line: 63),
+            StatisticsDefinition(name: "api-v1", regex: try compiledRegex(#"^http://api\.test/v1/([a-z]+)"#), key: .capture(1), failureStatus: 500 ... 599, line: 62),
+            StatisticsDefinition(name: "all-http", regex: try compiledRegex(".*"), key: .host, line: 63),
         ])
 
         #expect(profile.capture == CaptureSettings(
@@ -180,7 +180,7 @@ func regex(_ source: String) throws -> CompiledRegex { try CompiledRegex(source)
     }
 
     @Test func policiesResolve() throws {
-        let profile = try load(specExample).get()
+        let profile = try loadProfile(specExample).get()
         #expect(profile.policy(named: "DIRECT") == .builtin(.direct))
         #expect(profile.policy(named: "REJECT-NO-DROP") == .builtin(.rejectNoDrop))
         #expect(profile.policy(named: "reset")?.name == "reset")
@@ -191,7 +191,7 @@ func regex(_ source: String) throws -> CompiledRegex { try CompiledRegex(source)
     }
 
     @Test func ruleDescriptionsReadLikeTheProfile() throws {
-        let profile = try load(specExample).get()
+        let profile = try loadProfile(specExample).get()
         #expect(profile.rules.map(\.description) == [
             "DOMAIN,api.test,DIRECT",
             "DOMAIN-SUFFIX,ads.test,REJECT",
@@ -212,7 +212,7 @@ func regex(_ source: String) throws -> CompiledRegex { try CompiledRegex(source)
         // Each description parses back to the same rule.
         let text = "[Proxy]\nreset = reject-rst\ncorp-socks = socks5, p.test, 1\ncorp-http = http, p.test, 2\negress = direct\n[Rule]\n"
             + profile.rules.map(\.description).joined(separator: "\n") + "\nFINAL,DIRECT\n"
-        let again = try load(text).get()
+        let again = try loadProfile(text).get()
         #expect(again.rules.map(\.condition) == profile.rules.map(\.condition))
         #expect(profile.rules.filter(\.condition.requiresHTTP).map(\.line) == [31, 32, 33, 34, 35])
     }
@@ -221,7 +221,7 @@ func regex(_ source: String) throws -> CompiledRegex { try CompiledRegex(source)
     /// valid profile: trailing comments do not exist, and the errors say so.
     @Test func trailingCommentsAreNotComments() {
         let text = "[Rule]                               # TYPE,VALUE,POLICY\nFINAL,DIRECT\n"
-        guard case let .failure(failure) = load(text) else { Issue.record("loaded"); return }
+        guard case let .failure(failure) = loadProfile(text) else { Issue.record("loaded"); return }
         #expect(failure.errors.map(\.description) == [
             "sluice.conf:1: error: text after the section header [Rule]\n  hint: comments go on their own line, starting with #, ; or //",
         ])

@@ -1,0 +1,136 @@
+// CaptureRing exists so the event loop can hand every packet to the capture
+// writer without waiting for it: one preallocated slab, one producer (the loop)
+// and one consumer (the writer thread), no lock, no allocation. A record that
+// does not fit is refused at once and the caller counts it as dropped; the
+// traffic itself never waits for the disk.
+//
+// Layout: records back to back, each 8-byte aligned:
+//   [u32 size][u32 kind][u32 captured][u32 original][u64 timestamp ns][bytes...]
+// `size` covers header and padding. A record never wraps: when it does not fit
+// before the end of the slab, the producer writes a `skip` record over the rest
+// and starts again at offset 0.
+//
+// Positions (`tail` written by the producer, `head` by the consumer) only grow;
+// `position & mask` is the offset. The producer publishes a record with a
+// store of `tail` after writing its bytes, and the consumer frees it with a
+// store of `head` after using them, so each side's acquiring load sees the
+// other's bytes complete.
+import Synchronization
+
+final class CaptureRing: @unchecked Sendable {
+    static let headerSize = 24
+    static let kindPacket: UInt32 = 0
+    static let kindSkip: UInt32 = 1
+    static let kindOutbound: UInt32 = 2
+
+    let capacity: Int
+    private let mask: Int
+    private let slab: UnsafeMutableRawPointer
+
+    // The two positions live on separate cache lines so the producer's stores
+    // do not keep invalidating the line the consumer reads, and back.
+    private let tail = Atomic<Int>(0)
+    private let padding1: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+    private let head = Atomic<Int>(0)
+    private let padding2: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+    /// The producer's own copy of `tail`, read without an atomic. Only the producer touches it.
+    private var producerTail = 0
+    /// The consumer's own copy of `head`. Only the consumer touches it.
+    private var consumerHead = 0
+
+    /// `capacity` is rounded up to a power of two. The slab is written once
+    /// here so that no page fault lands on the packet path later.
+    init(capacity requested: Int) {
+        var capacity = 4096
+        while capacity < requested { capacity <<= 1 }
+        self.capacity = capacity
+        mask = capacity - 1
+        slab = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 64)
+        slab.initializeMemory(as: UInt8.self, repeating: 0, count: capacity)
+    }
+
+    deinit { slab.deallocate() }
+
+    /// The slab bytes a packet of `captured` bytes occupies.
+    static func recordSize(captured: Int) -> Int {
+        (headerSize + captured + 7) & ~7
+    }
+
+    // MARK: producer
+
+    /// Copies `bytes` (already cut to snaplen) into the ring. Returns false,
+    /// having written nothing, when there is no room. Never blocks.
+    @inline(__always)
+    func push(_ bytes: UnsafeRawBufferPointer, originalLength: Int, outbound: Bool, timestamp: UInt64) -> Bool {
+        let size = Self.recordSize(captured: bytes.count)
+        let start = producerTail
+        let free = capacity - (start - head.load(ordering: .acquiring))
+        var offset = start & mask
+        let untilEnd = capacity - offset
+        let skip = untilEnd < size ? untilEnd : 0
+        guard size + skip <= free else { return false }
+        if skip > 0 {
+            slab.storeBytes(of: UInt32(truncatingIfNeeded: skip), toByteOffset: offset, as: UInt32.self)
+            slab.storeBytes(of: Self.kindSkip, toByteOffset: offset + 4, as: UInt32.self)
+            offset = 0
+        }
+        slab.storeBytes(of: UInt32(truncatingIfNeeded: size), toByteOffset: offset, as: UInt32.self)
+        slab.storeBytes(of: outbound ? Self.kindOutbound : Self.kindPacket, toByteOffset: offset + 4, as: UInt32.self)
+        slab.storeBytes(of: UInt32(truncatingIfNeeded: bytes.count), toByteOffset: offset + 8, as: UInt32.self)
+        slab.storeBytes(of: UInt32(truncatingIfNeeded: originalLength), toByteOffset: offset + 12, as: UInt32.self)
+        slab.storeBytes(of: timestamp, toByteOffset: offset + 16, as: UInt64.self)
+        if let base = bytes.baseAddress {
+            (slab + offset + Self.headerSize).copyMemory(from: base, byteCount: bytes.count)
+        }
+        producerTail = start + skip + size
+        // Sequentially consistent, not just releasing: PacketRecorder's wake-up
+        // check (load of `writerSleeping` right after) must not be reordered
+        // before this store, or a sleeping writer could miss the record.
+        tail.store(producerTail, ordering: .sequentiallyConsistent)
+        return true
+    }
+
+    // MARK: consumer
+
+    /// One record as the consumer sees it; `bytes` point into the slab and are
+    /// valid only inside `drain`'s closure.
+    struct Record {
+        var bytes: UnsafeRawBufferPointer
+        var originalLength: Int
+        var outbound: Bool
+        var timestamp: UInt64
+    }
+
+    /// Whether a record is waiting. Sequentially consistent for the writer's
+    /// sleep check (the mirror of `push`'s store).
+    var isEmpty: Bool {
+        tail.load(ordering: .sequentiallyConsistent) == consumerHead
+    }
+
+    /// Hands every record published so far to `body`, in order, freeing each
+    /// one's space as soon as `body` returns. Returns how many there were.
+    @discardableResult
+    func drain(_ body: (Record) -> Void) -> Int {
+        let end = tail.load(ordering: .acquiring)
+        var count = 0
+        while consumerHead < end {
+            let offset = consumerHead & mask
+            let size = Int(slab.load(fromByteOffset: offset, as: UInt32.self))
+            let kind = slab.load(fromByteOffset: offset + 4, as: UInt32.self)
+            if kind != Self.kindSkip {
+                let captured = Int(slab.load(fromByteOffset: offset + 8, as: UInt32.self))
+                let record = Record(
+                    bytes: UnsafeRawBufferPointer(start: slab + offset + Self.headerSize, count: captured),
+                    originalLength: Int(slab.load(fromByteOffset: offset + 12, as: UInt32.self)),
+                    outbound: kind == Self.kindOutbound,
+                    timestamp: slab.load(fromByteOffset: offset + 16, as: UInt64.self)
+                )
+                body(record)
+                count += 1
+            }
+            consumerHead += size
+            head.store(consumerHead, ordering: .releasing)
+        }
+        return count
+    }
+}

@@ -1,0 +1,317 @@
+// PacketRecorder is what the engine holds for `--pcap`: record() is called on
+// the event loop's thread for every packet crossing the TUN, and must cost a
+// copy and nothing else. The packet is copied (cut to snaplen) into a
+// CaptureRing; a writer thread filters it with libpcap's BPF, writes it with
+// pcap_dump, flushes when idle and rotates files. When the writer falls behind
+// and the ring is full, the packet is left out of the capture and counted;
+// the loop never waits, never locks, never allocates.
+//
+// Waking the writer: when the ring is empty it first naps (1 ms at a time,
+// 10 ms in all) without telling anyone, so a busy loop's packets are written
+// in batches. Then it announces its sleep (`writerSleeping`), re-checks the
+// ring and blocks on an eventfd. record() publishes the packet first and looks
+// at the flag second (both sequentially consistent), so either the writer
+// sees the packet or record() sees the flag and signals. The eventfd write is
+// therefore one syscall per idle period, not per packet.
+internal import Sys
+import Synchronization
+
+public final class PacketRecorder {
+    public struct Statistics: Sendable, Equatable, CustomStringConvertible {
+        /// Packets handed to record() while open.
+        public var packetsRecorded = 0
+        /// Packets written to a capture file.
+        public var packetsCaptured = 0
+        /// Packets the BPF filter did not keep.
+        public var packetsFilteredOut = 0
+        /// Packets left out because the ring was full (the writer was behind).
+        public var packetsDropped = 0
+        /// Packets the writer could not write after a write error.
+        public var packetsUnwritten = 0
+        /// Times a file was closed for size and a new one started.
+        public var filesRotated = 0
+        /// Times record() had to wake a sleeping writer (one eventfd write each).
+        public var writerWakeUps = 0
+        /// The first write error, if any; the writer stops writing after it.
+        public var failure: String?
+
+        public init() {}
+
+        public var description: String {
+            var text = "\(packetsRecorded) recorded, \(packetsCaptured) captured, \(packetsFilteredOut) filtered out, "
+                + "\(packetsDropped) dropped, \(filesRotated) files rotated"
+            if packetsUnwritten > 0 { text += ", \(packetsUnwritten) unwritten" }
+            if let failure { text += "; \(failure)" }
+            return text
+        }
+    }
+
+    /// Test seams. `writerWillDrain` runs on the writer thread before each pass
+    /// over the ring; a test makes the writer slow by blocking in it.
+    public struct Hooks: Sendable {
+        public var writerWillDrain: (@Sendable () -> Void)?
+        public init(writerWillDrain: (@Sendable () -> Void)? = nil) {
+            self.writerWillDrain = writerWillDrain
+        }
+    }
+
+    /// The default ring: 16 MiB holds about 11,000 full-size 1500-byte packets,
+    /// a few milliseconds of a fast transfer, enough to ride out a slow flush.
+    public static let defaultRingCapacity = 16 << 20
+
+    public let path: String
+    public let snaplen: Int
+    private let shared: Shared
+    private var writerThread: WorkerThread?
+    private var isClosed = false
+    // Counted by record() alone, on the loop's thread, so plain fields: the
+    // packet path makes no atomic read-modify-write and shares no counter's
+    // cache line with the writer.
+    private var packetsRecorded = 0
+    private var packetsDropped = 0
+    private var writerWakeUps = 0
+
+    /// Opens `path` (the first file) and compiles `filter` at once, so a bad
+    /// path or expression fails here, not on the writer thread.
+    /// - Parameters:
+    ///   - snaplen: bytes kept of each packet (the file header says so too).
+    ///   - filter: a tcpdump expression (`tcp port 80`), compiled for raw IP.
+    ///   - rotateSize: cut files before they would exceed this many bytes.
+    ///   - rotateCount: keep at most this many files (`path`, `path.1`, ...); nil keeps all.
+    ///   - ringCapacity: bytes of the ring between the loop and the writer.
+    public init(
+        path: String,
+        snaplen: Int = 65535,
+        filter: String? = nil,
+        rotateSize: Int? = nil,
+        rotateCount: Int? = nil,
+        ringCapacity: Int = PacketRecorder.defaultRingCapacity,
+        hooks: Hooks = Hooks()
+    ) throws(CaptureError) {
+        guard snaplen > 0, snaplen <= 262_144 else {
+            throw .invalidOption("snaplen \(snaplen) is outside 1...262144")
+        }
+        guard ringCapacity >= CaptureRing.recordSize(captured: snaplen) else {
+            throw .invalidOption("ring of \(ringCapacity) bytes cannot hold one packet of snaplen \(snaplen)")
+        }
+        let compiled = try filter.map { (expression) throws(CaptureError) in
+            try PcapFilter(expression, linkType: .raw, snaplen: snaplen)
+        }
+        let files = try PcapRotation(path: path, snaplen: snaplen, rotateSize: rotateSize, rotateCount: rotateCount)
+        let wake: EventFD
+        do { wake = try EventFD() } catch { throw .system("eventfd", error) }
+        self.path = path
+        self.snaplen = snaplen
+        shared = Shared(ring: CaptureRing(capacity: ringCapacity), wake: wake)
+        let writer = Writer(shared: shared, files: files, filter: compiled, hooks: hooks)
+        do {
+            writerThread = try WorkerThread { writer.run() }
+        } catch {
+            throw .system("pthread_create", error)
+        }
+    }
+
+    deinit { close() }
+
+    /// Copies `packet` for the capture. Called on the event loop's thread only
+    /// (one producer). Never blocks: when the ring is full the packet is
+    /// counted in `packetsDropped` and left out of the capture.
+    public func record(_ packet: UnsafeRawBufferPointer, outbound: Bool) {
+        record(packet, outbound: outbound, timestamp: WallClock.now())
+    }
+
+    /// The same with the caller's timestamp (nanoseconds since the epoch), for
+    /// a loop that reads the clock once per batch of packets.
+    public func record(_ packet: UnsafeRawBufferPointer, outbound: Bool, timestamp: UInt64) {
+        guard !isClosed else { return }
+        packetsRecorded += 1
+        let kept = packet.count <= snaplen ? packet : UnsafeRawBufferPointer(rebasing: packet[0 ..< snaplen])
+        guard shared.ring.push(kept, originalLength: packet.count, outbound: outbound, timestamp: timestamp) else {
+            packetsDropped += 1
+            return
+        }
+        if shared.writerSleeping.load(ordering: .sequentiallyConsistent),
+           shared.writerSleeping.exchange(false, ordering: .sequentiallyConsistent) {
+            _ = try? shared.wake.signal()
+            writerWakeUps += 1
+        }
+    }
+
+    /// The counters so far; exact once `close()` has returned. Read it on the
+    /// loop's thread, like record().
+    public var statistics: Statistics {
+        var statistics = shared.writerStatistics()
+        statistics.packetsRecorded = packetsRecorded
+        statistics.packetsDropped = packetsDropped
+        statistics.writerWakeUps = writerWakeUps
+        return statistics
+    }
+
+    /// Writes everything still in the ring, flushes and closes the file, and
+    /// joins the writer thread. Later record() calls are ignored. Idempotent.
+    @discardableResult
+    public func close() -> Statistics {
+        if !isClosed {
+            isClosed = true
+            shared.stopping.store(true, ordering: .sequentiallyConsistent)
+            _ = try? shared.wake.signal()
+            writerThread.take()?.join()
+        }
+        return statistics
+    }
+}
+
+extension PacketRecorder: CustomStringConvertible {
+    public var description: String { "capture \(path), snaplen \(snaplen): \(statistics)" }
+}
+
+extension PacketRecorder {
+    /// What the loop thread and the writer thread share. The writer's
+    /// counters have one writing thread, so plain loads and stores suffice;
+    /// they sit a cache line away from the flags record() reads per packet,
+    /// so the writer's per-packet stores do not evict them.
+    final class Shared: Sendable {
+        let ring: CaptureRing
+        let wake: EventFD
+        let writerSleeping = Atomic<Bool>(false)
+        let stopping = Atomic<Bool>(false)
+        private let padding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+        let packetsCaptured = Atomic<Int>(0)
+        let packetsFilteredOut = Atomic<Int>(0)
+        let packetsUnwritten = Atomic<Int>(0)
+        let filesRotated = Atomic<Int>(0)
+        let failure = Mutex<String?>(nil)
+
+        init(ring: CaptureRing, wake: consuming EventFD) {
+            self.ring = ring
+            self.wake = wake
+        }
+
+        /// The writer's half of the statistics.
+        func writerStatistics() -> Statistics {
+            var statistics = Statistics()
+            statistics.packetsCaptured = packetsCaptured.load(ordering: .acquiring)
+            statistics.packetsFilteredOut = packetsFilteredOut.load(ordering: .acquiring)
+            statistics.packetsUnwritten = packetsUnwritten.load(ordering: .acquiring)
+            statistics.filesRotated = filesRotated.load(ordering: .acquiring)
+            statistics.failure = failure.withLock { $0 }
+            return statistics
+        }
+    }
+
+    /// The writer thread's state. Created on the caller's thread, then used
+    /// only by the writer thread: hence unchecked.
+    final class Writer: @unchecked Sendable {
+        let shared: Shared
+        let files: PcapRotation
+        let filter: PcapFilter?
+        let hooks: Hooks
+        private var failed = false
+        private var unflushed = false
+        private var lastFlush = ContinuousClock.now
+        /// Naps of 1 ms an idle writer takes before it sleeps until woken.
+        static let lingerNaps = 10
+        static let flushInterval = Duration.milliseconds(100)
+        /// How long an idle writer sleeps before looking again. record() wakes
+        /// it; this bound is only a safety net, so it can be long.
+        static let idleMilliseconds: Int32 = 1000
+
+        init(shared: Shared, files: PcapRotation, filter: PcapFilter?, hooks: Hooks) {
+            self.shared = shared
+            self.files = files
+            self.filter = filter
+            self.hooks = hooks
+        }
+
+        func run() {
+            var idleNaps = 0
+            while true {
+                hooks.writerWillDrain?()
+                if shared.ring.drain(write) > 0 {
+                    idleNaps = 0
+                    flushIfDue()
+                    continue
+                }
+                if shared.stopping.load(ordering: .sequentiallyConsistent) {
+                    // close() stores `stopping` after its last record(), so
+                    // this pass sees every packet there will ever be.
+                    shared.ring.drain(write)
+                    break
+                }
+                flushIfDue()
+                // A writer that announced its sleep at every empty ring would
+                // make record() pay an eventfd write for nearly every packet
+                // (the writer empties the ring faster than the loop fills it).
+                // Napping a few milliseconds first, unannounced, lets packets
+                // pile up and be written in batches; only a writer idle for
+                // `lingerNaps` naps asks to be woken.
+                if idleNaps < Self.lingerNaps {
+                    idleNaps += 1
+                    _ = try? shared.wake.wait(timeoutMilliseconds: 1)
+                    _ = try? shared.wake.drain() // a stale signal must not turn naps into spins
+                    continue
+                }
+                flush()
+                shared.writerSleeping.store(true, ordering: .sequentiallyConsistent)
+                if !shared.ring.isEmpty || shared.stopping.load(ordering: .sequentiallyConsistent) {
+                    shared.writerSleeping.store(false, ordering: .sequentiallyConsistent)
+                    continue
+                }
+                _ = try? shared.wake.wait(timeoutMilliseconds: Self.idleMilliseconds)
+                _ = try? shared.wake.drain()
+                shared.writerSleeping.store(false, ordering: .sequentiallyConsistent)
+                idleNaps = 0
+            }
+            do { try files.close() } catch { fail(error) }
+        }
+
+        private func write(_ record: CaptureRing.Record) {
+            if let filter, !filter.matches(record.bytes, originalLength: record.originalLength) {
+                bump(shared.packetsFilteredOut)
+                return
+            }
+            guard !failed else {
+                bump(shared.packetsUnwritten)
+                return
+            }
+            let rotatedBefore = files.filesRotated
+            do {
+                try files.write(record.bytes, originalLength: record.originalLength, timestamp: record.timestamp)
+            } catch {
+                fail(error)
+                bump(shared.packetsUnwritten)
+                return
+            }
+            if files.filesRotated != rotatedBefore {
+                shared.filesRotated.store(files.filesRotated, ordering: .releasing)
+            }
+            unflushed = true
+            bump(shared.packetsCaptured)
+        }
+
+        /// Flushes when something was written and the last flush is older
+        /// than `flushInterval`: a trickle of packets reaches the disk within
+        /// that time even when the writer never sleeps.
+        private func flushIfDue() {
+            guard unflushed, ContinuousClock.now - lastFlush >= Self.flushInterval else { return }
+            flush()
+        }
+
+        private func flush() {
+            lastFlush = ContinuousClock.now
+            guard unflushed, !failed else { return }
+            unflushed = false
+            do { try files.flush() } catch { fail(error) }
+        }
+
+        private func fail(_ error: CaptureError) {
+            guard !failed else { return }
+            failed = true
+            shared.failure.withLock { $0 = error.description }
+        }
+
+        private func bump(_ counter: borrowing Atomic<Int>) {
+            counter.store(counter.load(ordering: .relaxed) + 1, ordering: .releasing)
+        }
+    }
+}

@@ -1,0 +1,150 @@
+internal import HTTP
+internal import Relay
+internal import Rules
+internal import Stack
+internal import Sys
+internal import Wire
+
+/// HTTP mode's decisions, in the order of ../shared/spec/profile-dialect.md:
+/// URL Rewrite, Map Local, Rule, Header Rewrite; responses get the
+/// http-response rewrites, and Statistics record what happened.
+extension FlowDirector {
+    func plan(_ original: HTTPRequestHead, facts: FlowFacts, now: Instant) -> PlannedRequest {
+        var head = original
+        var url = original.absoluteURL(defaultScheme: "http") ?? "http://\(facts.domain ?? "unknown")\(original.target)"
+        var exchange = HTTPExchange(method: head.method.rawValue, url: url, rule: "", policy: "", rewrittenFrom: nil, mocked: false, started: now)
+        func answered(_ bytes: [UInt8], rule: String, policy: String) -> PlannedRequest {
+            exchange.rule = rule
+            exchange.policy = policy
+            return PlannedRequest(head: [], target: UpstreamTarget(route: .local, host: "", port: 0), route: .answer(bytes), exchange: exchange)
+        }
+        let file = profile?.file ?? "default"
+
+        // 1. URL Rewrite: redirects and rejections answer at once; header mode changes the request.
+        if let urlRewriter {
+            switch urlRewriter.rewrite(url: url) {
+            case .none:
+                break
+            case let .header(newURL, line):
+                exchange.rewrittenFrom = url
+                url = newURL
+                exchange.url = newURL
+                if let parts = RequestURL(newURL) {
+                    head.target = parts.target
+                    head.headers.replaceOrAdd(name: "Host", value: parts.hostHeader)
+                }
+                exchange.rule = "\(file):\(line): URL Rewrite"
+            case let .redirect(status, location, line):
+                exchange.mocked = true
+                return answered(LocalAnswers.redirect(status: status, location: location), rule: "\(file):\(line): URL Rewrite", policy: "\(status)")
+            case let .reject(kind, line):
+                exchange.mocked = true
+                return answered(LocalAnswers.rejection(kind), rule: "\(file):\(line): URL Rewrite", policy: "reject")
+            }
+        }
+
+        // 2. Map Local.
+        if let mapLocal, let answer = mapLocal.resolve(url: url) {
+            exchange.mocked = true
+            return answered(LocalAnswers.mapLocal(answer), rule: "\(file):\(answer.line): Map Local", policy: "local")
+        }
+
+        // 3. Rule, on the request as rewritten.
+        var requestFacts = facts
+        let parts = RequestURL(url)
+        let host = parts?.host ?? HostPort.hostPart(of: head.host ?? "")
+        let port = parts?.port ?? 80
+        requestFacts.applicationProtocol = .http
+        requestFacts.request = SniffedRequest(method: head.method.rawValue, url: url, headers: head.headers.map { ($0.name, $0.value) })
+        if exchange.rewrittenFrom != nil || facts.domainSource != .dns {
+            // An address literal names no domain.
+            requestFacts.domain = IPAddress(host) == nil ? host : nil
+            requestFacts.domainSource = requestFacts.domain == nil ? nil : .host
+        }
+        var route = FlowRoute.direct
+        if let profile {
+            switch decide(requestFacts, final: true) {
+            case let .route(decided, reason):
+                route = decided
+                if let arrow = reason.ranges(of: " → ").last { exchange.policy = String(reason[arrow.upperBound...]) }
+                if exchange.rule.isEmpty { exchange.rule = reason } else { exchange.rule += "; " + reason }
+            case .sniff:
+                break
+            }
+            _ = profile
+        }
+        if exchange.policy.isEmpty { exchange.policy = route.identity.description }
+        switch route {
+        case .answer, .refuse:
+            return PlannedRequest(head: [], target: UpstreamTarget(route: .local, host: "", port: 0), route: route, exchange: exchange)
+        case .direct, .proxy:
+            break
+        }
+
+        // 4. Header Rewrite, http-request.
+        if let headerRewriter {
+            head.headers = Self.rewritten(head.headers, headerRewriter, .request, url: url)
+        }
+        var target = UpstreamTarget(route: route.identity, host: host, port: port)
+        if case let .proxy(proxy) = route, proxy.kind == .http {
+            // A forward proxy gets the absolute form and our credentials; one
+            // upstream connection serves every origin behind it.
+            target.host = ""
+            target.port = 0
+            let credentials = proxy.username.map { ProxyCredentials(username: $0, password: proxy.password ?? "") }
+            let version = "HTTP/\(head.version.major).\(head.version.minor)"
+            do {
+                let bytes = try HTTPForwardRequest.absoluteFormHead(
+                    method: head.method.rawValue, target: head.target, version: version, host: head.host ?? parts?.hostHeader ?? host,
+                    headers: head.headers.map { ($0.name, $0.value) }, credentials: credentials)
+                return PlannedRequest(head: bytes, target: target, route: route, exchange: exchange)
+            } catch {
+                return PlannedRequest(head: [], target: UpstreamTarget(route: .local, host: "", port: 0),
+                                      route: .answer(LocalAnswers.rejected(status: 400, body: "sluice: cannot forward this request: \(error)\n")),
+                                      exchange: exchange)
+            }
+        }
+        return PlannedRequest(head: head.serialized(), target: target, route: route, exchange: exchange)
+    }
+
+    /// http-response rewrites for the request `exchange` answers.
+    func rewriteResponse(_ head: HTTPResponseHead, for exchange: HTTPExchange?) -> HTTPResponseHead {
+        guard let headerRewriter, let exchange else { return head }
+        var head = head
+        head.headers = Self.rewritten(head.headers, headerRewriter, .response, url: exchange.url)
+        return head
+    }
+
+    /// [Header Rewrite] works on Rules' header list; heads keep theirs.
+    static func rewritten(_ headers: HTTPHeaders, _ rewriter: HeaderRewriter, _ direction: HeaderRewriteDirection, url: String) -> HTTPHeaders {
+        var fields = headers.map { HeaderField(name: $0.name, value: $0.value) }
+        guard !rewriter.apply(direction, url: url, to: &fields).isEmpty else { return headers }
+        return HTTPHeaders(fields.map { HTTPHeader(name: $0.name, value: $0.value) })
+    }
+
+    /// Statistics learn how a request ended.
+    func record(_ exchange: HTTPExchange, now: Instant) {
+        guard let profile, !books.isEmpty else { return }
+        let host = RequestURL(exchange.url)?.host ?? ""
+        let latency = UInt64(max((exchange.headAt ?? now).nanoseconds - exchange.started.nanoseconds, 0))
+        for (index, definition) in profile.statistics.enumerated() where index < books.count {
+            guard let key = StatisticsBook.key(for: definition, url: exchange.url, host: host) else { continue }
+            if let status = exchange.status {
+                books[index].recordResponse(key: key, status: status, bytesUp: UInt64(exchange.requestBytes),
+                                            bytesDown: UInt64(exchange.responseBytes), latencyNanoseconds: latency)
+            } else if let answer = exchange.localAnswer, let status = LocalAnswers.status(of: answer) {
+                books[index].recordResponse(key: key, status: status, bytesUp: UInt64(exchange.requestBytes),
+                                            bytesDown: UInt64(answer.count), latencyNanoseconds: latency)
+            } else {
+                books[index].recordError(key: key, kind: exchange.failureKind ?? .other, bytesUp: UInt64(exchange.requestBytes),
+                                         latencyNanoseconds: latency)
+            }
+        }
+    }
+
+    /// The exit summary's statistics tables.
+    var statisticsSummary: String? {
+        guard !books.isEmpty else { return nil }
+        return books.map { $0.render() }.joined(separator: "\n")
+    }
+}

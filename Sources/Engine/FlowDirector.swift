@@ -1,0 +1,175 @@
+internal import HTTP
+internal import Relay
+internal import Rules
+internal import Stack
+internal import Sys
+internal import Wire
+
+/// Decides each flow's route, and each HTTP request's plan, from the loaded
+/// profile. The tunnel asks once per new TCP flow (and again with the sniffed
+/// first bytes when the rules need them); a reload swaps the director, and open
+/// flows keep the routes they were given.
+final class FlowDirector {
+    let profile: Profile?
+    let rules: RuleEngine?
+    let urlRewriter: URLRewriter?
+    let headerRewriter: HeaderRewriter?
+    let mapLocal: MapLocalResolver?
+    /// One book per [Statistics] line, kept across reloads when the line's name stays.
+    var books: [StatisticsBook]
+    /// Each [Proxy Group]'s state: its current member and its members' health.
+    var groups: [String: ProxyGroup] = [:]
+    /// The profile has something to do with HTTP requests themselves: TCP
+    /// flows are sniffed, and HTTP ones relayed request by request.
+    let usesHTTPMode: Bool
+
+    /// The built-in default profile: everything DIRECT, nothing sniffed.
+    init() {
+        profile = nil
+        rules = nil
+        urlRewriter = nil
+        headerRewriter = nil
+        mapLocal = nil
+        books = []
+        usesHTTPMode = false
+    }
+
+    init(profile: Profile, previous: FlowDirector?) {
+        self.profile = profile
+        rules = RuleEngine(profile)
+        urlRewriter = URLRewriter(profile)
+        headerRewriter = HeaderRewriter(profile)
+        mapLocal = MapLocalResolver(profile)
+        books = profile.statistics.map { definition in
+            previous?.books.first { $0.name == definition.name && $0.failureStatus == definition.failureStatus } ?? StatisticsBook(definition)
+        }
+        for definition in profile.groups {
+            let kind: ProxyGroup.Kind
+            switch definition.kind {
+            case .select: kind = .select
+            case .fallback: kind = .fallback
+            case .urlTest: kind = .urlTest(toleranceNs: UInt64(max(definition.tolerance, 0)) * 1_000_000)
+            }
+            guard var group = try? ProxyGroup(name: definition.name, kind: kind, members: definition.members,
+                                              checkIntervalNs: UInt64(max(definition.interval, 1)) * 1_000_000_000) else { continue }
+            // A reload keeps what a select group was switched to.
+            if case .select = kind, let kept = previous?.groups[definition.name]?.current, kept != group.current {
+                _ = try? group.select(kept)
+            }
+            groups[definition.name] = group
+        }
+        usesHTTPMode = !profile.urlRewrites.isEmpty || !profile.headerRewrites.isEmpty || !profile.mapLocals.isEmpty
+            || !profile.statistics.isEmpty || profile.capture.harPath != nil
+    }
+
+    // MARK: Flows
+
+    func decide(_ facts: FlowFacts, final: Bool) -> FlowDecision {
+        guard let profile, let rules else { return .route(.direct, reason: "default profile") }
+        let isTCP = facts.key.transport == .tcp
+        // Rewrites, mocks and statistics need the request: every TCP flow shows its first bytes.
+        if usesHTTPMode, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
+        let decision: RuleDecision
+        switch rules.evaluate(ruleFacts(facts), final: final || !isTCP) {
+        case .needsApplicationData:
+            if !final, isTCP { return .sniff }
+            guard case let .matched(forced) = rules.evaluate(ruleFacts(facts), final: true) else {
+                return .route(.direct, reason: "no rule decided")
+            }
+            decision = forced
+        case let .matched(matched):
+            decision = matched
+        }
+        let route = self.route(forPolicy: decision.policy, profile: profile, isHTTP: facts.applicationProtocol == .http)
+        if case .answer = route.route, facts.applicationProtocol == nil, !final, isTCP {
+            // A rejection with an HTTP answer: only an HTTP request can receive it.
+            return .sniff
+        }
+        return .route(route.route, reason: "\(profile.file):\(decision.line): \(decision.text) → \(route.chain)")
+    }
+
+    /// The rule engine's view of a flow.
+    func ruleFacts(_ facts: FlowFacts) -> Rules.FlowFacts {
+        var result = Rules.FlowFacts(transport: .tcp, destinationPort: facts.key.destinationPort, sourcePort: facts.key.appPort)
+        switch facts.key.transport {
+        case .udp: result.transport = .udp
+        case .icmp, .icmpv6: result.transport = .icmp
+        default: result.transport = .tcp
+        }
+        // A fake IP is no address the rules should see: its name stands for it.
+        if facts.domainSource != .dns { result.destination = facts.key.destinationAddress }
+        result.domain = facts.domain
+        switch facts.applicationProtocol {
+        case .http?: result.applicationProtocol = .http
+        case .tls?: result.applicationProtocol = .tls
+        case nil: result.applicationProtocol = nil
+        }
+        if let request = facts.request {
+            result.request = RequestFacts(method: request.method, url: request.url,
+                                          headers: request.headers.map { HeaderField(name: $0.name, value: $0.value) })
+        }
+        return result
+    }
+
+    /// A policy name, resolved through groups to what the tunnel does.
+    func route(forPolicy name: String, profile: Profile, isHTTP: Bool) -> (route: FlowRoute, chain: String) {
+        var chain = [name]
+        var current = name
+        // Groups nest; the parser rejects cycles, and the bound keeps a bad one harmless.
+        for _ in 0 ..< 16 {
+            guard let target = profile.policy(named: current) else { break }
+            switch target {
+            case let .builtin(builtin):
+                return (Self.route(for: builtin, isHTTP: isHTTP), chain.joined(separator: " → "))
+            case let .proxy(proxy):
+                return (Self.route(for: proxy, isHTTP: isHTTP), chain.joined(separator: " → "))
+            case let .group(group):
+                guard let member = groups[group.name]?.current ?? group.members.first else { break }
+                chain.append(member)
+                current = member
+            }
+        }
+        return (.refuse(.reset), chain.joined(separator: " → ") + " (unresolved)")
+    }
+
+    static func route(for builtin: BuiltinPolicy, isHTTP: Bool) -> FlowRoute {
+        switch builtin {
+        case .direct: .direct
+        case .reject, .rejectNoDrop: .answer(LocalAnswers.rejected(status: 403, body: "Blocked by Sluice\n"))
+        case .rejectRST: .refuse(.reset)
+        case .rejectDrop: .refuse(.drop)
+        case .rejectTinyGIF: .answer(LocalAnswers.tinyGIF())
+        }
+    }
+
+    static func route(for proxy: ProxyDefinition, isHTTP: Bool) -> FlowRoute {
+        switch proxy.kind {
+        case let .socks5(server):
+            .proxy(UpstreamProxy(name: proxy.name, kind: .socks5, host: server.host, port: server.port,
+                                 username: server.username, password: server.password, udpRelay: server.udpRelay))
+        case let .http(server):
+            .proxy(UpstreamProxy(name: proxy.name, kind: .http, host: server.host, port: server.port,
+                                 username: server.username, password: server.password))
+        case .direct: .direct
+        case let .reject(status, body): .answer(LocalAnswers.rejected(status: status, body: body))
+        case .rejectRST: .refuse(.reset)
+        case .rejectDrop: .refuse(.drop)
+        case .rejectTinyGIF: .answer(LocalAnswers.tinyGIF())
+        }
+    }
+
+    /// A [Host] entry's address for a name Sluice connects to itself (a
+    /// rewritten host, a proxy's name).
+    func staticAddress(for host: String) -> IPAddress? {
+        profile?.hostAddress(for: host.lowercased())
+    }
+}
+
+/// Flows answered without an HTTP request get the non-HTTP form of their rejection.
+extension FlowRoute {
+    /// What a rejection becomes when the flow turned out not to be HTTP.
+    var withoutHTTP: FlowRoute {
+        if case .answer = self { return .refuse(.reset) }
+        return self
+    }
+}

@@ -1,0 +1,107 @@
+internal import Stack
+internal import Wire
+
+/// What the engine does with one TCP flow, once the rules have spoken. The
+/// director decides; the tunnel performs it.
+enum FlowRoute: CustomStringConvertible {
+    /// Straight to the destination (a fake IP's name is resolved through the host's resolvers).
+    case direct
+    /// Through an upstream proxy, which receives the name when fake-IP DNS knows it.
+    case proxy(UpstreamProxy)
+    /// Refused the way a network would: RST, ICMP unreachable, or silence.
+    case refuse(TCPFlowTable.Refusal)
+    /// Answered by Sluice itself with these bytes (an HTTP response), then closed.
+    /// Only for flows already accepted and sniffed as HTTP.
+    case answer([UInt8])
+
+    /// What makes two routes the same upstream path (an HTTP session keeps its
+    /// upstream while this and the origin stay the same).
+    enum Identity: Equatable, CustomStringConvertible {
+        case direct
+        case proxy(String)
+        case local
+
+        var description: String {
+            switch self {
+            case .direct: "DIRECT"
+            case let .proxy(name): name
+            case .local: "local"
+            }
+        }
+    }
+
+    var identity: Identity {
+        switch self {
+        case .direct: .direct
+        case let .proxy(proxy): .proxy(proxy.name)
+        case .refuse, .answer: .local
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .direct: "DIRECT"
+        case let .proxy(proxy): "\(proxy.name) (\(proxy.kind) \(proxy.host):\(proxy.port))"
+        case let .refuse(refusal): "refuse (\(refusal))"
+        case let .answer(bytes): "answer locally (\(bytes.count) bytes)"
+        }
+    }
+}
+
+/// One upstream proxy, as the tunnel needs it to connect and shake hands.
+struct UpstreamProxy: Equatable, Sendable {
+    enum Kind: Equatable, Sendable { case socks5, http }
+    var name: String
+    var kind: Kind
+    /// An address literal or a name (resolved through the host's resolvers).
+    var host: String
+    var port: UInt16
+    var username: String?
+    var password: String?
+    /// socks5 only: UDP flows go through the proxy's UDP ASSOCIATE (otherwise DIRECT).
+    var udpRelay = false
+}
+
+/// What is known of a flow when it is decided.
+struct FlowFacts {
+    var key: FlowKey
+    /// From fake-IP DNS, [Host], the HTTP Host header or the TLS SNI.
+    var domain: String?
+    var domainSource: DomainSource?
+    /// Set once the first bytes were sniffed.
+    var applicationProtocol: ApplicationProtocol?
+    var request: SniffedRequest?
+
+    enum DomainSource: String { case dns, host, sni }
+    enum ApplicationProtocol: String { case http = "HTTP", tls = "TLS" }
+}
+
+/// The first request of an HTTP flow, as the rules see it.
+struct SniffedRequest {
+    var method: String
+    /// Absolute: http://host/path?query
+    var url: String
+    var headers: [(name: String, value: String)]
+}
+
+/// The decision for a new flow, or a request for its first bytes.
+enum FlowDecision {
+    case route(FlowRoute, reason: String)
+    /// Accept the app's connection and call again with what its first bytes say.
+    case sniff
+}
+
+/// A local answer on its way into the app's connection.
+struct PendingAnswer {
+    var bytes: [UInt8]
+    var offset = 0
+}
+
+/// A flow waiting for a name's address: the destination's (DIRECT to a fake
+/// IP) or the proxy's.
+struct PendingConnect {
+    var name: DNSName
+    var port: UInt16
+    /// Set when the connection is to a proxy that must then be asked for the destination.
+    var handshake: ProxyHandshake?
+}

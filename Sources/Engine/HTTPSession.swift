@@ -1,0 +1,123 @@
+internal import HTTP
+internal import Rules
+internal import Stack
+
+/// One app connection relayed in HTTP mode: every request head is planned
+/// (URL rewrite, Map Local, rule, header rewrite) before it goes upstream, and
+/// every response head is rewritten and recorded on its way back. Bodies pass
+/// through unchanged and uncopied: the parsers only say how many bytes are body.
+///
+/// The session outlives upstream connections: a request whose plan names
+/// another upstream (a rewritten host, another policy) waits until the
+/// responses in flight have finished, then the old upstream is closed and the
+/// new one opened.
+final class HTTPSession {
+    var requests = HTTPRequestParser()
+    var responses = HTTPResponseParser()
+    /// Requests sent upstream (or answered locally) whose responses have not finished, oldest first.
+    var inFlight: [HTTPExchange] = []
+    /// A request planned for another upstream, waiting for `inFlight` to empty.
+    var waiting: PlannedRequest?
+    /// Bytes for the upstream before anything else: a rewritten request head.
+    var toUpstream = OutgoingBytes()
+    /// Bytes for the app before anything else: a rewritten response head, a local answer.
+    var toApp = OutgoingBytes()
+    /// Body bytes the request parser already counted that still have to be forwarded (or skipped).
+    var requestBodyPending = 0
+    /// The current request is answered locally: its body is read and dropped.
+    var skippingRequestBody = false
+    /// Response body bytes counted but not yet written to the app (they wait in `responseHold`).
+    var responseHold: [UInt8] = []
+    /// After an Upgrade (WebSocket) or a CONNECT, bytes are opaque both ways.
+    var passthrough = false
+    /// The upstream this session talks to now.
+    var upstream: UpstreamTarget?
+    /// The last request was answered with `Connection: close`: the app's side ends after it.
+    var closeAfterAnswer = false
+    /// Requests seen on this connection (the flow log numbers them).
+    var requestCount = 0
+    /// The app's connection.
+    let key: FlowKey
+    /// The first request's facts (domain from DNS or Host), for later requests' rules.
+    var facts: FlowFacts
+
+    init(key: FlowKey, facts: FlowFacts) {
+        self.key = key
+        self.facts = facts
+    }
+
+    /// The origin the app connected to: its fake IP's name, or the address itself.
+    var originHost: String {
+        if facts.domainSource == .dns, let domain = facts.domain { return domain }
+        switch key.destinationAddress {
+        case let .v4(address): return address.description
+        case let .v6(address): return address.description
+        }
+    }
+}
+
+/// Bytes queued ahead of a stream, written as the other side takes them.
+struct OutgoingBytes {
+    var bytes: [UInt8] = []
+    var offset = 0
+
+    var isEmpty: Bool { offset == bytes.count }
+
+    mutating func append(_ more: [UInt8]) {
+        if isEmpty {
+            bytes = more
+            offset = 0
+        } else {
+            bytes += more
+        }
+    }
+
+    /// Hands the unwritten bytes to `write`, which returns how many it took.
+    mutating func drain(_ write: (UnsafeRawBufferPointer) -> Int) {
+        guard !isEmpty else { return }
+        let n = bytes.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+        offset += n
+        if isEmpty {
+            bytes.removeAll(keepingCapacity: true)
+            offset = 0
+        }
+    }
+}
+
+/// Where requests of a session go: the route and the origin behind it.
+struct UpstreamTarget: Equatable, CustomStringConvertible {
+    var route: FlowRoute.Identity
+    var host: String
+    var port: UInt16
+
+    var description: String { "\(host):\(port) via \(route)" }
+}
+
+/// One request on its way: what the plan decided, for the response and the records.
+struct HTTPExchange {
+    var method: String
+    var url: String
+    var rule: String
+    var policy: String
+    var rewrittenFrom: String?
+    var mocked: Bool
+    var started: Instant
+    var requestBytes = 0
+    var responseBytes = 0
+    var status: Int?
+    /// Why no (whole) response came: a connection error, for the statistics.
+    var failure: String?
+    var failureKind: ConnectionErrorKind?
+    /// When the response head arrived (the statistics' latency ends there).
+    var headAt: Instant?
+    /// Local answers are not waited for upstream: their bytes go to the app when their turn comes.
+    var localAnswer: [UInt8]?
+}
+
+/// A planned request that waits for its upstream.
+struct PlannedRequest {
+    var head: [UInt8]
+    var target: UpstreamTarget
+    var route: FlowRoute
+    var exchange: HTTPExchange
+}

@@ -1,0 +1,51 @@
+internal import HTTP
+internal import Rules
+internal import Sys
+
+/// The HTTP responses Sluice writes itself: rejections, redirects and Map Local.
+/// Each closes nothing by itself: keep-alive stays the app's choice.
+enum LocalAnswers {
+    static func response(status: Int, headers: [(String, String)], body: [UInt8]) -> [UInt8] {
+        var fields = HTTPHeaders(headers.map { HTTPHeader(name: $0.0, value: $0.1) })
+        fields.add(name: "X-Sluice", value: "local")
+        return HTTPResponse.simple(status: status, headers: fields, body: body, keepAlive: true)
+    }
+
+    static func rejected(status: Int, body: String) -> [UInt8] {
+        response(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array(body.utf8))
+    }
+
+    static func tinyGIF() -> [UInt8] {
+        response(status: 200, headers: [("Content-Type", "image/gif")], body: TinyGIF.bytes)
+    }
+
+    static func redirect(status: Int, location: String) -> [UInt8] {
+        response(status: status, headers: [("Location", location)], body: [])
+    }
+
+    /// URL Rewrite's reject kinds, as Surge answers them.
+    static func rejection(_ kind: RejectResponse) -> [UInt8] {
+        response(status: kind.status, headers: kind.contentType.map { [("Content-Type", $0)] } ?? [], body: kind.body)
+    }
+
+    /// A Map Local entry's answer; a file that cannot be read is a 404 that says so.
+    static func mapLocal(_ answer: MapLocalAnswer) -> [UInt8] {
+        let headers = answer.headers.map { ($0.name, $0.value) }
+        switch answer.body {
+        case let .bytes(bytes):
+            return response(status: answer.status, headers: headers, body: bytes)
+        case let .file(path), let .directoryFile(path):
+            guard let bytes = Files.read(path, limit: 64 << 20) else {
+                return rejected(status: 404, body: "sluice: Map Local: cannot read \(path)\n")
+            }
+            return response(status: answer.status, headers: headers, body: bytes)
+        }
+    }
+
+    /// The status code of a response Sluice wrote.
+    static func status(of bytes: [UInt8]) -> Int? {
+        // "HTTP/1.1 NNN"
+        guard bytes.count >= 12 else { return nil }
+        return Int(String(decoding: bytes[9 ..< 12], as: UTF8.self))
+    }
+}

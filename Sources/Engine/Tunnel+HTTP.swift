@@ -1,0 +1,364 @@
+internal import HTTP
+internal import Rules
+internal import Relay
+internal import Stack
+internal import Sys
+internal import Wire
+
+/// HTTP mode: the loop's side of `HTTPSession`. The app's bytes are parsed in
+/// place in the connection's receive ring and written upstream from there;
+/// the upstream's bytes are read at most as far as the app's send ring has
+/// room, so only rewritten heads (and local answers) are ever copied.
+extension Tunnel {
+    /// Starts HTTP mode on an accepted flow whose first bytes are an HTTP request.
+    func startHTTP(_ key: FlowKey, facts: FlowFacts, sink: inout TunSink) {
+        trace("\(key): HTTP mode")
+        noteDecision(key, route: .direct, reason: "HTTP mode: decided per request", facts: facts)
+        httpSessions[key] = HTTPSession(key: key, facts: facts)
+        pumpHTTP(key, sink: &sink)
+    }
+
+    /// Moves what can move: queued bytes both ways, then the app's next requests.
+    func pumpHTTP(_ key: FlowKey, sink: inout TunSink) {
+        guard let session = httpSessions[key] else { return }
+        guard let connection = tcp.connection(key), connection.state != .closed else {
+            endHTTP(session, sink: &sink)
+            return
+        }
+        let events = connection.takeEvents()
+        let flow = tcpFlows[key]
+        let upstreamReady = flow.map { $0.connected && $0.handshake == nil && !$0.upstreamWriteClosed } ?? false
+        var upstreamBlocked = false
+        func writeUpstream(_ bytes: UnsafeRawBufferPointer) -> Int {
+            guard upstreamReady, let flow, !upstreamBlocked else { return 0 }
+            guard let result = try? flow.socket.write(bytes) else {
+                upstreamBlocked = true
+                return 0
+            }
+            guard case let .value(n) = result else {
+                upstreamBlocked = true
+                return 0
+            }
+            if n < bytes.count { upstreamBlocked = true }
+            io.statistics.bytesFromApp += n
+            countBytes(key, up: n)
+            if let last = session.inFlight.indices.last { session.inFlight[last].requestBytes += n }
+            return n
+        }
+        flushToApp(session, connection: connection)
+        session.toUpstream.drain(writeUpstream)
+
+        requestLoop: for _ in 0 ..< 64 {
+            guard connection.readableCount > 0, session.waiting == nil else { break }
+            let data = connection.peekReadable()
+            if session.passthrough {
+                let n = writeUpstream(data)
+                connection.consume(n)
+                if n == 0 { break }
+                continue
+            }
+            if session.requestBodyPending > 0 {
+                let n = min(session.requestBodyPending, data.count)
+                let taken = session.skippingRequestBody ? n : writeUpstream(UnsafeRawBufferPointer(rebasing: data[0 ..< n]))
+                connection.consume(taken)
+                session.requestBodyPending -= taken
+                if taken < n { break }
+                continue
+            }
+            guard session.toUpstream.isEmpty else { break }
+            let step: HTTPParseStep<HTTPRequestHead>?
+            do { step = try session.requests.parse(data) } catch {
+                trace("\(key): bad request: \(error)")
+                answerAndClose(session, status: 400, reason: "Bad Request", body: "sluice: bad request: \(error)\n", sink: &sink)
+                return
+            }
+            switch step {
+            case nil:
+                // The parser keeps the partial head itself.
+                connection.consume(data.count)
+                break requestLoop
+            case let .head(head, consumed)?:
+                connection.consume(consumed)
+                plan(head, in: session, sink: &sink)
+            case let .body(consumed)?, let .end(consumed)?:
+                // The last body bytes come with `.end`: forwarded (or skipped) like the rest.
+                session.requestBodyPending = consumed
+            case .upgraded?:
+                session.passthrough = true
+            }
+        }
+        deliverLocalAnswers(session, connection: connection)
+        if let flow = tcpFlows[key], flow.connected, flow.handshake == nil {
+            // The app closed its side and nothing waits: so does the upstream's.
+            if connection.isReadClosed, session.inFlight.isEmpty, session.toUpstream.isEmpty, session.waiting == nil, !flow.upstreamWriteClosed {
+                flow.socket.shutdown(.write)
+                flow.upstreamWriteClosed = true
+            }
+            var wanted: Epoll.Events = []
+            if !flow.upstreamClosed, connection.writableCount > 0, session.toApp.isEmpty { wanted.insert(.readable) }
+            if upstreamBlocked { wanted.insert(.writable) }
+            watch(flow, for: wanted)
+            if events.contains(.writable), wanted.contains(.readable) { readHTTPUpstream(flow, session: session, sink: &sink) }
+        } else if connection.isReadClosed, session.inFlight.isEmpty, session.waiting == nil, session.toApp.isEmpty {
+            connection.shutdownWrite()
+        }
+        tcp.flush(key, now: now, sink: &sink)
+        if connection.state == .closed || connection.state == .timeWait { endHTTP(session, sink: &sink) }
+    }
+
+    /// Writes to the app, keeping order behind bytes that already wait.
+    func writeApp(_ bytes: UnsafeRawBufferPointer, session: HTTPSession, connection: TCPConnection) {
+        if session.toApp.isEmpty {
+            let n = connection.write(bytes)
+            io.statistics.bytesToApp += n
+            countBytes(session.key, down: n)
+            if n < bytes.count { session.toApp.append(Array(UnsafeRawBufferPointer(rebasing: bytes[n...]))) }
+        } else {
+            session.toApp.append(Array(bytes))
+        }
+    }
+
+    func flushToApp(_ session: HTTPSession, connection: TCPConnection) {
+        session.toApp.drain { bytes in
+            let n = connection.write(bytes)
+            io.statistics.bytesToApp += n
+            countBytes(session.key, down: n)
+            return n
+        }
+    }
+
+    /// Local answers whose turn has come (responses go back in request order).
+    func deliverLocalAnswers(_ session: HTTPSession, connection: TCPConnection) {
+        while let first = session.inFlight.first, let answer = first.localAnswer {
+            answer.withUnsafeBytes { writeApp($0, session: session, connection: connection) }
+            var exchange = session.inFlight.removeFirst()
+            exchange.responseBytes = answer.count
+            record(exchange, session: session)
+        }
+        if session.inFlight.isEmpty, let waiting = session.waiting {
+            session.waiting = nil
+            var sink = TunSink(io: io)
+            switchUpstream(session, to: waiting, sink: &sink)
+        }
+        if session.closeAfterAnswer, session.inFlight.isEmpty {
+            connection.shutdownWrite()
+        }
+    }
+
+    /// Decides one request: answered here, or sent to the session's upstream (switching upstreams if the plan says so).
+    func plan(_ head: HTTPRequestHead, in session: HTTPSession, sink: inout TunSink) {
+        let planned = director.plan(head, facts: session.facts, now: now)
+        trace("\(session.key): \(head.method.rawValue) \(planned.exchange.url) → \(planned.route) (\(planned.exchange.rule))")
+        session.skippingRequestBody = false
+        switch planned.route {
+        case let .answer(bytes):
+            var exchange = planned.exchange
+            exchange.localAnswer = bytes
+            session.inFlight.append(exchange)
+            session.skippingRequestBody = true
+            io.statistics.tcpAnswered += 1
+        case let .refuse(refusal):
+            io.statistics.tcpRejected += 1
+            flowRecords[session.key]?.rule = planned.exchange.rule
+            flowRecords[session.key]?.policy = planned.exchange.policy
+            logRequest(planned.exchange, session: session)
+            finishRecord(session.key, status: .blocked)
+            if let connection = tcp.connection(session.key) {
+                if refusal == .drop { connection.abortSilently() } else { connection.abort() }
+            }
+            session.skippingRequestBody = true
+        case .direct, .proxy:
+            if session.upstream == planned.target, tcpFlows[session.key] != nil {
+                session.toUpstream.append(planned.head)
+                session.inFlight.append(planned.exchange)
+                session.responses.expectResponse(to: head.method)
+            } else if session.inFlight.isEmpty {
+                switchUpstream(session, to: planned, sink: &sink)
+            } else {
+                session.waiting = planned
+            }
+        }
+    }
+
+    /// Closes the session's upstream (if any) and opens the one `planned` names.
+    func switchUpstream(_ session: HTTPSession, to planned: PlannedRequest, sink: inout TunSink) {
+        let key = session.key
+        if let old = tcpFlows[key] {
+            trace("\(key): leaving upstream \(session.upstream.map { "\($0)" } ?? "?")")
+            removeTCP(old, keepConnection: true, keepSession: true)
+        }
+        session.upstream = planned.target
+        session.responses = HTTPResponseParser()
+        session.toUpstream = OutgoingBytes()
+        session.toUpstream.append(planned.head)
+        session.inFlight.append(planned.exchange)
+        session.responses.expectResponse(to: HTTPMethod(rawValue: planned.exchange.method))
+        let target = planned.target
+        switch planned.route {
+        case .direct:
+            if target.host == session.originHost, target.port == key.destinationPort {
+                if let destination = realDestination(for: key, sink: &sink) {
+                    openUpstream(for: key, to: destination, port: target.port, handshake: nil, sink: &sink)
+                }
+            } else {
+                connect(key, toHost: target.host, port: target.port, sink: &sink)
+            }
+        case let .proxy(proxy):
+            if proxy.kind == .http {
+                // A forward proxy takes the absolute-form request itself: no CONNECT.
+                connect(key, toHost: proxy.host, port: proxy.port, sink: &sink)
+            } else {
+                connect(key, through: proxy, target: ProxyTarget.Host(name: target.host).map { ProxyTarget(host: $0, port: target.port) }, sink: &sink)
+            }
+        case .answer, .refuse:
+            break
+        }
+    }
+
+    /// The upstream's bytes, as far as the app's side has room: response heads rewritten, bodies passed on.
+    func readHTTPUpstream(_ flow: TCPFlow, session: HTTPSession, sink: inout TunSink) {
+        guard let connection = tcp.connection(flow.key) else { return }
+        for _ in 0 ..< 16 {
+            flushToApp(session, connection: connection)
+            guard session.toApp.isEmpty, !flow.upstreamClosed else { break }
+            let room = min(connection.writableCount, scratch.count)
+            guard room > 0 else { break }
+            let result: SysResult<Int>
+            do { result = try flow.socket.read(into: scratch.sub(0, room)) } catch {
+                upstreamFailed(flow, session: session, reason: "\(error)", kind: error == .connectionReset ? .reset : .other, sink: &sink)
+                return
+            }
+            guard case let .value(n) = result else { break }
+            if n == 0 {
+                flow.upstreamClosed = true
+                upstreamEnded(flow, session: session, sink: &sink)
+                break
+            }
+            let data = UnsafeRawBufferPointer(scratch.sub(0, n))
+            var offset = 0
+            parseLoop: while offset < n {
+                let rest = data.suffix(from: offset)
+                if session.passthrough {
+                    writeApp(rest, session: session, connection: connection)
+                    offset = n
+                    break
+                }
+                let step: HTTPParseStep<HTTPResponseHead>?
+                do { step = try session.responses.parse(rest) } catch {
+                    upstreamFailed(flow, session: session, reason: "bad response: \(error)", sink: &sink)
+                    return
+                }
+                switch step {
+                case nil:
+                    offset = n
+                case let .head(head, consumed)?:
+                    offset += consumed
+                    let rewritten = director.rewriteResponse(head, for: session.inFlight.first)
+                    if head.status >= 200, !session.inFlight.isEmpty {
+                        session.inFlight[0].status = head.status
+                        session.inFlight[0].headAt = now
+                    }
+                    let bytes = rewritten.serialized()
+                    bytes.withUnsafeBytes { writeApp($0, session: session, connection: connection) }
+                    if !session.inFlight.isEmpty { session.inFlight[0].responseBytes += bytes.count }
+                case let .body(consumed)?:
+                    writeApp(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
+                    if !session.inFlight.isEmpty { session.inFlight[0].responseBytes += consumed }
+                    offset += consumed
+                case let .end(consumed)?:
+                    writeApp(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
+                    if !session.inFlight.isEmpty { session.inFlight[0].responseBytes += consumed }
+                    offset += consumed
+                    if !session.inFlight.isEmpty { record(session.inFlight.removeFirst(), session: session) }
+                    deliverLocalAnswers(session, connection: connection)
+                    if session.waiting != nil || tcpFlows[flow.key] !== flow { break parseLoop }
+                case .upgraded?:
+                    // 101 Switching Protocols (or a CONNECT's 2xx): opaque bytes both ways from here.
+                    session.passthrough = true
+                    session.requests.upgrade()
+                }
+            }
+            tcp.flush(flow.key, now: now, sink: &sink)
+            if tcpFlows[flow.key] !== flow { return }
+        }
+        pumpHTTP(flow.key, sink: &sink)
+    }
+
+    /// The upstream closed: a response read until close ends here; requests still waiting get a 502.
+    func upstreamEnded(_ flow: TCPFlow, session: HTTPSession, sink: inout TunSink) {
+        guard let connection = tcp.connection(flow.key) else { return }
+        if case .end? = try? session.responses.finish(), !session.inFlight.isEmpty {
+            record(session.inFlight.removeFirst(), session: session)
+        }
+        let unanswered = session.inFlight.contains { $0.localAnswer == nil }
+        removeTCP(flow, keepConnection: true, keepSession: true)
+        session.upstream = nil
+        if unanswered {
+            upstreamFailed(nil, session: session, reason: "the upstream closed before answering", sink: &sink)
+            return
+        }
+        deliverLocalAnswers(session, connection: connection)
+        tcp.flush(flow.key, now: now, sink: &sink)
+    }
+
+    /// The upstream failed: the request waiting for it gets a 502 and the app's connection ends after it.
+    func upstreamFailed(_ flow: TCPFlow?, session: HTTPSession, reason: String, kind: ConnectionErrorKind = .protocolError, sink: inout TunSink) {
+        io.statistics.upstreamErrors += 1
+        if let flow { removeTCP(flow, keepConnection: true, keepSession: true) }
+        session.upstream = nil
+        guard let connection = tcp.connection(session.key) else { return }
+        if let index = session.inFlight.firstIndex(where: { $0.localAnswer == nil }) {
+            var exchange = session.inFlight[index]
+            let started = exchange.status != nil
+            exchange.failure = reason
+            exchange.failureKind = kind
+            exchange.status = nil
+            session.inFlight.remove(at: index)
+            record(exchange, session: session)
+            if started {
+                // Part of a response already went to the app: only a reset tells it the truth.
+                connection.abort()
+                tcp.flush(session.key, now: now, sink: &sink)
+                return
+            }
+        }
+        session.inFlight.removeAll { $0.localAnswer == nil }
+        answerAndClose(session, status: 502, reason: "Bad Gateway", body: "sluice: \(reason)\n", sink: &sink)
+    }
+
+    /// A local error response, after which the app's connection closes.
+    func answerAndClose(_ session: HTTPSession, status: Int, reason: String, body: String, sink: inout TunSink) {
+        guard let connection = tcp.connection(session.key) else { return }
+        let bytes = HTTPResponse.simple(status: status, reason: reason, text: body, keepAlive: false)
+        session.waiting = nil
+        session.passthrough = false
+        session.requestBodyPending = 0
+        session.skippingRequestBody = true
+        session.closeAfterAnswer = true
+        bytes.withUnsafeBytes { writeApp($0, session: session, connection: connection) }
+        // Whatever else the app sends is read and dropped until it closes.
+        if connection.readableCount > 0 { connection.consume(connection.readableCount) }
+        connection.shutdownWrite()
+        tcp.flush(session.key, now: now, sink: &sink)
+    }
+
+    func endHTTP(_ session: HTTPSession, sink: inout TunSink) {
+        httpSessions[session.key] = nil
+        for exchange in session.inFlight where exchange.localAnswer == nil {
+            var failed = exchange
+            failed.failure = failed.failure ?? "the app closed the connection"
+            record(failed, session: session)
+        }
+        if let flow = tcpFlows[session.key] { removeTCP(flow, keepConnection: true) } else { releasePin(session.key) }
+    }
+
+    /// Statistics, HAR and the flow log learn how a request went.
+    func record(_ exchange: HTTPExchange, session: HTTPSession) {
+        director.record(exchange, now: now)
+        // The connection's record names what its latest request got.
+        flowRecords[session.key]?.rule = exchange.rule
+        flowRecords[session.key]?.policy = exchange.policy
+        flowRecords[session.key]?.upstream = session.upstream.map { "\($0.route)" } ?? (exchange.localAnswer != nil ? "local" : nil)
+        logRequest(exchange, session: session)
+    }
+}

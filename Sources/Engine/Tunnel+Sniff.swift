@@ -1,0 +1,68 @@
+internal import HTTP
+internal import Stack
+internal import Wire
+
+/// Sniffing: what an accepted flow's first bytes tell the rules.
+extension Tunnel {
+    /// The facts the first bytes add (HTTP request head, TLS SNI); nil while
+    /// more bytes are needed and may still come.
+    func sniffedFacts(_ key: FlowKey, connection: TCPConnection, final: Bool) -> FlowFacts? {
+        var facts = facts(for: key)
+        let data = connection.peekReadable(maxLength: Self.sniffLimit)
+        switch ProtocolGuess.guess(data) {
+        case .needMore:
+            return final ? facts : nil
+        case .other:
+            return facts
+        case .http:
+            facts.applicationProtocol = .http
+            // Re-parsed from the start as bytes arrive: at most sniffLimit bytes, a few times.
+            var parser = HTTPRequestParser()
+            let step: HTTPParseStep<HTTPRequestHead>?
+            do { step = try parser.parse(data) } catch { return facts }
+            guard case let .head(head, _)? = step else { return final ? facts : nil }
+            let url = head.absoluteURL(defaultScheme: "http") ?? "http://\(facts.domain ?? "unknown")\(head.target)"
+            facts.request = SniffedRequest(method: head.method.rawValue, url: url, headers: head.headers.map { ($0.name, $0.value) })
+            // An address literal in Host names no domain.
+            if facts.domain == nil, let host = head.host.map({ HostPort.hostPart(of: $0) }), IPAddress(host) == nil {
+                facts.domain = host
+                facts.domainSource = .host
+            }
+            return facts
+        case .tls:
+            facts.applicationProtocol = .tls
+            var sniffer = TLSClientHelloSniffer()
+            switch sniffer.feed(data) {
+            case .needMore:
+                return final ? facts : nil
+            case let .serverName(name):
+                if facts.domain == nil {
+                    facts.domain = name
+                    facts.domainSource = .sni
+                }
+                return facts
+            case .noServerName, .notTLS:
+                return facts
+            }
+        }
+    }
+}
+
+/// `host[:port]` as in a Host header or a URL's authority, IPv6 in brackets.
+enum HostPort {
+    static func hostPart(of authority: String) -> String {
+        split(authority).host
+    }
+
+    static func split(_ authority: String) -> (host: String, port: UInt16?) {
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            let host = String(authority[authority.index(after: authority.startIndex) ..< close])
+            let rest = authority[authority.index(after: close)...]
+            return (host, rest.hasPrefix(":") ? UInt16(rest.dropFirst()) : nil)
+        }
+        if let colon = authority.lastIndex(of: ":"), authority.firstIndex(of: ":") == colon {
+            return (String(authority[..<colon]).lowercased(), UInt16(authority[authority.index(after: colon)...]))
+        }
+        return (authority.lowercased(), nil)
+    }
+}

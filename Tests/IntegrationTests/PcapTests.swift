@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `sluice exec --pcap`: what crosses the TUN, read back by tshark.
+@Suite(.enabled(if: TestNetwork.isRoot, "needs root: creates network namespaces and TUN devices"), .serialized)
+final class PcapTests {
+    let pair: ServerPair
+    var work: URL { pair.work }
+
+    init() throws {
+        pair = try ServerPair("pcap")
+        try "hello from nginx\n".write(to: work.appendingPathComponent("hello.txt"), atomically: true, encoding: .utf8)
+        try pair.makeFile("256k.bin", bytes: 262_144)
+    }
+
+    func tshark(_ arguments: [String]) throws -> [String] {
+        let out = try pair.net.run(["tshark", "-n"] + arguments, timeout: 60).output
+        // tshark warns on stderr (merged here) when run as root.
+        return out.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("Running as user") }
+    }
+
+    /// "N packets in, M out" from the exit summary.
+    func packetCounts(_ stderr: String) -> (into: Int, out: Int)? {
+        guard let match = stderr.firstMatch(of: /(\d+) packets in, (\d+) out/) else { return nil }
+        return (Int(match.1)!, Int(match.2)!)
+    }
+
+    @Test func everyPacketBothWaysIsCapturedAsRawIP() throws {
+        let pcap = work.appendingPathComponent("all.pcap").path
+        let r = try pair.exec("""
+        for i in 1 2 3; do curl -s -o /dev/null http://10.88.0.2:8080/hello.txt; done
+        curl -s http://10.88.0.2:8080/256k.bin | sha256sum | cut -c1-64
+        ping -c 2 -i 0.2 -W 1 10.88.0.2 > /dev/null
+        """, options: ["--pcap", pcap])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "\(try pair.digest("256k.bin"))\n")
+        let counts = try #require(packetCounts(r.stderr), "\(r.stderr)")
+        let frames = try tshark(["-r", pcap, "-T", "fields", "-e", "frame.number"])
+        // Every packet read from the TUN and every packet written to it, nothing else.
+        #expect(frames.count == counts.into + counts.out, "\(r.stderr)")
+        let encapsulation = try tshark(["-r", pcap, "-T", "fields", "-e", "frame.encap_type", "-c", "1"])
+        // Wireshark's WTAP_ENCAP_RAW_IP is 7: the file's link type is LINKTYPE_RAW (101).
+        #expect(encapsulation == ["7"])
+        let header = try Data(contentsOf: URL(fileURLWithPath: pcap)).prefix(24)
+        #expect(header.count == 24 && header[20] == 101 && header[21] == 0, "link type field")
+        let pings = try tshark(["-r", pcap, "-Y", "icmp", "-T", "fields", "-e", "icmp.type"])
+        #expect(pings == ["8", "0", "8", "0"])
+    }
+
+    @Test func theRequestsTsharkDecodesAreTheOnesCurlSent() throws {
+        let pcap = work.appendingPathComponent("http.pcap").path
+        let r = try pair.exec("""
+        curl -s -o /dev/null http://10.88.0.2:8080/hello.txt
+        curl -s -o /dev/null -X POST --data 'a=1' http://10.88.0.2:8080/hello.txt
+        curl -s -o /dev/null 'http://[fd00:88::2]:8080/missing?x=2'
+        """, options: ["--pcap", pcap])
+        #expect(r.status == 0, "\(r.stderr)")
+        let requests = try tshark(["-r", pcap, "-d", "tcp.port==8080,http", "-Y", "http.request", "-T", "fields",
+                                   "-e", "http.request.method", "-e", "http.request.uri"])
+        #expect(requests == ["GET\t/hello.txt", "POST\t/hello.txt", "GET\t/missing?x=2"])
+        let statuses = try tshark(["-r", pcap, "-d", "tcp.port==8080,http", "-Y", "http.response", "-T", "fields", "-e", "http.response.code"])
+        #expect(statuses == ["200", "405", "404"])
+    }
+
+    @Test func aBPFFilterKeepsExactlyWhatItNames() throws {
+        let pcap = work.appendingPathComponent("filtered.pcap").path
+        let all = work.appendingPathComponent("unfiltered.pcap").path
+        let script = """
+        curl -s -o /dev/null http://10.88.0.2:8080/hello.txt
+        ping -c 3 -i 0.2 -W 1 10.88.0.2 > /dev/null
+        dig +short +tries=1 +timeout=1 sluice.test @10.88.0.2 > /dev/null || true
+        """
+        let filtered = try pair.exec(script, options: ["--pcap", pcap, "--pcap-filter", "icmp"])
+        #expect(filtered.status == 0, "\(filtered.stderr)")
+        let frames = try tshark(["-r", pcap, "-T", "fields", "-e", "ip.proto"])
+        #expect(frames == Array(repeating: "1", count: 6), "\(frames)")
+        #expect(filtered.stderr.contains("capture: 6 packets written"), "\(filtered.stderr)")
+        // The same session unfiltered has more, and exactly six ICMP packets among them.
+        let unfiltered = try pair.exec(script, options: ["--pcap", all])
+        #expect(unfiltered.status == 0)
+        #expect(try tshark(["-r", all, "-Y", "icmp"]).count == 6)
+        #expect(try tshark(["-r", all]).count > 6)
+    }
+
+    @Test func aBadFilterIsAClearError() throws {
+        let r = try pair.exec("echo ran", options: ["--pcap", work.appendingPathComponent("x.pcap").path, "--pcap-filter", "tcp prot 80"])
+        #expect(r.status == 1)
+        #expect(r.stdout == "")
+        #expect(r.stderr.contains("capture:"), "\(r.stderr)")
+    }
+}

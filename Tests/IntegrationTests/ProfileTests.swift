@@ -1,0 +1,345 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The profile's actions through `sluice exec --profile`, against nginx and
+/// raw listeners in a server namespace. Names are `.test` names given
+/// addresses by the profile's [Host] section; nothing leaves the namespaces.
+@Suite(.enabled(if: TestNetwork.isRoot, "needs root: creates network namespaces and TUN devices"), .serialized)
+final class ProfileTests {
+    let pair: ServerPair
+    var net: TestNetwork { pair.net }
+    var work: URL { pair.work }
+
+    /// nginx answers with what it received, so the tests can see rewritten heads.
+    static let locations = """
+    location = /echo { default_type text/plain; return 200 "method=$request_method host=$host env=$http_x_env ua=$http_user_agent token=$http_x_debug_token\\n"; }
+    location = /fail { return 500 "failing\\n"; }
+    location = /cookie { add_header Set-Cookie "sid=1; Domain=api.staging.test; Path=/"; return 200 "ok\\n"; }
+    """
+
+    init() throws {
+        pair = try ServerPair("profile", locations: Self.locations)
+        try pair.makeFile("1m.bin", bytes: 1_048_576)
+        try "hello from nginx\n".write(to: work.appendingPathComponent("hello.txt"), atomically: true, encoding: .utf8)
+    }
+
+    /// Writes `text` as a profile in the test's folder and returns its path.
+    func profile(_ text: String, name: String = "test.conf") throws -> String {
+        let path = work.appendingPathComponent(name).path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func exec(_ script: String, profile: String, timeout: Double = 60) throws -> SluiceRun {
+        try pair.exec(script, options: ["--profile", profile], timeout: timeout)
+    }
+
+    /// A one-request HTTP server on the server at `port` that keeps the raw
+    /// request (head and Content-Length body) in a file, then answers "ok".
+    /// Returns the file's path once the server listens.
+    func rawListener(port: Int) throws -> String {
+        let received = work.appendingPathComponent("received-\(port).bin").path
+        let script = """
+        import socket, sys
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", \(port))); s.listen(1); s.settimeout(30)
+        c, _ = s.accept(); c.settimeout(30); data = b""
+        while b"\\r\\n\\r\\n" not in data:
+            chunk = c.recv(65536)
+            if not chunk: break
+            data += chunk
+        head, _, body = data.partition(b"\\r\\n\\r\\n")
+        length = 0
+        for line in head.split(b"\\r\\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length": length = int(value)
+        while len(body) < length:
+            chunk = c.recv(65536)
+            if not chunk: break
+            body += chunk
+        open(sys.argv[1], "wb").write(data[:len(head) + 4] + body)
+        c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 3\\r\\nConnection: close\\r\\n\\r\\nok\\n"); c.close()
+        """
+        try net.start(["/usr/bin/python3", "-c", script, received], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:\(port)"))
+        return received
+    }
+
+    static let hosts = """
+    [Host]
+    origin.test = 10.88.0.2
+    api.staging.test = 10.88.0.2
+    new.test = 10.88.0.2
+    """
+
+    @Test func hostEntriesAreAnsweredByTheDNS() throws {
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+        v6only.test = fd00:88::2
+        """)
+        let r = try exec("dig +short origin.test A; dig +short v6only.test AAAA; curl -sS http://origin.test:8080/hello.txt", profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "10.88.0.2\nfd00:88::2\nhello from nginx\n", "\(r.stderr)")
+    }
+
+    @Test func rejectPoliciesAnswerAsTheySay() throws {
+        let path = try profile("""
+        [Proxy]
+        deny451 = reject, status-code=451, body="Unavailable here"
+
+        [Rule]
+        DOMAIN-SUFFIX,ads.test,REJECT
+        DOMAIN,reset.test,REJECT-RST
+        DOMAIN,drop.test,REJECT-DROP
+        DOMAIN,pixel.test,REJECT-TINYGIF
+        DOMAIN,legal.test,deny451
+        FINAL,DIRECT
+        """)
+        let r = try exec("""
+        curl -s -o /dev/null -w '%{http_code}\\n' http://banner.ads.test/x
+        curl -s http://banner.ads.test/x
+        curl -sS http://reset.test/ 2>/dev/null; echo "rst=$?"
+        curl -sS --max-time 2 http://drop.test/ 2>/dev/null; echo "drop=$?"
+        curl -s -o /tmp/pixel -w '%{http_code} %{content_type} %{size_download}\\n' http://pixel.test/ad.gif
+        curl -s -w ' %{http_code}\\n' http://legal.test/
+        """, profile: path)
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.count >= 6, "\(r.stdout) \(r.stderr)")
+        guard lines.count >= 6 else { return }
+        #expect(lines[0] == "403")
+        #expect(lines[1].contains("Blocked"))
+        // curl: 56 = failure receiving data (the connection was reset), 7 = could not connect.
+        #expect(lines[2] == "rst=7" || lines[2] == "rst=56", "\(lines[2])")
+        #expect(lines[3] == "drop=28", "\(lines[3])")
+        #expect(lines[4] == "200 image/gif 43")
+        #expect(lines[5] == "Unavailable here 451")
+    }
+
+    @Test func headerRewritesChangeRequestsAndResponses() throws {
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Header Rewrite]
+        http-request ^http://origin\\.test:8080/ header-add X-Env staging
+        http-request ^http://origin\\.test:8080/ header-replace User-Agent "sluice-test/1.0"
+        http-request ^http://([a-z0-9-]+\\.)*test(:[0-9]+)?/ header-del X-Debug-Token
+        http-response ^http://origin\\.test:8080/cookie header-replace-regex Set-Cookie "(?i)domain=\\.?api\\.staging\\.test" "Domain=api.test"
+        http-response ^http://origin\\.test:8080/ header-add X-Seen-By sluice
+        """)
+        let r = try exec("""
+        curl -s -H 'X-Debug-Token: secret' http://origin.test:8080/echo
+        curl -s -D - -o /dev/null http://origin.test:8080/cookie | tr -d '\\r' | grep -iE '^(set-cookie|x-seen-by):'
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("method=GET host=origin.test env=staging ua=sluice-test/1.0 token=\n"), "\(r.stdout)")
+        #expect(r.stdout.contains("Set-Cookie: sid=1; Domain=api.test; Path=/"), "\(r.stdout)")
+        #expect(r.stdout.contains("X-Seen-By: sluice"), "\(r.stdout)")
+    }
+
+    @Test func headerModeRewriteKeepsMethodAndBody() throws {
+        let received = try rawListener(port: 9100)
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [URL Rewrite]
+        ^http://api\\.test/(.*) http://origin.test:9100/v2/$1 header
+        """)
+        let r = try exec("curl -sS --data-binary @\(work.path)/1m.bin -H 'Content-Type: application/octet-stream' http://api.test/upload?x=1", profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "ok\n")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: received))
+        let text = String(decoding: bytes.prefix(600), as: UTF8.self)
+        #expect(text.hasPrefix("POST /v2/upload?x=1 HTTP/1.1\r\n"), "\(text)")
+        #expect(text.contains("\r\nHost: origin.test:9100\r\n"), "\(text)")
+        // The body arrives byte for byte after the head.
+        guard let end = bytes.range(of: Data("\r\n\r\n".utf8)) else {
+            Issue.record("no end of head in what arrived")
+            return
+        }
+        let body = bytes[end.upperBound...]
+        let original = try Data(contentsOf: work.appendingPathComponent("1m.bin"))
+        #expect(body == original)
+    }
+
+    @Test func redirectWith307KeepsThePostBody() throws {
+        let received = try rawListener(port: 9101)
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [URL Rewrite]
+        ^http://old\\.test/(.*) http://new.test:9101/$1 307
+        ^http://legacy\\.test/(.*) http://new.test:8080/$1 302
+        """)
+        let r = try exec("""
+        curl -s -o /dev/null -w '%{http_code} %{redirect_url}\\n' http://legacy.test/hello.txt
+        curl -sL http://legacy.test/hello.txt
+        curl -sSL --data-binary 'name=sluice&payload=0123456789' http://old.test/form
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("302 http://new.test:8080/hello.txt\nhello from nginx\nok\n"), "\(r.stdout)")
+        let text = (try? String(contentsOfFile: received, encoding: .utf8)) ?? ""
+        #expect(text.hasPrefix("POST /form HTTP/1.1\r\n"), "\(text)")
+        #expect(text.hasSuffix("\r\n\r\nname=sluice&payload=0123456789"), "\(text)")
+    }
+
+    @Test func mapLocalAnswersFromTextFilesAndFolders() throws {
+        let mocks = work.appendingPathComponent("mocks")
+        try FileManager.default.createDirectory(at: mocks.appendingPathComponent("static"), withIntermediateDirectories: true)
+        try "placeholder".write(to: mocks.appendingPathComponent("placeholder.txt"), atomically: true, encoding: .utf8)
+        try "body { }".write(to: mocks.appendingPathComponent("static/site.css"), atomically: true, encoding: .utf8)
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Map Local]
+        ^http://api\\.test/v1/config$ data-type=text data="{\\"feature\\":true}" status-code=200 header="Content-Type:application/json"
+        ^http://api\\.test/v1/fail$ data-type=text data="" status-code=503
+        ^http://img\\.test/.*\\.png$ data-type=file data="mocks/placeholder.txt" header="Content-Type:image/png|Cache-Control:no-store"
+        ^http://static\\.test/assets/(.*)$ data-type=dir data="mocks/static"
+        """)
+        let r = try exec("""
+        curl -s -w ' %{http_code} %{content_type}\\n' http://api.test/v1/config
+        curl -s -o /dev/null -w '%{http_code}\\n' http://api.test/v1/fail
+        curl -s -D /tmp/h -w ' %{http_code} %{content_type}\\n' http://img.test/a/b.png; grep -ic '^cache-control: no-store' /tmp/h
+        curl -s -w ' %{http_code}\\n' http://static.test/assets/site.css
+        curl -s -o /dev/null -w '%{http_code}\\n' --path-as-is 'http://static.test/assets/../../test.conf'
+        curl -s -o /dev/null -w '%{http_code}\\n' --path-as-is 'http://static.test/assets/..%2f..%2ftest.conf'
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == """
+        {"feature":true} 200 application/json
+        503
+        placeholder 200 image/png
+        1
+        body { } 200
+        404
+        404
+
+        """, "\(r.stdout) \(r.stderr)")
+    }
+
+    @Test func statisticsCountStatusesAndErrors() throws {
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+        closed.test = 10.88.0.2
+
+        [Statistics]
+        all-http = ".*", key=host
+        """)
+        let r = try exec("""
+        for i in 1 2 3; do curl -s -o /dev/null http://origin.test:8080/hello.txt; done
+        curl -s -o /dev/null http://origin.test:8080/missing
+        curl -s -o /dev/null http://origin.test:8080/missing
+        curl -s -o /dev/null http://origin.test:8080/fail
+        curl -s -o /dev/null -w '%{http_code}\\n' http://closed.test:9/
+        true
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "502\n", "\(r.stdout)")
+        // The exit summary's table: origin.test saw 6 requests (3 × 200, 2 × 404, 1 × 500), closed.test one refusal.
+        let rows = r.stderr.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        let origin = rows.first { $0.first == "origin.test" }
+        let closed = rows.first { $0.first == "closed.test" }
+        #expect(origin.map { Array($0.prefix(6)) } == ["origin.test", "6", "3", "0", "2", "1"], "\(r.stderr)")
+        #expect(closed.map { Array($0.prefix(6)) } == ["closed.test", "1", "0", "0", "0", "0"], "\(r.stderr)")
+        #expect(r.stderr.contains("refused 1"), "\(r.stderr)")
+    }
+
+    @Test func sighupReloadsWithoutDroppingOpenFlows() throws {
+        let path = try profile("""
+        [Rule]
+        DOMAIN,origin.test,REJECT
+        FINAL,DIRECT
+        \(Self.hosts)
+        """)
+        // The command is Sluice's child: it can send Sluice the SIGHUP itself.
+        let r = try exec("""
+        curl -s -o /dev/null -w 'before %{http_code}\\n' http://origin.test:8080/hello.txt
+        curl -s --limit-rate 400k http://10.88.0.2:8080/1m.bin -o /tmp/slow.bin & slow=$!
+        sleep 0.5
+        sed -i 's/^DOMAIN,origin.test,REJECT$/DOMAIN,origin.test,DIRECT/' \(path)
+        kill -HUP $PPID
+        for i in $(seq 50); do
+          code=$(curl -s -o /dev/null -w '%{http_code}' http://origin.test:8080/hello.txt)
+          [ "$code" = 200 ] && break
+          sleep 0.1
+        done
+        echo "after $code"
+        printf 'broken line\\n' >> \(path)
+        kill -HUP $PPID
+        sleep 0.3
+        curl -s -o /dev/null -w 'still %{http_code}\\n' http://origin.test:8080/hello.txt
+        wait $slow; echo "slow=$?"
+        sha256sum < /tmp/slow.bin | cut -c1-64
+        """, profile: path, timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
+        let expected = try pair.digest("1m.bin")
+        #expect(r.stdout == "before 403\nafter 200\nstill 200\nslow=0\n\(expected)\n", "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("reloaded"), "\(r.stderr)")
+        #expect(r.stderr.contains("test.conf:"), "\(r.stderr)")
+        #expect(r.stderr.contains("still using the previous profile"), "\(r.stderr)")
+    }
+
+    @Test func aBadProfileStopsBeforeAnythingStarts() throws {
+        let path = try profile("""
+        [General]
+        loglevel = info
+
+        [Rule]
+        DOMAIN-SUFIX,ads.test,REJECT
+        FINAL,DIRECT
+        """, name: "bad.conf")
+        let r = try exec("echo ran", profile: path)
+        #expect(r.status == 1)
+        #expect(r.stdout == "")
+        #expect(r.stderr.contains("bad.conf:5: error:"), "\(r.stderr)")
+        #expect(r.stderr.contains("DOMAIN-SUFFIX"), "\(r.stderr)")
+    }
+
+    @Test func theFlowLogHasALinePerConnectionAndPerRequest() throws {
+        let log = work.appendingPathComponent("flows.jsonl").path
+        let path = try profile("""
+        [Rule]
+        DOMAIN,blocked.test,REJECT-RST
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Statistics]
+        all = ".*", key=host
+        """)
+        let r = try pair.exec("""
+        curl -s -o /dev/null http://origin.test:8080/hello.txt http://origin.test:8080/missing
+        curl -s -o /dev/null http://blocked.test/ || true
+        """, options: ["--profile", path, "--flow-log", log])
+        #expect(r.status == 0, "\(r.stderr)")
+        // Every line is JSON; the summary is what a user would grep for.
+        let summary = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for line in open(sys.argv[1]):
+            r = json.loads(line)
+            if r["kind"] == "connection":
+                print("connection", r["domain"], r["policy"], r["status"], r["bytesUp"] > 0)
+            else:
+                print("request", r["connection"], r["method"], r["url"], r["status"])
+        """, log]).output
+        let lines = summary.split(separator: "\n").map(String.init)
+        #expect(lines.contains("request 1 GET http://origin.test:8080/hello.txt 200"), "\(summary)")
+        #expect(lines.contains("request 1 GET http://origin.test:8080/missing 404"), "\(summary)")
+        #expect(lines.contains("connection origin.test DIRECT closed True") || lines.contains("connection origin.test HTTP mode: decided per request closed True"), "\(summary)")
+        #expect(lines.contains("connection blocked.test REJECT-RST blocked False"), "\(summary)")
+        #expect(lines.contains { $0.hasPrefix("request ") && $0.hasSuffix(" GET http://blocked.test/ None") }, "\(summary)")
+        #expect(lines.count == 5, "\(summary)")
+    }
+}
