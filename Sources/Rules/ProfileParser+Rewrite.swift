@@ -147,7 +147,7 @@ extension ProfileBuilder {
         case .text:
             body = .text(data.value)
         case .base64:
-            guard let bytes = Base64.decode(data.value) else {
+            guard let bytes = ProfileBase64.decode(data.value) else {
                 error(n, data.column, "data is not valid base64", hint: "use the standard alphabet (A-Z a-z 0-9 + /) with = padding")
                 return
             }

@@ -1,6 +1,8 @@
 /// RFC 4648 §4 base64, for Map Local's data-type=base64. Blanks are ignored
 /// (long bodies get wrapped); padding is optional, anything else is an error.
-enum Base64 {
+/// Not HTTP's `Base64`, which refuses blanks; a distinct name also keeps the
+/// fuzz harnesses, which compile HTTP and Rules as one module, building.
+enum ProfileBase64 {
     static func decode(_ text: String) -> [UInt8]? {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count * 3 / 4)
