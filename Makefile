@@ -37,6 +37,7 @@ demo: setup
 bench: setup
 	tools/bench wire
 	tools/bench stack
+	tools/bench rules
 
 # The kernel's veth path, pasta, slirp4netns and sluice exec side by side
 # (../shared/spec/bench-anchors.md): as root, about 20 minutes at RUNS=3

@@ -41,7 +41,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "sluice", dependencies: ["Engine", "Sys", "Wire"], swiftSettings: strict),
-        .executableTarget(name: "sluice-bench", dependencies: ["Wire", "Stack", "Capture"], swiftSettings: strict),
+        .executableTarget(name: "sluice-bench", dependencies: ["Wire", "Stack", "Rules", "Capture"], swiftSettings: strict),
 
         // Shared by the tests: packet builders, namespace fixtures, pcap fixtures.
         .target(name: "TestSupport", dependencies: ["Wire", "Sys"], path: "Tests/TestSupport", swiftSettings: strict),
@@ -49,7 +49,7 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StackTests", dependencies: ["Stack", "Wire", "TestSupport"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
-        .testTarget(name: "RulesTests", dependencies: ["Rules", "Wire"]),
+        .testTarget(name: "RulesTests", dependencies: ["Rules", "Wire", "HTTP"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
         .testTarget(name: "SysTests", dependencies: ["Sys", "TestSupport"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Wire", "Sys", "TestSupport"]),

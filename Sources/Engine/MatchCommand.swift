@@ -1,8 +1,7 @@
 internal import Rules
-internal import Sys
 
 /// `sluice match FILE URL [--method M] [--header 'K: V']...`: loads a profile
-/// and prints how it would treat one HTTP request (ProfileExplainer), without
+/// (through ProfileLoader, as a run would) and prints how it would treat one HTTP request (ProfileExplainer), without
 /// starting anything. Exit status: 0 explained, 1 the profile has errors, 2 usage.
 public struct MatchCommand {
     public struct Options: Sendable, Equatable {
@@ -68,22 +67,7 @@ public struct MatchCommand {
             complain("sluice match: '\(options.url)' is not an absolute URL (want http://host/path)")
             return 2
         }
-        guard let bytes = Files.read(options.file, limit: ProfileParser.maximumSize + 1) else {
-            complain("sluice match: cannot read \(options.file)")
-            return 1
-        }
-        guard bytes.count <= ProfileParser.maximumSize else {
-            complain("\(options.file): error: the profile is larger than \(ProfileParser.maximumSize) bytes")
-            return 1
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        let directory: String
-        if let slash = options.file.lastIndex(of: "/") {
-            directory = slash == options.file.startIndex ? "/" : String(options.file[..<slash])
-        } else {
-            directory = "."
-        }
-        switch ProfileParser.parse(text, file: options.file, baseDirectory: directory) {
+        switch ProfileLoader.load(options.file) {
         case let .failure(errors):
             complain(errors.description)
             return 1

@@ -38,6 +38,14 @@ public struct KeywordMatcher: Sendable {
         return nil
     }
 
+    /// One keyword against one host, for the rule-by-rule reading.
+    static func host(_ host: String, contains keyword: String) -> Bool {
+        let needle = keyword.utf8.map(DomainSuffixIndex<Int>.lower)
+        guard !needle.isEmpty else { return false }
+        let bytes = Array(host.utf8)
+        return bytes.withUnsafeBufferPointer { contains($0, needle) }
+    }
+
     static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
         guard needle.count <= haystack.count else { return false }
         outer: for start in 0 ... (haystack.count - needle.count) {

@@ -25,8 +25,10 @@ public struct LatencyHistogram: Sendable, Equatable {
     /// last ranks report the exact minimum and maximum. Nil when empty.
     public func percentile(_ p: Double) -> UInt64? {
         guard count > 0 else { return nil }
-        let exact = p * Double(count)
-        var rank = UInt64(exact.rounded(.up))
+        // Rounded up by hand: Double.rounded calls libm's ceil, which a pure layer cannot count on being linked.
+        let exact = Swift.max(0, Swift.min(p, 1)) * Double(count)
+        var rank = UInt64(exact)
+        if Double(rank) < exact { rank += 1 }
         if rank < 1 { rank = 1 }
         if rank > count { rank = count }
         // The extremes are known exactly; only the ranks between are estimates.

@@ -149,7 +149,8 @@ extension ProfileBuilder {
         case .text:
             body = .text(data.value)
         case .base64:
-            guard let bytes = Base64.decode(data.value) else {
+            // Blanks are allowed inside (long bodies get wrapped); HTTP's decoder refuses them.
+            guard let bytes = Base64.decode(String(data.value.filter { !$0.isWhitespace })) else {
                 error(n, data.column, "data is not valid base64", hint: "use the standard alphabet (A-Z a-z 0-9 + /) with = padding")
                 return
             }

@@ -13,10 +13,7 @@ extension RuleCondition {
         case let .domainSuffix(suffix):
             return facts.domainVerdict(final: final) { DomainSuffixIndex<Int>.hasSuffix($0, suffix) }
         case let .domainKeyword(keyword):
-            return facts.domainVerdict(final: final) { host in
-                var k = KeywordMatcher()
-                return k.insert(keyword, index: 0) && k.firstMatch(in: host) != nil
-            }
+            return facts.domainVerdict(final: final) { KeywordMatcher.host($0, contains: keyword) }
         case let .domainRegex(regex):
             return facts.domainVerdict(final: final) { regex.matches($0) }
         case let .ipCIDR(prefix, _):
@@ -124,10 +121,14 @@ extension FlowFacts {
 
     func domainVerdict(final: Bool, _ test: (String) -> Bool) -> RuleVerdict {
         if let name = nameForRules { return test(name) ? .match : .noMatch }
-        // No name yet: SNI or the Host header may bring one. A TLS flow whose
-        // ClientHello was read without SNI, or a request without a name, will not.
-        if applicationProtocol == .tls || request != nil { return .noMatch }
-        return !final && transport == .tcp ? .unknown : .noMatch
+        return nameMayArrive(final: final) ? .unknown : .noMatch
+    }
+
+    /// No name yet, but SNI or the Host header may bring one. A TLS flow whose
+    /// ClientHello was read without SNI, or a request without a name, will not;
+    /// nor will UDP or ICMP, whose names come from DNS or nowhere.
+    func nameMayArrive(final: Bool) -> Bool {
+        nameForRules == nil && !final && transport == .tcp && applicationProtocol != .tls && request == nil
     }
 
     func requestVerdict(final: Bool, _ test: (RequestFacts) -> Bool) -> RuleVerdict {

@@ -22,6 +22,9 @@
 public struct RuleEngine: Sendable {
     private let rules: [RuleDefinition]
     private let finalRule: FinalRule
+    /// Each rule as written, made once: a decision hands out a reference, not a new string.
+    private let texts: [String]
+    private let finalText: String
     private var domains = DomainSuffixIndex<Int>()
     private var keywords = KeywordMatcher()
     private var prefixes = PrefixTrie<Int>()
@@ -38,6 +41,8 @@ public struct RuleEngine: Sendable {
     public init(rules: [RuleDefinition], final: FinalRule) {
         self.rules = rules
         finalRule = final
+        texts = rules.map(\.description)
+        finalText = final.description
         for (index, rule) in rules.enumerated() {
             var indexed = true
             switch rule.condition {
@@ -66,7 +71,7 @@ public struct RuleEngine: Sendable {
         if let name = facts.nameForRules {
             if let hit = domains.lookup(name) { best = hit.index }
             if let hit = keywords.firstMatch(in: name, below: best) { best = hit }
-        } else if facts.domainVerdict(final: final, { _ in false }) == .unknown {
+        } else if facts.nameMayArrive(final: final) {
             firstUnknown = firstIndexedDomainRule
         }
         if let destination = facts.destination, let hit = prefixes.lookup(destination), hit.index < best {
@@ -87,9 +92,9 @@ public struct RuleEngine: Sendable {
 
     func decision(for index: Int?) -> RuleDecision {
         guard let index else {
-            return RuleDecision(ruleIndex: nil, line: finalRule.line, text: finalRule.description, policy: finalRule.policy)
+            return RuleDecision(ruleIndex: nil, line: finalRule.line, text: finalText, policy: finalRule.policy)
         }
         let rule = rules[index]
-        return RuleDecision(ruleIndex: index, line: rule.line, text: rule.description, policy: rule.policy)
+        return RuleDecision(ruleIndex: index, line: rule.line, text: texts[index], policy: rule.policy)
     }
 }

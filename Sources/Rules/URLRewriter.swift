@@ -44,13 +44,8 @@ public struct URLRewriter: Sendable {
             guard let match = rewrite.regex.firstMatch(in: url) else { continue }
             if let kind = RejectResponse(rewrite.mode) { return .reject(kind, line: rewrite.line) }
             let newURL = String(url[..<match.range.lowerBound]) + template.expand(match) + String(url[match.range.upperBound...])
-            switch rewrite.mode {
-            case .header: return .header(url: newURL, line: rewrite.line)
-            case .found: return .redirect(status: 302, location: newURL, line: rewrite.line)
-            case .temporaryRedirect: return .redirect(status: 307, location: newURL, line: rewrite.line)
-            case .reject, .reject200, .rejectImage, .rejectDictionary, .rejectArray:
-                return .reject(RejectResponse(rewrite.mode)!, line: rewrite.line)
-            }
+            return rewrite.mode == .header ? .header(url: newURL, line: rewrite.line)
+                : .redirect(status: rewrite.mode == .found ? 302 : 307, location: newURL, line: rewrite.line)
         }
         return .none
     }

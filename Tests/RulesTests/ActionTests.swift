@@ -3,16 +3,16 @@ import Testing
 
 @Suite struct URLRewriterTests {
     let rewriter = URLRewriter(rewrites: [
-        URLRewrite(regex: regex(#"^http://api\.test/(.*)"#), replacement: "http://api.staging.test/$1", mode: .header, line: 30),
-        URLRewrite(regex: regex(#"^http://old\.test/(.*)"#), replacement: "http://new.test/$1", mode: .temporaryRedirect, line: 31),
-        URLRewrite(regex: regex(#"^http://legacy\.test/(.*)"#), replacement: "http://new.test/$1", mode: .found, line: 32),
-        URLRewrite(regex: regex(#"^http://ads\.test/"#), replacement: "_", mode: .reject, line: 33),
-        URLRewrite(regex: regex(#"^http://ads\.test/"#), replacement: "_", mode: .reject200, line: 34), // shadowed
-        URLRewrite(regex: regex(#"^http://img\.test/"#), replacement: "_", mode: .rejectImage, line: 35),
-        URLRewrite(regex: regex(#"^http://dict\.test/"#), replacement: "_", mode: .rejectDictionary, line: 36),
-        URLRewrite(regex: regex(#"^http://array\.test/"#), replacement: "_", mode: .rejectArray, line: 37),
-        URLRewrite(regex: regex(#"^http://empty\.test/"#), replacement: "_", mode: .reject200, line: 38),
-        URLRewrite(regex: regex(#"^http://www\.google\.cn"#), replacement: "http://www.google.com", mode: .found, line: 39),
+        URLRewrite(regex: rx(#"^http://api\.test/(.*)"#), replacement: "http://api.staging.test/$1", mode: .header, line: 30),
+        URLRewrite(regex: rx(#"^http://old\.test/(.*)"#), replacement: "http://new.test/$1", mode: .temporaryRedirect, line: 31),
+        URLRewrite(regex: rx(#"^http://legacy\.test/(.*)"#), replacement: "http://new.test/$1", mode: .found, line: 32),
+        URLRewrite(regex: rx(#"^http://ads\.test/"#), replacement: "_", mode: .reject, line: 33),
+        URLRewrite(regex: rx(#"^http://ads\.test/"#), replacement: "_", mode: .reject200, line: 34), // shadowed
+        URLRewrite(regex: rx(#"^http://img\.test/"#), replacement: "_", mode: .rejectImage, line: 35),
+        URLRewrite(regex: rx(#"^http://dict\.test/"#), replacement: "_", mode: .rejectDictionary, line: 36),
+        URLRewrite(regex: rx(#"^http://array\.test/"#), replacement: "_", mode: .rejectArray, line: 37),
+        URLRewrite(regex: rx(#"^http://empty\.test/"#), replacement: "_", mode: .reject200, line: 38),
+        URLRewrite(regex: rx(#"^http://www\.google\.cn"#), replacement: "http://www.google.com", mode: .found, line: 39),
     ])
 
     @Test func eachMode() {
@@ -45,13 +45,13 @@ import Testing
 
 @Suite struct HeaderRewriterTests {
     let rewriter = HeaderRewriter(rewrites: [
-        HeaderRewrite(direction: .request, regex: regex(#"^http://api\.staging\.test/"#), operation: .add(name: "X-Env", value: "staging"), line: 40),
-        HeaderRewrite(direction: .request, regex: regex(#"^http://api\.test/"#), operation: .replace(name: "User-Agent", value: "sluice-test/1.0"), line: 41),
-        HeaderRewrite(direction: .request, regex: regex(#"^http://([a-z0-9-]+\.)*test/"#), operation: .delete(name: "X-Debug-Token"), line: 42),
-        HeaderRewrite(direction: .response, regex: regex(#"^http://api\.staging\.test/"#),
-                      operation: .replaceRegex(name: "Set-Cookie", pattern: regex(#"(?i)domain=\.?api\.staging\.test"#), replacement: "Domain=api.test"), line: 43),
-        HeaderRewrite(direction: .response, regex: regex(#"^http://api\.staging\.test/"#),
-                      operation: .replaceRegex(name: "Location", pattern: regex(#"^http://api\.staging\.test/(.*)$"#), replacement: "http://api.test/$1"), line: 44),
+        HeaderRewrite(direction: .request, regex: rx(#"^http://api\.staging\.test/"#), operation: .add(name: "X-Env", value: "staging"), line: 40),
+        HeaderRewrite(direction: .request, regex: rx(#"^http://api\.test/"#), operation: .replace(name: "User-Agent", value: "sluice-test/1.0"), line: 41),
+        HeaderRewrite(direction: .request, regex: rx(#"^http://([a-z0-9-]+\.)*test/"#), operation: .delete(name: "X-Debug-Token"), line: 42),
+        HeaderRewrite(direction: .response, regex: rx(#"^http://api\.staging\.test/"#),
+                      operation: .replaceRegex(name: "Set-Cookie", pattern: rx(#"(?i)domain=\.?api\.staging\.test"#), replacement: "Domain=api.test"), line: 43),
+        HeaderRewrite(direction: .response, regex: rx(#"^http://api\.staging\.test/"#),
+                      operation: .replaceRegex(name: "Location", pattern: rx(#"^http://api\.staging\.test/(.*)$"#), replacement: "http://api.test/$1"), line: 44),
     ])
 
     @Test func requestOps() {
@@ -91,14 +91,14 @@ import Testing
 
 @Suite struct MapLocalTests {
     let resolver = MapLocalResolver(entries: [
-        MapLocal(regex: regex(#"^http://api\.test/v1/config$"#), data: .text(#"{"feature":true}"#), statusCode: 200,
+        MapLocal(regex: rx(#"^http://api\.test/v1/config$"#), data: .text(#"{"feature":true}"#), statusCode: 200,
                  headers: [HeaderField(name: "Content-Type", value: "application/json")], line: 50),
-        MapLocal(regex: regex(#"^http://api\.test/v1/fail$"#), data: .text(""), statusCode: 503, line: 51),
-        MapLocal(regex: regex(#"^http://img\.test/.*\.png$"#), data: .file("/etc/sluice/mocks/placeholder.png"),
+        MapLocal(regex: rx(#"^http://api\.test/v1/fail$"#), data: .text(""), statusCode: 503, line: 51),
+        MapLocal(regex: rx(#"^http://img\.test/.*\.png$"#), data: .file("/etc/sluice/mocks/placeholder.png"),
                  headers: [HeaderField(name: "Content-Type", value: "image/png")], line: 52),
-        MapLocal(regex: regex(#"^http://static\.test/assets/(.*)$"#), data: .directory("/srv/cache/static"), line: 53),
-        MapLocal(regex: regex(#"^http://b64\.test/"#), data: .base64([0, 1, 2, 255]), statusCode: 201, line: 54),
-        MapLocal(regex: regex(#"^http://pixel\.test/"#), data: .tinyGIF, line: 55),
+        MapLocal(regex: rx(#"^http://static\.test/assets/(.*)$"#), data: .directory("/srv/cache/static"), line: 53),
+        MapLocal(regex: rx(#"^http://b64\.test/"#), data: .base64([0, 1, 2, 255]), statusCode: 201, line: 54),
+        MapLocal(regex: rx(#"^http://pixel\.test/"#), data: .tinyGIF, line: 55),
     ])
 
     @Test func eachDataType() {

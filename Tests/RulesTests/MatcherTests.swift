@@ -94,26 +94,7 @@ import Wire
     }
 }
 
-@Suite struct PortAndKeywordTests {
-    @Test func portForms() throws {
-        let single = try #require(PortMatcher("5432"))
-        #expect(single.matches(5432) && !single.matches(5433))
-        let range = try #require(PortMatcher("8000-8100"))
-        #expect(range.matches(8000) && range.matches(8100) && !range.matches(7999) && !range.matches(8101))
-        let ge = try #require(PortMatcher(">=50000"))
-        #expect(ge.matches(50000) && ge.matches(65535) && !ge.matches(49999))
-        let lt = try #require(PortMatcher("<1024"))
-        #expect(lt.matches(0) && lt.matches(1023) && !lt.matches(1024))
-        let gt = try #require(PortMatcher(">1023"))
-        #expect(gt.matches(1024) && !gt.matches(1023))
-        let le = try #require(PortMatcher("<=1023"))
-        #expect(le.matches(1023) && !le.matches(1024))
-        #expect(single.description == "5432" && range.description == "8000-8100" && ge.description == ">=50000")
-        for bad in ["", "x", "65536", "9-3", "<0", ">65535", " 80", "80 ", "-80", "1-", ">=", "+80"] {
-            #expect(PortMatcher(bad) == nil, "\(bad)")
-        }
-    }
-
+@Suite struct KeywordAndGlobTests {
     @Test func keywords() {
         var k = KeywordMatcher()
         do { let ok = k.insert("tracker", index: 7); #expect(ok) }

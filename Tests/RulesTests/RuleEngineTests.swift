@@ -8,7 +8,7 @@ func makeEngine(_ conditions: [(RuleCondition, String)], final: String = "DIRECT
     return RuleEngine(rules: rules, final: FinalRule(policy: final, line: 10 + rules.count))
 }
 
-func regex(_ s: String) -> CompiledRegex { try! CompiledRegex(s) }
+func rx(_ s: String) -> CompiledRegex { try! CompiledRegex(s) }
 func v4(_ s: String) -> IPAddress { IPAddress(s)! }
 
 extension RuleOutcome {
@@ -41,8 +41,8 @@ func httpFlow(_ url: String, method: String = "GET", headers: [HeaderField] = []
         #expect(decide(.domainSuffix("ads.test"), tcp(domain: "badads.test")) == "MISS")
         #expect(decide(.domainKeyword("tracker"), tcp(domain: "eu-tracker.test")) == "HIT")
         #expect(decide(.domainKeyword("tracker"), tcp(domain: "track.test")) == "MISS")
-        #expect(decide(.domainRegex(regex(#"^cdn[0-9]+\.example\.test$"#)), tcp(domain: "cdn12.example.test")) == "HIT")
-        #expect(decide(.domainRegex(regex(#"^cdn[0-9]+\.example\.test$"#)), tcp(domain: "cdnx.example.test")) == "MISS")
+        #expect(decide(.domainRegex(rx(#"^cdn[0-9]+\.example\.test$"#)), tcp(domain: "cdn12.example.test")) == "HIT")
+        #expect(decide(.domainRegex(rx(#"^cdn[0-9]+\.example\.test$"#)), tcp(domain: "cdnx.example.test")) == "MISS")
         #expect(decide(.domain("api.test"), tcp(domain: nil)) == "MISS")
         // The request's host wins over the flow's domain (the request as rewritten).
         #expect(decide(.domain("api.test"), httpFlow("http://api.test:8080/x")) == "HIT")
@@ -76,12 +76,12 @@ func httpFlow(_ url: String, method: String = "GET", headers: [HeaderField] = []
     }
 
     @Test func httpRules() {
-        let upload = RuleCondition.urlRegex(regex(#"^http://api\.test/v2/upload"#))
+        let upload = RuleCondition.urlRegex(rx(#"^http://api\.test/v2/upload"#))
         #expect(decide(upload, httpFlow("http://api.test/v2/upload?x=1")) == "HIT")
         #expect(decide(upload, httpFlow("http://api.test/v1/upload")) == "MISS")
         #expect(decide(.method("POST"), httpFlow("http://a.test/", method: "POST")) == "HIT")
         #expect(decide(.method("POST"), httpFlow("http://a.test/", method: "GET")) == "MISS")
-        let route = RuleCondition.header(name: "X-Route", value: regex("^via-socks$"))
+        let route = RuleCondition.header(name: "X-Route", value: rx("^via-socks$"))
         #expect(decide(route, httpFlow("http://a.test/", headers: [HeaderField(name: "x-route", value: "via-socks")])) == "HIT")
         #expect(decide(route, httpFlow("http://a.test/", headers: [HeaderField(name: "X-Route", value: "via-socks2")])) == "MISS")
         #expect(decide(route, httpFlow("http://a.test/")) == "MISS")
@@ -169,7 +169,7 @@ func httpFlow(_ url: String, method: String = "GET", headers: [HeaderField] = []
             case 3: c = .ipCIDR(IPv4Prefix(network: IPv4Address(10, UInt8(next(4)), 0, 0), length: 8 + next(9))!, noResolve: false)
             case 4: c = .destinationPort(PortRange(UInt16([80, 443, 22][next(3)])))
             case 5: c = .method(["GET", "POST"][next(2)])
-            case 6: c = .domainRegex(regex("^[ab]\\."))
+            case 6: c = .domainRegex(rx("^[ab]\\."))
             case 7: c = .and([.protocol(.http), .domainSuffix(names[next(names.count)])])
             default: c = .not(.destinationPort(PortRange(UInt16(next(3)))))
             }
@@ -204,7 +204,7 @@ func httpFlow(_ url: String, method: String = "GET", headers: [HeaderField] = []
     let engine = makeEngine([
         (.ipCIDR(IPv4Prefix("10.0.0.0/8")!, noResolve: true), "lan"),  // 0
         (.domainSuffix("ads.test"), "REJECT"),                          // 1
-        (.urlRegex(regex(#"^http://api\.test/v2/upload"#)), "upload"),  // 2
+        (.urlRegex(rx(#"^http://api\.test/v2/upload"#)), "upload"),  // 2
         (.destinationPort(PortRange(5432)), "db"),                      // 3
     ])
 

@@ -1,4 +1,5 @@
 import Testing
+import HTTP
 @testable import Rules
 
 @Suite struct StatisticsTests {
@@ -117,5 +118,33 @@ import Testing
         #expect(StatisticsBook.key(for: def, url: "http://api.test/v2/users", host: "api.test") == nil)
         let byHost = StatisticsDefinition(name: "all", regex: try CompiledRegex(".*"), line: 4)
         #expect(StatisticsBook.key(for: byHost, url: "http://a.test/", host: "a.test") == "a.test")
+    }
+}
+
+@Suite struct StatisticsLedgerTests {
+    @Test func eachLineCountsUnderItsKey() throws {
+        var ledger = StatisticsLedger(definitions: [
+            StatisticsDefinition(name: "api-v1", regex: try CompiledRegex(#"^http://api\.test/v1/([a-z]+)"#), key: .capture(1), line: 1),
+            StatisticsDefinition(name: "all-http", regex: try CompiledRegex(".*"), key: .host, failureStatus: 400 ... 599, line: 2),
+            StatisticsDefinition(name: "unused", regex: try CompiledRegex("^http://never\\."), line: 3),
+        ])
+        ledger.recordResponse(url: "http://api.test/v1/users", host: "api.test", status: 200, latencyNanoseconds: 1_000_000)
+        ledger.recordResponse(url: "http://api.test/v1/users", host: "api.test", status: 404, latencyNanoseconds: 2_000_000)
+        ledger.recordResponse(url: "http://api.test/v1/orders", host: "api.test", status: 500, latencyNanoseconds: 3_000_000)
+        ledger.recordError(url: "http://down.test/", host: "down.test", kind: .refused)
+        #expect(ledger.books[0].entry(for: "users")?.requests == 2)
+        #expect(ledger.books[0].entry(for: "users")?.failures == 0)      // 404 is outside 500-599
+        #expect(ledger.books[0].entry(for: "orders")?.failures == 1)
+        #expect(ledger.books[1].entry(for: "api.test")?.requests == 3)
+        #expect(ledger.books[1].entry(for: "api.test")?.failures == 2)   // 404 and 500 inside 400-599
+        #expect(ledger.books[1].entry(for: "down.test")?.count(.refused) == 1)
+        #expect(ledger.books[2].entries.isEmpty)
+        let text = ledger.render()
+        #expect(text.hasPrefix("api-v1 (failure-status 500-599)\n"))
+        #expect(text.contains("\nall-http (failure-status 400-599)\n"))
+        #expect(!text.contains("unused"))
+        var json = JSONWriter()
+        ledger.writeJSON(into: &json)
+        #expect(json.text.hasPrefix(#"[{"name":"api-v1""#) && json.text.contains(#"{"name":"unused","failure-status":[500,599],"keys":[]}"#))
     }
 }

@@ -1,0 +1,73 @@
+// fuzz-sources: Sources/Wire Sources/HTTP Sources/Rules
+// fuzz-corpus: matching
+// libFuzzer harness for the matching side of Rules, over text that comes from
+// requests: the input is split at NUL-free "\n" into a Map Local name, a URL, a
+// host and a glob/template. Checks: LocalPath never yields a path outside its
+// folder; RequestURL either refuses or gives a lowercased, non-empty host; the
+// domain index agrees with the plain suffix test; globs, templates and the
+// engine finish on anything.
+
+let folder = "/srv/fuzz"
+let names = ["a.test", "ads.test", "x.y.test", "test", "Example.TEST", "b.a.test"]
+// Built per input rather than held in globals: LeakSanitizer reports a lazy
+// global's boxes as leaked at exit.
+func makeIndex() -> DomainSuffixIndex<Int> {
+    var index = DomainSuffixIndex<Int>()
+    for (i, name) in names.enumerated() { index.insert(name, kind: i % 2 == 0 ? .suffix : .exact, index: i, value: i) }
+    return index
+}
+
+func makeEngine() -> RuleEngine { RuleEngine(rules: [
+    RuleDefinition(line: 1, condition: .domainSuffix("ads.test"), policy: "REJECT"),
+    RuleDefinition(line: 2, condition: .and([.method("POST"), .domainKeyword("up")]), policy: "p"),
+    RuleDefinition(line: 3, condition: .userAgent(GlobPattern("*Legacy?App*")), policy: "q"),
+    RuleDefinition(line: 4, condition: .ipCIDR(IPv4Prefix("10.0.0.0/8")!, noResolve: true), policy: "DIRECT"),
+], final: FinalRule(policy: "DIRECT", line: 5)) }
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzMatching(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    guard size <= 4096 else { return 0 }
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    let parts = text.split(separator: "\n", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
+    let part = { (i: Int) -> String in i < parts.count ? parts[i] : "" }
+
+    // Checked as bytes, as the file system sees them: as Characters, "/" and a
+    // following combining mark are one grapheme, and String comparisons would
+    // see a different path than open(2) does.
+    if let path = LocalPath.resolve(directory: folder, relative: part(0)) {
+        let bytes = Array(path.utf8), prefix = Array((folder + "/").utf8)
+        precondition(bytes.starts(with: prefix), "escaped: \(path)")
+        for segment in bytes[prefix.count...].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            precondition(!segment.isEmpty && !segment.elementsEqual([0x2e]) && !segment.elementsEqual([0x2e, 0x2e]), "bad segment in \(path)")
+        }
+        precondition(!bytes.contains(0) && !bytes.contains(UInt8(ascii: "\\")))
+    }
+
+    if let url = RequestURL(part(1)) {
+        precondition(!url.host.isEmpty && url.host == url.host.lowercased())
+        _ = url.hostHeader
+    }
+
+    let host = part(2)
+    let expected = names.indices.first { i in
+        i % 2 == 0 ? DomainSuffixIndex<Int>.hasSuffix(host, names[i]) : DomainSuffixIndex<Int>.equalNames(host, names[i])
+    }
+    // The index refuses names with empty labels, and so never finds them.
+    let labelsOK = !host.split(separator: ".", omittingEmptySubsequences: false).dropLast(host.hasSuffix(".") ? 1 : 0).contains("")
+    if labelsOK { precondition(makeIndex().lookup(host)?.index == expected, "index disagrees on \(host)") }
+
+    let glob = part(3)
+    if glob.utf8.count <= 256, host.utf8.count <= 256 { _ = GlobPattern(glob).matches(host) }
+    _ = URLTemplate(glob).expand(groups: [Substring(host), nil, Substring(part(1))])
+
+    let facts = FlowFacts(transport: .tcp, destination: IPAddress(part(0)), destinationPort: 80, sourcePort: 1,
+                          domain: host.isEmpty ? nil : host, applicationProtocol: size % 2 == 0 ? .http : nil,
+                          request: size % 3 == 0 ? RequestFacts(method: part(0), url: part(1),
+                                                                headers: [HeaderField(name: "User-Agent", value: glob)]) : nil)
+    let engine = makeEngine()
+    for final in [false, true] {
+        let outcome = engine.evaluate(facts, final: final)
+        if final, case .needsApplicationData = outcome { preconditionFailure("final evaluation did not decide") }
+    }
+    return 0
+}
