@@ -2,9 +2,9 @@
 // as RFC 3339 in UTC (`2026-11-30T15:40:51.123456Z`), computed here from
 // nanoseconds since the epoch without Foundation or the C library's tables.
 
-enum CalendarTime {
+public enum CalendarTime {
     /// `2026-11-30T15:40:51.123456Z`: microseconds, always six digits.
-    static func rfc3339(_ nanoseconds: UInt64) -> String {
+    public static func rfc3339(_ nanoseconds: UInt64) -> String {
         let seconds = Int64(nanoseconds / 1_000_000_000)
         let micros = Int(nanoseconds % 1_000_000_000 / 1000)
         let days = seconds / 86_400

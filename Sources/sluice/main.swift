@@ -51,9 +51,14 @@ commands:
         Explain how the profile FILE would treat one HTTP request: which URL
         Rewrite, Map Local, rule (and so policy) and Header Rewrite lines
         apply, in that order, with their line numbers and why. Starts nothing.
+  replay FILE.pcap [--profile FILE] [--format table|flowlog|har]
+        Read a capture (tcpdump's, or Sluice's own --pcap), follow every TCP
+        connection both ways, and report what the profile would do to each
+        flow and HTTP request: rule, policy, and forward, redirect, mock or
+        reject. DNS answers in the capture name the addresses they gave.
   help  Show this text.
 
-Not yet: proxy, replay, status, flows
+Not yet: proxy, status, flows
 (issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
@@ -289,6 +294,14 @@ case "match":
         ProcessControl.exit(2)
     case let .success(options):
         ProcessControl.exit(MatchCommand(options: options).run(print: { print($0) }, complain: complain))
+    }
+case "replay":
+    switch ReplayCommand.parse(arguments.dropFirst()) {
+    case let .failure(error):
+        complain("\(error)")
+        ProcessControl.exit(2)
+    case let .success(options):
+        ProcessControl.exit(ReplayCommand(options: options).run(print: { print($0) }, complain: complain))
     }
 default:
     complain("sluice: unknown command '\(arguments[0])'\n\n\(usage)")
