@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `sluice replay` reproduces the live session's decisions. One session of
+/// curl requests runs through `sluice exec --profile P --pcap X` with
+/// SLUICE_DEBUG=1, while tcpdump records the server's side of the same
+/// session; then both captures are replayed with the same profile.
+///
+/// The comparison: the live engine's debug trace prints one line per HTTP
+/// request it plans, `KEY: METHOD URL → ROUTE (RULE)`, from the very
+/// `PlannedRequest` that drives the relay. Each becomes `METHOD URL | RULE |
+/// POLICY` (POLICY: DIRECT for a forwarded request, local for one answered or
+/// refused by Sluice), and replay's flow log gives the same triple per
+/// request. The multisets must be equal for Sluice's own capture, which sees
+/// every request; the server's capture sees only the forwarded ones, so it
+/// must equal the live set without the local ones. Rule texts carry file and
+/// line, so a request decided by another line shows up as a difference.
+@Suite(.enabled(if: TestNetwork.isRoot, "needs root: creates network namespaces and TUN devices"), .serialized)
+final class ReplayTests {
+    let pair: ServerPair
+    var work: URL { pair.work }
+
+    init() throws {
+        pair = try ServerPair("replay")
+        try FileManager.default.createDirectory(at: work.appendingPathComponent("api"), withIntermediateDirectories: true)
+        try "hello from nginx\n".write(to: work.appendingPathComponent("hello.txt"), atomically: true, encoding: .utf8)
+        try "api hello\n".write(to: work.appendingPathComponent("api/hello.txt"), atomically: true, encoding: .utf8)
+    }
+
+    static let profileText = """
+    [Rule]
+    URL-REGEX,"^http://origin\\.test:8080/api/",DIRECT
+    DOMAIN,blocked.test,REJECT
+    DOMAIN,origin.test,DIRECT
+    FINAL,DIRECT
+
+    [Host]
+    origin.test = 10.88.0.2
+    blocked.test = 10.88.0.2
+    other.test = 10.88.0.2
+
+    [Header Rewrite]
+    http-request ^http://origin\\.test:8080/ header-add X-Env staging
+
+    [Map Local]
+    ^http://origin\\.test:8080/mock$ data-type=text data="mocked" status-code=200
+    """
+
+    /// `METHOD URL | RULE | POLICY` from the live trace's request lines.
+    static func liveDecisions(_ stderr: String) -> [String] {
+        var out: [String] = []
+        for line in stderr.split(separator: "\n").map(String.init) where line.hasPrefix("sluice: debug: ") {
+            guard let methodStart = line.range(of: ": GET http") ?? line.range(of: ": POST http"),
+                  let arrow = line.range(of: " → ", range: methodStart.upperBound ..< line.endIndex) else { continue }
+            let request = String(line[line.index(methodStart.lowerBound, offsetBy: 2) ..< arrow.lowerBound])
+            let route = line[arrow.upperBound...]
+            let policy: String
+            let rule: Substring
+            if route.hasPrefix("DIRECT (") {
+                policy = "DIRECT"
+                rule = route.dropFirst("DIRECT (".count)
+            } else if route.hasPrefix("answer locally ("), let open = route.range(of: ") (") {
+                policy = "local"
+                rule = route[open.upperBound...]
+            } else if route.hasPrefix("refuse ("), let open = route.range(of: ") (") {
+                policy = "local"
+                rule = route[open.upperBound...]
+            } else {
+                continue
+            }
+            guard rule.hasSuffix(")") else { continue }
+            out.append("\(request) | \(rule.dropLast()) | \(policy)")
+        }
+        return out.sorted()
+    }
+
+    /// `METHOD URL | RULE | POLICY` from replay's flow log.
+    static func replayDecisions(_ stdout: String) throws -> [String] {
+        var out: [String] = []
+        for line in stdout.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            guard object["kind"] as? String == "http" else { continue }
+            let method = object["method"] as? String ?? "?", url = object["url"] as? String ?? "?"
+            out.append("\(method) \(url) | \(object["rule"] as? String ?? "-") | \(object["policy"] as? String ?? "-")")
+        }
+        return out.sorted()
+    }
+
+    @Test func replayingBothCapturesReproducesTheLiveDecisions() throws {
+        let profile = work.appendingPathComponent("replay.conf").path
+        try Self.profileText.write(toFile: profile, atomically: true, encoding: .utf8)
+        let sluicePcap = work.appendingPathComponent("sluice.pcap").path
+        let serverPcap = work.appendingPathComponent("server.pcap").path
+        let tcpdumpLog = work.appendingPathComponent("tcpdump.log").path
+
+        // tcpdump on the server's veth, ready before the session starts.
+        let tcpdump = try pair.net.start(["tcpdump", "-i", "s0", "-n", "-U", "--immediate-mode", "-s", "0", "-w", serverPcap, "tcp", "port", "8080"],
+                                         in: pair.server, log: tcpdumpLog)
+        let listening = TestNetwork.waitUntil(seconds: 10) {
+            ((try? String(contentsOfFile: tcpdumpLog, encoding: .utf8)) ?? "").contains("listening on")
+        }
+        try #require(listening, "tcpdump did not start: \((try? String(contentsOfFile: tcpdumpLog, encoding: .utf8)) ?? "")")
+
+        let script = """
+        curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://origin.test:8080/hello.txt
+        curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://origin.test:8080/api/hello.txt
+        curl -s --max-time 10 -w ' %{http_code}\\n' http://origin.test:8080/mock
+        curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://blocked.test:8080/hello.txt
+        curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://other.test:8080/hello.txt
+        """
+        let live = try runSluice(["exec", "--profile", profile, "--pcap", sluicePcap, "--", "bash", "-c", script],
+                                 in: pair.host, environment: ["SLUICE_DEBUG=1"], timeout: 60)
+        // Stop tcpdump by its PID once its file has stopped growing (it writes each packet as it comes).
+        var lastSize = -1
+        _ = TestNetwork.waitUntil(seconds: 5) {
+            usleep(200_000)
+            let size = ((try? FileManager.default.attributesOfItem(atPath: serverPcap))?[.size] as? Int) ?? 0
+            defer { lastSize = size }
+            return size > 24 && size == lastSize
+        }
+        tcpdump.signal(SIGINT)
+        _ = TestNetwork.waitUntil(seconds: 10) { (try? tcpdump.poll()) != nil }
+
+        #expect(live.status == 0, "\(live.stderr)")
+        #expect(live.stdout == "200\n200\nmocked 200\n403\n200\n", "\(live.stdout)")
+        let liveDecisions = Self.liveDecisions(live.stderr)
+        // The session exercised what the comparison is about: a URL-REGEX line, a DOMAIN
+        // REJECT, a DOMAIN and the FINAL line forwarding, and Map Local.
+        #expect(liveDecisions.count == 5, "\(liveDecisions)\n\(live.stderr)")
+        #expect(liveDecisions.contains { $0.contains("/api/hello.txt | \(profile):2: URL-REGEX") && $0.hasSuffix("| DIRECT") }, "\(liveDecisions)")
+        #expect(liveDecisions.contains { $0.contains("blocked.test") && $0.contains(":3: DOMAIN,blocked.test,REJECT") && $0.hasSuffix("| local") }, "\(liveDecisions)")
+        #expect(liveDecisions.contains { $0.contains("/mock | \(profile):") && $0.contains("Map Local") && $0.hasSuffix("| local") }, "\(liveDecisions)")
+        #expect(liveDecisions.contains { $0.contains("other.test") && $0.contains("FINAL") }, "\(liveDecisions)")
+
+        // Sluice's own capture (LINKTYPE_RAW) holds every request, local answers too.
+        let fromSluice = try runSluice(["replay", sluicePcap, "--profile", profile, "--format", "flowlog"])
+        #expect(fromSluice.status == 0, "\(fromSluice.stderr)")
+        #expect(try Self.replayDecisions(fromSluice.stdout) == liveDecisions, "\(fromSluice.stdout)\n\(fromSluice.stderr)")
+
+        // tcpdump's capture of the server's side (Ethernet) holds the forwarded ones.
+        let fromServer = try runSluice(["replay", serverPcap, "--profile", profile, "--format", "flowlog"])
+        #expect(fromServer.status == 0, "\(fromServer.stderr)")
+        let forwarded = liveDecisions.filter { $0.hasSuffix("| DIRECT") }
+        #expect(forwarded.count == 3)
+        #expect(try Self.replayDecisions(fromServer.stdout) == forwarded, "\(fromServer.stdout)\n\(fromServer.stderr)")
+
+        // The header rewrite happened on the way: the server's capture shows the added
+        // header on origin.test's requests, Sluice's (the app's side) does not.
+        let serverHAR = try runSluice(["replay", serverPcap, "--profile", profile, "--format", "har"])
+        let sluiceHAR = try runSluice(["replay", sluicePcap, "--profile", profile, "--format", "har"])
+        func envHeaders(_ har: String) throws -> [String: [String]] {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(har.utf8)) as? [String: Any])
+            let entries = try #require((object["log"] as? [String: Any])?["entries"] as? [[String: Any]])
+            var result: [String: [String]] = [:]
+            for entry in entries {
+                let request = try #require(entry["request"] as? [String: Any])
+                let url = request["url"] as? String ?? "?"
+                let headers = request["headers"] as? [[String: Any]] ?? []
+                result[url, default: []] += headers.filter { ($0["name"] as? String)?.lowercased() == "x-env" }.compactMap { $0["value"] as? String }
+                #expect(entry["_rule"] is String && entry["_policy"] is String && entry["_mocked"] is Bool)
+            }
+            return result
+        }
+        let serverEnv = try envHeaders(serverHAR.stdout)
+        let sluiceEnv = try envHeaders(sluiceHAR.stdout)
+        #expect(serverEnv["http://origin.test:8080/hello.txt"] == ["staging"], "\(serverEnv)")
+        #expect(serverEnv["http://other.test:8080/hello.txt"] == [], "\(serverEnv)")
+        #expect(sluiceEnv["http://origin.test:8080/hello.txt"] == [], "\(sluiceEnv)")
+
+        // The table names each action.
+        let table = try runSluice(["replay", sluicePcap, "--profile", profile])
+        #expect(table.status == 0)
+        let rows = table.stdout.split(separator: "\n").map(String.init)
+        #expect(rows.first?.hasPrefix("TIME") == true)
+        #expect(rows.contains { $0.contains("GET http://origin.test:8080/mock 200") && $0.hasSuffix("mock 200") }, "\(table.stdout)")
+        #expect(rows.contains { $0.contains("GET http://blocked.test:8080/hello.txt 403") && $0.hasSuffix("reject 403") }, "\(table.stdout)")
+        #expect(rows.contains { $0.contains("GET http://other.test:8080/hello.txt 200") && $0.hasSuffix("forward") }, "\(table.stdout)")
+    }
+}
