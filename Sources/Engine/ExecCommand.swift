@@ -44,6 +44,7 @@ public struct ExecCommand {
         let profile = try TunnelSession.loadProfile(options.profile)
         // A bad capture filter or path also stops Sluice before anything is created.
         let recorder = try options.capture.recorder(profile: profile)
+        let flowLog = try options.capture.flowLogWriter()
         let signals: SignalBox
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)
@@ -75,6 +76,7 @@ public struct ExecCommand {
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
+        tunnel.flowLog = flowLog
         let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, log: log)
         return (status, tunnel.finalStatistics)
     }

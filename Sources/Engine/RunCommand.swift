@@ -36,7 +36,8 @@ public struct RunCommand {
         let profile = try TunnelSession.loadProfile(options.profile)
         // A bad capture filter or path also stops Sluice before anything is created.
         let recorder = try options.capture.recorder(profile: profile)
-        if options.wholeHost { return try runWholeHost(signals: signals, profile: profile, recorder: recorder, log: log) }
+        let flowLog = try options.capture.flowLogWriter()
+        if options.wholeHost { return try runWholeHost(signals: signals, profile: profile, recorder: recorder, flowLog: flowLog, log: log) }
         let raw = try NamespaceSetup.attach(to: options.namespace, mtu: options.mtu)
         // `ip netns exec NAME` gives its commands /etc/netns/NAME/resolv.conf:
         // Sluice's DNS for them, unless the user already put a file there.
@@ -64,13 +65,14 @@ public struct RunCommand {
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
+        tunnel.flowLog = flowLog
         log("sluice: relaying namespace \(options.namespace) through \(NamespaceSetup.tunName); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, log: log)
         return (status, tunnel.finalStatistics)
     }
 
     /// `sluice run --tun`: the namespace Sluice itself runs in goes through it.
-    func runWholeHost(signals: SignalBox, profile: Profile?, recorder: PacketRecorder?, log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
+    func runWholeHost(signals: SignalBox, profile: Profile?, recorder: PacketRecorder?, flowLog: FlowLogWriter?, log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
         let raw = try NamespaceSetup.attachHost(mtu: options.mtu, mark: options.mark, table: options.table,
                                                 priority: options.rulePriority)
         defer { NamespaceSetup.detachHost(table: options.table, priority: options.rulePriority) }
@@ -80,6 +82,7 @@ public struct RunCommand {
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
+        tunnel.flowLog = flowLog
         log("sluice: relaying this namespace's traffic through \(NamespaceSetup.tunName) (unmarked packets → table \(options.table); Sluice's own sockets carry mark 0x\(String(options.mark, radix: 16))); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, log: log)
         return (status, tunnel.finalStatistics)

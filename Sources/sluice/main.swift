@@ -115,16 +115,17 @@ func parseDump(_ arguments: ArraySlice<String>) -> PacketDump.Options? {
     return options
 }
 
-let captureOptions: Set<String> = ["--pcap", "--pcap-filter", "--snaplen", "--pcap-rotate-size", "--pcap-rotate-count"]
+let captureOptions: Set<String> = ["--pcap", "--pcap-filter", "--snaplen", "--pcap-rotate-size", "--pcap-rotate-count", "--flow-log"]
 let captureOptionHelp = [
     "--pcap": "a file to write", "--pcap-filter": "a BPF expression such as 'tcp port 80'",
     "--snaplen": "a byte count (at least 64)", "--pcap-rotate-size": "a byte count (at least 4096)",
-    "--pcap-rotate-count": "a count of files (at least 1)",
+    "--pcap-rotate-count": "a count of files (at least 1)", "--flow-log": "a file to write",
 ]
 
 func parseCapture(_ option: String, _ value: String, into capture: inout CaptureOptions) -> Bool {
     switch option {
     case "--pcap": capture.pcap = value
+    case "--flow-log": capture.flowLog = value
     case "--pcap-filter": capture.filter = value
     case "--snaplen":
         guard let n = Int(value), n >= 64 else { return false }
