@@ -91,9 +91,18 @@ struct ReplayReport {
             record.endTime = flow.ended
             record.domain = verdict.domain
             record.domainSource = verdict.domainSource.flatMap(FlowRecord.DomainSource.init(rawValue:))
-            record.rule = verdict.rule
-            record.policy = verdict.policy
-            record.upstream = verdict.requests.first?.upstream
+            // As the live flow log writes them (Tunnel+FlowLog): a flow's rule and
+            // policy chain apart, its upstream DIRECT, a proxy, or none for local answers;
+            // in HTTP mode the latest request's rule and policy.
+            if let route = verdict.route {
+                record.rule = verdict.rule.ranges(of: " → ").last.map { String(verdict.rule[..<$0.lowerBound]) } ?? verdict.rule
+                record.policy = verdict.policy
+                record.upstream = route.upstreamDescription
+            } else {
+                record.rule = verdict.rule
+                record.policy = verdict.policy
+                record.upstream = verdict.requests.last.map { $0.action == .forward ? $0.policy : "local" }
+            }
             record.bytesUp = flow.bytesUp
             record.bytesDown = flow.bytesDown
             switch verdict.action {

@@ -37,10 +37,12 @@ struct ReplayVerdict {
     /// dns, host or sni: where `domain` came from.
     var domainSource: String?
     var applicationProtocol: String?
-    /// The flow's own decision (HTTP mode: the first request's).
+    /// The flow's own decision, `FILE:LINE: RULE → POLICY` (HTTP mode: the last request's rule).
     var rule: String
     var policy: String
     var action: Action
+    /// The flow's route, for the flow log's upstream (HTTP mode: nil).
+    var route: FlowRoute?
     var requests: [Request] = []
 }
 
@@ -69,8 +71,9 @@ extension FlowDirector {
             if let head = flow.exchanges.first?.head {
                 let url = head.absoluteURL(defaultScheme: "http") ?? "http://\(facts.domain ?? "unknown")\(head.target)"
                 facts.request = SniffedRequest(method: head.method.rawValue, url: url, headers: head.headers.map { ($0.name, $0.value) })
-                if facts.domain == nil, let host = head.host {
-                    facts.domain = HostPort.hostPart(of: host)
+                // As live (Tunnel+Sniff): an address literal in Host names no domain.
+                if facts.domain == nil, let host = head.host.map({ HostPort.hostPart(of: $0) }), IPAddress(host) == nil {
+                    facts.domain = host
                     facts.domainSource = .host
                     source = "host"
                 }
@@ -101,9 +104,10 @@ extension FlowDirector {
                 // A refusal aborts the connection: nothing after it reaches the server.
                 if case .refuse = planned.route { break }
             }
-            if let first = result.requests.first {
-                result.rule = first.rule
-                result.policy = first.policy
+            // The live flow log names what the latest request got; the table's flow rows the first.
+            if let first = result.requests.first, let last = result.requests.last {
+                result.rule = last.rule
+                result.policy = last.policy
                 result.action = first.action
             } else {
                 result.rule = "(HTTP mode: no complete request)"
@@ -121,8 +125,10 @@ extension FlowDirector {
     /// One decision for the whole flow; its requests all follow it.
     private func verdict(_ flow: ReplayFlow, facts: FlowFacts, source: String?, route: FlowRoute, reason: String) -> ReplayVerdict {
         let action = Self.action(for: route)
+        // The policy as the live flow log names it: the chain after the rule.
+        let policy = reason.ranges(of: " → ").last.map { String(reason[$0.upperBound...]) } ?? route.identity.description
         var result = ReplayVerdict(domain: facts.domain, domainSource: source, applicationProtocol: facts.applicationProtocol?.rawValue,
-                                   rule: reason, policy: route.identity.description, action: action)
+                                   rule: reason, policy: policy, action: action, route: route)
         for exchange in flow.exchanges {
             let url = exchange.head.absoluteURL(defaultScheme: "http") ?? "http://\(facts.domain ?? "unknown")\(exchange.head.target)"
             var status: Int?
@@ -132,7 +138,7 @@ extension FlowDirector {
                 answer = bytes
             }
             result.requests.append(ReplayVerdict.Request(
-                exchange: exchange, url: url, rewrittenFrom: nil, rule: reason, policy: route.identity.description,
+                exchange: exchange, url: url, rewrittenFrom: nil, rule: reason, policy: policy,
                 action: action, mocked: status != nil, upstream: action == .forward ? upstreamText(route, host: facts.domain ?? ReplayReport.hostText(flow.key.destinationAddress), port: flow.key.destinationPort) : nil,
                 localStatus: status, localAnswer: answer))
         }

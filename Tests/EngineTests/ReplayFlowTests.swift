@@ -107,7 +107,7 @@ import Wire
         #expect(verdict.requests.map(\.localStatus) == [201, 302, nil, 403])
         #expect(verdict.requests.map(\.rule) == ["p.conf:5: Map Local", "p.conf:7: URL Rewrite", "p.conf:3: FINAL,DIRECT → DIRECT",
                                                  "p.conf:2: DOMAIN,blocked.test,REJECT → REJECT"])
-        #expect(verdict.requests.map(\.policy) == ["local", "302", "DIRECT", "local"])
+        #expect(verdict.requests.map(\.policy) == ["local", "302", "DIRECT", "REJECT"])
         let table = ReplayReport(flows: [(flow, verdict)]).table()
         #expect(table.count == 5)
         #expect(table[1].hasSuffix("mock 201") && table[2].hasSuffix("redirect 302") && table[3].hasSuffix("forward") && table[4].hasSuffix("reject 403"),
