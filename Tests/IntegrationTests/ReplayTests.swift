@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Sys
 import TestSupport
 
 /// `sluice replay` reproduces the live session's decisions. One session of
@@ -66,14 +67,19 @@ final class ReplayTests {
         let serverPcap = work.appendingPathComponent("server.pcap").path
         let tcpdumpLog = work.appendingPathComponent("tcpdump.log").path
 
-        // tcpdump on the server's veth, ready before the session starts.
-        let tcpdump = try pair.net.start(["tcpdump", "-i", "s0", "-n", "-U", "--immediate-mode", "-s", "0", "-w", serverPcap, "tcp", "port", "8080"],
-                                         in: pair.server, log: tcpdumpLog)
-        let listening = TestNetwork.waitUntil(seconds: 10) {
-            ((try? String(contentsOfFile: tcpdumpLog, encoding: .utf8)) ?? "").contains("listening on")
+        // tcpdump on the server's veth (Ethernet) and on `any` (Linux cooked), ready before the session starts.
+        let serverAnyPcap = work.appendingPathComponent("server-any.pcap").path
+        var tcpdumps: [(ChildProcess, String)] = []
+        for (interface, file) in [("s0", serverPcap), ("any", serverAnyPcap)] {
+            let log = work.appendingPathComponent("tcpdump-\(interface).log").path
+            let child = try pair.net.start(["tcpdump", "-i", interface, "-n", "-U", "--immediate-mode", "-s", "0", "-w", file, "tcp", "port", "8080"],
+                                           in: pair.server, log: log)
+            tcpdumps.append((child, file))
+            let listening = TestNetwork.waitUntil(seconds: 10) {
+                ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listening on")
+            }
+            try #require(listening, "tcpdump did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         }
-        try #require(listening, "tcpdump did not start: \((try? String(contentsOfFile: tcpdumpLog, encoding: .utf8)) ?? "")")
-
         let script = """
         curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://origin.test:8080/hello.txt
         curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://origin.test:8080/api/hello.txt
@@ -84,16 +90,18 @@ final class ReplayTests {
         let liveLog = work.appendingPathComponent("live.jsonl").path
         let live = try runSluice(["exec", "--profile", profile, "--pcap", sluicePcap, "--flow-log", liveLog, "--", "bash", "-c", script],
                                  in: pair.host, timeout: 60)
-        // Stop tcpdump by its PID once its file has stopped growing (it writes each packet as it comes).
-        var lastSize = -1
-        _ = TestNetwork.waitUntil(seconds: 5) {
-            usleep(200_000)
-            let size = ((try? FileManager.default.attributesOfItem(atPath: serverPcap))?[.size] as? Int) ?? 0
-            defer { lastSize = size }
-            return size > 24 && size == lastSize
+        // Stop each tcpdump by its PID once its file has stopped growing (it writes each packet as it comes).
+        for (child, file) in tcpdumps {
+            var lastSize = -1
+            _ = TestNetwork.waitUntil(seconds: 5) {
+                usleep(200_000)
+                let size = ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int) ?? 0
+                defer { lastSize = size }
+                return size > 24 && size == lastSize
+            }
+            child.signal(SIGINT)
+            _ = TestNetwork.waitUntil(seconds: 10) { (try? child.poll()) != nil }
         }
-        tcpdump.signal(SIGINT)
-        _ = TestNetwork.waitUntil(seconds: 10) { (try? tcpdump.poll()) != nil }
 
         #expect(live.status == 0, "\(live.stderr)")
         #expect(live.stdout == "200\n200\nmocked 200\n403\n200\n", "\(live.stdout)")
@@ -117,6 +125,9 @@ final class ReplayTests {
         let forwarded = liveDecisions.filter { $0.hasSuffix("| DIRECT") }
         #expect(forwarded.count == 3)
         #expect(try Self.decisions(fromServer.stdout) == forwarded, "\(fromServer.stdout)\n\(fromServer.stderr)")
+        let fromServerAny = try runSluice(["replay", serverAnyPcap, "--profile", profile, "--format", "flowlog"])
+        #expect(fromServerAny.status == 0, "\(fromServerAny.stderr)")
+        #expect(try Self.decisions(fromServerAny.stdout) == forwarded, "\(fromServerAny.stdout)\n\(fromServerAny.stderr)")
 
         // The header rewrite happened on the way: the server's capture shows the added
         // header on origin.test's requests, Sluice's (the app's side) does not.
