@@ -60,6 +60,31 @@ final class ReplayTests {
         return out.sorted()
     }
 
+    /// tcpdump in the server namespace on `interface`, writing `file`; returns once it listens.
+    func startTcpdump(_ interface: String, _ file: String) throws -> ChildProcess {
+        let log = work.appendingPathComponent("tcpdump-\(interface)-\(UUID().uuidString).log").path
+        let child = try pair.net.start(["tcpdump", "-i", interface, "-n", "-U", "--immediate-mode", "-s", "0", "-w", file, "tcp", "port", "8080"],
+                                       in: pair.server, log: log)
+        let listening = TestNetwork.waitUntil(seconds: 10) {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listening on")
+        }
+        try #require(listening, "tcpdump did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        return child
+    }
+
+    /// Stops tcpdump by its PID once its file has stopped growing (it writes each packet as it comes).
+    func stopTcpdump(_ child: ChildProcess, _ file: String) {
+        var lastSize = -1
+        _ = TestNetwork.waitUntil(seconds: 5) {
+            usleep(200_000)
+            let size = ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int) ?? 0
+            defer { lastSize = size }
+            return size > 24 && size == lastSize
+        }
+        child.signal(SIGINT)
+        _ = TestNetwork.waitUntil(seconds: 10) { (try? child.poll()) != nil }
+    }
+
     @Test func replayingBothCapturesReproducesTheLiveDecisions() throws {
         let profile = work.appendingPathComponent("replay.conf").path
         try Self.profileText.write(toFile: profile, atomically: true, encoding: .utf8)
@@ -69,17 +94,7 @@ final class ReplayTests {
 
         // tcpdump on the server's veth (Ethernet) and on `any` (Linux cooked), ready before the session starts.
         let serverAnyPcap = work.appendingPathComponent("server-any.pcap").path
-        var tcpdumps: [(ChildProcess, String)] = []
-        for (interface, file) in [("s0", serverPcap), ("any", serverAnyPcap)] {
-            let log = work.appendingPathComponent("tcpdump-\(interface).log").path
-            let child = try pair.net.start(["tcpdump", "-i", interface, "-n", "-U", "--immediate-mode", "-s", "0", "-w", file, "tcp", "port", "8080"],
-                                           in: pair.server, log: log)
-            tcpdumps.append((child, file))
-            let listening = TestNetwork.waitUntil(seconds: 10) {
-                ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listening on")
-            }
-            try #require(listening, "tcpdump did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-        }
+        let tcpdumps = [(try startTcpdump("s0", serverPcap), serverPcap), (try startTcpdump("any", serverAnyPcap), serverAnyPcap)]
         let script = """
         curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://origin.test:8080/hello.txt
         curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://origin.test:8080/api/hello.txt
@@ -90,18 +105,7 @@ final class ReplayTests {
         let liveLog = work.appendingPathComponent("live.jsonl").path
         let live = try runSluice(["exec", "--profile", profile, "--pcap", sluicePcap, "--flow-log", liveLog, "--", "bash", "-c", script],
                                  in: pair.host, timeout: 60)
-        // Stop each tcpdump by its PID once its file has stopped growing (it writes each packet as it comes).
-        for (child, file) in tcpdumps {
-            var lastSize = -1
-            _ = TestNetwork.waitUntil(seconds: 5) {
-                usleep(200_000)
-                let size = ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int) ?? 0
-                defer { lastSize = size }
-                return size > 24 && size == lastSize
-            }
-            child.signal(SIGINT)
-            _ = TestNetwork.waitUntil(seconds: 10) { (try? child.poll()) != nil }
-        }
+        for (child, file) in tcpdumps { stopTcpdump(child, file) }
 
         #expect(live.status == 0, "\(live.stderr)")
         #expect(live.stdout == "200\n200\nmocked 200\n403\n200\n", "\(live.stdout)")
@@ -160,5 +164,38 @@ final class ReplayTests {
         #expect(rows.contains { $0.contains("GET http://origin.test:8080/mock 200") && $0.hasSuffix("mock 200") }, "\(table.stdout)")
         #expect(rows.contains { $0.contains("GET http://blocked.test:8080/hello.txt 403") && $0.hasSuffix("reject 403") }, "\(table.stdout)")
         #expect(rows.contains { $0.contains("GET http://other.test:8080/hello.txt 200") && $0.hasSuffix("forward") }, "\(table.stdout)")
+    }
+
+    /// A tcpdump capture of curl talking to nginx directly, over IPv6: three
+    /// requests on one keep-alive connection, each decided on its own URL.
+    @Test func keepAliveRequestsInATcpdumpCaptureAreEachDecided() throws {
+        let profile = work.appendingPathComponent("replay.conf").path
+        try Self.profileText.write(toFile: profile, atomically: true, encoding: .utf8)
+        let pcap = work.appendingPathComponent("direct.pcap").path
+        let tcpdump = try startTcpdump("s0", pcap)
+        let curl = try pair.net.run(["curl", "-sS", "--max-time", "10", "-g", "-H", "Host: origin.test:8080",
+                                     "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-w", "%{http_code}\\n",
+                                     "http://[fd00:88::2]:8080/hello.txt", "http://[fd00:88::2]:8080/api/hello.txt",
+                                     "http://[fd00:88::2]:8080/missing"], in: pair.host)
+        stopTcpdump(tcpdump, pcap)
+        #expect(curl.output == "200\n200\n404\n", "\(curl.output)")
+        let replay = try runSluice(["replay", pcap, "--profile", profile, "--format", "flowlog"])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let lines = try replay.stdout.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        let flows = lines.filter { $0["kind"] as? String == "connection" }
+        let requests = lines.filter { $0["kind"] as? String == "http" }
+        #expect(flows.count == 1, "\(replay.stdout)")
+        #expect(flows.first?["domain"] as? String == "origin.test")
+        #expect(flows.first?["domainSource"] as? String == "host")
+        #expect(flows.first?["status"] as? String == "closed")
+        #expect(requests.map { $0["url"] as? String ?? "" } == ["http://origin.test:8080/hello.txt", "http://origin.test:8080/api/hello.txt",
+                                                                "http://origin.test:8080/missing"])
+        #expect(requests.map { $0["status"] as? Int ?? 0 } == [200, 200, 404])
+        #expect(requests.map { $0["rule"] as? String ?? "" } == ["\(profile):4: DOMAIN,origin.test,DIRECT → DIRECT",
+                                                                 "\(profile):2: URL-REGEX,\"^http://origin\\\\.test:8080/api/\",DIRECT → DIRECT",
+                                                                 "\(profile):4: DOMAIN,origin.test,DIRECT → DIRECT"])
+        #expect(Set(requests.map { $0["connection"] as? Int ?? -1 }).count == 1)
     }
 }
