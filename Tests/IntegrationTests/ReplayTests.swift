@@ -34,6 +34,7 @@ final class ReplayTests {
     URL-REGEX,"^http://origin\\.test:8080/api/",DIRECT
     DOMAIN,blocked.test,REJECT
     DOMAIN,origin.test,DIRECT
+    DOMAIN-SUFFIX,ads.test,REJECT
     FINAL,DIRECT
 
     [Host]
@@ -101,6 +102,7 @@ final class ReplayTests {
         curl -s --max-time 10 -w ' %{http_code}\\n' http://origin.test:8080/mock
         curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://blocked.test:8080/hello.txt
         curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://other.test:8080/hello.txt
+        curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://banner.ads.test/pixel
         """
         let liveLog = work.appendingPathComponent("live.jsonl").path
         let live = try runSluice(["exec", "--profile", profile, "--pcap", sluicePcap, "--flow-log", liveLog, "--", "bash", "-c", script],
@@ -108,11 +110,13 @@ final class ReplayTests {
         for (child, file) in tcpdumps { stopTcpdump(child, file) }
 
         #expect(live.status == 0, "\(live.stderr)")
-        #expect(live.stdout == "200\n200\nmocked 200\n403\n200\n", "\(live.stdout)")
+        #expect(live.stdout == "200\n200\nmocked 200\n403\n200\n403\n", "\(live.stdout)")
         let liveDecisions = try Self.decisions(String(contentsOfFile: liveLog, encoding: .utf8))
         // The session exercised what the comparison is about: a URL-REGEX line, a DOMAIN
         // REJECT, a DOMAIN and the FINAL line forwarding, and Map Local.
-        #expect(liveDecisions.count == 5, "\(liveDecisions)\n\(live.stderr)")
+        #expect(liveDecisions.count == 6, "\(liveDecisions)\n\(live.stderr)")
+        // banner.ads.test has no [Host] entry: the app got a fake IP, which only the DNS answer names.
+        #expect(liveDecisions.contains { $0.hasPrefix("GET http://banner.ads.test/pixel | \(profile):5: DOMAIN-SUFFIX,ads.test,REJECT") }, "\(liveDecisions)")
         #expect(liveDecisions.contains { $0.contains("/api/hello.txt | \(profile):2: URL-REGEX") && $0.hasSuffix("| DIRECT") }, "\(liveDecisions)")
         #expect(liveDecisions.contains { $0.contains("blocked.test") && $0.contains(":3: DOMAIN,blocked.test,REJECT") && $0.hasSuffix("| REJECT") }, "\(liveDecisions)")
         #expect(liveDecisions.contains { $0.contains("/mock | \(profile):") && $0.contains("Map Local") && $0.hasSuffix("| local") }, "\(liveDecisions)")
@@ -122,12 +126,13 @@ final class ReplayTests {
         let fromSluice = try runSluice(["replay", sluicePcap, "--profile", profile, "--format", "flowlog"])
         #expect(fromSluice.status == 0, "\(fromSluice.stderr)")
         #expect(try Self.decisions(fromSluice.stdout) == liveDecisions, "\(fromSluice.stdout)\n\(fromSluice.stderr)")
+        #expect(fromSluice.stdout.contains(#""domain":"banner.ads.test","domainSource":"dns""#), "\(fromSluice.stdout)")
 
         // tcpdump's capture of the server's side (Ethernet) holds the forwarded ones.
         let fromServer = try runSluice(["replay", serverPcap, "--profile", profile, "--format", "flowlog"])
         #expect(fromServer.status == 0, "\(fromServer.stderr)")
         let forwarded = liveDecisions.filter { $0.hasSuffix("| DIRECT") }
-        #expect(forwarded.count == 3)
+        #expect(forwarded.count == 3, "\(liveDecisions)")
         #expect(try Self.decisions(fromServer.stdout) == forwarded, "\(fromServer.stdout)\n\(fromServer.stderr)")
         let fromServerAny = try runSluice(["replay", serverAnyPcap, "--profile", profile, "--format", "flowlog"])
         #expect(fromServerAny.status == 0, "\(fromServerAny.stderr)")
