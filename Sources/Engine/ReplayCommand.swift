@@ -20,7 +20,6 @@ public struct ReplayCommand {
         public var capture: String
         public var profile: String?
         public var format = Format.table
-        var limits = PassiveTCPTable.Limits()
         public init(capture: String) { self.capture = capture }
     }
 
@@ -84,7 +83,9 @@ public struct ReplayCommand {
             complain("sluice replay: \(error)")
             return 1
         }
-        let table = PassiveTCPTable(limits: options.limits)
+        // The table's limits stay out of Options: a public value type whose layout
+        // depends on Stack would make every importer recompile when Stack changes.
+        let table = PassiveTCPTable()
         var names = ReplayNames(fakeRange: fakeRange)
         var flows: [UInt64: ReplayFlow] = [:]
         var finished: [ReplayFlow] = []
@@ -108,8 +109,8 @@ public struct ReplayCommand {
             case let .ended(connection, reason):
                 guard let flow = flows.removeValue(forKey: connection.id) else { return }
                 flow.endReason = reason
-                // At the end of the capture the flow ended when it was last seen, not when the file did.
-                flow.finish(at: reason == .endOfCapture ? UInt64(clamping: connection.lastSeen.nanoseconds) : now)
+                // Ended by the capture's end or by silence: when it was last seen, not now.
+                flow.finish(at: reason == .endOfCapture || reason == .idle ? UInt64(clamping: connection.lastSeen.nanoseconds) : now)
                 finished.append(flow)
             }
         }
@@ -149,7 +150,7 @@ public struct ReplayCommand {
         var summary = "sluice replay: \(reader.framesRead) frames, \(finished.count) TCP flows, \(report.requestCount) HTTP requests"
         if reader.framesSkipped > 0 { summary += ", \(reader.framesSkipped) frames without IP" }
         if unreadable > 0 { summary += ", \(unreadable) unreadable datagrams (cut by the snaplen, or fragments)" }
-        if table.untracked > 0 { summary += ", \(table.untracked) connections not followed (more than \(options.limits.maximumConnections) open)" }
+        if table.untracked > 0 { summary += ", \(table.untracked) connections not followed (more than \(table.limits.maximumConnections) open)" }
         let gaps = finished.filter { $0.httpStopped != nil && $0.httpStopped != "upgraded" }.count
         if gaps > 0 { summary += ", \(gaps) flows with HTTP cut short (gaps or parse errors)" }
         complain(summary)

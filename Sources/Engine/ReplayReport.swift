@@ -111,6 +111,7 @@ struct ReplayReport {
                 switch flow.endReason {
                 case .closed?: record.status = .closed
                 case .reset?: record.status = .reset
+                case .idle?: record.status = .timedOut
                 case .endOfCapture?, nil: record.status = .open
                 }
             }

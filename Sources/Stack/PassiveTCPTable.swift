@@ -18,6 +18,9 @@ public final class PassiveTCPTable {
         public var totalHoldCapacity = 64 << 20
         /// Connections followed at once.
         public var maximumConnections = 65536
+        /// A connection silent this long (capture time) is ended, so that
+        /// unanswered SYNs and vanished peers do not fill the table.
+        public var idleTimeout: Duration = .seconds(600)
         public init() {}
     }
 
@@ -34,6 +37,8 @@ public final class PassiveTCPTable {
         case reset
         /// The capture ended first.
         case endOfCapture = "end of capture"
+        /// Nothing was seen for `idleTimeout`.
+        case idle
         public var description: String { rawValue }
     }
 
@@ -56,12 +61,15 @@ public final class PassiveTCPTable {
     public var openConnections: Int { connections.count }
     private var connections: [FlowKey: PassiveTCPConnection] = [:]
     private var nextID: UInt64 = 1
+    /// When idle connections were last looked for.
+    private var lastSweep: Instant?
 
     public init(limits: Limits = Limits()) { self.limits = limits }
 
     /// Takes one IP datagram (anything but unfragmented TCP is ignored).
     public func receive(_ packet: IPPacketView, at time: Instant, _ handle: (Event) -> Void) {
         guard packet.upperLayerProtocol == .tcp, !packet.isFragment else { return }
+        sweepIdle(at: time, handle)
         let segment: TCPView
         do { segment = try TCPView(packet.payload) } catch {
             malformed += 1
@@ -127,6 +135,16 @@ public final class PassiveTCPTable {
         } else if connection.client.isFinished, connection.server.isFinished {
             end(connection, .closed, handle)
         }
+    }
+
+    /// Ends connections silent for `idleTimeout`, looking at most once a tenth of it.
+    private func sweepIdle(at time: Instant, _ handle: (Event) -> Void) {
+        let step = limits.idleTimeout / 10
+        guard let last = lastSweep else { lastSweep = time; return }
+        guard time - last >= step else { return }
+        lastSweep = time
+        let idle = connections.values.filter { time - $0.lastSeen >= limits.idleTimeout }
+        for connection in idle.sorted(by: { $0.id < $1.id }) { end(connection, .idle, handle) }
     }
 
     /// The capture is over: every open connection hands on what it holds and ends.

@@ -314,4 +314,26 @@ import Wire
         ])
         #expect(log.events == ["open #1 TCP 10.0.0.1.40000 > 10.0.0.2.80", "end #1 closed", "open #2 TCP 10.0.0.1.40000 > 10.0.0.2.80"])
     }
+
+    @Test func silentConnectionsEndAfterTheIdleTimeout() {
+        var limits = PassiveTCPTable.Limits()
+        limits.idleTimeout = .milliseconds(100)
+        let table = PassiveTCPTable(limits: limits)
+        let log = Log()
+        // Packet i arrives at i ms; the unanswered SYN at 0 ms is ended when the sweep at 100 ms finds it.
+        var packets = [Self.datagram(fromClient: true, sequence: 1, .syn, clientPort: 1000)]
+        for i in 1 ... 120 { packets.append(Self.datagram(fromClient: true, sequence: 1, .syn, clientPort: UInt16(2000 + i))) }
+        feed(table, log, packets)
+        #expect(log.events.contains("end #1 idle"))
+        // The sweep at 120 ms ends what was last seen at 20 ms or before (#21), not later (#22 at 21 ms).
+        #expect(log.events.contains("end #21 idle"))
+        #expect(!log.events.contains("end #22 idle"))
+        #expect(table.openConnections < 121)
+    }
+
+    @Test func defaultLimitsHoldASixtyFourKiBSegment() {
+        let limits = PassiveTCPTable.Limits()
+        #expect(limits.holdCapacity >= 65536)
+        #expect(limits.idleTimeout == .seconds(600))
+    }
 }
