@@ -11,7 +11,15 @@ public struct CaptureOptions: Sendable {
     public var rotateCount: Int?
     /// `--flow-log FILE`: one JSON line per connection and per HTTP request.
     public var flowLog: String?
+    /// `--har FILE` and `--har-body-limit N`.
+    public var har: String?
+    public var harBodyLimit: Int?
     public init() {}
+
+    func harRecorder(profile: Profile?) -> HARRecorder? {
+        guard let path = har ?? profile?.capture.harPath else { return nil }
+        return HARRecorder(path: path, bodyLimit: harBodyLimit ?? profile?.capture.harBodyLimit ?? 1 << 20)
+    }
 
     func flowLogWriter() throws(EngineError) -> FlowLogWriter? {
         guard let flowLog else { return nil }

@@ -77,6 +77,7 @@ public struct ExecCommand {
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
+        tunnel.har = options.capture.harRecorder(profile: profile)
         let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, log: log)
         return (status, tunnel.finalStatistics)
     }

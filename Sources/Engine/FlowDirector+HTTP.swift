@@ -13,6 +13,7 @@ extension FlowDirector {
         var head = original
         var url = original.absoluteURL(defaultScheme: "http") ?? "http://\(facts.domain ?? "unknown")\(original.target)"
         var exchange = HTTPExchange(method: head.method.rawValue, url: url, rule: "", policy: "", rewrittenFrom: nil, mocked: false, started: now)
+        exchange.requestHead = original
         func answered(_ bytes: [UInt8], rule: String, policy: String) -> PlannedRequest {
             exchange.rule = rule
             exchange.policy = policy
@@ -104,6 +105,7 @@ extension FlowDirector {
                                       exchange: exchange)
             }
         }
+        exchange.requestHead = head
         return PlannedRequest(head: head.serialized(), target: target, route: route, exchange: exchange)
     }
 

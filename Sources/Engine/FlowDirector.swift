@@ -22,6 +22,8 @@ final class FlowDirector {
     /// The profile has something to do with HTTP requests themselves: TCP
     /// flows are sniffed, and HTTP ones relayed request by request.
     let usesHTTPMode: Bool
+    /// HAR is being written: HTTP flows are relayed request by request even without a profile.
+    var recordsHTTP = false
 
     /// The built-in default profile: everything DIRECT, nothing sniffed.
     init() {
@@ -65,10 +67,13 @@ final class FlowDirector {
     // MARK: Flows
 
     func decide(_ facts: FlowFacts, final: Bool) -> FlowDecision {
-        guard let profile, let rules else { return .route(.direct, reason: "default profile") }
         let isTCP = facts.key.transport == .tcp
+        guard let profile, let rules else {
+            if recordsHTTP, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
+            return .route(.direct, reason: "default profile → DIRECT")
+        }
         // Rewrites, mocks and statistics need the request: every TCP flow shows its first bytes.
-        if usesHTTPMode, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
+        if usesHTTPMode || recordsHTTP, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
         let decision: RuleDecision
         switch rules.evaluate(ruleFacts(facts), final: final || !isTCP) {
         case .needsApplicationData:

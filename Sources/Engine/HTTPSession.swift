@@ -110,6 +110,13 @@ struct HTTPExchange {
     var failureKind: ConnectionErrorKind?
     /// When the response head arrived (the statistics' latency ends there).
     var headAt: Instant?
+    /// For HAR: the heads as forwarded and received, and the first bytes of the bodies.
+    var requestHead: HTTPRequestHead?
+    var responseHead: HTTPResponseHead?
+    var requestBody: [UInt8] = []
+    var responseBody: [UInt8] = []
+    var requestBodyBytes = 0
+    var responseBodyBytes = 0
     /// Local answers are not waited for upstream: their bytes go to the app when their turn comes.
     var localAnswer: [UInt8]?
 }

@@ -66,6 +66,7 @@ public struct RunCommand {
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
+        tunnel.har = options.capture.harRecorder(profile: profile)
         log("sluice: relaying namespace \(options.namespace) through \(NamespaceSetup.tunName); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, log: log)
         return (status, tunnel.finalStatistics)
@@ -83,6 +84,7 @@ public struct RunCommand {
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
+        tunnel.har = options.capture.harRecorder(profile: profile)
         log("sluice: relaying this namespace's traffic through \(NamespaceSetup.tunName) (unmarked packets → table \(options.table); Sluice's own sockets carry mark 0x\(String(options.mark, radix: 16))); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, log: log)
         return (status, tunnel.finalStatistics)

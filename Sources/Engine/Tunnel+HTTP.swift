@@ -49,6 +49,7 @@ extension Tunnel {
         session.toUpstream.drain(writeUpstream)
 
         requestLoop: for _ in 0 ..< 64 {
+            session.toUpstream.drain(writeUpstream)
             guard connection.readableCount > 0, session.waiting == nil else { break }
             let data = connection.peekReadable()
             if session.passthrough {
@@ -60,6 +61,12 @@ extension Tunnel {
             if session.requestBodyPending > 0 {
                 let n = min(session.requestBodyPending, data.count)
                 let taken = session.skippingRequestBody ? n : writeUpstream(UnsafeRawBufferPointer(rebasing: data[0 ..< n]))
+                if let last = session.inFlight.indices.last {
+                    session.inFlight[last].requestBodyBytes += taken
+                    if har != nil, session.inFlight[last].requestBody.count < bodyLimitForHAR {
+                        session.inFlight[last].requestBody += data[0 ..< min(taken, bodyLimitForHAR - session.inFlight[last].requestBody.count)]
+                    }
+                }
                 connection.consume(taken)
                 session.requestBodyPending -= taken
                 if taken < n { break }
@@ -87,6 +94,8 @@ extension Tunnel {
                 session.passthrough = true
             }
         }
+        // A head planned in the loop above goes out now, not with the app's next segment.
+        session.toUpstream.drain(writeUpstream)
         deliverLocalAnswers(session, connection: connection)
         if let flow = tcpFlows[key], flow.connected, flow.handshake == nil {
             // The app closed its side and nothing waits: so does the upstream's.
@@ -258,16 +267,17 @@ extension Tunnel {
                         session.inFlight[0].status = head.status
                         session.inFlight[0].headAt = now
                     }
+                    if !session.inFlight.isEmpty, head.status >= 200 { session.inFlight[0].responseHead = rewritten }
                     let bytes = rewritten.serialized()
                     bytes.withUnsafeBytes { writeApp($0, session: session, connection: connection) }
                     if !session.inFlight.isEmpty { session.inFlight[0].responseBytes += bytes.count }
                 case let .body(consumed)?:
                     writeApp(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
-                    if !session.inFlight.isEmpty { session.inFlight[0].responseBytes += consumed }
+                    noteResponseBody(rest[0 ..< consumed], session: session)
                     offset += consumed
                 case let .end(consumed)?:
                     writeApp(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
-                    if !session.inFlight.isEmpty { session.inFlight[0].responseBytes += consumed }
+                    noteResponseBody(rest[0 ..< consumed], session: session)
                     offset += consumed
                     if !session.inFlight.isEmpty { record(session.inFlight.removeFirst(), session: session) }
                     deliverLocalAnswers(session, connection: connection)
@@ -352,6 +362,15 @@ extension Tunnel {
         if let flow = tcpFlows[session.key] { removeTCP(flow, keepConnection: true) } else { releasePin(session.key) }
     }
 
+    func noteResponseBody(_ bytes: Slice<UnsafeRawBufferPointer>, session: HTTPSession) {
+        guard !session.inFlight.isEmpty else { return }
+        session.inFlight[0].responseBytes += bytes.count
+        session.inFlight[0].responseBodyBytes += bytes.count
+        if har != nil, session.inFlight[0].responseBody.count < bodyLimitForHAR {
+            session.inFlight[0].responseBody += bytes.prefix(bodyLimitForHAR - session.inFlight[0].responseBody.count)
+        }
+    }
+
     /// Statistics, HAR and the flow log learn how a request went.
     func record(_ exchange: HTTPExchange, session: HTTPSession) {
         director.record(exchange, now: now)
@@ -360,5 +379,6 @@ extension Tunnel {
         flowRecords[session.key]?.policy = exchange.policy
         flowRecords[session.key]?.upstream = session.upstream.map { "\($0.route)" } ?? (exchange.localAnswer != nil ? "local" : nil)
         logRequest(exchange, session: session)
+        if let har, let entry = harEntry(exchange, session: session) { har.add(entry) }
     }
 }

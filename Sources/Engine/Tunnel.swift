@@ -81,6 +81,10 @@ final class Tunnel {
     var wallOrigin: UInt64 = 0
     /// Health checks of proxy-group members under way, by epoll token.
     var probes: [UInt64: HealthProbe] = [:]
+    /// `--har FILE`: HTTP-mode exchanges, written when Sluice stops.
+    var har: HARRecorder? {
+        didSet { director.recordsHTTP = har != nil }
+    }
     /// Flows relayed in HTTP mode (the profile rewrites, mocks or records HTTP).
     var httpSessions: [FlowKey: HTTPSession] = [:]
     /// TCP flows holding a pin on their fake IP's mapping (released exactly once, in `releasePin`).
@@ -104,6 +108,9 @@ final class Tunnel {
         if !director.groups.isEmpty {
             // Each group's choice and its members' health, as the checks last saw them.
             result.groups = director.groups.keys.sorted().compactMap { director.groups[$0]?.description }.joined(separator: "\n")
+        }
+        if let har {
+            result.capture = (result.capture.map { $0 + "\n" } ?? "") + har.finish()
         }
         if let flowLog {
             let written = flowLog.close()
@@ -375,7 +382,7 @@ final class Tunnel {
             return
         }
         sniffing[key] = nil
-        if decided.applicationProtocol == .http, director.usesHTTPMode {
+        if decided.applicationProtocol == .http, director.usesHTTPMode || director.recordsHTTP {
             startHTTP(key, facts: decided, sink: &sink)
             return
         }
@@ -791,7 +798,9 @@ final class Tunnel {
             guard connection.writableCount > 0, !flow.upstreamClosed else { return }
             var failure: Errno?
             var eof = false
+            var offered = 0
             let n = connection.write { space in
+                offered = space.count
                 do throws(Errno) {
                     switch try flow.socket.read(into: space) {
                     case let .value(n):
@@ -822,6 +831,9 @@ final class Tunnel {
             io.statistics.bytesToApp += n
             countBytes(flow.key, down: n)
             tcp.flush(flow.key, now: now, sink: &sink)
+            // A short read emptied the socket: asking again would only return EAGAIN
+            // (epoll is level-triggered and says when more arrives).
+            if n < offered { return }
         }
     }
 
@@ -1160,14 +1172,14 @@ final class Tunnel {
         }
         let next = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
                            earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), probeDeadline)))
-        if next != armedDeadline {
+        // Only an earlier deadline re-arms the timer: a later one (the usual
+        // case: each ACK pushes the retransmission deadline out) waits for the
+        // armed one to fire, which costs a spurious wake-up instead of a
+        // timerfd_settime on every pass through the loop.
+        if let next, armedDeadline.map({ next < $0 }) ?? true {
             armedDeadline = next
-            if let next {
-                let delay = max(next.nanoseconds - now.nanoseconds, 1)
-                try? timer.arm(afterNanoseconds: UInt64(delay))
-            } else {
-                try? timer.disarm()
-            }
+            let delay = max(next.nanoseconds - now.nanoseconds, 1)
+            try? timer.arm(afterNanoseconds: UInt64(delay))
         }
     }
 
@@ -1175,6 +1187,7 @@ final class Tunnel {
     func apply(_ profile: Profile?, log: (String) -> Void) {
         guard let profile else { return }
         director = FlowDirector(profile: profile, previous: director)
+        director.recordsHTTP = har != nil
         if dns != nil { dns!.configuration.hosts = ProfileLoader.hostTable(profile) }
         for warning in profile.warnings { log(warning.description) }
     }

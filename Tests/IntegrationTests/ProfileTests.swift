@@ -342,4 +342,67 @@ final class ProfileTests {
         #expect(lines.contains { $0.hasPrefix("request ") && $0.hasSuffix(" GET http://blocked.test/ None") }, "\(summary)")
         #expect(lines.count == 5, "\(summary)")
     }
+
+    /// The required fields of HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/) and their types.
+    static let harValidator = """
+    import json, sys
+    def need(obj, fields, where):
+        for name, kind in fields:
+            assert name in obj, f"{where}: missing {name}"
+            assert isinstance(obj[name], kind) and not (kind is int and isinstance(obj[name], bool)), f"{where}.{name}: {type(obj[name]).__name__}"
+    NUM = (int, float)
+    har = json.load(open(sys.argv[1]))
+    need(har, [("log", dict)], "har")
+    log = har["log"]
+    need(log, [("version", str), ("creator", dict), ("entries", list)], "log")
+    assert log["version"] == "1.2", log["version"]
+    need(log["creator"], [("name", str), ("version", str)], "creator")
+    for i, e in enumerate(log["entries"]):
+        w = f"entries[{i}]"
+        need(e, [("startedDateTime", str), ("time", NUM), ("request", dict), ("response", dict), ("cache", dict), ("timings", dict)], w)
+        r = e["request"]
+        need(r, [("method", str), ("url", str), ("httpVersion", str), ("cookies", list), ("headers", list), ("queryString", list), ("headersSize", int), ("bodySize", int)], w + ".request")
+        for h in r["headers"] + r["queryString"]: need(h, [("name", str), ("value", str)], w + ".request.headers")
+        if "postData" in r: need(r["postData"], [("mimeType", str)], w + ".request.postData")
+        p = e["response"]
+        need(p, [("status", int), ("statusText", str), ("httpVersion", str), ("cookies", list), ("headers", list), ("content", dict), ("redirectURL", str), ("headersSize", int), ("bodySize", int)], w + ".response")
+        need(p["content"], [("size", int), ("mimeType", str)], w + ".response.content")
+        need(e["timings"], [("send", NUM), ("wait", NUM), ("receive", NUM)], w + ".timings")
+        assert e["startedDateTime"].endswith("Z") and "T" in e["startedDateTime"], e["startedDateTime"]
+        print(r["method"], r["url"], p["status"], e.get("_policy"), e.get("_mocked"), e.get("_rewrittenFrom"), repr(p["content"].get("text", "")), r.get("postData", {}).get("text"), e["connection"])
+    """
+
+    @Test func harFilesFollowTheHAR12Structure() throws {
+        let har = work.appendingPathComponent("flows.har").path
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [URL Rewrite]
+        ^http://api\\.test/(.*) http://origin.test:8080/$1 header
+
+        [Map Local]
+        ^http://mock\\.test/config$ data-type=text data="{}" header="Content-Type:application/json"
+        """)
+        let r = try pair.exec("""
+        curl -s -o /dev/null http://origin.test:8080/hello.txt http://origin.test:8080/missing
+        curl -s -o /dev/null http://api.test/hello.txt
+        curl -s -o /dev/null --data 'a=1' http://origin.test:8080/echo
+        curl -s -o /dev/null http://mock.test/config
+        """, options: ["--profile", path, "--har", har])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("HAR: 5 entries written"), "\(r.stderr)")
+        let out = try net.run(["/usr/bin/python3", "-c", Self.harValidator, har]).output
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 5, "\(out)")
+        guard lines.count == 5 else { return }
+        #expect(lines[0] == "GET http://origin.test:8080/hello.txt 200 DIRECT False None 'hello from nginx\\n' None 1", "\(out)")
+        #expect(lines[1].hasPrefix("GET http://origin.test:8080/missing 404 DIRECT False None"), "\(out)")
+        // Both requests of the kept-alive connection carry its connection id.
+        #expect(lines[0].hasSuffix(" 1") && lines[1].hasSuffix(" 1"), "\(out)")
+        #expect(lines[2].hasPrefix("GET http://origin.test:8080/hello.txt 200 DIRECT False http://api.test/hello.txt 'hello from nginx\\n'"), "\(out)")
+        #expect(lines[3].hasPrefix("POST http://origin.test:8080/echo 200 DIRECT False None 'method=POST ") && lines[3].contains(" a=1 "), "\(out)")
+        #expect(lines[4].hasPrefix("GET http://mock.test/config 200 local True None '{}'"), "\(out)")
+    }
 }
