@@ -24,6 +24,9 @@ public enum ProcessControl {
         }
     }
 
+    /// True when `descriptor` (2 for stderr) is a terminal: progress lines are for people, not for files.
+    public static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
+
     public static func exit(_ status: Int32) -> Never {
         cshim_flush_all()
         Glibc.exit(status)

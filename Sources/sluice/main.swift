@@ -59,9 +59,14 @@ commands:
         one request per connection) on --http-listen. --auth requires RFC 1929 / Basic credentials on both.
         An address other than loopback needs --auth: no open relays.
         SIGHUP reloads the profile; Ctrl-C stops and prints a summary.
+  replay FILE.pcap [--profile FILE] [--format table|flowlog|har]
+        Read a capture (tcpdump's, or Sluice's own --pcap), follow every TCP
+        connection both ways, and report what the profile would do to each
+        flow and HTTP request: rule, policy, and forward, redirect, mock or
+        reject. DNS answers in the capture name the addresses they gave.
   help  Show this text.
 
-Not yet: replay, status, flows
+Not yet: status, flows
 (issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
@@ -320,6 +325,14 @@ case "proxy":
             complain("sluice: error: \(error)")
             ProcessControl.exit(1)
         }
+    }
+case "replay":
+    switch ReplayCommand.parse(arguments.dropFirst()) {
+    case let .failure(error):
+        complain("\(error)")
+        ProcessControl.exit(2)
+    case let .success(options):
+        ProcessControl.exit(ReplayCommand(options: options).run(print: { print($0) }, complain: complain))
     }
 default:
     complain("sluice: unknown command '\(arguments[0])'\n\n\(usage)")
