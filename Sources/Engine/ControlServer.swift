@@ -118,3 +118,43 @@ final class ControlServer {
         try? epoll.remove(connection.socket.descriptor)
     }
 }
+
+/// Where `exec` and `run` put their control socket (`--control PATH`, `--no-control`).
+public enum ControlSocketOption: Sendable, Equatable {
+    /// /run/sluice/control.sock, when no other Sluice answers there.
+    case standard
+    case path(String)
+    case off
+}
+
+extension ControlServer {
+    /// Starts the server the option asks for. An explicit path that cannot be
+    /// used stops Sluice before anything is created; the standard path held by
+    /// another running Sluice only costs this one its control socket.
+    static func start(_ option: ControlSocketOption, log: (String) -> Void) throws(EngineError) -> ControlServer? {
+        switch option {
+        case .off:
+            return nil
+        case let .path(path):
+            do { return try ControlServer(path: path) } catch {
+                throw EngineError.report("sluice: --control \(path): \(explain(error, path: path))")
+            }
+        case .standard:
+            Files.makeDirectory("/run/sluice", mode: 0o755)
+            do { return try ControlServer(path: defaultPath) } catch {
+                log("sluice: no control socket: \(explain(error, path: defaultPath))")
+                return nil
+            }
+        }
+    }
+
+    static func explain(_ error: Errno, path: String) -> String {
+        switch error {
+        case .addressInUse: "another Sluice answers on \(path); give this one --control PATH (or --no-control)"
+        case .fileExists: "\(path) exists and is not a socket; it is left alone"
+        case .noSuchFileOrDirectory: "the folder for \(path) does not exist"
+        case .nameTooLong: "the path is longer than a Unix socket allows (\(UnixSocket.maximumPathLength) bytes)"
+        default: "\(error)"
+        }
+    }
+}

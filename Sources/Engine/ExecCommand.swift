@@ -25,6 +25,8 @@ public struct ExecCommand {
         public var profile: String?
         /// `--pcap FILE` and friends.
         public var capture = CaptureOptions()
+        /// The control API's socket (`--control PATH`, `--no-control`).
+        public var control = ControlSocketOption.standard
         public init(command: [String]) { self.command = command }
     }
 
@@ -44,6 +46,8 @@ public struct ExecCommand {
         let profile = try TunnelSession.loadProfile(options.profile)
         // A bad capture filter or path also stops Sluice before anything is created.
         let recorder = try options.capture.recorder(profile: profile)
+        let control = try ControlServer.start(options.control, log: log)
+        defer { control?.stop() }
         let signals: SignalBox
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)
@@ -75,7 +79,7 @@ public struct ExecCommand {
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
-        let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, log: log)
+        let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }
 }
@@ -85,6 +89,7 @@ public struct ExecCommand {
 enum TunnelSession {
     static let signalToken: UInt64 = 4
     static let childToken: UInt64 = 5
+    static let controlToken: UInt64 = 9
 
     static func configuration(mtu: Int, dns: ExecCommand.DNSChoice, faults: FaultInjector.Plan?, faultSeed: UInt64) -> Tunnel.Configuration {
         var configuration = Tunnel.Configuration()
@@ -125,8 +130,12 @@ enum TunnelSession {
     }
 
     /// Runs the loop; returns the command's status (or 128 + the stop signal).
-    static func run(_ tunnel: Tunnel, signals: SignalBox, child: ChildProcess?, profilePath: String?, log: (String) -> Void) throws -> Int32 {
+    static func run(_ tunnel: Tunnel, signals: SignalBox, child: ChildProcess?, profilePath: String?,
+                    control: ControlServer? = nil, log: (String) -> Void) throws -> Int32 {
         try tunnel.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: signalToken)
+        // The control API answers from this thread, between the tunnel's events.
+        let controlTarget = TunnelControl(tunnel: tunnel, profilePath: profilePath)
+        if let control { try tunnel.watch(rawDescriptor: control.descriptor, token: controlToken) }
         // Kept alive (open) for the whole loop: the pidfd the loop watches.
         var exitWatch: DescriptorBox?
         if let child {
@@ -150,6 +159,10 @@ enum TunnelSession {
                 status = 128 + signal
                 stopping = true
                 return false
+            case controlToken:
+                control?.serve(controlTarget)
+                for line in controlTarget.takeLog() { log(line) }
+                return true
             case childToken:
                 if let exit = try? child?.poll() {
                     status = exit.shellStatus

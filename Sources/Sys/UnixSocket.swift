@@ -44,14 +44,14 @@ public struct UnixSocket: ~Copyable {
     /// left alone (EADDRINUSE, EEXIST).
     public static func listen(at path: String, mode: UInt32 = 0o600, owner: (user: UInt32, group: UInt32)? = nil,
                               backlog: Int32 = 16) throws(Errno) -> UnixSocket {
-        guard path.utf8.count <= maximumPathLength else { throw Errno(rawValue: ENAMETOOLONG) }
+        guard path.utf8.count <= maximumPathLength else { throw Errno.nameTooLong }
         switch state(of: path) {
         case .inUse: throw Errno.addressInUse
         case .notASocket: throw Errno.fileExists
         case .free, .stale: break
         }
         let temporary = path + ".\(getpid()).new"
-        guard temporary.utf8.count <= maximumPathLength else { throw Errno(rawValue: ENAMETOOLONG) }
+        guard temporary.utf8.count <= maximumPathLength else { throw Errno.nameTooLong }
         _ = unlink(temporary)
         let socket = try make()
         let bound = withAddress(temporary) { sa, length in Glibc.bind(socket.descriptor.rawValue, sa, length) }
@@ -72,7 +72,7 @@ public struct UnixSocket: ~Copyable {
     /// up after `timeoutMilliseconds` (EAGAIN), so a stuck server cannot hang a client.
     /// EACCES means the socket's mode does not let this user in.
     public static func connect(to path: String, timeoutMilliseconds: Int = 5000) throws(Errno) -> UnixSocket {
-        guard path.utf8.count <= maximumPathLength else { throw Errno(rawValue: ENAMETOOLONG) }
+        guard path.utf8.count <= maximumPathLength else { throw Errno.nameTooLong }
         let raw = try valueOrErrno { Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }.get()
         let socket = UnixSocket(adopting: raw)
         var limit = timeval(tv_sec: timeoutMilliseconds / 1000, tv_usec: (timeoutMilliseconds % 1000) * 1000)
