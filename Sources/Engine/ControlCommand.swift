@@ -214,7 +214,7 @@ enum ControlFormat {
 
     static func flows(_ reply: JSONValue) -> [String] {
         let flows = (reply["flows"]?.arrayValue ?? []).compactMap(ControlFlow.init)
-        let header = ["ID", "PROTO", "APP", "DESTINATION", "DOMAIN", "POLICY", "UP", "DOWN", "AGE", "STATE"]
+        let header = ["ID", "PROTO", "APP", "DESTINATION", "DOMAIN", "ROUTE", "UP", "DOWN", "AGE", "STATE"]
         var rows = [header]
         for flow in flows {
             let domain = flow.domain.map { $0 + (flow.domainSource.map { " (\($0))" } ?? "") } ?? "-"

@@ -200,6 +200,8 @@ private struct JSONReader {
             guard digits() > 0 else { throw fail("an exponent needs digits") }
         }
         guard let value = Double(String(decoding: bytes[start ..< offset], as: UTF8.self)) else { throw fail("bad number") }
+        // 1e400 would become infinity, which JSON cannot say back.
+        guard value.isFinite else { throw fail("number out of range") }
         return value
     }
 

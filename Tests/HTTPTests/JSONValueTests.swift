@@ -30,7 +30,7 @@ import Testing
     @Test func refusesWhatIsNotJSON() {
         for bad in ["", " ", "{", "[1,]", "{\"a\":1,}", "{a:1}", "{\"a\" 1}", "[1 2]", "01", "1.", ".5", "-", "1e", "+1",
                     "tru", "nul", "True", "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"\\udc00\"", "\"a\nb\"",
-                    "1 2", "[1]]", "{\"a\":1}x", "// c\n1", "NaN", "'a'"] {
+                    "1 2", "[1]]", "1e400", "-1e400", "{\"a\":1}x", "// c\n1", "NaN", "'a'"] {
             #expect(throws: JSONParseError.self, "\(bad.debugDescription)") { _ = try JSONValue.parse(bad) }
         }
     }
