@@ -147,7 +147,11 @@ extension Tunnel {
         if let connection = tcp.connection(key) {
             connection.abort()
             tcp.flush(key, now: now, sink: &sink)
+        } else {
+            // Still connecting upstream: the app's SYN waits unanswered (lazy accept); refuse it.
+            tcp.refuse(key, with: .reset, sink: &sink)
         }
+        awaitingAddress[key] = nil
         removeTCP(flow, keepConnection: true)
         return true
     }

@@ -168,6 +168,49 @@ final class ControlTests {
         #expect(!FileManager.default.fileExists(atPath: socket))
     }
 
+    @Test func closingAFlowStuckInAProxyHandshakeResetsTheApp() throws {
+        // A "proxy" that accepts and never speaks: the flow waits in its handshake (5 s greeting deadline).
+        try pair.net.start(["python3", "-c", """
+        import socket, time
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 1080)); s.listen(8); s.settimeout(60)
+        held = []
+        while True:
+            c, _ = s.accept(); held.append(c)
+        """], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:1080"))
+        let profile = work.appendingPathComponent("stuck.conf").path
+        try "[Proxy]\nstuck = socks5, 10.88.0.2, 1080\n\n[Rule]\nFINAL,stuck\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        let script = """
+        start=$(date +%s%N)
+        curl -s --max-time 20 -o /dev/null http://10.88.0.2:8080/hello.txt; rc=$?
+        echo "curl=$rc ms=$(( ($(date +%s%N) - start) / 1000000 ))"
+        """
+        var state: String?
+        var upstream: String?
+        let r = try runSluice(["exec", "--profile", profile, "--control", socket, "--", "bash", "-c", script], in: pair.host,
+                              timeout: 40) { _ in
+            for _ in 0 ..< 40 {
+                let list = self.json((try? self.control(["flows", "--json"]))?.stdout ?? "")["flows"] as? [[String: Any]] ?? []
+                if let flow = list.first(where: { ($0["destination-port"] as? Int) == 8080 }), let id = flow["id"] as? Int {
+                    state = flow["state"] as? String
+                    upstream = flow["upstream"] as? String
+                    let close = try? self.control(["close", String(id)])
+                    #expect(close?.status == 0, "\(close?.stderr ?? "")")
+                    return
+                }
+                usleep(50_000)
+            }
+        }
+        #expect(state == "proxy-handshake", "\(r.stderr)")
+        #expect(upstream?.hasPrefix("stuck (10.88.0.2:1080)") == true, "\(upstream ?? "nil")")
+        // The app's SYN was waiting (lazy accept): it is refused with a reset, long before the proxy's 5 s deadline.
+        let line = r.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(line.hasPrefix("curl=7 "), "\(r.stdout) \(r.stderr)")
+        let ms = Int(line.split(separator: "=").last ?? "") ?? .max
+        #expect(ms < 3000, "\(line)")
+    }
+
     @Test func clientsExplainAMissingSocket() throws {
         let r = try control(["status"])
         #expect(r.status == 1)
