@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build release test unit integration demo bench fuzz check-layers clean
+.PHONY: all setup build release test unit integration demo bench bench-compare fuzz check-layers clean
 
 all: build
 
@@ -37,6 +37,12 @@ demo: setup
 bench: setup
 	tools/bench wire
 	tools/bench stack
+
+# The kernel's veth path, pasta, slirp4netns and sluice exec side by side
+# (../shared/spec/bench-anchors.md): as root, about 20 minutes at RUNS=3
+# SECONDS_PER_RUN=10; see the script's header for the knobs.
+bench-compare: setup
+	tools/bench-compare
 
 # Bounded libFuzzer run over every parser harness: FUZZ_SECONDS each.
 fuzz: setup

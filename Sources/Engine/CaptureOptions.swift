@@ -9,7 +9,16 @@ public struct CaptureOptions: Sendable {
     public var snaplen: Int?
     public var rotateSize: Int?
     public var rotateCount: Int?
+    /// `--flow-log FILE`: one JSON line per connection and per HTTP request.
+    public var flowLog: String?
     public init() {}
+
+    func flowLogWriter() throws(EngineError) -> FlowLogWriter? {
+        guard let flowLog else { return nil }
+        do { return try FlowLogWriter(path: flowLog) } catch {
+            throw EngineError.report("sluice: flow log: \(error)")
+        }
+    }
 
     /// The recorder these options (and the profile's [Capture]) ask for, or nil.
     func recorder(profile: Profile?) throws(EngineError) -> PacketRecorder? {

@@ -46,6 +46,7 @@ public struct ExecCommand {
         let profile = try TunnelSession.loadProfile(options.profile)
         // A bad capture filter or path also stops Sluice before anything is created.
         let recorder = try options.capture.recorder(profile: profile)
+        let flowLog = try options.capture.flowLogWriter()
         let control = try ControlServer.start(options.control, log: log)
         defer { control?.stop() }
         let signals: SignalBox
@@ -79,6 +80,7 @@ public struct ExecCommand {
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
+        tunnel.flowLog = flowLog
         let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }
@@ -135,7 +137,11 @@ enum TunnelSession {
         try tunnel.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: signalToken)
         // The control API answers from this thread, between the tunnel's events.
         let controlTarget = TunnelControl(tunnel: tunnel, profilePath: profilePath)
-        if let control { try tunnel.watch(rawDescriptor: control.descriptor, token: controlToken) }
+        if let control {
+            try tunnel.watch(rawDescriptor: control.descriptor, token: controlToken)
+            // Per-flow bytes are counted only when someone can ask for them.
+            tunnel.controlWatching = true
+        }
         // Kept alive (open) for the whole loop: the pidfd the loop watches.
         var exitWatch: DescriptorBox?
         if let child {

@@ -57,21 +57,23 @@ extension FlowDirector {
         requestFacts.applicationProtocol = .http
         requestFacts.request = SniffedRequest(method: head.method.rawValue, url: url, headers: head.headers.map { ($0.name, $0.value) })
         if exchange.rewrittenFrom != nil || facts.domainSource != .dns {
-            requestFacts.domain = host
-            requestFacts.domainSource = .host
+            // An address literal names no domain.
+            requestFacts.domain = IPAddress(host) == nil ? host : nil
+            requestFacts.domainSource = requestFacts.domain == nil ? nil : .host
         }
         var route = FlowRoute.direct
         if let profile {
             switch decide(requestFacts, final: true) {
             case let .route(decided, reason):
                 route = decided
+                if let arrow = reason.ranges(of: " → ").last { exchange.policy = String(reason[arrow.upperBound...]) }
                 if exchange.rule.isEmpty { exchange.rule = reason } else { exchange.rule += "; " + reason }
             case .sniff:
                 break
             }
             _ = profile
         }
-        exchange.policy = route.identity.description
+        if exchange.policy.isEmpty { exchange.policy = route.identity.description }
         switch route {
         case .answer, .refuse:
             return PlannedRequest(head: [], target: UpstreamTarget(route: .local, host: "", port: 0), route: route, exchange: exchange)

@@ -1,4 +1,5 @@
 internal import HTTP
+internal import Relay
 internal import Rules
 internal import Stack
 internal import Sys
@@ -16,8 +17,8 @@ final class FlowDirector {
     let mapLocal: MapLocalResolver?
     /// One book per [Statistics] line, kept across reloads when the line's name stays.
     var books: [StatisticsBook]
-    /// The member each group uses now (select: the first until switched).
-    var groupSelections: [String: String] = [:]
+    /// Each [Proxy Group]'s state: its current member and its members' health.
+    var groups: [String: ProxyGroup] = [:]
     /// The profile has something to do with HTTP requests themselves: TCP
     /// flows are sniffed, and HTTP ones relayed request by request.
     let usesHTTPMode: Bool
@@ -42,12 +43,20 @@ final class FlowDirector {
         books = profile.statistics.map { definition in
             previous?.books.first { $0.name == definition.name && $0.failureStatus == definition.failureStatus } ?? StatisticsBook(definition)
         }
-        for group in profile.groups {
-            if let kept = previous?.groupSelections[group.name], group.members.contains(kept) {
-                groupSelections[group.name] = kept
-            } else if let first = group.members.first {
-                groupSelections[group.name] = first
+        for definition in profile.groups {
+            let kind: ProxyGroup.Kind
+            switch definition.kind {
+            case .select: kind = .select
+            case .fallback: kind = .fallback
+            case .urlTest: kind = .urlTest(toleranceNs: UInt64(max(definition.tolerance, 0)) * 1_000_000)
             }
+            guard var group = try? ProxyGroup(name: definition.name, kind: kind, members: definition.members,
+                                              checkIntervalNs: UInt64(max(definition.interval, 1)) * 1_000_000_000) else { continue }
+            // A reload keeps what a select group was switched to.
+            if case .select = kind, let kept = previous?.groups[definition.name]?.current, kept != group.current {
+                _ = try? group.select(kept)
+            }
+            groups[definition.name] = group
         }
         usesHTTPMode = !profile.urlRewrites.isEmpty || !profile.headerRewrites.isEmpty || !profile.mapLocals.isEmpty
             || !profile.statistics.isEmpty || profile.capture.harPath != nil
@@ -115,7 +124,7 @@ final class FlowDirector {
             case let .proxy(proxy):
                 return (Self.route(for: proxy, isHTTP: isHTTP), chain.joined(separator: " → "))
             case let .group(group):
-                guard let member = groupSelections[group.name] ?? group.members.first else { break }
+                guard let member = groups[group.name]?.current ?? group.members.first else { break }
                 chain.append(member)
                 current = member
             }

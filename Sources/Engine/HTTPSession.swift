@@ -34,6 +34,8 @@ final class HTTPSession {
     var upstream: UpstreamTarget?
     /// The last request was answered with `Connection: close`: the app's side ends after it.
     var closeAfterAnswer = false
+    /// Requests seen on this connection (the flow log numbers them).
+    var requestCount = 0
     /// The app's connection.
     let key: FlowKey
     /// The first request's facts (domain from DNS or Host), for later requests' rules.

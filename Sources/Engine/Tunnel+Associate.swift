@@ -16,6 +16,7 @@ extension Tunnel {
     /// How a new UDP flow goes; nil when a rule rejects it.
     func udpRoute(for key: FlowKey) -> UDPRoute? {
         guard case let .route(route, reason) = director.decide(facts(for: key), final: true) else { return .direct }
+        noteDecision(key, route: route, reason: reason)
         switch route {
         case .direct:
             return .direct

@@ -1,4 +1,5 @@
 internal import HTTP
+internal import Relay
 internal import Rules
 internal import Stack
 internal import Sys
@@ -32,7 +33,7 @@ final class TunnelControl: ControlTarget {
     }
 
     func close(id: UInt64) -> Bool {
-        tunnel.closeFlow(token: id)
+        tunnel.closeFlow(id: id)
     }
 
     func writeStatistics(into json: inout JSONWriter) {
@@ -66,93 +67,101 @@ final class TunnelControl: ControlTarget {
 }
 
 extension Tunnel {
-    /// Every open flow: relayed TCP (with an upstream socket), TCP flows still
-    /// being sniffed, answered or resolved (no id yet), and UDP sessions.
+    /// Every open flow, from the tunnel's flow records (`flowRecords`: the
+    /// same records the flow log writes when a flow ends), with the TCP state
+    /// and the upstream socket's progress added. The id is the record's
+    /// connection id, which the flow log, HAR and pcap notes also carry.
     func controlFlows() -> [ControlFlow] {
         var result: [ControlFlow] = []
-        var listed: Set<FlowKey> = []
-        for (key, flow) in tcpFlows {
-            listed.insert(key)
-            var entry = controlFlow(key, id: flow.token)
-            if let handshake = flow.handshake {
-                entry.state = flow.connected ? "proxy-handshake" : "connecting"
-                entry.upstream = "\(handshake.proxy.name) (\(flow.remote.map { "\($0)" } ?? handshake.proxy.host))"
+        let wallNow = wallTime(now)
+        for (key, record) in flowRecords {
+            var entry = ControlFlow(id: record.connectionID, transport: key.transport.controlName,
+                                    appAddress: key.appAddress.description, appPort: Int(key.appPort),
+                                    destinationAddress: key.destinationAddress.description,
+                                    destinationPort: Int(key.destinationPort), state: "open")
+            entry.domain = record.domain
+            entry.domainSource = record.domainSource?.rawValue
+            entry.rule = record.rule
+            entry.policy = record.policy
+            entry.upstream = record.upstream
+            // Bytes are counted only while a control socket (or the flow log) can see them.
+            if controlWatching || flowLog != nil {
+                entry.bytesUp = record.bytesUp
+                entry.bytesDown = record.bytesDown
+            }
+            entry.ageSeconds = Double(wallNow &- min(record.startTime, wallNow)) / 1e9
+            entry.state = controlState(key)
+            if let flow = tcpFlows[key] {
+                if let handshake = flow.handshake {
+                    entry.upstream = "\(handshake.proxy.name) (\(flow.remote.map { "\($0)" } ?? handshake.proxy.host))"
+                } else if entry.upstream == nil {
+                    entry.upstream = flow.remote?.description
+                }
+            }
+            result.append(entry)
+        }
+        return result.sorted { ($0.id ?? .max) < ($1.id ?? .max) }
+    }
+
+    /// Where a flow is in its life: the TCP state once the app's side is
+    /// accepted, else what the tunnel is doing for it.
+    func controlState(_ key: FlowKey) -> String {
+        if key.transport == .udp { return tcpFlows[key] != nil && udpFlows[key] == nil ? "udp-association" : "open" }
+        if key.transport != .tcp { return "open" }
+        if let flow = tcpFlows[key] {
+            if !flow.connected { return "connecting" }
+            if flow.handshake != nil { return "proxy-handshake" }
+        }
+        if sniffing[key] != nil { return "sniffing" }
+        if awaitingAddress[key] != nil { return "resolving" }
+        if answering[key] != nil { return "answering" }
+        if let connection = tcp.connection(key) { return connection.state.description }
+        return tcpFlows[key] == nil ? "pending" : "connecting"
+    }
+
+    /// Closes one flow by its connection id: a TCP app sees a RST (or its
+    /// waiting SYN is refused with one), the upstream socket is closed with a
+    /// RST; a UDP or ping flow's socket and state go. Its record ends as
+    /// `reset` with the reason, in the flow log too.
+    func closeFlow(id: UInt64) -> Bool {
+        guard let key = flowRecords.first(where: { $0.value.connectionID == id })?.key else { return false }
+        trace("\(key): closed through the control API")
+        finishRecord(key, status: .reset, error: "closed through the control API")
+        switch key.transport {
+        case .tcp:
+            var sink = TunSink(io: io)
+            if let flow = tcpFlows[key] { flow.socket.setResetOnClose() }
+            if let connection = tcp.connection(key) {
+                connection.abort()
+                tcp.flush(key, now: now, sink: &sink)
             } else {
-                entry.upstream = flow.remote?.description
-                if !flow.connected { entry.state = "connecting" }
+                // Still connecting upstream: the app's SYN waits unanswered (lazy accept); refuse it.
+                tcp.refuse(key, with: .reset, sink: &sink)
             }
-            if key.transport == .udp { entry.state = "udp-association" }
-            result.append(entry)
-        }
-        for (key, flow) in udpFlows where !listed.contains(key) {
-            listed.insert(key)
-            var entry = controlFlow(key, id: flow.token)
-            entry.state = "open"
-            entry.upstream = flow.relayTarget.map { "relay to \($0)" }
-            result.append(entry)
-        }
-        // Flows the tunnel holds without an upstream socket of their own.
-        for (key, state) in sniffing.keys.map({ ($0, "sniffing") }) + answering.keys.map({ ($0, "answering") })
-            + awaitingAddress.keys.map({ ($0, "resolving") }) + httpSessions.keys.map({ ($0, "http") })
-            where !listed.contains(key) && key.transport == .tcp {
-            listed.insert(key)
-            var entry = controlFlow(key, id: nil)
-            entry.state = state
-            result.append(entry)
-        }
-        return result.sorted { ($0.id ?? .max, $0.appPort) < ($1.id ?? .max, $1.appPort) }
-    }
-
-    /// What the key, the stack's connection and the session know about a flow.
-    func controlFlow(_ key: FlowKey, id: UInt64?) -> ControlFlow {
-        var entry = ControlFlow(id: id, transport: key.transport.controlName, appAddress: key.appAddress.description,
-                                appPort: Int(key.appPort), destinationAddress: key.destinationAddress.description,
-                                destinationPort: Int(key.destinationPort), state: "open")
-        let known = httpSessions[key]?.facts ?? facts(for: key)
-        entry.domain = known.domain.map { $0.hasSuffix(".") ? String($0.dropLast()) : $0 }
-        entry.domainSource = known.domainSource?.rawValue
-        if key.transport == .tcp, let connection = tcp.connection(key) {
-            entry.state = connection.state.description
-            if connection.state.isSynchronized {
-                // Payload bytes, from the sequence numbers: the SYN (and a FIN) take one each.
-                // They wrap at 4 GiB: the tunnel keeps no 64-bit per-flow count yet.
-                let received = connection.receiveNext - connection.initialReceiveSequence - 1 - (connection.finReceived ? 1 : 0)
-                let acknowledged = connection.sendUnacknowledged - connection.initialSendSequence - 1
-                entry.bytesUp = Int(UInt32(truncatingIfNeeded: received))
-                entry.bytesDown = Int(UInt32(truncatingIfNeeded: max(acknowledged, 0)))
+            sniffing[key] = nil
+            answering[key] = nil
+            awaitingAddress[key] = nil
+            if let flow = tcpFlows[key] {
+                removeTCP(flow, keepConnection: true)
+            } else {
+                httpSessions[key] = nil
+                releasePin(key)
             }
-        }
-        return entry
-    }
-
-    /// Closes one flow by its id (the token of its upstream socket): the app gets a RST, the upstream socket is closed.
-    func closeFlow(token: UInt64) -> Bool {
-        guard let key = tokens[token] else { return false }
-        if key.transport == .udp {
+        case .udp:
             // The session's socket, and for a SOCKS5 association its control connection too.
-            trace("\(key): closed through the control API")
             associationQueue[key] = nil
+            awaitingAddress[key] = nil
+            udpAwaitingResolution.remove(key)
             if let control = tcpFlows[key] { removeTCP(control) }
             if let flow = udpFlows.removeValue(forKey: key) {
                 try? epoll.remove(flow.socket.descriptor)
                 tokens[flow.token] = nil
             }
             datagrams.remove(key)
-            return true
+            releasePin(key)
+        default:
+            datagrams.remove(key)
         }
-        guard let flow = tcpFlows[key] else { return false }
-        trace("\(key): closed through the control API")
-        var sink = TunSink(io: io)
-        flow.socket.setResetOnClose()
-        if let connection = tcp.connection(key) {
-            connection.abort()
-            tcp.flush(key, now: now, sink: &sink)
-        } else {
-            // Still connecting upstream: the app's SYN waits unanswered (lazy accept); refuse it.
-            tcp.refuse(key, with: .reset, sink: &sink)
-        }
-        awaitingAddress[key] = nil
-        removeTCP(flow, keepConnection: true)
         return true
     }
 
@@ -181,28 +190,42 @@ extension Tunnel {
 
     func controlGroups() -> [ControlGroup] {
         guard let profile = director.profile else { return [] }
-        return profile.groups.map { group in
-            // Health checks are not run by the engine yet: every member is unchecked.
-            ControlGroup(name: group.name, kind: group.kind.rawValue,
-                         selected: director.groupSelections[group.name] ?? group.members.first,
-                         members: group.members.map { ControlGroup.Member(name: $0, health: "unchecked", latencyMilliseconds: nil) })
+        return profile.groups.map { definition in
+            let state = director.groups[definition.name]
+            let members = definition.members.map { name in
+                let health = state?.health(of: name) ?? .unchecked
+                switch health {
+                case .unchecked: return ControlGroup.Member(name: name, health: "unchecked")
+                case .down: return ControlGroup.Member(name: name, health: "down")
+                case let .healthy(latency):
+                    return ControlGroup.Member(name: name, health: "healthy", latencyMilliseconds: Int((latency + 500_000) / 1_000_000))
+                }
+            }
+            return ControlGroup(name: definition.name, kind: definition.kind.rawValue,
+                                selected: state?.current ?? definition.members.first, members: members)
         }
     }
 
     /// Switches a select group: new flows follow the member; open ones keep their routes.
     func select(group name: String, member: String) -> Result<String, ControlFailure> {
-        guard let group = director.profile?.groups.first(where: { $0.name == name }) else {
+        guard var group = director.groups[name], let definition = director.profile?.groups.first(where: { $0.name == name }) else {
             return .failure(ControlFailure(kind: .notFound, message: "no proxy group named '\(name)'"))
         }
-        guard group.kind == .select else {
-            return .failure(ControlFailure(kind: .conflict, message: "'\(name)' is a \(group.kind.rawValue) group: it chooses by health, not by hand"))
+        let previous = group.current
+        do {
+            try group.select(member)
+        } catch {
+            switch error {
+            case .notSelectable:
+                return .failure(ControlFailure(kind: .conflict, message: "'\(name)' is a \(definition.kind.rawValue) group: it chooses by health, not by hand"))
+            case .unknownMember:
+                return .failure(ControlFailure(kind: .notFound,
+                                               message: "'\(member)' is not a member of '\(name)' (members: \(definition.members.joined(separator: ", ")))"))
+            case .empty, .duplicateMember, .cycle, .tooDeep:
+                return .failure(ControlFailure(kind: .conflict, message: error.description))
+            }
         }
-        guard group.members.contains(member) else {
-            return .failure(ControlFailure(kind: .notFound,
-                                           message: "'\(member)' is not a member of '\(name)' (members: \(group.members.joined(separator: ", ")))"))
-        }
-        let previous = director.groupSelections[name] ?? group.members.first ?? ""
-        director.groupSelections[name] = member
+        director.groups[name] = group
         return .success("\(name): \(previous) → \(member); new flows use \(member), open ones keep their routes")
     }
 }

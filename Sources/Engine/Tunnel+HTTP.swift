@@ -13,6 +13,7 @@ extension Tunnel {
     /// Starts HTTP mode on an accepted flow whose first bytes are an HTTP request.
     func startHTTP(_ key: FlowKey, facts: FlowFacts, sink: inout TunSink) {
         trace("\(key): HTTP mode")
+        noteDecision(key, route: .direct, reason: "HTTP mode: decided per request", facts: facts)
         httpSessions[key] = HTTPSession(key: key, facts: facts)
         pumpHTTP(key, sink: &sink)
     }
@@ -40,6 +41,7 @@ extension Tunnel {
             }
             if n < bytes.count { upstreamBlocked = true }
             io.statistics.bytesFromApp += n
+            countBytes(key, up: n)
             if let last = session.inFlight.indices.last { session.inFlight[last].requestBytes += n }
             return n
         }
@@ -109,6 +111,7 @@ extension Tunnel {
         if session.toApp.isEmpty {
             let n = connection.write(bytes)
             io.statistics.bytesToApp += n
+            countBytes(session.key, down: n)
             if n < bytes.count { session.toApp.append(Array(UnsafeRawBufferPointer(rebasing: bytes[n...]))) }
         } else {
             session.toApp.append(Array(bytes))
@@ -119,6 +122,7 @@ extension Tunnel {
         session.toApp.drain { bytes in
             let n = connection.write(bytes)
             io.statistics.bytesToApp += n
+            countBytes(session.key, down: n)
             return n
         }
     }
@@ -155,6 +159,10 @@ extension Tunnel {
             io.statistics.tcpAnswered += 1
         case let .refuse(refusal):
             io.statistics.tcpRejected += 1
+            flowRecords[session.key]?.rule = planned.exchange.rule
+            flowRecords[session.key]?.policy = planned.exchange.policy
+            logRequest(planned.exchange, session: session)
+            finishRecord(session.key, status: .blocked)
             if let connection = tcp.connection(session.key) {
                 if refusal == .drop { connection.abortSilently() } else { connection.abort() }
             }
@@ -347,5 +355,10 @@ extension Tunnel {
     /// Statistics, HAR and the flow log learn how a request went.
     func record(_ exchange: HTTPExchange, session: HTTPSession) {
         director.record(exchange, now: now)
+        // The connection's record names what its latest request got.
+        flowRecords[session.key]?.rule = exchange.rule
+        flowRecords[session.key]?.policy = exchange.policy
+        flowRecords[session.key]?.upstream = session.upstream.map { "\($0.route)" } ?? (exchange.localAnswer != nil ? "local" : nil)
+        logRequest(exchange, session: session)
     }
 }

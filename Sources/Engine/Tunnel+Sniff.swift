@@ -23,8 +23,9 @@ extension Tunnel {
             guard case let .head(head, _)? = step else { return final ? facts : nil }
             let url = head.absoluteURL(defaultScheme: "http") ?? "http://\(facts.domain ?? "unknown")\(head.target)"
             facts.request = SniffedRequest(method: head.method.rawValue, url: url, headers: head.headers.map { ($0.name, $0.value) })
-            if facts.domain == nil, let host = head.host {
-                facts.domain = HostPort.hostPart(of: host)
+            // An address literal in Host names no domain.
+            if facts.domain == nil, let host = head.host.map({ HostPort.hostPart(of: $0) }), IPAddress(host) == nil {
+                facts.domain = host
                 facts.domainSource = .host
             }
             return facts

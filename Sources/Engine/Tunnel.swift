@@ -70,6 +70,17 @@ final class Tunnel {
     var sniffing: [FlowKey: Instant] = [:]
     /// Accepted flows that Sluice answers itself: the bytes still to write.
     var answering: [FlowKey: PendingAnswer] = [:]
+    /// Every open flow's record (the control API's list), written to the flow log when it ends.
+    var flowRecords: [FlowKey: FlowRecord] = [:]
+    var nextConnectionID: UInt64 = 0
+    /// `--flow-log FILE`: one JSON line per connection and per HTTP request.
+    var flowLog: FlowLogWriter?
+    /// The control API lists bytes per flow: counted only when someone can look.
+    var controlWatching = false
+    /// Wall-clock nanoseconds at `now == 0`.
+    var wallOrigin: UInt64 = 0
+    /// Health checks of proxy-group members under way, by epoll token.
+    var probes: [UInt64: HealthProbe] = [:]
     /// Flows relayed in HTTP mode (the profile rewrites, mocks or records HTTP).
     var httpSessions: [FlowKey: HTTPSession] = [:]
     /// TCP flows holding a pin on their fake IP's mapping (released exactly once, in `releasePin`).
@@ -90,6 +101,14 @@ final class Tunnel {
     var finalStatistics: TunnelStatistics {
         var result = io.statistics
         result.requestStatistics = director.statisticsSummary
+        if !director.groups.isEmpty {
+            // Each group's choice and its members' health, as the checks last saw them.
+            result.groups = director.groups.keys.sorted().compactMap { director.groups[$0]?.description }.joined(separator: "\n")
+        }
+        if let flowLog {
+            let written = flowLog.close()
+            result.capture = (result.capture.map { $0 + "\n" } ?? "") + "flow log: \(written)"
+        }
         if let recorder = io.recorder {
             let capture = recorder.close()
             result.capture = "capture: \(capture.packetsCaptured) packets written, \(capture.packetsFilteredOut) filtered out, \(capture.packetsDropped) dropped (writer behind), \(capture.filesRotated) rotations"
@@ -143,6 +162,7 @@ final class Tunnel {
         }
         origin = io.origin
         scratch = .allocate(byteCount: 65536, alignment: 16)
+        wallOrigin = WallClock.now() &- UInt64(max(now.nanoseconds, 0))
     }
 
     deinit {
@@ -318,9 +338,11 @@ final class Tunnel {
             refuse(key, reason: .host, sink: &sink)
             return
         }
+        beginRecord(key)
         switch director.decide(facts(for: key), final: false) {
         case let .route(route, reason):
             trace("\(key): \(route) (\(reason))")
+            noteDecision(key, route: route, reason: reason)
             follow(route, for: key, sink: &sink)
         case .sniff:
             // Accept-first: the app talks to Sluice until its first bytes say enough to decide.
@@ -365,6 +387,7 @@ final class Tunnel {
         // Only an HTTP request can be answered with an HTTP response.
         if decided.applicationProtocol != .http { route = route.withoutHTTP }
         trace("\(key): \(route) (\(reason))")
+        noteDecision(key, route: route, reason: reason, facts: decided)
         follow(route, for: key, sink: &sink)
     }
 
@@ -382,6 +405,7 @@ final class Tunnel {
             connect(key, through: proxy, sink: &sink)
         case let .refuse(refusal):
             io.statistics.tcpRejected += 1
+            finishRecord(key, status: .blocked)
             if accepted {
                 if refusal == .drop { tcp.connection(key)?.abortSilently() } else { tcp.connection(key)?.abort() }
                 tcp.flush(key, now: now, sink: &sink)
@@ -527,6 +551,7 @@ final class Tunnel {
             return
         }
         io.statistics.tcpRefused += 1
+        finishRecord(key, status: refusal == .drop ? .timedOut : .refused, error: reason)
         if let connection = tcp.connection(key) {
             connection.abort()
             tcp.flush(key, now: now, sink: &sink)
@@ -545,6 +570,7 @@ final class Tunnel {
     }
 
     func releasePin(_ key: FlowKey) {
+        finishRecord(key)
         if pinned.remove(key) != nil { dns?.pool.unpin(key.destinationAddress, now: now) }
     }
 
@@ -686,6 +712,7 @@ final class Tunnel {
 
     func failHandshake(_ flow: TCPFlow, _ failure: ProxyFailure, sink: inout TunSink) {
         io.statistics.upstreamErrors += 1
+        if let handshake = flow.handshake { noteProxyFailure(handshake.proxy.name, reason: failure.message) }
         if flow.key.transport == .tcp { ProcessControl.writeStandardError("sluice: \(flow.key): \(failure.message)\n") }
         fail(flow.key, with: failure.refusal, reason: failure.message, sink: &sink)
         removeTCP(flow, keepConnection: true)
@@ -704,6 +731,10 @@ final class Tunnel {
     // MARK: The upstream side
 
     func upstreamReady(token: UInt64, events: Epoll.Events) {
+        if let probe = probes[token] {
+            probeReady(probe, events: events)
+            return
+        }
         guard let key = tokens[token] else { return }
         var sink = TunSink(io: io)
         // A UDP association has two sockets under one key: the token tells which.
@@ -760,7 +791,9 @@ final class Tunnel {
             guard connection.writableCount > 0, !flow.upstreamClosed else { return }
             var failure: Errno?
             var eof = false
+            var offered = 0
             let n = connection.write { space in
+                offered = space.count
                 do throws(Errno) {
                     switch try flow.socket.read(into: space) {
                     case let .value(n):
@@ -789,7 +822,11 @@ final class Tunnel {
             }
             if n == 0 { return }
             io.statistics.bytesToApp += n
+            countBytes(flow.key, down: n)
             tcp.flush(flow.key, now: now, sink: &sink)
+            // A short read emptied the socket: asking again would only return EAGAIN
+            // (epoll is level-triggered and says when more arrives).
+            if n < offered { return }
         }
     }
 
@@ -823,6 +860,7 @@ final class Tunnel {
                     break
                 }
                 io.statistics.bytesFromApp += n
+                countBytes(flow.key, up: n)
                 connection.consume(n)
             }
             if connection.isReadClosed, connection.readableCount == 0 {
@@ -885,6 +923,7 @@ final class Tunnel {
                 answerDNS(key, payload: payload, sink: &sink)
                 return
             }
+            if isNew { beginRecord(key) }
             let route = isNew ? udpRoute(for: key) : .direct
             if case let .associate(proxy)? = route {
                 startAssociation(key, through: proxy, sink: &sink)
@@ -1021,6 +1060,7 @@ final class Tunnel {
         }
         if (try? flow.socket.send(datagram, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
         io.statistics.bytesFromApp += payload.count
+        countBytes(flow.key, up: payload.count)
     }
 
     func openUDP(_ key: FlowKey, to address: SysIPAddress, sink: inout TunSink) {
@@ -1055,6 +1095,7 @@ final class Tunnel {
                 payload = payload.suffix(from: offset)
             }
             io.statistics.bytesToApp += payload.count
+            countBytes(flow.key, down: payload.count)
             datagrams.sendUDP(flow.key, payload: payload, now: now, sink: &sink)
         }
     }
@@ -1074,7 +1115,10 @@ final class Tunnel {
             }
             // Connections that timed out or were reset by a timer need their sockets closed.
             // (A flow still connecting upstream has no connection yet: its SYN waits in `pending`.)
-            for (key, flow) in tcpFlows where key.transport == .tcp && flow.connected && tcp.connection(key) == nil { removeTCP(flow) }
+            // (Nor has one still shaking hands with a proxy: the app's SYN waits for the handshake.)
+            for (key, flow) in tcpFlows where key.transport == .tcp && flow.connected && flow.handshake == nil && tcp.connection(key) == nil {
+                removeTCP(flow)
+            }
         }
         if let deadline = handshakeDeadline, deadline <= time {
             // A proxy that does not answer fails its own flow only, and soon.
@@ -1086,6 +1130,10 @@ final class Tunnel {
                 let stage = flow.connected ? handshake.machine.stage : .connect
                 failHandshake(flow, handshake.failure(.timedOut(stage)), sink: &sink)
             }
+        }
+        if let deadline = probeDeadline, deadline <= time {
+            expireProbes()
+            startDueHealthChecks()
         }
         if let deadline = sniffDeadline, deadline <= time {
             // Silent apps (server-speaks-first protocols) are decided without their first bytes.
@@ -1105,6 +1153,7 @@ final class Tunnel {
                 }
                 if let control = tcpFlows[key] { removeTCP(control) }
                 associationQueue[key] = nil
+                finishRecord(key)
             }
         }
         // Arm the timer for the next deadline, when it changed.
@@ -1115,15 +1164,15 @@ final class Tunnel {
             return min(a, b)
         }
         let next = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
-                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(sniffDeadline, handshakeDeadline)))
-        if next != armedDeadline {
+                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), probeDeadline)))
+        // Only an earlier deadline re-arms the timer: a later one (the usual
+        // case: each ACK pushes the retransmission deadline out) waits for the
+        // armed one to fire, which costs a spurious wake-up instead of a
+        // timerfd_settime on every pass through the loop.
+        if let next, armedDeadline.map({ next < $0 }) ?? true {
             armedDeadline = next
-            if let next {
-                let delay = max(next.nanoseconds - now.nanoseconds, 1)
-                try? timer.arm(afterNanoseconds: UInt64(delay))
-            } else {
-                try? timer.disarm()
-            }
+            let delay = max(next.nanoseconds - now.nanoseconds, 1)
+            try? timer.arm(afterNanoseconds: UInt64(delay))
         }
     }
 
@@ -1163,6 +1212,7 @@ final class Tunnel {
         sniffing.removeAll()
         answering.removeAll()
         httpSessions.removeAll()
+        for key in Array(flowRecords.keys) { finishRecord(key, status: .reset, error: "Sluice stopped") }
         tcpFlows.removeAll()
         udpFlows.removeAll()
         tokens.removeAll()

@@ -24,6 +24,8 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     public var tailLossProbes = 0
     /// The profile's [Statistics] tables, rendered at exit.
     public var requestStatistics: String?
+    /// Proxy groups: current member and health.
+    public var groups: String?
     /// The pcap writer's summary, when capturing.
     public var capture: String?
 
@@ -34,6 +36,7 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
             + "\(bytesFromApp) bytes up, \(bytesToApp) bytes down; \(packetsFromApp) packets in, \(packetsToApp) out; "
             + "\(malformedPackets) malformed, \(upstreamErrors) upstream errors, \(tunWriteDrops) TUN write drops; "
             + "retransmissions: \(retransmissionTimeouts) timeouts, \(fastRetransmits) fast, \(sackRetransmits) SACK, \(goBackRetransmits) after timeouts, \(tailLossProbes) tail-loss probes"
+            + (groups.map { "\ngroups:\n" + $0 } ?? "")
             + (capture.map { "\n" + $0 } ?? "")
             + (requestStatistics.map { "\n" + $0 } ?? "")
     }

@@ -73,7 +73,9 @@ public struct HTTPConnectHandshake: ProxyClientHandshake, CustomStringConvertibl
                 // A 2xx answer to CONNECT has no content (RFC 9110 §9.3.6): what follows is the tunnel.
                 state = .established
                 return .established(bound: nil, consumed: head.length)
-            case 407: throw .authRejected
+            // tinyproxy answers wrong Proxy-Authorization with 401, not 407; before
+            // the tunnel exists no origin can have sent it, so it means the same.
+            case 401, 407: throw .authRejected
             case 403: throw .notAllowed
             default: throw .httpStatus(UInt16(status))
             }

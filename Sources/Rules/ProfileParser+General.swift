@@ -142,10 +142,11 @@ extension ProfileBuilder {
                   hint: "[Host] maps a name to one IPv4 or IPv6 address; Sluice has no aliases or per-name DNS servers")
             return
         }
-        if let first = hosts.first(where: { $0.name == name }) {
-            error(line.number, keyColumn, "host '\(name)' is already mapped at line \(first.line)", hint: "keep one of the two lines")
+        if let first = hostLines[name] {
+            error(line.number, keyColumn, "host '\(name)' is already mapped at line \(first)", hint: "keep one of the two lines")
             return
         }
+        hostLines[name] = line.number
         hosts.append(HostEntry(name: name, address: address, line: line.number))
     }
 

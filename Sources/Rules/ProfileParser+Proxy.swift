@@ -179,6 +179,7 @@ extension ProfileBuilder {
                           hint: "Sluice checks proxies with a plain HTTP GET, e.g. http://health.test/generate_204")
                     ok = false; continue
                 }
+                guard checkHeaderText(value, what: "url", line: n, column: valueColumn) else { ok = false; continue }
                 group.url = value
             case "interval":
                 if let v = integer(value, 1 ... 86400, what: "interval", line: n, column: valueColumn) { group.interval = v } else { ok = false }

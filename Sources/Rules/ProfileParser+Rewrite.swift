@@ -37,6 +37,7 @@ extension ProfileBuilder {
                       hint: "write the whole new URL, e.g. http://new.test/$1")
                 return
             }
+            guard checkHeaderText(replacement, what: "replacement", line: n, column: fields[1].column) else { return }
             checkReferences(replacement, regex: regex, line: n, column: fields[1].column)
         }
         if mode == .found {
@@ -93,9 +94,8 @@ extension ProfileBuilder {
             checkReferences(fields[5].text, regex: pattern, line: n, column: fields[5].column)
             operation = .replaceRegex(name: name, pattern: pattern, replacement: fields[5].text)
         }
-        for field in fields.dropFirst(4) where field.text.contains(where: { $0 == "\r" || $0 == "\n" }) {
-            error(n, field.column, "a header value cannot contain a line break", hint: "remove it")
-            return
+        for field in fields.dropFirst(4) {
+            guard checkHeaderText(field.text, what: "header value", line: n, column: field.column) else { return }
         }
         headerRewrites.append(HeaderRewrite(direction: direction, regex: regex, operation: operation, line: n))
     }
@@ -132,12 +132,12 @@ extension ProfileBuilder {
             }
             dataType = parsed
         }
-        let data = values["data"]
-        if dataType == .tinyGIF, let data {
+        if dataType == .tinyGIF, let data = values["data"] {
             error(n, data.column, "data-type=tiny-gif takes no data", hint: "remove data=; the GIF is built in")
             return
         }
-        if dataType != .tinyGIF, data == nil {
+        // tiny-gif has no data; every other type must have it.
+        guard let data = values["data"] ?? (dataType == .tinyGIF ? ("", 0) : nil) else {
             error(n, regexField.column, "[Map Local] entry has no data=",
                   hint: dataType == .text ? "write data=\"BODY\" (data=\"\" for an empty body)" : "write data=\"PATH\"")
             return
@@ -145,16 +145,21 @@ extension ProfileBuilder {
         let body: MapLocalData
         switch dataType {
         case .text:
-            body = .text(data!.value)
+            body = .text(data.value)
         case .base64:
-            guard let bytes = Base64.decode(data!.value) else {
-                error(n, data!.column, "data is not valid base64", hint: "use the standard alphabet (A-Z a-z 0-9 + /) with = padding")
+            guard let bytes = Base64.decode(data.value) else {
+                error(n, data.column, "data is not valid base64", hint: "use the standard alphabet (A-Z a-z 0-9 + /) with = padding")
                 return
             }
             body = .base64(bytes)
         case .file, .directory:
-            guard !data!.value.isEmpty else {
-                error(n, data!.column, "data-type=\(dataType.rawValue) needs a path in data=", hint: "a relative path is taken from the profile's folder")
+            guard !data.value.isEmpty else {
+                error(n, data.column, "data-type=\(dataType.rawValue) needs a path in data=", hint: "a relative path is taken from the profile's folder")
+                return
+            }
+            if data.value.contains("://") {
+                error(n, data.column, "data-type=\(dataType.rawValue) reads local files, not URLs like '\(data.value)'",
+                      hint: "to answer from another server, use a header-mode [URL Rewrite]")
                 return
             }
             if dataType == .directory, regex.captureCount == 0 {
@@ -162,7 +167,7 @@ extension ProfileBuilder {
                       hint: "the first group names the file inside the folder, e.g. ^http://static\\.test/(.*)$")
                 return
             }
-            let path = resolvePath(data!.value)
+            let path = resolvePath(data.value)
             body = dataType == .file ? .file(path) : .directory(path)
         case .tinyGIF:
             body = .tinyGIF
@@ -185,6 +190,7 @@ extension ProfileBuilder {
                     error(n, column, "'\(name)' is not a header name", hint: "write header=\"Name:Value|Name:Value\"")
                     return
                 }
+                guard checkHeaderText(value, what: "header value", line: n, column: column) else { return }
                 headers.append(HeaderField(name: name, value: value))
             }
         }

@@ -33,7 +33,7 @@ extension ProfileBuilder {
             error(n, line.column, "rule after FINAL can never match", hint: "move it above \(finalRule) at line \(finalRule.line)")
             return
         }
-        let typeField = fields[0]
+        guard let typeField = fields.first else { return }
         let type = typeField.text.uppercased()
         if type == "FINAL" || type == "MATCH" {
             guard fields.count >= 2, !fields[1].text.isEmpty else {

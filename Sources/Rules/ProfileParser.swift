@@ -47,6 +47,8 @@ struct ProfileBuilder {
     /// Where each key of a key = value section was first set, per section.
     var seenKeys: [String: Int] = [:]
     var seenSections: [ProfileSection: Int] = [:]
+    /// [Host] names already mapped, and where.
+    var hostLines: [String: Int] = [:]
 
     init(file: String, baseDirectory: String) {
         self.file = file
@@ -54,7 +56,29 @@ struct ProfileBuilder {
     }
 
     mutating func error(_ line: Int, _ column: Int? = nil, _ message: String, hint: String = "") {
+        var hint = hint
+        // Profiles copied from annotated examples carry "value   # note": that is
+        // the likelier cause than whatever the value's own hint would suggest.
+        if trailingCommentLines.contains(line) {
+            hint = "a '#' or '//' after a value is part of the value; comments go on their own line"
+        }
         errors.append(ProfileError(file: file, line: line, column: column, message: message, hint: hint))
+    }
+
+    /// Lines that look like they end in a comment (a blank, then # or //).
+    var trailingCommentLines = Set<Int>()
+
+    static func looksLikeTrailingComment(_ text: Substring) -> Bool {
+        var previousBlank = false
+        var index = text.startIndex
+        while index < text.endIndex {
+            let c = text[index]
+            let next = text.index(after: index)
+            if previousBlank, c == "#" || c == "/" && next < text.endIndex && text[next] == "/" { return true }
+            previousBlank = ProfileLexer.isBlank(c)
+            index = next
+        }
+        return false
     }
 
     mutating func warning(_ line: Int, _ column: Int? = nil, _ message: String, hint: String = "") {
@@ -65,6 +89,7 @@ struct ProfileBuilder {
         // nil before any header; .none inside an unknown section (already reported).
         var section: ProfileSection?? = nil
         for line in ProfileLexer.lines(text) {
+            if Self.looksLikeTrailingComment(line.text) { trailingCommentLines.insert(line.number) }
             if line.text.hasPrefix("[") {
                 section = .some(readHeader(line))
                 continue
@@ -90,6 +115,7 @@ struct ProfileBuilder {
         let name = String(line.text[line.text.index(after: line.text.startIndex) ..< close].trimmingBlanks())
         let rest = line.text[line.text.index(after: close)...]
         if !rest.isEmpty {
+            trailingCommentLines.remove(line.number)
             error(line.number, line.column + line.text.distance(from: line.text.startIndex, to: close) + 1,
                   "text after the section header [\(name)]",
                   hint: "comments go on their own line, starting with #, ; or //")
@@ -305,24 +331,15 @@ struct ProfileBuilder {
     }
 
     /// `$N` references in a replacement must name capture groups of the regex.
+    /// N is one digit, as in Surge: `$12` is group 1 and then a literal "2".
     mutating func checkReferences(_ replacement: String, regex: CompiledRegex, line: Int, column: Int) {
         let scalars = Array(replacement.unicodeScalars)
-        var i = 0
-        while i < scalars.count {
-            if scalars[i] == "$", i + 1 < scalars.count, let digit = Int(String(scalars[i + 1])) {
-                var n = digit
-                var j = i + 2
-                while j < scalars.count, let d = Int(String(scalars[j])), n < 100 { n = n * 10 + d; j += 1 }
-                if n > regex.captureCount {
-                    let groups = regex.captureCount == 1 ? "1 capture group" : "\(regex.captureCount) capture groups"
-                    error(line, column, "'\(replacement)' refers to $\(n) but the regex has \(groups)",
-                          hint: "add parentheses around the part of \(RuleCondition.quote(regex.source)) to reuse, or use $1...$\(max(regex.captureCount, 1))")
-                    return
-                }
-                i = j
-                continue
-            }
-            i += 1
+        for i in scalars.indices.dropLast() where scalars[i] == "$" {
+            guard let n = Int(String(scalars[i + 1])), (0 ... 9).contains(n), n > regex.captureCount else { continue }
+            let groups = regex.captureCount == 1 ? "1 capture group" : "\(regex.captureCount) capture groups"
+            error(line, column, "'\(replacement)' refers to $\(n) but the regex has \(groups)",
+                  hint: "add parentheses around the part of \(RuleCondition.quote(regex.source)) to reuse, or use $1...$\(max(regex.captureCount, 1))")
+            return
         }
     }
 
@@ -337,6 +354,15 @@ struct ProfileBuilder {
             parts.append(part)
         }
         return "/" + parts.joined(separator: "/")
+    }
+
+    /// Text that will be sent in a header (a value, a Location) must not carry
+    /// control characters: a lone CR in a profile line would split the header.
+    mutating func checkHeaderText(_ text: String, what: String, line: Int, column: Int) -> Bool {
+        guard let bad = text.unicodeScalars.first(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) else { return true }
+        error(line, column, "\(what) contains the control character U+\(String(bad.value, radix: 16, uppercase: true).leftPadded(4))",
+              hint: "remove it; header values and URLs are printable text")
+        return false
     }
 
     /// RFC 9110 §5.6.2 token: what header names and methods are made of.
@@ -355,4 +381,8 @@ struct ProfileBuilder {
             error(line, column, "parentheses do not balance", hint: "each ( needs a ); quote a regex that has unbalanced parentheses")
         }
     }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

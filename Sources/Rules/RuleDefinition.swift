@@ -50,7 +50,9 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
     case domainKeyword(String)
     /// DOMAIN-REGEX: the regex matches somewhere in the name.
     case domainRegex(CompiledRegex)
-    /// IP-CIDR. With noResolve a flow known only by name does not resolve it to test this.
+    /// IP-CIDR, over the flow's real destination address. Sluice never resolves a
+    /// name to test an IP rule, so `noResolve` changes nothing; it is kept so the
+    /// rule prints as written.
     case ipCIDR(IPv4Prefix, noResolve: Bool)
     case ipCIDR6(IPv6Prefix, noResolve: Bool)
     /// DEST-PORT (alias DST-PORT).

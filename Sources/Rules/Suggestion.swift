@@ -15,7 +15,8 @@ enum Suggestion {
             if distance < best?.1 ?? .max { best = (candidate, distance) }
         }
         guard let (candidate, distance) = best else { return nil }
-        return distance <= max(2, lowered.count / 3) ? candidate : nil
+        // Short words tolerate one slip; longer ones about one in three characters.
+        return distance <= (lowered.count <= 4 ? 1 : max(2, lowered.count / 3)) ? candidate : nil
     }
 
     /// "did you mean X?" or the full list of what is accepted.
@@ -24,19 +25,25 @@ enum Suggestion {
         return "expected one of: \(candidates.map(format).joined(separator: ", "))"
     }
 
-    /// Levenshtein distance with one row of memory.
+    /// Edit distance counting a swap of neighbours as one edit (optimal string
+    /// alignment), since "UPD" for "UDP" is one slip of the fingers, not two.
     static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
         if a.isEmpty { return b.count }
-        var row = Array(0 ... b.count)
+        if b.isEmpty { return a.count }
+        var previous2 = [Int](repeating: 0, count: b.count + 1)
+        var previous = Array(0 ... b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
         for i in 1 ... a.count {
-            var diagonal = row[0]
-            row[0] = i
-            for j in stride(from: 1, through: b.count, by: 1) {
-                let substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)
-                diagonal = row[j]
-                row[j] = min(substitution, row[j] + 1, row[j - 1] + 1)
+            current[0] = i
+            for j in 1 ... b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    current[j] = min(current[j], previous2[j - 2] + 1)
+                }
             }
+            (previous2, previous, current) = (previous, current, previous2)
         }
-        return row[b.count]
+        return previous[b.count]
     }
 }

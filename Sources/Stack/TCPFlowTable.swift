@@ -40,7 +40,20 @@ public final class TCPFlowTable {
     }
 
     public let configuration: Configuration
+    /// Every connection not in TIME-WAIT: the ones whose timers `nextDeadline` and `poll` visit.
     public private(set) var connections: [FlowKey: TCPConnection] = [:]
+    /// Connections in TIME-WAIT, kept apart. At a high rate of short connections
+    /// there are thousands of them (one per connection of the last
+    /// `timeWaitDuration`), each only waiting, and `nextDeadline` runs on every
+    /// wake-up of the engine's loop: scanning them there made each new
+    /// connection cost time in proportion to the connections of the last 2 s.
+    /// Their deadlines wait in `timeWaitQueue`, earliest first.
+    var timeWaiting: [FlowKey: TCPConnection] = [:]
+    /// (deadline, flow) in deadline order from `timeWaitHead` on. An entry may be
+    /// stale (the flow left, or a retransmitted FIN re-armed its timer, which
+    /// adds a new entry): `poll` checks the connection's own deadline.
+    var timeWaitQueue: [(deadline: Instant, key: FlowKey)] = []
+    var timeWaitHead = 0
     var pending: [FlowKey: TCPHeader] = [:]
     var identification: UInt16 = 0
 
@@ -48,10 +61,11 @@ public final class TCPFlowTable {
         self.configuration = configuration
     }
 
-    public var count: Int { connections.count }
+    public var count: Int { connections.count + timeWaiting.count }
     public var pendingCount: Int { pending.count }
+    public var timeWaitCount: Int { timeWaiting.count }
 
-    public func connection(_ key: FlowKey) -> TCPConnection? { connections[key] }
+    public func connection(_ key: FlowKey) -> TCPConnection? { connections[key] ?? timeWaiting[key] }
 
     /// Takes one datagram the app sent. `packet` must carry TCP.
     public func input(_ packet: IPPacketView, now: Instant, sink: inout some PacketSink) -> Input {
@@ -64,15 +78,26 @@ public final class TCPFlowTable {
                           destinationAddress: packet.destination, destinationPort: header.destinationPort)
         let isSyn = header.flags.contains(.syn) && !header.flags.contains(.ack)
 
-        if let connection = connections[key] {
+        if let connection = timeWaiting[key] {
             // RFC 1122 §4.2.2.13 (and RFC 6191): a new SYN may reuse a flow in TIME-WAIT
             // when its sequence number is past everything the old connection received.
-            if isSyn, connection.state == .timeWait, connection.receiveNext < header.sequenceNumber {
-                connections[key] = nil
+            if isSyn, connection.receiveNext < header.sequenceNumber {
+                timeWaiting[key] = nil
             } else {
+                let before = connection.nextDeadline
                 connection.receive(header, payload: tcp.payload, now: now)
+                // A retransmitted FIN restarts TIME-WAIT; the old entry becomes stale.
+                if let after = connection.nextDeadline, after != before { enqueueTimeWait(key, deadline: after) }
                 return .segment(key)
             }
+        } else if let connection = connections[key] {
+            connection.receive(header, payload: tcp.payload, now: now)
+            if connection.state == .timeWait {
+                connections[key] = nil
+                timeWaiting[key] = connection
+                if let deadline = connection.nextDeadline { enqueueTimeWait(key, deadline: deadline) }
+            }
+            return .segment(key)
         }
         guard isSyn, !header.flags.contains(.rst) else {
             // RFC 9293 §3.10.7.1: no connection, so everything but a RST gets a RST.
@@ -83,7 +108,7 @@ public final class TCPFlowTable {
             return .dropped(.malformed)
         }
         if pending[key] != nil { return .dropped(.duplicateSyn) }
-        guard connections.count + pending.count < configuration.maximumFlows else {
+        guard count + pending.count < configuration.maximumFlows else {
             if let reply = TCPConnection.resetReply(to: header, payloadLength: tcp.payload.count) { send(reply, key: key, sink: &sink) }
             return .answered
         }
@@ -126,21 +151,56 @@ public final class TCPFlowTable {
 
     /// Sends what the flow's connection owes, and forgets the flow once it is closed.
     public func flush(_ key: FlowKey, now: Instant, sink: inout some PacketSink) {
-        guard let connection = connections[key] else { return }
+        guard let connection = connection(key) else { return }
         connection.output(now: now) { header, payload in
             send(header, payload: payload, key: key, sink: &sink)
         }
-        if connection.state == .closed { connections[key] = nil }
+        // The engine flushes after draining: a TIME-WAIT flow's data is all gone by now.
+        if connection.state == .timeWait { connection.releaseBuffersInTimeWait() }
+        if connection.state == .closed {
+            connections[key] = nil
+            timeWaiting[key] = nil
+        }
     }
 
     /// Fires due timers on every flow. Returns the flows that closed.
     public func poll(now: Instant, sink: inout some PacketSink) -> [FlowKey] {
-        var closed: [FlowKey] = []
+        // Due flows first, then flushed: removing from `connections` while
+        // iterating it would copy the whole dictionary for every closed flow.
+        var due: [FlowKey] = []
         for (key, connection) in connections {
-            guard let deadline = connection.nextDeadline, deadline <= now else { continue }
-            flush(key, now: now, sink: &sink)
-            if connection.state == .closed { closed.append(key) }
+            if let deadline = connection.nextDeadline, deadline <= now { due.append(key) }
         }
+        var closed: [FlowKey] = []
+        for key in due {
+            flush(key, now: now, sink: &sink)
+            if connections[key] == nil { closed.append(key) }
+        }
+        // TIME-WAIT: only the entries that are due, earliest first.
+        var budget = timeWaitQueue.count - timeWaitHead
+        while budget > 0, timeWaitHead < timeWaitQueue.count, timeWaitQueue[timeWaitHead].deadline <= now {
+            budget -= 1
+            let key = timeWaitQueue[timeWaitHead].key
+            timeWaitHead += 1
+            guard let connection = timeWaiting[key] else { continue }
+            if let deadline = connection.nextDeadline, deadline > now {
+                // Re-armed since this entry was queued. Queue the new deadline
+                // (a duplicate if `input` already did: harmless, it finds the flow gone).
+                enqueueTimeWait(key, deadline: deadline)
+                continue
+            }
+            flush(key, now: now, sink: &sink)
+            if timeWaiting[key] == nil {
+                closed.append(key)
+            } else if let deadline = connection.nextDeadline {
+                enqueueTimeWait(key, deadline: deadline)
+            } else if connection.state == .closed || connection.state == .timeWait {
+                // No timer left (aborted): nothing more will happen to it.
+                timeWaiting[key] = nil
+                closed.append(key)
+            }
+        }
+        compactTimeWaitQueue()
         return closed
     }
 
@@ -150,13 +210,37 @@ public final class TCPFlowTable {
         for connection in connections.values {
             if let d = connection.nextDeadline, earliest.map({ d < $0 }) ?? true { earliest = d }
         }
+        if timeWaitHead < timeWaitQueue.count {
+            let d = timeWaitQueue[timeWaitHead].deadline
+            if earliest.map({ d < $0 }) ?? true { earliest = d }
+        }
         return earliest
     }
 
     /// Forgets a flow at once, without sending anything.
     public func remove(_ key: FlowKey) {
         connections[key] = nil
+        timeWaiting[key] = nil
         pending[key] = nil
+    }
+
+    /// Queues a TIME-WAIT deadline in order. They nearly always arrive in order
+    /// (entry time plus one fixed duration), so this is an append.
+    func enqueueTimeWait(_ key: FlowKey, deadline: Instant) {
+        var index = timeWaitQueue.count
+        while index > timeWaitHead, timeWaitQueue[index - 1].deadline > deadline { index -= 1 }
+        timeWaitQueue.insert((deadline, key), at: index)
+    }
+
+    /// Drops the consumed front of the queue once it is most of the storage.
+    func compactTimeWaitQueue() {
+        if timeWaitHead == timeWaitQueue.count {
+            timeWaitQueue.removeAll(keepingCapacity: true)
+            timeWaitHead = 0
+        } else if timeWaitHead > 1024, timeWaitHead * 2 > timeWaitQueue.count {
+            timeWaitQueue.removeFirst(timeWaitHead)
+            timeWaitHead = 0
+        }
     }
 
     // MARK: Framing

@@ -137,7 +137,9 @@ public struct Socket: ~Copyable {
         _ = try valueOrErrno { Glibc.listen(descriptor.rawValue, backlog) }.get()
     }
 
-    /// A connection a listening socket accepted.
+    /// A connection a listening socket accepted. Frozen so other modules may
+    /// take the socket out (`let socket = accepted.socket`).
+    @frozen
     public struct Accepted: ~Copyable {
         public var socket: Socket
         public var peer: SocketAddress

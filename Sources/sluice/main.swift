@@ -51,6 +51,14 @@ commands:
         Explain how the profile FILE would treat one HTTP request: which URL
         Rewrite, Map Local, rule (and so policy) and Header Rewrite lines
         apply, in that order, with their line numbers and why. Starts nothing.
+  proxy [--listen ADDR:PORT] [--http-listen ADDR:PORT] [--profile FILE] [--auth USER:PASS]
+        Local proxy servers whose clients follow the profile's rules (DIRECT,
+        upstream proxies, REJECT), as the tunnel's flows do: SOCKS5 (CONNECT,
+        and UDP ASSOCIATE for DIRECT datagrams) on --listen (default
+        127.0.0.1:1080) and an HTTP proxy (CONNECT and absolute-form requests,
+        one request per connection) on --http-listen. --auth requires RFC 1929 / Basic credentials on both.
+        An address other than loopback needs --auth: no open relays.
+        SIGHUP reloads the profile; Ctrl-C stops and prints a summary.
   status [--control PATH] [--json]
         Ask a running Sluice (exec or run) for its counters, its open flows'
         count, its [Statistics] books and its proxy groups.
@@ -66,7 +74,7 @@ commands:
         goes without. docs/control.md describes the HTTP+JSON API.
   help  Show this text.
 
-Not yet: proxy, replay
+Not yet: replay
 (issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
@@ -123,16 +131,17 @@ func parseDump(_ arguments: ArraySlice<String>) -> PacketDump.Options? {
     return options
 }
 
-let captureOptions: Set<String> = ["--pcap", "--pcap-filter", "--snaplen", "--pcap-rotate-size", "--pcap-rotate-count"]
+let captureOptions: Set<String> = ["--pcap", "--pcap-filter", "--snaplen", "--pcap-rotate-size", "--pcap-rotate-count", "--flow-log"]
 let captureOptionHelp = [
     "--pcap": "a file to write", "--pcap-filter": "a BPF expression such as 'tcp port 80'",
     "--snaplen": "a byte count (at least 64)", "--pcap-rotate-size": "a byte count (at least 4096)",
-    "--pcap-rotate-count": "a count of files (at least 1)",
+    "--pcap-rotate-count": "a count of files (at least 1)", "--flow-log": "a file to write",
 ]
 
 func parseCapture(_ option: String, _ value: String, into capture: inout CaptureOptions) -> Bool {
     switch option {
     case "--pcap": capture.pcap = value
+    case "--flow-log": capture.flowLog = value
     case "--pcap-filter": capture.filter = value
     case "--snaplen":
         guard let n = Int(value), n >= 64 else { return false }
@@ -325,6 +334,24 @@ case "status", "flows", "close", "select", "reload", "top":
         ProcessControl.exit(2)
     case let .success(options):
         ProcessControl.exit(ControlCommand(options: options).run(print: { print($0) }, complain: complain))
+    }
+case "proxy":
+    switch ProxyCommand.parse(arguments.dropFirst()) {
+    case let .failure(error):
+        complain("\(error)")
+        ProcessControl.exit(2)
+    case let .success(options):
+        do {
+            let statistics = try ProxyCommand(options: options).run { complain($0) }
+            complain("sluice: \(statistics)")
+            ProcessControl.exit(0)
+        } catch let error as EngineError {
+            complain(error.isReport ? error.description : "sluice: error: \(error)")
+            ProcessControl.exit(1)
+        } catch {
+            complain("sluice: error: \(error)")
+            ProcessControl.exit(1)
+        }
     }
 default:
     complain("sluice: unknown command '\(arguments[0])'\n\n\(usage)")

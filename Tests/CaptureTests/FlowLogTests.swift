@@ -131,7 +131,7 @@ import Wire
         #expect(expected == 2000)
         if Tool.has("python3") {
             // An independent parser agrees, line by line.
-            let output = try Tool.run(["python3", "-c", "import json,sys; print(len([json.loads(l) for l in open(sys.argv[1])]))", path])
+            let output = try Tool.run(["/usr/bin/python3", "-c", "import json,sys; print(len([json.loads(l) for l in open(sys.argv[1])]))", path])
             #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "2200")
         }
     }

@@ -101,6 +101,12 @@ final class ControlTests {
             #expect(download["transport"] as? String == "TCP")
             #expect(download["destination-address"] as? String == "10.88.0.2")
             #expect(download["state"] as? String == "ESTABLISHED")
+            // What the rules decided, and since when (the tunnel's flow record).
+            #expect(download["policy"] as? String == "DIRECT", "\(download)")
+            #expect((download["rule"] as? String)?.hasPrefix("\(profile):") == true, "\(download)")
+            #expect((download["age-seconds"] as? Double ?? 0) > 0, "\(download)")
+            #expect((download["age-seconds"] as? Double ?? 99) < 30, "\(download)")
+            #expect(download["bytes-up"] as? Int ?? 0 > 0, "the request went up: \(download)")
 
             let table = try self.control(["flows"])
             #expect(table.status == 0, "\(table.stderr)")

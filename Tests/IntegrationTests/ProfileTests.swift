@@ -61,7 +61,7 @@ final class ProfileTests {
         open(sys.argv[1], "wb").write(data[:len(head) + 4] + body)
         c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 3\\r\\nConnection: close\\r\\n\\r\\nok\\n"); c.close()
         """
-        try net.start(["python3", "-c", script, received], in: pair.server)
+        try net.start(["/usr/bin/python3", "-c", script, received], in: pair.server)
         #expect(pair.waitForListener("10.88.0.2:\(port)"))
         return received
     }
@@ -306,5 +306,40 @@ final class ProfileTests {
         #expect(r.stdout == "")
         #expect(r.stderr.contains("bad.conf:5: error:"), "\(r.stderr)")
         #expect(r.stderr.contains("DOMAIN-SUFFIX"), "\(r.stderr)")
+    }
+
+    @Test func theFlowLogHasALinePerConnectionAndPerRequest() throws {
+        let log = work.appendingPathComponent("flows.jsonl").path
+        let path = try profile("""
+        [Rule]
+        DOMAIN,blocked.test,REJECT-RST
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Statistics]
+        all = ".*", key=host
+        """)
+        let r = try pair.exec("""
+        curl -s -o /dev/null http://origin.test:8080/hello.txt http://origin.test:8080/missing
+        curl -s -o /dev/null http://blocked.test/ || true
+        """, options: ["--profile", path, "--flow-log", log])
+        #expect(r.status == 0, "\(r.stderr)")
+        // Every line is JSON; the summary is what a user would grep for.
+        let summary = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for line in open(sys.argv[1]):
+            r = json.loads(line)
+            if r["kind"] == "connection":
+                print("connection", r["domain"], r["policy"], r["status"], r["bytesUp"] > 0)
+            else:
+                print("request", r["connection"], r["method"], r["url"], r["status"])
+        """, log]).output
+        let lines = summary.split(separator: "\n").map(String.init)
+        #expect(lines.contains("request 1 GET http://origin.test:8080/hello.txt 200"), "\(summary)")
+        #expect(lines.contains("request 1 GET http://origin.test:8080/missing 404"), "\(summary)")
+        #expect(lines.contains("connection origin.test DIRECT closed True") || lines.contains("connection origin.test HTTP mode: decided per request closed True"), "\(summary)")
+        #expect(lines.contains("connection blocked.test REJECT-RST blocked False"), "\(summary)")
+        #expect(lines.contains { $0.hasPrefix("request ") && $0.hasSuffix(" GET http://blocked.test/ None") }, "\(summary)")
+        #expect(lines.count == 5, "\(summary)")
     }
 }

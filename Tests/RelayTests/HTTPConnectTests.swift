@@ -37,6 +37,7 @@ import Wire
 
     @Test(arguments: [
         ("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"x\"\r\n\r\n", RelayError.authRejected),
+        ("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n", .authRejected),
         ("HTTP/1.1 403 Forbidden\r\n\r\n", .notAllowed),
         ("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 3\r\n\r\nbad", .httpStatus(502)),
         ("HTTP/1.1 503 Service Unavailable\r\n\r\n", .httpStatus(503)),

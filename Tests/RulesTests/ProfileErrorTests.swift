@@ -12,77 +12,77 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
 }
 
 /// Wraps lines in a minimal valid profile: `[Rule]` with FINAL comes last unless the case brings its own.
-func profile(_ body: String) -> String {
+func withFinal(_ body: String) -> String {
     body.contains("FINAL") ? body : body + "\n[Rule]\nFINAL,DIRECT\n"
 }
 
 let errorCases: [ErrorCase] = [
-    ErrorCase(kind: "unknown section", profile: profile("[Rules]\nDOMAIN,a.test,DIRECT"),
+    ErrorCase(kind: "unknown section", profile: withFinal("[Rules]\nDOMAIN,a.test,DIRECT"),
               errors: [(1, "unknown section [Rules]", "did you mean [Rule]?")]),
-    ErrorCase(kind: "unsupported Surge section", profile: profile("[MITM]\nhostname = *.test"),
+    ErrorCase(kind: "unsupported Surge section", profile: withFinal("[MITM]\nhostname = *.test"),
               errors: [(1, "section [MITM] is not supported",
                         "Sluice does not decrypt TLS; HTTPS flows are matched by domain (SNI), IP, port and protocol only")]),
-    ErrorCase(kind: "section-less line", profile: profile("loglevel = info\n[General]"),
+    ErrorCase(kind: "section-less line", profile: withFinal("loglevel = info\n[General]"),
               errors: [(1, "line outside any section", "put it under a section header such as [General] or [Rule]")]),
-    ErrorCase(kind: "section header not closed", profile: profile("[General\nloglevel = info"),
+    ErrorCase(kind: "section header not closed", profile: withFinal("[General\nloglevel = info"),
               errors: [(1, "section header '[General' is not closed", "write it as [General]")]),
     ErrorCase(kind: "section twice", profile: "[Rule]\nFINAL,DIRECT\n[General]\n[Rule]\n",
               errors: [(4, "section [Rule] appears twice (first at line 1)", "move these lines into the first [Rule]")]),
-    ErrorCase(kind: "unknown key", profile: profile("[General]\nlog-level = info"),
+    ErrorCase(kind: "unknown key", profile: withFinal("[General]\nlog-level = info"),
               errors: [(2, "unknown key 'log-level' in [General]", "did you mean loglevel?")]),
-    ErrorCase(kind: "key set twice", profile: profile("[General]\nmtu = 1500\nmtu = 9000"),
+    ErrorCase(kind: "key set twice", profile: withFinal("[General]\nmtu = 1500\nmtu = 9000"),
               errors: [(3, "'mtu' is set twice in [General] (first at line 2)", "keep one of them")]),
-    ErrorCase(kind: "not KEY = VALUE", profile: profile("[General]\nloglevel info"),
+    ErrorCase(kind: "not KEY = VALUE", profile: withFinal("[General]\nloglevel info"),
               errors: [(2, "expected KEY = VALUE, got 'loglevel info'", "for example: loglevel = info")]),
-    ErrorCase(kind: "unknown enumerated value", profile: profile("[General]\nloglevel = verbose"),
+    ErrorCase(kind: "unknown enumerated value", profile: withFinal("[General]\nloglevel = verbose"),
               errors: [(2, "unknown loglevel 'verbose'", "expected one of: error, warning, info, debug")]),
-    ErrorCase(kind: "not a number", profile: profile("[General]\nmtu = 1.5k"),
+    ErrorCase(kind: "not a number", profile: withFinal("[General]\nmtu = 1.5k"),
               errors: [(2, "mtu must be a whole number, got '1.5k'", "write it in decimal digits, from 1280 to 65535")]),
-    ErrorCase(kind: "number out of range", profile: profile("[General]\nmtu = 576"),
+    ErrorCase(kind: "number out of range", profile: withFinal("[General]\nmtu = 576"),
               errors: [(2, "mtu must be from 1280 to 65535, got 576", "")]),
-    ErrorCase(kind: "bad address", profile: profile("[General]\ndns-server = 10.0.0.300"),
+    ErrorCase(kind: "bad address", profile: withFinal("[General]\ndns-server = 10.0.0.300"),
               errors: [(2, "dns-server '10.0.0.300' is not an IP address",
                         "write addresses such as 10.0.0.53 or fd00::53, separated by commas, or system")]),
-    ErrorCase(kind: "fake-ip range too big", profile: profile("[General]\nfake-ip-range = 10.0.0.0/8"),
+    ErrorCase(kind: "fake-ip range too big", profile: withFinal("[General]\nfake-ip-range = 10.0.0.0/8"),
               errors: [(2, "fake-ip-range must be a /12 to a /30, got /8", "198.18.0.0/15 (RFC 2544's benchmarking range) is the default")]),
-    ErrorCase(kind: "bad routing mark", profile: profile("[General]\nrouting-mark = 0xZZ"),
+    ErrorCase(kind: "bad routing mark", profile: withFinal("[General]\nrouting-mark = 0xZZ"),
               errors: [(2, "routing-mark must be a 32-bit number, got '0xZZ'", "write it in decimal or as 0x hex, e.g. 0x2a")]),
-    ErrorCase(kind: "unknown proxy kind", profile: profile("[Proxy]\np = sock5, proxy.test, 1080"),
+    ErrorCase(kind: "unknown proxy kind", profile: withFinal("[Proxy]\np = sock5, proxy.test, 1080"),
               errors: [(2, "unknown proxy kind 'sock5'", "did you mean socks5?")]),
-    ErrorCase(kind: "unsupported proxy kind", profile: profile("[Proxy]\np = ss, proxy.test, 8388, encrypt-method=aes-128-gcm"),
+    ErrorCase(kind: "unsupported proxy kind", profile: withFinal("[Proxy]\np = ss, proxy.test, 8388, encrypt-method=aes-128-gcm"),
               errors: [(2, "proxy kind 'ss' is not supported",
                         "Sluice relays through socks5 and http proxies; kinds: socks5, http, direct, reject, reject-rst, reject-drop, reject-tinygif")]),
-    ErrorCase(kind: "proxy without port", profile: profile("[Proxy]\np = http, proxy.test"),
+    ErrorCase(kind: "proxy without port", profile: withFinal("[Proxy]\np = http, proxy.test"),
               errors: [(2, "http proxy 'p' needs a server and a port", "write p = http, HOST, PORT")]),
-    ErrorCase(kind: "bad port", profile: profile("[Proxy]\np = socks5, proxy.test, 70000"),
+    ErrorCase(kind: "bad port", profile: withFinal("[Proxy]\np = socks5, proxy.test, 70000"),
               errors: [(2, "port must be from 1 to 65535, got 70000", "")]),
-    ErrorCase(kind: "unknown proxy parameter", profile: profile("[Proxy]\np = socks5, proxy.test, 1080, udp-relays=true"),
+    ErrorCase(kind: "unknown proxy parameter", profile: withFinal("[Proxy]\np = socks5, proxy.test, 1080, udp-relays=true"),
               errors: [(2, "unknown parameter 'udp-relays' for a socks5 proxy", "did you mean udp-relay?")]),
-    ErrorCase(kind: "udp-relay on http", profile: profile("[Proxy]\np = http, proxy.test, 3128, udp-relay=true"),
+    ErrorCase(kind: "udp-relay on http", profile: withFinal("[Proxy]\np = http, proxy.test, 3128, udp-relay=true"),
               errors: [(2, "udp-relay applies only to socks5 proxies", "http proxies carry TCP only; UDP goes DIRECT")]),
-    ErrorCase(kind: "bad boolean", profile: profile("[Proxy]\np = socks5, proxy.test, 1080, udp-relay=maybe"),
+    ErrorCase(kind: "bad boolean", profile: withFinal("[Proxy]\np = socks5, proxy.test, 1080, udp-relay=maybe"),
               errors: [(2, "udp-relay must be true or false, got 'maybe'", "")]),
-    ErrorCase(kind: "username without password", profile: profile("[Proxy]\np = socks5, proxy.test, 1080, username=alice"),
+    ErrorCase(kind: "username without password", profile: withFinal("[Proxy]\np = socks5, proxy.test, 1080, username=alice"),
               errors: [(2, "proxy 'p' has a username but no password", "give both username= and password=, or neither")]),
-    ErrorCase(kind: "duplicate name", profile: profile("[Proxy]\np = reject-rst\n[Proxy Group]\np = select, DIRECT"),
+    ErrorCase(kind: "duplicate name", profile: withFinal("[Proxy]\np = reject-rst\n[Proxy Group]\np = select, DIRECT"),
               errors: [(4, "'p' is already defined at line 2", "proxy and group names share one namespace; rename one of them")]),
-    ErrorCase(kind: "built-in redefined", profile: profile("[Proxy]\nDirect = socks5, proxy.test, 1080"),
+    ErrorCase(kind: "built-in redefined", profile: withFinal("[Proxy]\nDirect = socks5, proxy.test, 1080"),
               errors: [(2, "'Direct' is a built-in policy and cannot be redefined", "pick another name; DIRECT can be used as it is")]),
-    ErrorCase(kind: "parameters on a local kind", profile: profile("[Proxy]\nr = reject-rst, status-code=403"),
+    ErrorCase(kind: "parameters on a local kind", profile: withFinal("[Proxy]\nr = reject-rst, status-code=403"),
               errors: [(2, "proxy kind reject-rst takes no parameters", "write r = reject-rst")]),
-    ErrorCase(kind: "unknown group kind", profile: profile("[Proxy Group]\ng = selct, DIRECT"),
+    ErrorCase(kind: "unknown group kind", profile: withFinal("[Proxy Group]\ng = selct, DIRECT"),
               errors: [(2, "unknown group kind 'selct'", "did you mean select?")]),
-    ErrorCase(kind: "group without members", profile: profile("[Proxy Group]\ng = select"),
+    ErrorCase(kind: "group without members", profile: withFinal("[Proxy Group]\ng = select"),
               errors: [(2, "group 'g' has no members", "list proxies, groups or built-in policies after select,")]),
-    ErrorCase(kind: "fallback without url", profile: profile("[Proxy Group]\ng = fallback, DIRECT, REJECT"),
+    ErrorCase(kind: "fallback without url", profile: withFinal("[Proxy Group]\ng = fallback, DIRECT, REJECT"),
               errors: [(2, "fallback group 'g' needs url=", "add url=http://HOST/PATH for its health checks")]),
-    ErrorCase(kind: "select with url", profile: profile("[Proxy Group]\ng = select, DIRECT, url=http://h.test/"),
+    ErrorCase(kind: "select with url", profile: withFinal("[Proxy Group]\ng = select, DIRECT, url=http://h.test/"),
               errors: [(2, "a select group has no url", "select groups are not health-checked; use fallback or url-test for that")]),
-    ErrorCase(kind: "group lists itself", profile: profile("[Proxy Group]\npick = select, pick, DIRECT"),
+    ErrorCase(kind: "group lists itself", profile: withFinal("[Proxy Group]\npick = select, pick, DIRECT"),
               errors: [(2, "group 'pick' lists itself as a member", "a group's members are proxies, other groups or built-in policies")]),
-    ErrorCase(kind: "group cycle", profile: profile("[Proxy Group]\na = select, b\nb = select, c, DIRECT\nc = select, a"),
+    ErrorCase(kind: "group cycle", profile: withFinal("[Proxy Group]\na = select, b\nb = select, c, DIRECT\nc = select, a"),
               errors: [(2, "group 'a' contains itself: a -> b -> c -> a", "break the cycle by removing one of these members")]),
-    ErrorCase(kind: "unknown member", profile: profile("[Proxy Group]\ng = select, corp, DIRECT"),
+    ErrorCase(kind: "unknown member", profile: withFinal("[Proxy Group]\ng = select, corp, DIRECT"),
               errors: [(2, "unknown policy 'corp' in group 'g'",
                         "define it in [Proxy] or [Proxy Group], or use a built-in: DIRECT, REJECT, REJECT-RST, REJECT-DROP, REJECT-TINYGIF, REJECT-NO-DROP")]),
     ErrorCase(kind: "unknown rule type", profile: "[Rule]\nDOMAIN-SUFIX,ads.test,REJECT\nFINAL,DIRECT",
@@ -136,49 +136,54 @@ let errorCases: [ErrorCase] = [
               errors: [(3, "[Rule] has no FINAL rule", "end [Rule] with FINAL,DIRECT (or the policy for everything else)")]),
     ErrorCase(kind: "no [Rule] section", profile: "[General]\nloglevel = info\n",
               errors: [(0, "the profile has no [Rule] section", "add [Rule] with at least FINAL,DIRECT")]),
-    ErrorCase(kind: "host value not an address", profile: profile("[Host]\napi.test = server:10.0.0.53"),
+    ErrorCase(kind: "host value not an address", profile: withFinal("[Host]\napi.test = server:10.0.0.53"),
               errors: [(2, "'server:10.0.0.53' is not an IP address",
                         "[Host] maps a name to one IPv4 or IPv6 address; Sluice has no aliases or per-name DNS servers")]),
-    ErrorCase(kind: "host mapped twice", profile: profile("[Host]\napi.test = 10.0.0.1\nAPI.test. = 10.0.0.2"),
+    ErrorCase(kind: "host mapped twice", profile: withFinal("[Host]\napi.test = 10.0.0.1\nAPI.test. = 10.0.0.2"),
               errors: [(3, "host 'api.test' is already mapped at line 2", "keep one of the two lines")]),
-    ErrorCase(kind: "unknown rewrite mode", profile: profile("[URL Rewrite]\n^http://a\\.test/(.*) http://b.test/$1 301"),
+    ErrorCase(kind: "unknown rewrite mode", profile: withFinal("[URL Rewrite]\n^http://a\\.test/(.*) http://b.test/$1 301"),
               errors: [(2, "unknown URL rewrite mode '301'", "did you mean 302?")]),
-    ErrorCase(kind: "rewrite field count", profile: profile("[URL Rewrite]\n^http://a\\.test/ http://b.test/ 307 extra"),
+    ErrorCase(kind: "rewrite field count", profile: withFinal("[URL Rewrite]\n^http://a\\.test/ http://b.test/ 307 extra"),
               errors: [(2, "[URL Rewrite] lines have 3 fields (REGEX REPLACEMENT MODE), got 4", "quote a regex or URL that contains blanks")]),
-    ErrorCase(kind: "replacement refers to a missing group", profile: profile("[URL Rewrite]\n^http://a\\.test/(.*) http://b.test/$2 307"),
+    ErrorCase(kind: "replacement refers to a missing group", profile: withFinal("[URL Rewrite]\n^http://a\\.test/(.*) http://b.test/$2 307"),
               errors: [(2, "'http://b.test/$2' refers to $2 but the regex has 1 capture group",
                         #"add parentheses around the part of "^http://a\\.test/(.*)" to reuse, or use $1...$1"#)]),
-    ErrorCase(kind: "header mode to https", profile: profile("[URL Rewrite]\n^http://a\\.test/(.*) https://b.test/$1 header"),
+    ErrorCase(kind: "header mode to https", profile: withFinal("[URL Rewrite]\n^http://a\\.test/(.*) https://b.test/$1 header"),
               errors: [(2, "header mode cannot forward to an https:// URL", "Sluice speaks plain HTTP upstream; use 302 or 307 to send the client to https")]),
-    ErrorCase(kind: "unknown header operation", profile: profile("[Header Rewrite]\nhttp-request ^http:// header-remove X-A"),
+    ErrorCase(kind: "unknown header operation", profile: withFinal("[Header Rewrite]\nhttp-request ^http:// header-remove X-A"),
               errors: [(2, "unknown header operation 'header-remove'", "did you mean header-replace?")]),
-    ErrorCase(kind: "header operation arity", profile: profile("[Header Rewrite]\nhttp-request ^http:// header-add X-Env two words"),
+    ErrorCase(kind: "header operation arity", profile: withFinal("[Header Rewrite]\nhttp-request ^http:// header-add X-Env two words"),
               errors: [(2, "header-add takes NAME VALUE, got 3 fields", "quote a value that contains blanks")]),
-    ErrorCase(kind: "unknown direction", profile: profile("[Header Rewrite]\nhttp-requests ^http:// header-del X-A"),
+    ErrorCase(kind: "unknown direction", profile: withFinal("[Header Rewrite]\nhttp-requests ^http:// header-del X-A"),
               errors: [(2, "unknown header rewrite direction 'http-requests'", "did you mean http-request?")]),
-    ErrorCase(kind: "unknown data-type", profile: profile("[Map Local]\n^http://a\\.test/ data-type=json data=\"{}\""),
+    ErrorCase(kind: "unknown data-type", profile: withFinal("[Map Local]\n^http://a\\.test/ data-type=json data=\"{}\""),
               errors: [(2, "unknown data-type 'json'", "expected one of: text, base64, file, dir, tiny-gif")]),
-    ErrorCase(kind: "dir without capture group", profile: profile("[Map Local]\n^http://a\\.test/.*$ data-type=dir data=cache"),
+    ErrorCase(kind: "dir without capture group", profile: withFinal("[Map Local]\n^http://a\\.test/.*$ data-type=dir data=cache"),
               errors: [(2, "data-type=dir needs a capture group in the regex",
                         #"the first group names the file inside the folder, e.g. ^http://static\.test/(.*)$"#)]),
-    ErrorCase(kind: "bad base64", profile: profile("[Map Local]\n^http://a\\.test/ data-type=base64 data=\"R0lG*\""),
+    ErrorCase(kind: "map local from a URL", profile: withFinal("[Map Local]\n^http://a\\.test/ data=\"http://mock.test/a.json\""),
+              errors: [(2, "data-type=file reads local files, not URLs like 'http://mock.test/a.json'",
+                        "to answer from another server, use a header-mode [URL Rewrite]")]),
+    ErrorCase(kind: "bad base64", profile: withFinal("[Map Local]\n^http://a\\.test/ data-type=base64 data=\"R0lG*\""),
               errors: [(2, "data is not valid base64", "use the standard alphabet (A-Z a-z 0-9 + /) with = padding")]),
-    ErrorCase(kind: "map local without data", profile: profile("[Map Local]\n^http://a\\.test/ data-type=text status-code=204"),
+    ErrorCase(kind: "map local without data", profile: withFinal("[Map Local]\n^http://a\\.test/ data-type=text status-code=204"),
               errors: [(2, "[Map Local] entry has no data=", #"write data="BODY" (data="" for an empty body)"#)]),
-    ErrorCase(kind: "unknown map local key", profile: profile("[Map Local]\n^http://a\\.test/ data-type=text data=x status=404"),
+    ErrorCase(kind: "unknown map local key", profile: withFinal("[Map Local]\n^http://a\\.test/ data-type=text data=x status=404"),
               errors: [(2, "unknown key 'status' in [Map Local]", "did you mean status-code?")]),
-    ErrorCase(kind: "bad status code", profile: profile("[Map Local]\n^http://a\\.test/ data-type=text data=x status-code=99"),
+    ErrorCase(kind: "bad status code", profile: withFinal("[Map Local]\n^http://a\\.test/ data-type=text data=x status-code=99"),
               errors: [(2, "status-code must be from 100 to 599, got 99", "")]),
-    ErrorCase(kind: "statistics key without group", profile: profile("[Statistics]\napi = \"^http://api\\.test/\", key=$1"),
+    ErrorCase(kind: "statistics key without group", profile: withFinal("[Statistics]\napi = \"^http://api\\.test/\", key=$1"),
               errors: [(2, "key=$1 but the regex has 0 capture groups", "put parentheses around the part of the URL to count by")]),
-    ErrorCase(kind: "capture unknown key", profile: profile("[Capture]\nsnap-len = 65535"),
+    ErrorCase(kind: "control character in a header value", profile: withFinal("[Header Rewrite]\nhttp-request ^http:// header-add X-A \"a\rSet-Cookie: x=1\""),
+              errors: [(2, "header value contains the control character U+000D", "remove it; header values and URLs are printable text")]),
+    ErrorCase(kind: "capture unknown key", profile: withFinal("[Capture]\nsnap-len = 65535"),
               errors: [(2, "unknown key 'snap-len' in [Capture]", "did you mean snaplen?")]),
 ]
 
 @Suite struct ProfileErrorTests {
     @Test(arguments: errorCases)
     func eachMistakeIsReportedExactly(_ item: ErrorCase) {
-        guard case let .failure(failure) = load(item.profile) else {
+        guard case let .failure(failure) = loadProfile(item.profile) else {
             Issue.record("\(item.kind): the profile loaded")
             return
         }
@@ -194,7 +199,7 @@ let errorCases: [ErrorCase] = [
     }
 
     @Test func errorsPrintLikeACompiler() {
-        guard case let .failure(failure) = load("[Rule]\nDOMAIN-SUFIX,ads.test,REJECT\nFINAL,DIRECT\n") else {
+        guard case let .failure(failure) = loadProfile("[Rule]\nDOMAIN-SUFIX,ads.test,REJECT\nFINAL,DIRECT\n") else {
             Issue.record("loaded"); return
         }
         #expect(failure.description == "sluice.conf:2: error: unknown rule type 'DOMAIN-SUFIX'\n  hint: did you mean DOMAIN-SUFFIX?")
@@ -220,7 +225,7 @@ let errorCases: [ErrorCase] = [
         FINAL,nowhere
         DOMAIN,late.test,DIRECT
         """
-        guard case let .failure(failure) = load(text) else { Issue.record("loaded"); return }
+        guard case let .failure(failure) = loadProfile(text) else { Issue.record("loaded"); return }
         #expect(failure.errors.map { "\($0.line): \($0.message)" } == [
             "2: unknown loglevel 'loud'",
             "3: mtu must be from 1280 to 65535, got 10",
@@ -235,8 +240,42 @@ let errorCases: [ErrorCase] = [
         ])
     }
 
+    /// Big rule lists (pasted ad lists) load, and duplicate checks stay linear.
+    @Test func tenThousandRulesLoad() throws {
+        var text = "[Rule]\n"
+        for i in 0 ..< 10_000 { text += "DOMAIN-SUFFIX,ads\(i).test,REJECT\n" }
+        text += "FINAL,DIRECT\n[Host]\n"
+        for i in 0 ..< 2_000 { text += "h\(i).test = 10.0.\(i / 256).\(i % 256)\n" }
+        let profile = try loadProfile(text).get()
+        #expect(profile.rules.count == 10_000)
+        #expect(profile.rules.last?.condition == .domainSuffix("ads9999.test"))
+        #expect(profile.hosts.count == 2_000)
+    }
+
+    /// The spec's annotated example, pasted as printed: every annotated line fails,
+    /// and the hint says why.
+    @Test func trailingCommentsGetTheirOwnHint() {
+        let text = """
+        [General]
+        loglevel = info                      # error | warning | info | debug
+        [Rule]                               # TYPE,VALUE,POLICY[,options]
+        DEST-PORT,5432,DIRECT                // DST-PORT accepted as an alias
+        FINAL,DIRECT
+        [URL Rewrite]
+        ^http://api\\.test/(.*) http://api.staging.test/$1 header     # transparent
+        """
+        guard case let .failure(failure) = loadProfile(text) else { Issue.record("loaded"); return }
+        let comment = "a '#' or '//' after a value is part of the value; comments go on their own line"
+        #expect(failure.errors.map { "\($0.line) | \($0.message) | \($0.hint)" } == [
+            "2 | unknown loglevel 'info                      # error | warning | info | debug' | \(comment)",
+            "3 | text after the section header [Rule] | comments go on their own line, starting with #, ; or //",
+            "4 | unknown policy 'DIRECT                // DST-PORT accepted as an alias' in rule DEST-PORT,5432 | \(comment)",
+            "7 | [URL Rewrite] lines have 3 fields (REGEX REPLACEMENT MODE), got 5 | \(comment)",
+        ])
+    }
+
     @Test func columnsPointAtTheField() {
-        guard case let .failure(failure) = load("[Rule]\nDOMAIN,a.test,DIRECT\n  IP-CIDR, 10.0.0.0/40 ,DIRECT\nFINAL,DIRECT\n") else {
+        guard case let .failure(failure) = loadProfile("[Rule]\nDOMAIN,a.test,DIRECT\n  IP-CIDR, 10.0.0.0/40 ,DIRECT\nFINAL,DIRECT\n") else {
             Issue.record("loaded"); return
         }
         #expect(failure.errors.map(\.column) == [12])
@@ -255,7 +294,7 @@ let errorCases: [ErrorCase] = [
         [URL Rewrite]
         ^http://a\\.test/(.*) http://b.test/$1 302
         """
-        let profile = try load(text).get()
+        let profile = try loadProfile(text).get()
         #expect(profile.general.fakeIPRange.description == "198.18.0.0/15")
         #expect(profile.warnings.map(\.description) == [
             "sluice.conf:2: warning: fake-ip-range '198.18.1.0/15' has host bits set; it means 198.18.0.0/15\n  hint: write 198.18.0.0/15",
@@ -266,7 +305,7 @@ let errorCases: [ErrorCase] = [
     }
 
     @Test func warningsTravelWithErrors() {
-        guard case let .failure(failure) = load("[Rule]\nIP-CIDR,10.1.0.0/8,DIRECT\nFINAL,NOPE\n") else { Issue.record("loaded"); return }
+        guard case let .failure(failure) = loadProfile("[Rule]\nIP-CIDR,10.1.0.0/8,DIRECT\nFINAL,NOPE\n") else { Issue.record("loaded"); return }
         #expect(failure.errors.count == 1)
         #expect(failure.warnings.count == 1)
         #expect(failure.description.hasPrefix("sluice.conf:2: warning: IP-CIDR '10.1.0.0/8' has host bits set"))

@@ -79,7 +79,7 @@ har = /var/log/sluice/flows.har
 har-body-limit = 1048576
 """#
 
-func load(_ text: String) -> Result<Profile, ProfileErrors> {
+func loadProfile(_ text: String) -> Result<Profile, ProfileErrors> {
     ProfileParser.parse(text, file: "sluice.conf", baseDirectory: "/etc/sluice")
 }
 
@@ -87,7 +87,7 @@ func compiledRegex(_ source: String) throws -> CompiledRegex { try CompiledRegex
 
 @Suite struct ProfileExampleTests {
     @Test func specExampleParsesToTheExpectedModel() throws {
-        let profile = try load(specExample).get()
+        let profile = try loadProfile(specExample).get()
 
         #expect(profile.general == GeneralSettings(
             logLevel: .info, dnsMode: .fakeIP, dnsServers: [.v4(IPv4Address(10, 0, 0, 53))],
@@ -180,7 +180,7 @@ func compiledRegex(_ source: String) throws -> CompiledRegex { try CompiledRegex
     }
 
     @Test func policiesResolve() throws {
-        let profile = try load(specExample).get()
+        let profile = try loadProfile(specExample).get()
         #expect(profile.policy(named: "DIRECT") == .builtin(.direct))
         #expect(profile.policy(named: "REJECT-NO-DROP") == .builtin(.rejectNoDrop))
         #expect(profile.policy(named: "reset")?.name == "reset")
@@ -191,7 +191,7 @@ func compiledRegex(_ source: String) throws -> CompiledRegex { try CompiledRegex
     }
 
     @Test func ruleDescriptionsReadLikeTheProfile() throws {
-        let profile = try load(specExample).get()
+        let profile = try loadProfile(specExample).get()
         #expect(profile.rules.map(\.description) == [
             "DOMAIN,api.test,DIRECT",
             "DOMAIN-SUFFIX,ads.test,REJECT",
@@ -212,7 +212,7 @@ func compiledRegex(_ source: String) throws -> CompiledRegex { try CompiledRegex
         // Each description parses back to the same rule.
         let text = "[Proxy]\nreset = reject-rst\ncorp-socks = socks5, p.test, 1\ncorp-http = http, p.test, 2\negress = direct\n[Rule]\n"
             + profile.rules.map(\.description).joined(separator: "\n") + "\nFINAL,DIRECT\n"
-        let again = try load(text).get()
+        let again = try loadProfile(text).get()
         #expect(again.rules.map(\.condition) == profile.rules.map(\.condition))
         #expect(profile.rules.filter(\.condition.requiresHTTP).map(\.line) == [31, 32, 33, 34, 35])
     }
@@ -221,7 +221,7 @@ func compiledRegex(_ source: String) throws -> CompiledRegex { try CompiledRegex
     /// valid profile: trailing comments do not exist, and the errors say so.
     @Test func trailingCommentsAreNotComments() {
         let text = "[Rule]                               # TYPE,VALUE,POLICY\nFINAL,DIRECT\n"
-        guard case let .failure(failure) = load(text) else { Issue.record("loaded"); return }
+        guard case let .failure(failure) = loadProfile(text) else { Issue.record("loaded"); return }
         #expect(failure.errors.map(\.description) == [
             "sluice.conf:1: error: text after the section header [Rule]\n  hint: comments go on their own line, starting with #, ; or //",
         ])

@@ -14,7 +14,7 @@ import Testing
         [Map Local]
         ^http://a\.test/$ data-type=base64 data=aGk= header="X-Mock:1"
         """#
-        let json = ProfileJSON.render(try load(text).get(), pretty: false)
+        let json = ProfileJSON.render(try loadProfile(text).get(), pretty: false)
         #expect(json == #"""
         {"file":"sluice.conf","general":{"loglevel":"info","dns-mode":"fake-ip","dns-server":[],"fake-ip-range":"198.18.0.0/15","mtu":null,"routing-mark":null},\#
         "proxies":[{"line":2,"name":"s","kind":"socks5","server":"proxy.test","port":1080,"username":"u","password-set":true,"udp-relay":false}],\#
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func specExampleDumpsEverySection() throws {
-        let json = ProfileJSON.render(try load(specExample).get())
+        let json = ProfileJSON.render(try loadProfile(specExample).get())
         for key in ["general", "proxies", "proxy-groups", "rules", "final", "hosts", "url-rewrites", "header-rewrites",
                     "map-local", "statistics", "capture", "warnings"] {
             #expect(json.contains("\"\(key)\": "), "\(key)")

@@ -5,7 +5,7 @@ import Wire
 @Suite struct ProfileLexicalTests {
     @Test func byteOrderMarkAndCRLFAreAccepted() throws {
         let text = "\u{FEFF}[General]\r\nloglevel = debug\r\n\r\n[Rule]\r\nDOMAIN,a.test,REJECT\r\nFINAL,DIRECT\r\n"
-        let profile = try load(text).get()
+        let profile = try loadProfile(text).get()
         #expect(profile.general.logLevel == .debug)
         #expect(profile.rules == [RuleDefinition(line: 5, condition: .domain("a.test"), policy: "REJECT")])
         #expect(profile.finalRule == FinalRule(policy: "DIRECT", line: 6))
@@ -13,13 +13,13 @@ import Wire
 
     @Test func mixedLineEndsCountLinesAlike() throws {
         let text = "[Rule]\nDOMAIN,a.test,REJECT\r\nDOMAIN,b.test,REJECT\nFINAL,DIRECT"
-        let profile = try load(text).get()
+        let profile = try loadProfile(text).get()
         #expect(profile.rules.map(\.line) == [2, 3])
         #expect(profile.finalRule.line == 4)
     }
 
     @Test func theByteOrderMarkIsNotPartOfTheFirstColumn() {
-        guard case let .failure(failure) = load("\u{FEFF}[Rules]\n[Rule]\nFINAL,DIRECT\n") else { Issue.record("loaded"); return }
+        guard case let .failure(failure) = loadProfile("\u{FEFF}[Rules]\n[Rule]\nFINAL,DIRECT\n") else { Issue.record("loaded"); return }
         #expect(failure.errors.map(\.message) == ["unknown section [Rules]"])
         #expect(failure.errors[0].column == 1)
     }
@@ -35,9 +35,9 @@ import Wire
         URL-REGEX,^http://a\\.test/#fragment;x//y,REJECT
         FINAL,DIRECT
         """
-        let profile = try load(text).get()
+        let profile = try loadProfile(text).get()
         // '#', ';' and '//' inside the line are part of the regex.
-        #expect(profile.rules.map(\.condition) == [.urlRegex(try regex("^http://a\\.test/#fragment;x//y"))])
+        #expect(profile.rules.map(\.condition) == [.urlRegex(try compiledRegex("^http://a\\.test/#fragment;x//y"))])
     }
 
     @Test func quotesKeepOnlyTwoEscapes() throws {
@@ -48,10 +48,10 @@ import Wire
         DOMAIN-REGEX,"^a\.test\\?$",p
         FINAL,DIRECT
         """#
-        let profile = try load(text).get()
+        let profile = try loadProfile(text).get()
         // \" is a quote, \\ a backslash, \d stays as written.
         #expect(profile.proxies[0].server?.password == #"a"b\c\d,e"#)
-        #expect(profile.rules[0].condition == .domainRegex(try regex(#"^a\.test\?$"#)))
+        #expect(profile.rules[0].condition == .domainRegex(try compiledRegex(#"^a\.test\?$"#)))
     }
 
     @Test func quotedCommasAndParenthesesDoNotSplit() throws {
@@ -64,26 +64,26 @@ import Wire
         OR,((DOMAIN,a.test),(AND,((METHOD,PUT),(DEST-PORT,8000-8100)))),deny
         FINAL,DIRECT
         """#
-        let profile = try load(text).get()
+        let profile = try loadProfile(text).get()
         #expect(profile.proxies[0].kind == .reject(status: 451, body: "No, not here (legal)"))
         #expect(profile.rules.map(\.condition) == [
-            .urlRegex(try regex(#"^http://a\.test/(x,y)"#)),
-            .urlRegex(try regex(#"^http://b\.test/(x|y)"#)),
+            .urlRegex(try compiledRegex(#"^http://a\.test/(x,y)"#)),
+            .urlRegex(try compiledRegex(#"^http://b\.test/(x|y)"#)),
             .or([.domain("a.test"), .and([.method("PUT"), .destinationPort(PortRange(8000, 8100))])]),
         ])
     }
 
     @Test func blankSectionsSplitOnRunsOfBlanks() throws {
         let text = "[Header Rewrite]\nhttp-request \t  ^http://a\\.test/   header-add\tX-Note  \"two  words\"\n[Rule]\nFINAL,DIRECT\n"
-        let profile = try load(text).get()
+        let profile = try loadProfile(text).get()
         #expect(profile.headerRewrites == [
-            HeaderRewrite(direction: .request, regex: try regex("^http://a\\.test/"), operation: .add(name: "X-Note", value: "two  words"), line: 2),
+            HeaderRewrite(direction: .request, regex: try compiledRegex("^http://a\\.test/"), operation: .add(name: "X-Note", value: "two  words"), line: 2),
         ])
     }
 
     @Test func blanksAroundCommasAndEqualsAreIgnored() throws {
         let text = "[Proxy]\n  p   =   socks5 ,  proxy.test ,1080 ,  username = u , password= \"p w\"  \n[Rule]\nFINAL , p\n"
-        let profile = try load(text).get()
+        let profile = try loadProfile(text).get()
         #expect(profile.proxies[0].server == ProxyServer(host: "proxy.test", port: 1080, username: "u", password: "p w"))
         #expect(profile.finalRule.policy == "p")
     }
@@ -98,14 +98,14 @@ import Wire
         [Proxy]
         late-proxy = socks5, 10.0.0.1, 1080
         """
-        let profile = try load(text).get()
+        let profile = try loadProfile(text).get()
         #expect(profile.policy(named: "late-group") != nil)
         #expect(profile.policy(named: "late-proxy") != nil)
     }
 
     @Test func ruleTypesAreCaseInsensitiveAndAliasesWork() throws {
         let text = "[Rule]\ndomain-suffix,Ads.Test.,REJECT\nDST-PORT,<1024,DIRECT\nSRC-PORT,>1023,DIRECT\nDEST-PORT,<=80,DIRECT\nPROTOCOL,https,DIRECT\nMATCH,DIRECT\n"
-        let profile = try load(text).get()
+        let profile = try loadProfile(text).get()
         #expect(profile.rules.map(\.condition) == [
             .domainSuffix("ads.test"),
             .destinationPort(PortRange(0, 1023)),
@@ -127,14 +127,21 @@ import Wire
         [Rule]
         FINAL,DIRECT
         """
-        let profile = try load(text).get()
+        let profile = try loadProfile(text).get()
         #expect(profile.mapLocals.map(\.data) == [.directory("/etc/sluice/cache"), .file("/srv/b.json"), .file("/etc/sluice/c.json")])
         #expect(profile.capture.harPath == "/etc/sluice/logs/flows.har")
     }
 
+    /// `$N` is one digit, as in Surge: `$12` is group 1 then "2", and `$0` the whole match.
+    @Test func replacementReferencesAreOneDigit() throws {
+        let text = "[URL Rewrite]\n^http://a\\.test/(.*) http://b.test/$12?from=$0 307\n[Rule]\nFINAL,DIRECT\n"
+        let profile = try loadProfile(text).get()
+        #expect(profile.urlRewrites.map(\.replacement) == ["http://b.test/$12?from=$0"])
+    }
+
     @Test func base64AndTinyGIF() throws {
         let text = "[Map Local]\n^http://a\\.test/$ data-type=base64 data=\"aGVs bG8=\"\n^http://b\\.test/$ data-type=tiny-gif\n[Rule]\nFINAL,DIRECT\n"
-        let profile = try load(text).get()
+        let profile = try loadProfile(text).get()
         #expect(profile.mapLocals.map(\.data) == [.base64(Array("hello".utf8)), .tinyGIF])
     }
 
@@ -149,6 +156,18 @@ import Wire
         #expect(ProfileLexer.commaFields(#"a,"b"#[...], column: 1) == .failure(.unclosedQuote(column: 3)))
         #expect(ProfileLexer.commaFields("a,(b", column: 1) == .failure(.unbalancedParenthesis(column: 3)))
         #expect(ProfileLexer.commaFields("a),b", column: 1) == .failure(.unbalancedParenthesis(column: 2)))
+    }
+
+    @Test func suggestionsAreNearMissesOnly() {
+        let types = ProfileBuilder.ruleTypes
+        #expect(Suggestion.nearest("DOMAIN-SUFIX", in: types) == "DOMAIN-SUFFIX")
+        #expect(Suggestion.nearest("domain-keywrod", in: types) == "DOMAIN-KEYWORD")
+        #expect(Suggestion.nearest("UPD", in: ["TCP", "UDP", "HTTP"]) == "UDP")
+        #expect(Suggestion.nearest("FOO", in: types) == nil)
+        #expect(Suggestion.nearest("GEOSITE", in: types) == nil)
+        #expect(Suggestion.editDistance(Array("ab".unicodeScalars), Array("ba".unicodeScalars)) == 1)
+        #expect(Suggestion.editDistance(Array("kitten".unicodeScalars), Array("sitting".unicodeScalars)) == 3)
+        #expect(Suggestion.editDistance([], Array("abc".unicodeScalars)) == 3)
     }
 
     @Test func globsMatchWholeValues() {

@@ -1,0 +1,812 @@
+internal import Relay
+internal import Rules
+internal import Stack
+internal import Sys
+internal import Wire
+
+/// `sluice proxy`'s event loop: local SOCKS5 and HTTP proxy listeners whose
+/// clients are routed by the same profile rules as the tunnel's flows. One
+/// thread, one epoll, non-blocking everything (like Tunnel, but with sockets
+/// on both sides): Relay's server machines read each client's request, the
+/// FlowDirector picks DIRECT, an upstream proxy or a refusal, and then bytes
+/// move both ways through a bounded buffer per direction.
+final class ProxyServer {
+    struct Configuration {
+        var socksAddress: SocketAddress?
+        var httpAddress: SocketAddress?
+        var credentials: ProxyCredentials?
+        var deadlines = HandshakeDeadlines.default
+        /// Per direction and connection: 64 KiB keeps a LAN busy without letting one client hoard memory.
+        var bufferSize = 64 * 1024
+        /// Clients beyond this are accepted and closed at once, so the listener's backlog cannot pin us.
+        var maximumConnections = 2048
+        /// How long a refusal or failure reply may take to drain before the connection is cut.
+        var closingGrace: Duration = .seconds(5)
+    }
+
+    static let socksToken: UInt64 = 1
+    static let httpToken: UInt64 = 2
+    static let signalToken: UInt64 = 3
+    static let resolverToken: UInt64 = 4
+    static let firstConnectionToken: UInt64 = 16
+
+    let configuration: Configuration
+    let epoll: Epoll
+    let socksListener: SocketBox?
+    let httpListener: SocketBox?
+    let resolver: HostResolver
+    var director = FlowDirector()
+    var connections: [UInt64: InboundConnection] = [:]
+    /// Connections waiting for the resolver, by their resolver key.
+    var resolving: [FlowKey: UInt64] = [:]
+    var nextID: UInt64 = 1
+    var statistics = ProxyServerStatistics()
+    let clock = ContinuousClock()
+    let origin: ContinuousClock.Instant
+    /// One read's worth of space.
+    let scratch: UnsafeMutableRawBufferPointer
+    let debug = ProcessControl.environment("SLUICE_DEBUG") != nil
+    let log: (String) -> Void
+
+    init(configuration: Configuration, log: @escaping (String) -> Void) throws(EngineError) {
+        self.configuration = configuration
+        self.log = log
+        do { epoll = try Epoll() } catch { throw EngineError.system("epoll_create", error) }
+        socksListener = try configuration.socksAddress.map { address throws(EngineError) in try Self.listen(on: address) }
+        httpListener = try configuration.httpAddress.map { address throws(EngineError) in try Self.listen(on: address) }
+        resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID))
+        do {
+            if let socksListener { try epoll.add(socksListener.socket.descriptor, events: .readable, token: Self.socksToken) }
+            if let httpListener { try epoll.add(httpListener.socket.descriptor, events: .readable, token: Self.httpToken) }
+            if let channel = resolver.channel { try epoll.add(channel.socket.descriptor, events: .readable, token: Self.resolverToken) }
+        } catch { throw EngineError.system("epoll_ctl", error) }
+        origin = clock.now
+        scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
+    }
+
+    deinit { scratch.deallocate() }
+
+    static func listen(on address: SocketAddress) throws(EngineError) -> SocketBox {
+        let socket: Socket
+        do { socket = try Socket(.tcp, family: address.address.family) } catch { throw EngineError.system("socket", error) }
+        do { try socket.bind(address) } catch { throw EngineError.system("bind \(address)", error) }
+        do { try socket.listen() } catch { throw EngineError.system("listen \(address)", error) }
+        return SocketBox(socket)
+    }
+
+    var now: Instant {
+        let (s, atto) = (clock.now - origin).components
+        return Instant(nanoseconds: s * 1_000_000_000 + atto / 1_000_000_000)
+    }
+
+    func trace(_ text: @autoclosure () -> String) {
+        if debug { ProcessControl.writeStandardError("sluice: debug: \(now) \(text())\n") }
+    }
+
+    /// Adds another descriptor (the stop signals) under `token`.
+    func watch(rawDescriptor: Int32, token: UInt64) throws(EngineError) {
+        do { try epoll.add(rawDescriptor: rawDescriptor, events: .readable, token: token) } catch {
+            throw EngineError.system("epoll_ctl", error)
+        }
+    }
+
+    /// Runs until `handleOther` (for tokens the server does not own) returns false.
+    func run(handleOther: (UInt64) -> Bool) throws(EngineError) {
+        var events = Epoll.EventBuffer(capacity: 256)
+        var nextSweep = now
+        while true {
+            let ready: Int
+            do { ready = try epoll.wait(into: &events, timeoutMilliseconds: 200) } catch {
+                throw EngineError.system("epoll_wait", error)
+            }
+            for i in 0 ..< ready {
+                let event = events[i]
+                switch event.token {
+                case Self.socksToken: accept(.socks5)
+                case Self.httpToken: accept(.http)
+                case Self.resolverToken: resolved(resolver.receive(now: now))
+                case let token where token >= Self.firstConnectionToken:
+                    let id = (token - Self.firstConnectionToken) / 4
+                    guard let connection = connections[id] else { continue }
+                    switch (token - Self.firstConnectionToken) % 4 {
+                    case 0: clientReady(connection, events: event.events)
+                    case 1 where connection.association != nil: associationReady(connection, from: .v4)
+                    case 1: upstreamReady(connection, events: event.events)
+                    case 2: associationReady(connection, from: nil)
+                    default: associationReady(connection, from: .v6)
+                    }
+                default:
+                    if !handleOther(event.token) { return }
+                }
+            }
+            // Deadlines are coarse (seconds): a sweep every 200 ms is enough and costs nothing per event.
+            let time = now
+            if nextSweep <= time {
+                nextSweep = time + .milliseconds(200)
+                sweep(now: time)
+            }
+        }
+    }
+
+    // MARK: Clients
+
+    func accept(_ listener: InboundConnection.Listener) {
+        guard let box = listener == .socks5 ? socksListener : httpListener else { return }
+        for _ in 0 ..< 64 {
+            let accepted: Socket.Accepted?
+            do { accepted = try box.socket.accept() } catch {
+                // EMFILE and friends: the backlog keeps the client until descriptors free up.
+                statistics.errors += 1
+                log("sluice: proxy: accept on \(listener) listener: \(error)")
+                return
+            }
+            guard let accepted else { return }
+            statistics.connections += 1
+            guard connections.count < configuration.maximumConnections else {
+                statistics.errors += 1
+                log("sluice: proxy: \(accepted.peer): too many connections (\(connections.count)); closed")
+                continue
+            }
+            let id = nextID
+            nextID += 1
+            let peer = accepted.peer
+            let connection = InboundConnection(id: id, client: accepted.socket, peer: peer, listener: listener,
+                                               credentials: configuration.credentials, bufferSize: configuration.bufferSize)
+            connection.deadline = now + configuration.deadlines.greeting
+            do { try epoll.add(connection.client.descriptor, events: .readable, token: connection.clientToken) } catch {
+                statistics.errors += 1
+                continue
+            }
+            connection.clientInterest = .readable
+            connections[id] = connection
+            trace("\(connection.description): accepted")
+        }
+    }
+
+    func clientReady(_ connection: InboundConnection, events: Epoll.Events) {
+        if events.contains(.hangup) || events.contains(.error) { connection.clientHungUp = true }
+        switch connection.phase {
+        case .handshake:
+            readHandshake(connection)
+        case .relaying, .closing, .associated:
+            if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { readClient(connection) }
+        case .resolving, .connecting, .proxyHandshake:
+            // Not reading the client meanwhile; only its failure matters.
+            if events.contains(.error) || events.contains(.hangup) {
+                abort(connection, reason: "client went away while connecting")
+                return
+            }
+        }
+        pump(connection)
+    }
+
+    /// Feeds the client's first bytes to the listener's machine until it decides.
+    func readHandshake(_ connection: InboundConnection) {
+        // A SOCKS5 request is at most ~600 bytes and an HTTP head 16 KiB; the rest waits in the kernel.
+        let limit = 20 * 1024
+        guard connection.received.count < limit else { return }
+        let result: SysResult<Int>
+        do { result = try connection.client.read(into: scratch.sub(0, limit - connection.received.count)) } catch {
+            abort(connection, reason: "client: \(error)")
+            return
+        }
+        guard case let .value(n) = result else { return }
+        if n == 0 {
+            trace("\(connection.description): client closed during the handshake")
+            finish(connection)
+            return
+        }
+        connection.received += UnsafeRawBufferPointer(scratch.sub(0, n))
+        switch connection.listener {
+        case .socks5: stepSOCKS(connection)
+        case .http: stepHTTP(connection)
+        }
+    }
+
+    func stepSOCKS(_ connection: InboundConnection) {
+        for _ in 0 ..< 8 {
+            var machine = connection.socks
+            let result = connection.received.withUnsafeBytes { buffer in
+                Result { () throws(RelayError) -> SOCKS5ServerHandshake.Action? in try machine.receive(buffer) }
+            }
+            connection.socks = machine
+            let action: SOCKS5ServerHandshake.Action?
+            switch result {
+            case let .success(value): action = value
+            case let .failure(error):
+                statistics.handshakeFailures += 1
+                log("sluice: proxy: \(connection.peer) SOCKS5: \(error); closed")
+                finish(connection)
+                return
+            }
+            switch action {
+            case nil:
+                return
+            case let .send(bytes, consumed)?:
+                connection.received.removeFirst(consumed)
+                _ = connection.toClient.append(bytes)
+                connection.deadline = now + configuration.deadlines.limit(for: connection.socks.stage)
+            case let .connect(target, consumed)?:
+                connection.received.removeFirst(consumed)
+                begin(connection, target: target)
+                return
+            case let .associate(hint, consumed)?:
+                connection.received.removeFirst(consumed)
+                associate(connection, hint: hint)
+                return
+            case let .refuse(bytes, reason)?:
+                refuse(connection, bytes: bytes, reason: reason)
+                return
+            }
+        }
+    }
+
+    func stepHTTP(_ connection: InboundConnection) {
+        let action = connection.received.withUnsafeBytes { connection.http.receive($0) }
+        switch action {
+        case nil:
+            return
+        case let .connect(target, consumed)?:
+            connection.received.removeFirst(consumed)
+            begin(connection, target: target)
+        case let .forward(target, head, consumed)?:
+            let request = Self.sniffedRequest(connection.received)
+            connection.received.removeFirst(consumed)
+            connection.forwardHead = InboundConnection.closingHead(head)
+            begin(connection, target: target, request: request)
+        case let .refuse(bytes, reason)?:
+            refuse(connection, bytes: bytes, reason: reason)
+        }
+    }
+
+    /// Method and absolute URL of a forwarded request, so URL rules match it as they do a sniffed one.
+    static func sniffedRequest(_ bytes: [UInt8]) -> SniffedRequest? {
+        guard let end = bytes.firstIndex(of: 0x0d) ?? bytes.firstIndex(of: 0x0a) else { return nil }
+        let parts = bytes[..<end].split(separator: 0x20)
+        guard parts.count == 3 else { return nil }
+        return SniffedRequest(method: String(decoding: parts[0], as: UTF8.self), url: String(decoding: parts[1], as: UTF8.self), headers: [])
+    }
+
+    func refuse(_ connection: InboundConnection, bytes: [UInt8], reason: RelayError) {
+        statistics.handshakeFailures += 1
+        if reason == .authRejected { statistics.authFailures += 1 }
+        log("sluice: proxy: \(connection.peer) \(connection.listener): refused: \(reason)")
+        close(connection, answer: bytes)
+    }
+
+    // MARK: Routing
+
+    func begin(_ connection: InboundConnection, target: ProxyTarget, request: SniffedRequest? = nil) {
+        connection.target = target
+        var facts = FlowFacts(key: FlowKey(transport: .tcp, appAddress: Self.wireAddress(connection.peer.address),
+                                           appPort: connection.peer.port, destinationAddress: .v4(.any),
+                                           destinationPort: target.port))
+        switch target.host {
+        case let .ipv4(a): facts.key.destinationAddress = .v4(a)
+        case let .ipv6(a): facts.key.destinationAddress = .v6(a)
+        case let .domain(name):
+            facts.domain = name
+            facts.domainSource = .host
+        }
+        if let request {
+            facts.applicationProtocol = .http
+            facts.request = request
+        }
+        let route: FlowRoute
+        switch director.decide(facts, final: true) {
+        case let .route(decided, reason):
+            route = decided
+            connection.route = reason
+        case .sniff:
+            // Never with final: true; DIRECT is the default profile's answer.
+            route = .direct
+            connection.route = "DIRECT"
+        }
+        trace("\(connection.description): \(route) (\(connection.route))")
+        switch route {
+        case .direct:
+            connect(connection, host: target.host.description, port: target.port)
+        case let .proxy(proxy):
+            do { connection.proxyHandshake = try ProxyHandshake(proxy: proxy, target: target) } catch {
+                fail(connection, .generalFailure, reason: error.message)
+                return
+            }
+            connect(connection, host: proxy.host, port: proxy.port)
+        case .refuse:
+            statistics.refusedByRules += 1
+            fail(connection, .notAllowed, reason: "refused: \(connection.route)", counted: false)
+        case let .answer(bytes):
+            statistics.refusedByRules += 1
+            if connection.forwardHead != nil {
+                // A plain HTTP request gets the rule's own answer (403 page, tiny GIF).
+                log("sluice: proxy: \(connection.peer) → \(target): answered locally: \(connection.route)")
+                close(connection, answer: bytes)
+            } else {
+                fail(connection, .notAllowed, reason: "refused: \(connection.route)", counted: false)
+            }
+        }
+    }
+
+    /// Connects to a host given as an address literal or a name: a [Host]
+    /// entry of the profile first, then the host's resolvers (never a
+    /// blocking lookup on the loop).
+    func connect(_ connection: InboundConnection, host: String, port: UInt16) {
+        connection.deadline = now + configuration.deadlines.connect
+        if let literal = SysIPAddress(host) {
+            open(connection, to: literal, port: port)
+            return
+        }
+        if let address = director.staticAddress(for: host) {
+            open(connection, to: address.sysAddress, port: port)
+            return
+        }
+        guard let name = DNSName(host) else {
+            fail(connection, .hostUnreachable, reason: "bad host name \(host)")
+            return
+        }
+        connection.pendingName = name
+        connection.pendingPort = port
+        if let address = resolver.resolve(name, family: .v4, for: connection.resolverKey, now: now) {
+            open(connection, to: address.sysAddress, port: port)
+        } else {
+            connection.phase = .resolving
+            resolving[connection.resolverKey] = connection.id
+        }
+    }
+
+    func resolved(_ answers: [(FlowKey, IPAddress?, DNSType)]) {
+        for (key, found, type) in answers {
+            guard let id = resolving[key], let connection = connections[id], let name = connection.pendingName else { continue }
+            var address = found
+            if address == nil, type == .a {
+                // No IPv4 address: ask for IPv6 before giving up.
+                address = resolver.resolve(name, family: .v6, for: key, now: now)
+                if address == nil, resolver.isPending(key) { continue }
+            }
+            resolving[key] = nil
+            if let address {
+                open(connection, to: address.sysAddress, port: connection.pendingPort)
+            } else {
+                fail(connection, .hostUnreachable, reason: "\(name) has no address")
+            }
+            pump(connection)
+        }
+    }
+
+    func open(_ connection: InboundConnection, to address: SysIPAddress, port: UInt16) {
+        trace("\(connection.description): connecting to \(SocketAddress(address, port: port))")
+        connection.phase = .connecting
+        let socket: Socket
+        do { socket = try Socket(.tcp, family: address.family) } catch {
+            fail(connection, .generalFailure, reason: "socket: \(error)")
+            return
+        }
+        let result: SysResult<Void>
+        do { result = try socket.connect(to: SocketAddress(address, port: port)) } catch {
+            fail(connection, Self.relayError(for: error), reason: "connect to \(SocketAddress(address, port: port)): \(error)")
+            return
+        }
+        do { try epoll.add(socket.descriptor, events: .writable, token: connection.upstreamToken) } catch {
+            fail(connection, .generalFailure, reason: "epoll: \(error)")
+            return
+        }
+        connection.upstream = SocketBox(socket)
+        connection.upstreamInterest = .writable
+        if case .value = result { upstreamConnected(connection) }
+    }
+
+    static func relayError(for error: Errno) -> RelayError {
+        switch error {
+        case .connectionRefused: return .connectionRefused
+        case .hostUnreachable: return .hostUnreachable
+        case .networkUnreachable, .networkDown: return .networkUnreachable
+        case .timedOut: return .timedOut(.connect)
+        default: return .generalFailure
+        }
+    }
+
+    static func wireAddress(_ address: SysIPAddress) -> IPAddress {
+        switch address {
+        case let .v4(value): return .v4(IPv4Address(value))
+        case let .v6(high, low): return .v6(IPv6Address(high: high, low: low))
+        }
+    }
+
+    // MARK: Upstream
+
+    func upstreamReady(_ connection: InboundConnection, events: Epoll.Events) {
+        guard let upstream = connection.upstream else { return }
+        if events.contains(.hangup) || events.contains(.error) { connection.upstreamHungUp = true }
+        switch connection.phase {
+        case .connecting:
+            // SO_ERROR clears when read: read once.
+            if let error = upstream.socket.pendingError() {
+                fail(connection, Self.relayError(for: error), reason: "connect: \(error)")
+            } else if events.contains(.writable) || events.contains(.hangup) {
+                upstreamConnected(connection)
+            }
+        case .proxyHandshake:
+            readProxyHandshake(connection)
+        case .relaying, .closing:
+            if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { readUpstream(connection) }
+        case .handshake, .resolving, .associated:
+            return
+        }
+        pump(connection)
+    }
+
+    func upstreamConnected(_ connection: InboundConnection) {
+        guard let handshake = connection.proxyHandshake else {
+            established(connection, leftover: UnsafeRawBufferPointer(start: nil, count: 0))
+            return
+        }
+        trace("\(connection.description): connected to proxy \(handshake.proxy.name), greeting it")
+        connection.phase = .proxyHandshake
+        connection.deadline = now + configuration.deadlines.limit(for: handshake.machine.stage)
+        guard sendWhole(handshake.start(), to: connection) else {
+            fail(connection, .generalFailure, reason: "proxy \(handshake.proxy.name): could not send the greeting")
+            return
+        }
+    }
+
+    /// A handshake message goes out whole: it is small and the socket just connected.
+    func sendWhole(_ bytes: [UInt8], to connection: InboundConnection) -> Bool {
+        guard !bytes.isEmpty else { return true }
+        guard let upstream = connection.upstream else { return false }
+        let result = bytes.withUnsafeBytes { try? upstream.socket.write($0) }
+        guard case let .value(n)? = result, n == bytes.count else { return false }
+        return true
+    }
+
+    func readProxyHandshake(_ connection: InboundConnection) {
+        guard let handshake = connection.proxyHandshake, let upstream = connection.upstream else { return }
+        // Small reads: whatever follows the handshake must fit the client's fresh buffer.
+        let window = scratch.sub(0, 16 * 1024)
+        let result: SysResult<Int>
+        do { result = try upstream.socket.read(into: window) } catch {
+            fail(connection, Self.relayError(for: error), reason: "proxy \(handshake.proxy.name): \(error)")
+            return
+        }
+        guard case let .value(n) = result else { return }
+        if n == 0 {
+            let failure = handshake.closed()
+            fail(connection, Self.relayError(for: failure.refusal), reason: failure.message)
+            return
+        }
+        do throws(ProxyFailure) {
+            switch try handshake.receive(UnsafeRawBufferPointer(window.sub(0, n))) {
+            case .needMore:
+                return
+            case let .send(bytes):
+                guard sendWhole(bytes, to: connection) else {
+                    throw ProxyFailure(refusal: .reset, message: "proxy \(handshake.proxy.name): could not send")
+                }
+                connection.deadline = now + configuration.deadlines.limit(for: handshake.machine.stage)
+            case let .established(leftoverOffset, _):
+                trace("\(connection.description): proxy \(handshake.proxy.name) connected to \(handshake.target)")
+                connection.proxyHandshake = nil
+                established(connection, leftover: UnsafeRawBufferPointer(window.sub(0, n)).suffix(from: leftoverOffset))
+            }
+        } catch {
+            fail(connection, Self.relayError(for: error.refusal), reason: error.message)
+        }
+    }
+
+    static func relayError(for refusal: TCPFlowTable.Refusal) -> RelayError {
+        switch refusal {
+        case .reset, .drop: return .generalFailure
+        case .unreachable(.network): return .networkUnreachable
+        case .unreachable: return .hostUnreachable
+        }
+    }
+
+    /// The path to the target is open: answer the client, then relay.
+    func established(_ connection: InboundConnection, leftover: UnsafeRawBufferPointer) {
+        let reply: [UInt8]
+        switch connection.listener {
+        case .socks5:
+            let local = connection.upstream?.socket.localAddress
+            let bound = local.map { ProxyTarget(Self.wireAddress($0.address), port: $0.port) } ?? ProxyTarget(host: .ipv4(.any), port: 0)
+            reply = connection.socks.reply(for: .succeeded(bound: bound))
+        case .http:
+            reply = connection.http.reply(for: .succeeded)
+        }
+        // All of these fit fresh 64 KiB buffers: a reply, one ≤16 KiB read, a ≤16 KiB head and ≤20 KiB of early bytes.
+        _ = connection.toClient.append(reply)
+        _ = connection.toClient.append(leftover)
+        if let head = connection.forwardHead { _ = connection.toUpstream.append(head) }
+        _ = connection.toUpstream.append(connection.received)
+        connection.received = []
+        connection.phase = .relaying
+        connection.deadline = nil
+        statistics.relayed += 1
+        trace("\(connection.description): relaying")
+    }
+
+    /// The connection cannot be made: the client gets its listener's failure reply, then the connection closes.
+    func fail(_ connection: InboundConnection, _ error: RelayError, reason: String, counted: Bool = true) {
+        if counted { statistics.failed += 1 }
+        log("sluice: proxy: \(connection.peer) → \(connection.target.map { "\($0)" } ?? "?"): \(reason)")
+        let reply: [UInt8]
+        switch connection.listener {
+        case .socks5: reply = connection.socks.reply(for: .failed(error))
+        case .http: reply = connection.http.reply(for: .failed(error))
+        }
+        dropUpstream(connection)
+        close(connection, answer: reply)
+    }
+
+    /// Writes `answer`, then closes (after `closingGrace` at most).
+    func close(_ connection: InboundConnection, answer: [UInt8]) {
+        resolving[connection.resolverKey] = nil
+        connection.phase = .closing
+        connection.received = []
+        _ = connection.toClient.append(answer)
+        connection.clientReadClosed = true
+        connection.deadline = now + configuration.closingGrace
+    }
+
+    func dropUpstream(_ connection: InboundConnection) {
+        guard let upstream = connection.upstream else { return }
+        try? epoll.remove(upstream.socket.descriptor)
+        connection.upstream = nil
+        connection.upstreamInterest = []
+        connection.upstreamHungUp = false
+        connection.upstreamParked = false
+        connection.proxyHandshake = nil
+    }
+
+    // MARK: Relaying
+
+    func readClient(_ connection: InboundConnection) {
+        if connection.phase == .closing || connection.phase == .associated {
+            // A refused client's further bytes are read and dropped, so its close is seen;
+            // an association ends with its TCP connection (RFC 1928 §7).
+            for _ in 0 ..< 4 {
+                let result = try? connection.client.read(into: scratch)
+                switch result {
+                case .value(let n)? where n > 0:
+                    continue
+                case .wouldBlock?:
+                    return
+                case .value?, nil:
+                    // EOF or an error: nothing more to read.
+                    connection.clientDrained = true
+                    if connection.phase == .associated { finish(connection) }
+                    return
+                }
+            }
+            return
+        }
+        for _ in 0 ..< 4 {
+            guard !connection.clientReadClosed, connection.toUpstream.hasRoom else { return }
+            let result: SysResult<Int>
+            do { result = try connection.client.read(into: connection.toUpstream.freeSpace) } catch {
+                abort(connection, reason: "client: \(error)")
+                return
+            }
+            guard case let .value(n) = result else { return }
+            if n == 0 {
+                connection.clientReadClosed = true
+                return
+            }
+            connection.toUpstream.commit(n)
+        }
+    }
+
+    func readUpstream(_ connection: InboundConnection) {
+        guard let upstream = connection.upstream else { return }
+        for _ in 0 ..< 4 {
+            guard !connection.upstreamReadClosed, connection.toClient.hasRoom else { return }
+            let result: SysResult<Int>
+            do { result = try upstream.socket.read(into: connection.toClient.freeSpace) } catch {
+                abort(connection, reason: "upstream: \(error)")
+                return
+            }
+            guard case let .value(n) = result else { return }
+            if n == 0 {
+                connection.upstreamReadClosed = true
+                return
+            }
+            connection.toClient.commit(n)
+        }
+    }
+
+    /// Writes what each side owes, passes half-closes on once a buffer drains,
+    /// ends the connection when both directions are done, and watches each
+    /// socket for what it can do next (reading only into a buffer with room).
+    func pump(_ connection: InboundConnection) {
+        guard connections[connection.id] === connection else { return }
+        // To the client.
+        while !connection.toClient.isEmpty, !connection.clientWriteClosed {
+            let result: SysResult<Int>
+            do { result = try connection.client.write(connection.toClient.readable) } catch {
+                abort(connection, reason: "client: \(error)")
+                return
+            }
+            guard case let .value(n) = result, n > 0 else { break }
+            connection.toClient.consume(n)
+            if connection.phase == .relaying { connection.bytesDown += n }
+        }
+        if connection.phase == .closing {
+            if connection.toClient.isEmpty {
+                finish(connection)
+                return
+            }
+        }
+        // To the upstream.
+        if connection.phase == .relaying, let upstream = connection.upstream {
+            while !connection.toUpstream.isEmpty, !connection.upstreamWriteClosed {
+                let result: SysResult<Int>
+                do { result = try upstream.socket.write(connection.toUpstream.readable) } catch {
+                    abort(connection, reason: "upstream: \(error)")
+                    return
+                }
+                guard case let .value(n) = result, n > 0 else { break }
+                connection.toUpstream.consume(n)
+                connection.bytesUp += n
+            }
+            if connection.clientReadClosed, connection.toUpstream.isEmpty, !connection.upstreamWriteClosed {
+                upstream.socket.shutdown(.write)
+                connection.upstreamWriteClosed = true
+            }
+            if connection.upstreamReadClosed, connection.toClient.isEmpty, !connection.clientWriteClosed {
+                connection.client.shutdown(.write)
+                connection.clientWriteClosed = true
+            }
+            if connection.upstreamWriteClosed, connection.clientWriteClosed {
+                finish(connection)
+                return
+            }
+        }
+        updateInterest(connection)
+    }
+
+    func updateInterest(_ connection: InboundConnection) {
+        var client: Epoll.Events = []
+        var upstream: Epoll.Events = []
+        switch connection.phase {
+        case .handshake:
+            client.insert(.readable)
+        case .resolving, .connecting, .proxyHandshake:
+            if connection.phase == .connecting { upstream.insert(.writable) }
+            if connection.phase == .proxyHandshake { upstream.insert(.readable) }
+        case .relaying:
+            if !connection.clientReadClosed, connection.toUpstream.hasRoom { client.insert(.readable) }
+            if !connection.upstreamReadClosed, connection.toClient.hasRoom { upstream.insert(.readable) }
+            if !connection.toUpstream.isEmpty { upstream.insert(.writable) }
+        case .closing, .associated:
+            // Reading (and dropping) lets a client's reset or close end the wait early.
+            if !connection.clientDrained { client.insert(.readable) }
+        }
+        if !connection.toClient.isEmpty, !connection.clientWriteClosed { client.insert(.writable) }
+        let rawClient = connection.client.descriptor.rawValue
+        connection.clientParked = setInterest(client, current: &connection.clientInterest, parked: connection.clientParked,
+                                              hungUp: connection.clientHungUp, descriptor: rawClient, token: connection.clientToken)
+        if let box = connection.upstream {
+            connection.upstreamParked = setInterest(upstream, current: &connection.upstreamInterest, parked: connection.upstreamParked,
+                                                    hungUp: connection.upstreamHungUp, descriptor: box.socket.descriptor.rawValue,
+                                                    token: connection.upstreamToken)
+        }
+    }
+
+    /// Applies `wanted` to a socket's registration; returns whether it is now parked
+    /// (out of the epoll set: hung up, and nothing to do on it until a buffer drains).
+    func setInterest(_ wanted: Epoll.Events, current: inout Epoll.Events, parked: Bool, hungUp: Bool,
+                     descriptor: Int32, token: UInt64) -> Bool {
+        if hungUp, wanted.isEmpty {
+            if !parked { try? epoll.remove(rawDescriptor: descriptor) }
+            current = []
+            return true
+        }
+        if parked {
+            try? epoll.add(rawDescriptor: descriptor, events: wanted, token: token)
+            current = wanted
+            return false
+        }
+        if wanted != current {
+            try? epoll.modify(rawDescriptor: descriptor, events: wanted, token: token)
+            current = wanted
+        }
+        return false
+    }
+
+    /// A socket failed mid-stream: both sides are cut (with a RST, so neither
+    /// mistakes the cut for a complete transfer).
+    func abort(_ connection: InboundConnection, reason: String) {
+        statistics.errors += 1
+        trace("\(connection.description): aborted: \(reason)")
+        connection.client.setResetOnClose()
+        connection.upstream?.socket.setResetOnClose()
+        finish(connection)
+    }
+
+    func finish(_ connection: InboundConnection) {
+        guard connections.removeValue(forKey: connection.id) != nil else { return }
+        resolving[connection.resolverKey] = nil
+        dropUpstream(connection)
+        dropAssociation(connection)
+        try? epoll.remove(connection.client.descriptor)
+        statistics.bytesUp += connection.bytesUp
+        statistics.bytesDown += connection.bytesDown
+        trace("\(connection.description): ends, \(connection.bytesUp) bytes up, \(connection.bytesDown) down")
+    }
+
+    // MARK: Deadlines
+
+    func sweep(now time: Instant) {
+        if let deadline = resolver.nextDeadline, deadline <= time {
+            for key in resolver.expire(now: time) {
+                guard let id = resolving.removeValue(forKey: key), let connection = connections[id] else { continue }
+                fail(connection, .hostUnreachable, reason: "no answer for \(connection.pendingName.map { "\($0)" } ?? "?")")
+                pump(connection)
+            }
+        }
+        for connection in connections.values {
+            guard let deadline = connection.deadline, deadline <= time else { continue }
+            switch connection.phase {
+            case .handshake:
+                statistics.handshakeFailures += 1
+                log("sluice: proxy: \(connection.peer) \(connection.listener): no complete request in time; closed")
+                finish(connection)
+            case .resolving:
+                fail(connection, .timedOut(.connect), reason: "timed out resolving \(connection.pendingName.map { "\($0)" } ?? "?")")
+                pump(connection)
+            case .connecting:
+                fail(connection, .timedOut(.connect), reason: "timed out connecting")
+                pump(connection)
+            case .proxyHandshake:
+                let stage = connection.proxyHandshake?.machine.stage ?? .reply
+                fail(connection, .timedOut(stage), reason: "proxy \(connection.proxyHandshake?.proxy.name ?? "?"): timed out (\(stage))")
+                pump(connection)
+            case .closing:
+                abort(connection, reason: "client did not take its answer")
+            case .relaying, .associated:
+                continue
+            }
+        }
+    }
+
+    /// Closes every connection (the server is stopping).
+    func closeAll() {
+        for connection in Array(connections.values) { finish(connection) }
+    }
+
+    /// Takes a (re)loaded profile: new connections follow it, open ones keep their routes.
+    func apply(_ profile: Rules.Profile?) {
+        guard let profile else { return }
+        director = FlowDirector(profile: profile, previous: director)
+        for warning in profile.warnings { log(warning.description) }
+    }
+}
+
+/// What `sluice proxy` did, for the exit summary.
+public struct ProxyServerStatistics: Sendable, CustomStringConvertible {
+    /// Clients accepted on either listener.
+    public var connections = 0
+    /// Clients whose target was reached and relayed.
+    public var relayed = 0
+    /// Clients a profile rule refused (REJECT and friends).
+    public var refusedByRules = 0
+    /// Clients refused by the listener: bad requests, wrong credentials, timeouts.
+    public var handshakeFailures = 0
+    public var authFailures = 0
+    /// Targets or upstream proxies that could not be reached.
+    public var failed = 0
+    /// Sockets that failed mid-stream, and accept errors.
+    public var errors = 0
+    public var bytesUp = 0
+    public var bytesDown = 0
+    /// SOCKS5 UDP associations, and their datagrams each way (dropped: refused, unparsable, or from strangers).
+    public var associations = 0
+    public var datagramsUp = 0
+    public var datagramsDown = 0
+    public var datagramsDropped = 0
+
+    public var description: String {
+        "proxy: \(connections) connections (\(relayed) relayed, \(refusedByRules) refused by rules, "
+            + "\(handshakeFailures) bad or unauthenticated requests (\(authFailures) wrong credentials), \(failed) unreachable), "
+            + "\(bytesUp) bytes up, \(bytesDown) bytes down, \(associations) UDP associations (\(datagramsUp) datagrams up, "
+            + "\(datagramsDown) down, \(datagramsDropped) dropped), \(errors) errors"
+    }
+}

@@ -1,0 +1,124 @@
+internal import Relay
+internal import Sys
+internal import Wire
+
+/// `sluice proxy --listen ADDR:PORT [--http-listen ADDR:PORT] [--profile FILE]
+/// [--auth USER:PASS]`: local SOCKS5 and HTTP proxy servers whose clients
+/// follow the profile's rules, as the tunnel's flows do. Loopback by default;
+/// any other address needs --auth (no open relays).
+public struct ProxyCommand {
+    public struct Options: Sendable, Equatable {
+        /// The SOCKS5 listener; nil: none.
+        public var socksListen: String?
+        /// The HTTP proxy listener; nil: none.
+        public var httpListen: String?
+        public var profile: String?
+        /// `USER:PASS`, for both listeners.
+        public var auth: String?
+
+        public init(socksListen: String? = nil, httpListen: String? = nil, profile: String? = nil, auth: String? = nil) {
+            self.socksListen = socksListen; self.httpListen = httpListen; self.profile = profile; self.auth = auth
+        }
+    }
+
+    public static let defaultSOCKSListen = "127.0.0.1:1080"
+
+    public let options: Options
+
+    public init(options: Options) { self.options = options }
+
+    /// The options from `proxy`'s arguments, or a usage message.
+    public static func parse(_ arguments: ArraySlice<String>) -> Result<Options, UsageError> {
+        var options = Options()
+        var rest = arguments
+        while let first = rest.popFirst() {
+            switch first {
+            case "--listen", "--http-listen", "--profile", "--auth":
+                guard let value = rest.popFirst() else { return .failure(UsageError("sluice proxy: \(first) needs a value")) }
+                switch first {
+                case "--listen": options.socksListen = value
+                case "--http-listen": options.httpListen = value
+                case "--profile": options.profile = value
+                default: options.auth = value
+                }
+            default:
+                return .failure(UsageError("sluice proxy: unknown option '\(first)' (see sluice help)"))
+            }
+        }
+        if options.socksListen == nil, options.httpListen == nil { options.socksListen = defaultSOCKSListen }
+        return .success(options)
+    }
+
+    /// `127.0.0.1:1080` or `[::1]:1080` (an address, not a name: the listener binds it).
+    static func listenAddress(_ text: String, option: String) throws(EngineError) -> (SocketAddress, IPAddress) {
+        guard let target = ProxyTarget(authority: text) else {
+            throw EngineError.report("sluice proxy: \(option) wants ADDRESS:PORT, such as 127.0.0.1:1080 or [::1]:1080; got '\(text)'")
+        }
+        switch target.host {
+        case let .ipv4(a): return (SocketAddress(.v4(a.value), port: target.port), .v4(a))
+        case let .ipv6(a): return (SocketAddress(.v6(high: a.high, low: a.low), port: target.port), .v6(a))
+        case .domain:
+            throw EngineError.report("sluice proxy: \(option) wants an address, not a name; got '\(text)'")
+        }
+    }
+
+    static func credentials(_ text: String?) throws(EngineError) -> ProxyCredentials? {
+        guard let text else { return nil }
+        guard let colon = text.firstIndex(of: ":") else {
+            throw EngineError.report("sluice proxy: --auth wants USER:PASS")
+        }
+        let credentials = ProxyCredentials(username: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
+        guard credentials.fitsSOCKS5 else {
+            throw EngineError.report("sluice proxy: --auth: the username and the password must each be 1 to 255 bytes")
+        }
+        return credentials
+    }
+
+    /// Runs until SIGINT or SIGTERM (SIGHUP reloads the profile); returns the summary.
+    public func run(log: @escaping (String) -> Void) throws -> ProxyServerStatistics {
+        var configuration = ProxyServer.Configuration()
+        configuration.credentials = try Self.credentials(options.auth)
+        var shown: [String] = []
+        for (text, option) in [(options.socksListen, "--listen"), (options.httpListen, "--http-listen")] {
+            guard let text else { continue }
+            let (address, ip) = try Self.listenAddress(text, option: option)
+            do { try ListenPolicy.check(address: ip, port: address.port, authenticated: configuration.credentials != nil) } catch {
+                throw EngineError.report("sluice proxy: \(error)")
+            }
+            if option == "--listen" { configuration.socksAddress = address } else { configuration.httpAddress = address }
+            shown.append("\(option == "--listen" ? "SOCKS5" : "HTTP") on \(address)")
+        }
+        let profile = try TunnelSession.loadProfile(options.profile)
+        let signals: SignalBox
+        do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
+            throw EngineError.system("signalfd", error)
+        }
+        let server = try ProxyServer(configuration: configuration, log: log)
+        server.apply(profile)
+        try server.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: ProxyServer.signalToken)
+        log("sluice: proxy: \(shown.joined(separator: ", "))\(configuration.credentials == nil ? "" : " (authentication required)"); "
+            + "rules from \(options.profile ?? "the built-in default (everything DIRECT)"); Ctrl-C stops")
+        let profilePath = options.profile
+        try server.run(handleOther: { token in
+            guard token == ProxyServer.signalToken, let signal = try? signals.signals.next() else { return true }
+            if signal == Signal.hangup {
+                guard let profilePath else {
+                    log("sluice: SIGHUP: running on the built-in default profile; nothing to reload")
+                    return true
+                }
+                do {
+                    server.apply(try ProfileLoader.loadForRun(profilePath))
+                    log("sluice: SIGHUP: reloaded \(profilePath); open connections keep their routes")
+                } catch {
+                    log("\(error)")
+                    log("sluice: SIGHUP: \(profilePath) has errors; still using the previous profile")
+                }
+                return true
+            }
+            log("sluice: signal \(signal): stopping")
+            return false
+        })
+        server.closeAll()
+        return server.statistics
+    }
+}

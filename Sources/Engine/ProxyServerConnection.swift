@@ -1,0 +1,192 @@
+internal import Relay
+internal import Stack
+internal import Sys
+internal import Wire
+
+/// Bytes on their way from one socket to the other, in a fixed buffer: a side
+/// is read only while its peer's buffer has room, so a slow reader stops a
+/// fast writer (backpressure) and memory per connection stays bounded.
+final class RelayBuffer {
+    let storage: UnsafeMutableRawBufferPointer
+    /// Unsent bytes are storage[start ..< end].
+    private(set) var start = 0
+    private(set) var end = 0
+
+    init(capacity: Int) {
+        storage = .allocate(byteCount: capacity, alignment: 16)
+    }
+
+    deinit { storage.deallocate() }
+
+    var count: Int { end - start }
+    var isEmpty: Bool { start == end }
+    var hasRoom: Bool { end < storage.count || start > 0 }
+
+    /// The unsent bytes.
+    var readable: UnsafeRawBufferPointer { UnsafeRawBufferPointer(storage.sub(start, end - start)) }
+
+    /// Where the next read goes; slides the unsent bytes to the front first when that makes room.
+    var freeSpace: UnsafeMutableRawBufferPointer {
+        if end == storage.count, start > 0 { compact() }
+        return storage.sub(end, storage.count - end)
+    }
+
+    func commit(_ n: Int) { end += n }
+
+    func consume(_ n: Int) {
+        start += n
+        if start == end { start = 0; end = 0 }
+    }
+
+    /// Copies `bytes` in whole, or nothing when they do not fit.
+    func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count > 0 else { return true }
+        if storage.count - end < bytes.count { compact() }
+        guard storage.count - end >= bytes.count else { return false }
+        storage.baseAddress!.advanced(by: end).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        end += bytes.count
+        return true
+    }
+
+    func append(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { append($0) } }
+
+    private func compact() {
+        guard start > 0 else { return }
+        let n = end - start
+        if n > 0 { storage.baseAddress!.copyMemory(from: storage.baseAddress!.advanced(by: start), byteCount: n) }
+        start = 0
+        end = n
+    }
+}
+
+/// One client of `sluice proxy`: its socket, the listener's handshake, the
+/// upstream connection once there is one, and a buffer per direction.
+final class InboundConnection {
+    enum Phase: String {
+        /// Reading the client's greeting / request through Relay's server machine.
+        case handshake
+        /// Waiting for the host's resolver to name an address.
+        case resolving
+        /// Non-blocking connect to the target or the upstream proxy under way.
+        case connecting
+        /// Connected to an upstream proxy, shaking hands with it.
+        case proxyHandshake
+        /// Bytes flow both ways.
+        case relaying
+        /// A SOCKS5 UDP association: datagrams flow; the TCP connection only keeps it alive.
+        case associated
+        /// A last answer (a refusal, a failure reply) is being written; then close.
+        case closing
+    }
+
+    enum Listener: String { case socks5 = "SOCKS5", http = "HTTP" }
+
+    let id: UInt64
+    let client: Socket
+    let peer: SocketAddress
+    let listener: Listener
+    var socks: SOCKS5ServerHandshake
+    var http: HTTPProxyServerHandshake
+    var phase: Phase = .handshake
+    /// Client bytes the handshake has not consumed (the request, and anything pipelined after it).
+    var received: [UInt8] = []
+    var target: ProxyTarget?
+    /// For an absolute-form HTTP request: the origin-form head to send first.
+    var forwardHead: [UInt8]?
+    var route = "?"
+    var upstream: SocketBox?
+    var proxyHandshake: ProxyHandshake?
+    /// The name and port a resolving connection waits for.
+    var pendingName: DNSName?
+    var pendingPort: UInt16 = 0
+    let toUpstream: RelayBuffer
+    let toClient: RelayBuffer
+    var clientReadClosed = false
+    /// A closing client's EOF was read: stop watching it for reads (level-triggered epoll would repeat it).
+    var clientDrained = false
+    var upstreamReadClosed = false
+    var clientWriteClosed = false
+    var upstreamWriteClosed = false
+    var clientInterest: Epoll.Events = []
+    var upstreamInterest: Epoll.Events = []
+    /// The socket reported a hang-up or an error. epoll reports those whatever
+    /// the interest, so a hung-up socket we cannot act on yet (its peer's buffer
+    /// is full) is taken out of the set ("parked") until there is room again.
+    var clientHungUp = false
+    var upstreamHungUp = false
+    var clientParked = false
+    var upstreamParked = false
+    /// Set for a SOCKS5 UDP ASSOCIATE: the datagram sockets, while the TCP connection keeps it alive.
+    var association: UDPAssociation?
+    /// When the current stage gives up (nil while relaying).
+    var deadline: Instant?
+    var bytesUp = 0
+    var bytesDown = 0
+
+    init(id: UInt64, client: consuming Socket, peer: SocketAddress, listener: Listener,
+         credentials: ProxyCredentials?, bufferSize: Int) {
+        self.id = id
+        self.client = client
+        self.peer = peer
+        self.listener = listener
+        socks = SOCKS5ServerHandshake(credentials: credentials)
+        http = HTTPProxyServerHandshake(credentials: credentials)
+        toUpstream = RelayBuffer(capacity: bufferSize)
+        toClient = RelayBuffer(capacity: bufferSize)
+    }
+
+    /// Four tokens per connection: the client's TCP socket, the upstream TCP
+    /// socket (or a UDP association's IPv4 socket to targets), the association's
+    /// socket facing the client, and its IPv6 socket to targets.
+    var clientToken: UInt64 { ProxyServer.firstConnectionToken + id * 4 }
+    var upstreamToken: UInt64 { clientToken + 1 }
+    var relayToken: UInt64 { clientToken + 2 }
+    var outboundV6Token: UInt64 { clientToken + 3 }
+
+    /// A key of this connection's own for the host's resolver (clients of two
+    /// listeners may share an address and port; ids never repeat).
+    var resolverKey: FlowKey {
+        FlowKey(transport: .tcp, appAddress: .v6(IPv6Address(high: 0, low: id)), appPort: 0,
+                destinationAddress: .v6(.any), destinationPort: 0)
+    }
+
+    var description: String {
+        "#\(id) \(peer) \(listener) → \(target.map { "\($0)" } ?? "?") [\(phase.rawValue)]"
+    }
+}
+
+extension InboundConnection {
+    /// Rewrites an origin-form head to ask for `Connection: close`: this
+    /// listener relays one request per connection (the next request may name
+    /// another host, which the rules must see), so the origin must end the
+    /// connection after its response. Works on bytes: header values need not be UTF-8.
+    static func closingHead(_ head: [UInt8]) -> [UInt8] {
+        var lines: [ArraySlice<UInt8>] = []
+        var lineStart = 0
+        var i = 0
+        while i + 1 < head.count {
+            if head[i] == 0x0d, head[i + 1] == 0x0a {
+                lines.append(head[lineStart ..< i])
+                i += 2
+                lineStart = i
+            } else {
+                i += 1
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(head.count + 20)
+        for (index, line) in lines.enumerated() where !line.isEmpty {
+            if index > 0, isHopByHop(line) { continue }
+            out += line
+            out += [0x0d, 0x0a]
+        }
+        out += Array("Connection: close\r\n\r\n".utf8)
+        return out
+    }
+
+    private static func isHopByHop(_ line: ArraySlice<UInt8>) -> Bool {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        let name = String(decoding: line[line.startIndex ..< colon], as: UTF8.self).lowercased()
+        return name == "connection" || name == "keep-alive"
+    }
+}

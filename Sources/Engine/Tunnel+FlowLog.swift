@@ -1,0 +1,108 @@
+internal import Capture
+internal import Stack
+internal import Sys
+internal import Wire
+
+/// What the tunnel knows of each open flow (the control API lists it), and
+/// the flow log's one JSON line per connection and per HTTP request.
+extension Tunnel {
+    /// A flow starts: its record opens.
+    func beginRecord(_ key: FlowKey) {
+        guard flowRecords[key] == nil else { return }
+        nextConnectionID += 1
+        let transport: FlowRecord.Transport
+        switch key.transport {
+        case .udp: transport = .udp
+        case .icmp, .icmpv6: transport = .icmp
+        default: transport = .tcp
+        }
+        var record = FlowRecord(connectionID: nextConnectionID, startTime: wallTime(now), transport: transport,
+                                source: key.appAddress, sourcePort: key.appPort,
+                                destination: key.destinationAddress, destinationPort: key.destinationPort)
+        let known = facts(for: key)
+        record.domain = known.domain.map(Self.bareName)
+        record.domainSource = known.domainSource.map(Self.recordSource)
+        flowRecords[key] = record
+    }
+
+    /// The rules decided: `reason` reads "FILE:LINE: RULE → POLICY".
+    func noteDecision(_ key: FlowKey, route: FlowRoute, reason: String, facts: FlowFacts? = nil) {
+        guard var record = flowRecords[key] else { return }
+        if let arrow = reason.ranges(of: " → ").last {
+            record.rule = String(reason[..<arrow.lowerBound])
+            record.policy = String(reason[arrow.upperBound...])
+        } else {
+            record.rule = reason
+        }
+        record.upstream = route.upstreamDescription
+        if let facts, let domain = facts.domain {
+            record.domain = Self.bareName(domain)
+            record.domainSource = facts.domainSource.map(Self.recordSource)
+        }
+        flowRecords[key] = record
+    }
+
+    func countBytes(_ key: FlowKey, up: Int = 0, down: Int = 0) {
+        guard flowLog != nil || controlWatching else { return }
+        flowRecords[key]?.bytesUp += up
+        flowRecords[key]?.bytesDown += down
+    }
+
+    /// The flow ended: its line goes to the flow log. Idempotent.
+    func finishRecord(_ key: FlowKey, status: FlowRecord.Status = .closed, error: String? = nil) {
+        guard var record = flowRecords.removeValue(forKey: key) else { return }
+        record.endTime = wallTime(now)
+        record.status = status
+        record.error = record.error ?? error
+        flowLog?.write(record)
+    }
+
+    /// One HTTP request's line, after its response (or its failure).
+    func logRequest(_ exchange: HTTPExchange, session: HTTPSession) {
+        guard let flowLog else { return }
+        let connection = flowRecords[session.key]?.connectionID ?? 0
+        session.requestCount += 1
+        var line = HTTPRequestRecord(connectionID: connection, requestIndex: session.requestCount, startTime: wallTime(exchange.started),
+                                     method: exchange.method, url: exchange.url)
+        line.status = exchange.status ?? exchange.localAnswer.flatMap(LocalAnswers.status(of:))
+        line.requestBodyBytes = exchange.requestBytes
+        line.responseBodyBytes = exchange.responseBytes
+        line.rule = exchange.rule
+        line.policy = exchange.policy
+        line.upstream = session.upstream?.description
+        line.error = exchange.failure
+        if let head = exchange.headAt {
+            line.timings = HTTPRequestRecord.Timings(wait: UInt64(max(head.nanoseconds - exchange.started.nanoseconds, 0)),
+                                                     receive: UInt64(max(now.nanoseconds - head.nanoseconds, 0)))
+        }
+        flowLog.write(line)
+    }
+
+    /// Monotonic instants as wall-clock nanoseconds since the epoch.
+    func wallTime(_ instant: Instant) -> UInt64 {
+        UInt64(max(Int64(wallOrigin) + instant.nanoseconds, 0))
+    }
+
+    static func bareName(_ name: String) -> String {
+        name.hasSuffix(".") ? String(name.dropLast()) : name
+    }
+
+    static func recordSource(_ source: FlowFacts.DomainSource) -> FlowRecord.DomainSource {
+        switch source {
+        case .dns: .dns
+        case .host: .host
+        case .sni: .sni
+        }
+    }
+}
+
+extension FlowRoute {
+    /// The upstream a flow log names: the proxy, or nothing for DIRECT and local answers.
+    var upstreamDescription: String? {
+        switch self {
+        case .direct: "DIRECT"
+        case let .proxy(proxy): "\(proxy.name) \(proxy.host):\(proxy.port)"
+        case .refuse, .answer: nil
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Testing
+import Rules
+import Sys
+
+/// docs/profile.md promises that each of its `ini` blocks is a complete profile
+/// that loads; this keeps the promise as the dialect changes.
+@Suite struct ProfileDocsTests {
+    static let docsPath: String = {
+        var path = "\(#filePath)"
+        for _ in 0 ..< 3 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
+        return path + "/docs/profile.md"
+    }()
+
+    static func iniBlocks() -> [(line: Int, text: String)] {
+        guard let bytes = Files.read(docsPath) else { return [] }
+        var blocks: [(Int, String)] = []
+        var current: (Int, [Substring])?
+        for (index, line) in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            if current == nil, line == "```ini" {
+                current = (index + 2, [])
+            } else if let open = current, line == "```" {
+                blocks.append((open.0, open.1.joined(separator: "\n") + "\n"))
+                current = nil
+            } else if current != nil {
+                current!.1.append(line)
+            }
+        }
+        return blocks
+    }
+
+    @Test func everyExampleLoads() {
+        let blocks = Self.iniBlocks()
+        #expect(blocks.count >= 8, "read \(Self.docsPath)")
+        for block in blocks {
+            switch ProfileParser.parse(block.text, file: "docs/profile.md+\(block.line)", baseDirectory: "/docs") {
+            case .success:
+                break
+            case let .failure(failure):
+                Issue.record("the example at docs/profile.md:\(block.line) does not load:\n\(failure)")
+            }
+        }
+    }
+
+    /// The 302 examples are the ones that warn, and only they.
+    @Test func onlyThe302ExamplesWarn() throws {
+        for block in Self.iniBlocks() {
+            let profile = try ProfileParser.parse(block.text, file: "x", baseDirectory: "/docs").get()
+            #expect(profile.warnings.isEmpty == !block.text.contains(" 302\n"), "docs/profile.md:\(block.line)")
+        }
+    }
+}

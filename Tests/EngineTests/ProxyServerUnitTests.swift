@@ -1,0 +1,64 @@
+import Testing
+@testable import Engine
+
+/// The pure pieces of `sluice proxy`: option parsing, the relay buffer, and
+/// the head rewrite that keeps the HTTP listener at one request per connection.
+/// (The loop itself is tested end to end in IntegrationTests/ProxyServerTests.)
+struct ProxyServerUnitTests {
+    @Test func forwardedHeadsAskTheOriginToClose() {
+        let head = Array("GET /a?b HTTP/1.1\r\nHost: origin.test\r\nConnection: keep-alive, Upgrade\r\nkeep-alive: timeout=5\r\nX-Bin: ".utf8)
+            + [0xff, 0xfe] + Array("\r\nAccept: */*\r\n\r\n".utf8)
+        let expected = Array("GET /a?b HTTP/1.1\r\nHost: origin.test\r\nX-Bin: ".utf8) + [0xff, 0xfe]
+            + Array("\r\nAccept: */*\r\nConnection: close\r\n\r\n".utf8)
+        #expect(InboundConnection.closingHead(head) == expected)
+        // A head without Connection gets one; the request line is never taken for a header.
+        #expect(InboundConnection.closingHead(Array("GET / HTTP/1.0\r\n\r\n".utf8)) == Array("GET / HTTP/1.0\r\nConnection: close\r\n\r\n".utf8))
+    }
+
+    @Test func relayBufferIsBoundedAndCompacts() {
+        let buffer = RelayBuffer(capacity: 8)
+        #expect(buffer.isEmpty && buffer.hasRoom)
+        #expect(buffer.append([1, 2, 3, 4, 5]))
+        buffer.consume(3)
+        #expect(Array(buffer.readable) == [4, 5])
+        // Room exists only by sliding the unsent bytes to the front.
+        #expect(buffer.append([6, 7, 8, 9, 10]))
+        #expect(Array(buffer.readable) == [4, 5, 6, 7, 8, 9, 10])
+        #expect(buffer.freeSpace.count == 1)
+        #expect(!buffer.append([11, 12]), "a message that does not fit is refused whole")
+        #expect(buffer.count == 7)
+        buffer.freeSpace[0] = 11
+        buffer.commit(1)
+        #expect(!buffer.hasRoom)
+        buffer.consume(8)
+        #expect(buffer.isEmpty && buffer.freeSpace.count == 8)
+    }
+
+    @Test func optionsDefaultToLoopbackSOCKS() throws {
+        let none = try ProxyCommand.parse([]).get()
+        #expect(none == ProxyCommand.Options(socksListen: "127.0.0.1:1080"))
+        let httpOnly = try ProxyCommand.parse(["--http-listen", "127.0.0.1:8080"]).get()
+        #expect(httpOnly.socksListen == nil && httpOnly.httpListen == "127.0.0.1:8080")
+        let all = try ProxyCommand.parse(["--listen", "[::1]:1080", "--profile", "p.conf", "--auth", "a:b"]).get()
+        #expect(all == ProxyCommand.Options(socksListen: "[::1]:1080", profile: "p.conf", auth: "a:b"))
+        #expect(throws: UsageError.self) { try ProxyCommand.parse(["--listen"]).get() }
+        #expect(throws: UsageError.self) { try ProxyCommand.parse(["--socks"]).get() }
+    }
+
+    @Test func listenAddressesAreAddresses() throws {
+        let (v6, _) = try ProxyCommand.listenAddress("[::1]:1080", option: "--listen")
+        #expect(v6.description == "[::1]:1080")
+        for bad in ["localhost:1080", "127.0.0.1", "127.0.0.1:0", "::1:1080"] {
+            #expect(throws: EngineError.self, "\(bad)") { try ProxyCommand.listenAddress(bad, option: "--listen") }
+        }
+    }
+
+    @Test func credentialsSplitAtTheFirstColon() throws {
+        let credentials = try #require(try ProxyCommand.credentials("alice:pa:ss"))
+        #expect(credentials.username == "alice" && credentials.password == "pa:ss")
+        #expect(try ProxyCommand.credentials(nil) == nil)
+        for bad in ["alice", ":pw", "alice:"] {
+            #expect(throws: EngineError.self, "\(bad)") { try ProxyCommand.credentials(bad) }
+        }
+    }
+}

@@ -1,0 +1,463 @@
+import Foundation
+import Sys
+import Testing
+import TestSupport
+
+/// `sluice proxy` from the client side: curl in a host namespace talks to
+/// Sluice's SOCKS5 and HTTP listeners on 127.0.0.1 there, and Sluice relays to
+/// nginx in the server namespace (ServerPair). Names are `.test` names given
+/// addresses by the profile's [Host] section, resolved by Sluice itself.
+@Suite(.enabled(if: TestNetwork.isRoot, "needs root: creates network namespaces"), .serialized)
+final class ProxyServerTests {
+    let pair: ServerPair
+    var net: TestNetwork { pair.net }
+    var host: String { pair.host }
+    let sha1m: String
+
+    static let hosts = """
+    [Host]
+    origin.test = 10.88.0.2
+    blocked.test = 10.88.0.2
+    """
+
+    init() throws {
+        pair = try ServerPair("inbound")
+        try pair.makeFile("1m.bin", bytes: 1_048_576)
+        try "hello from nginx\n".write(to: pair.work.appendingPathComponent("hello.txt"), atomically: true, encoding: .utf8)
+        sha1m = try pair.digest("1m.bin")
+    }
+
+    func profile(_ text: String, name: String = "proxy.conf") throws -> String {
+        let path = pair.path(name)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// A running `sluice proxy` in the host namespace.
+    struct Server {
+        var child: ChildProcess
+        var log: String
+
+        /// SIGTERM, then the log (which ends with the exit summary).
+        func stop() -> String {
+            child.terminate(graceMilliseconds: 5000)
+            return (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        }
+    }
+
+    /// Starts `sluice proxy ARGS` and waits (bounded) until each port listens on loopback.
+    func start(_ arguments: [String], ports: [Int]) throws -> Server {
+        let log = pair.path("sluice-proxy-\(ports.map(String.init).joined(separator: "-")).log")
+        let child = try net.start([sluiceBinary, "proxy"] + arguments, in: host, log: log)
+        let listening = TestNetwork.waitUntil(seconds: 15) {
+            let ss = (try? self.net.run(["ss", "-ltn"], in: self.host).output) ?? ""
+            return ports.allSatisfy { ss.contains("127.0.0.1:\($0) ") }
+        }
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(listening, "sluice proxy did not listen: \(text)")
+        if !listening { throw TestNetwork.CommandFailed(command: ["sluice", "proxy"] + arguments, status: 1, output: text) }
+        return Server(child: child, log: log)
+    }
+
+    /// Runs a shell script in the host namespace (where curl meets Sluice's listeners).
+    func client(_ script: String, timeout: Double = 60) throws -> (status: Int32, output: String) {
+        try net.run(["bash", "-c", script], in: host, check: false, timeout: timeout)
+    }
+
+    @Test func socks5CarriesNamesAddressesAndBigFiles() throws {
+        let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)")
+        let server = try start(["--listen", "127.0.0.1:11080", "--profile", path], ports: [11080])
+        let r = try client("""
+        curl -sS -m 10 --socks5-hostname 127.0.0.1:11080 http://origin.test:8080/hello.txt
+        curl -sS -m 10 --socks5 127.0.0.1:11080 http://10.88.0.2:8080/hello.txt
+        curl -sS -m 10 --socks5 127.0.0.1:11080 'http://[fd00:88::2]:8080/hello.txt'
+        curl -sS -m 30 --socks5-hostname 127.0.0.1:11080 http://origin.test:8080/1m.bin | sha256sum | cut -c1-64
+        curl -sS -m 30 --socks5 127.0.0.1:11080 http://10.88.0.2:8080/1m.bin | sha256sum | cut -c1-64
+        """)
+        let summary = server.stop()
+        #expect(r.output == "hello from nginx\nhello from nginx\nhello from nginx\n\(sha1m)\n\(sha1m)\n", "\(r.output)\n\(summary)")
+        #expect(summary.contains("proxy: 5 connections (5 relayed"), "\(summary)")
+        #expect(summary.contains("signal 15: stopping"), "\(summary)")
+    }
+
+    @Test func httpProxyForwardsAbsoluteFormAndTunnelsConnect() throws {
+        let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)")
+        let server = try start(["--listen", "127.0.0.1:11081", "--http-listen", "127.0.0.1:18081", "--profile", path],
+                               ports: [11081, 18081])
+        let r = try client("""
+        curl -sS -m 10 --proxy http://127.0.0.1:18081 http://origin.test:8080/hello.txt
+        curl -sS -m 10 -p --proxy http://127.0.0.1:18081 http://origin.test:8080/hello.txt
+        curl -sS -m 10 --proxy http://127.0.0.1:18081 'http://[fd00:88::2]:8080/hello.txt'
+        curl -sS -m 30 --proxy http://127.0.0.1:18081 http://origin.test:8080/1m.bin | sha256sum | cut -c1-64
+        curl -sS -m 30 -p --proxy http://127.0.0.1:18081 http://10.88.0.2:8080/1m.bin | sha256sum | cut -c1-64
+        curl -sS -m 10 -o /dev/null -w '%{http_code}\\n' --proxy http://127.0.0.1:18081 http://origin.test:8080/missing
+        """)
+        let summary = server.stop()
+        #expect(r.output == "hello from nginx\nhello from nginx\nhello from nginx\n\(sha1m)\n\(sha1m)\n404\n", "\(r.output)\n\(summary)")
+        #expect(summary.contains("proxy: 6 connections (6 relayed"), "\(summary)")
+    }
+
+    @Test func credentialsAreRequiredWhenSet() throws {
+        let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)")
+        let server = try start(["--listen", "127.0.0.1:11082", "--http-listen", "127.0.0.1:18082", "--profile", path,
+                                "--auth", "alice:s3cret"], ports: [11082, 18082])
+        let r = try client("""
+        curl -sS -m 10 --socks5-hostname alice:s3cret@127.0.0.1:11082 http://origin.test:8080/hello.txt
+        curl -sS -m 10 --socks5-hostname alice:wrong@127.0.0.1:11082 http://origin.test:8080/hello.txt 2>/dev/null; echo "socks-wrong=$?"
+        curl -sS -m 10 --socks5-hostname 127.0.0.1:11082 http://origin.test:8080/hello.txt 2>/dev/null; echo "socks-none=$?"
+        curl -sS -m 10 --proxy http://127.0.0.1:18082 --proxy-user alice:s3cret http://origin.test:8080/hello.txt
+        curl -sS -m 30 -p --proxy http://127.0.0.1:18082 --proxy-user alice:s3cret http://origin.test:8080/1m.bin | sha256sum | cut -c1-64
+        curl -s -m 10 -o /dev/null -w 'http-wrong=%{http_code}\\n' --proxy http://127.0.0.1:18082 --proxy-user alice:wrong http://origin.test:8080/hello.txt
+        curl -s -m 10 -o /dev/null -w 'http-none=%{http_code}\\n' --proxy http://127.0.0.1:18082 http://origin.test:8080/hello.txt
+        """)
+        let summary = server.stop()
+        let lines = r.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 7, "\(r.output)\n\(summary)")
+        guard lines.count == 7 else { return }
+        #expect(lines[0] == "hello from nginx")
+        // curl 97: the SOCKS5 proxy refused the handshake (RFC 1929 status ≠ 0, or no acceptable method).
+        #expect(lines[1] == "socks-wrong=97", "\(summary)")
+        #expect(lines[2] == "socks-none=97", "\(summary)")
+        #expect(lines[3] == "hello from nginx")
+        #expect(lines[4] == sha1m)
+        #expect(lines[5] == "http-wrong=407")
+        #expect(lines[6] == "http-none=407")
+        #expect(summary.contains("wrong credentials"), "\(summary)")
+        #expect(summary.contains("3 relayed"), "\(summary)")
+    }
+
+    @Test func rejectRulesReachTheClient() throws {
+        let path = try profile("""
+        [Rule]
+        DOMAIN,blocked.test,REJECT
+        IP-CIDR,10.88.0.99/32,REJECT
+        URL-REGEX,"^http://origin\\.test:8080/secret",REJECT-TINYGIF
+        FINAL,DIRECT
+        \(Self.hosts)
+        """)
+        let server = try start(["--listen", "127.0.0.1:11083", "--http-listen", "127.0.0.1:18083", "--profile", path],
+                               ports: [11083, 18083])
+        let r = try client("""
+        curl -sS -m 10 --socks5-hostname 127.0.0.1:11083 http://blocked.test:8080/hello.txt 2>&1; echo "socks-name=$?"
+        curl -sS -m 10 --socks5 127.0.0.1:11083 http://10.88.0.99:8080/hello.txt 2>&1; echo "socks-address=$?"
+        curl -s -m 10 -w ' %{http_code}\\n' --proxy http://127.0.0.1:18083 http://blocked.test:8080/hello.txt
+        curl -s -m 10 -p -o /dev/null -w 'connect=%{http_connect}\\n' --proxy http://127.0.0.1:18083 http://blocked.test:8080/hello.txt
+        curl -sS -m 10 --socks5-hostname 127.0.0.1:11083 http://origin.test:8080/hello.txt
+        curl -s -m 10 -o /dev/null -w 'url=%{http_code} %{content_type} %{size_download}\\n' --proxy http://127.0.0.1:18083 http://origin.test:8080/secret/x.gif
+        """)
+        let summary = server.stop()
+        let lines = r.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 9, "\(r.output)\n\(summary)")
+        guard lines.count == 9 else { return }
+        // REP 2: connection not allowed by ruleset; curl shows the code and exits 97.
+        #expect(lines[0].contains("(2)"), "\(lines[0])")
+        #expect(lines[1] == "socks-name=97")
+        #expect(lines[2].contains("(2)"), "\(lines[2])")
+        #expect(lines[3] == "socks-address=97")
+        // The rule's own answer for a plain request (body "Blocked by Sluice\n", then curl's status).
+        #expect(lines[4] == "Blocked by Sluice", "\(lines[4])")
+        #expect(lines[5] == " 403", "\(lines[5])")
+        #expect(lines[6] == "connect=403", "\(lines[6])")
+        #expect(lines[7] == "hello from nginx")
+        // URL rules see an absolute-form request's URL: the rule's own answer, a 43-byte GIF.
+        #expect(lines[8] == "url=200 image/gif 43", "\(lines[8])")
+        #expect(summary.contains("5 refused by rules"), "\(summary)")
+    }
+
+    @Test func unreachableTargetsFailFast() throws {
+        let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)")
+        let server = try start(["--listen", "127.0.0.1:11084", "--http-listen", "127.0.0.1:18084", "--profile", path],
+                               ports: [11084, 18084])
+        let r = try client("""
+        curl -sS -m 10 --socks5 127.0.0.1:11084 http://10.88.0.2:9/ 2>&1; echo "socks-refused=$?"
+        curl -s -m 10 -o /dev/null -w 'http-refused=%{http_code}\\n' --proxy http://127.0.0.1:18084 http://10.88.0.2:9/
+        """)
+        let summary = server.stop()
+        let lines = r.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(r.output)\n\(summary)")
+        guard lines.count == 3 else { return }
+        // REP 5: connection refused.
+        #expect(lines[0].contains("(5)"), "\(lines[0])")
+        #expect(lines[1] == "socks-refused=97")
+        #expect(lines[2] == "http-refused=502")
+        #expect(summary.contains("2 unreachable"), "\(summary)")
+    }
+
+    @Test func namesWithoutHostEntriesGoThroughTheHostsResolver() throws {
+        // The host namespace's resolver is dnsmasq in the server namespace (`ip netns exec` binds this file).
+        try net.start(["dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
+                       "--listen-address=10.88.0.2", "--port=53", "--host-record=web.sluice.test,10.88.0.2",
+                       "--host-record=v6only.sluice.test,fd00:88::2", "--log-facility=/dev/null"], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:53"))
+        try FileManager.default.createDirectory(atPath: "/etc/netns/\(host)", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: "/etc/netns/\(host)") }
+        try "nameserver 10.88.0.2\n".write(toFile: "/etc/netns/\(host)/resolv.conf", atomically: true, encoding: .utf8)
+        let server = try start(["--listen", "127.0.0.1:11089", "--http-listen", "127.0.0.1:18089"], ports: [11089, 18089])
+        let r = try client("""
+        curl -sS -m 10 --socks5-hostname 127.0.0.1:11089 http://web.sluice.test:8080/hello.txt
+        curl -sS -m 10 --proxy http://127.0.0.1:18089 http://web.sluice.test:8080/hello.txt
+        curl -sS -m 10 --socks5-hostname 127.0.0.1:11089 http://v6only.sluice.test:8080/hello.txt
+        curl -sS -m 15 --socks5-hostname 127.0.0.1:11089 http://nx.sluice.test:8080/hello.txt 2>&1; echo "nx=$?"
+        curl -s -m 15 -o /dev/null -w 'http-nx=%{http_code}\\n' --proxy http://127.0.0.1:18089 http://nx.sluice.test:8080/hello.txt
+        """)
+        let summary = server.stop()
+        let lines = r.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 6, "\(r.output)\n\(summary)")
+        guard lines.count == 6 else { return }
+        #expect(lines[0] == "hello from nginx")
+        #expect(lines[1] == "hello from nginx")
+        // No A record: the AAAA answer is used.
+        #expect(lines[2] == "hello from nginx", "\(summary)")
+        // REP 4, host unreachable; 504 on the HTTP listener.
+        #expect(lines[3].contains("(4)"), "\(lines[3])")
+        #expect(lines[4] == "nx=97")
+        #expect(lines[5] == "http-nx=504", "\(summary)")
+    }
+
+    @Test func deadTargetsAndDeadProxiesFailTheirClientsOnly() throws {
+        let path = try profile("""
+        [Proxy]
+        dead = socks5, 127.0.0.1, 9
+
+        [Rule]
+        DOMAIN,dead.test,dead
+        FINAL,DIRECT
+        \(Self.hosts)
+        dead.test = 10.88.0.2
+        """)
+        let server = try start(["--listen", "127.0.0.1:11092", "--http-listen", "127.0.0.1:18092", "--profile", path],
+                               ports: [11092, 18092])
+        let r = try client("""
+        curl -sS -m 20 --socks5 127.0.0.1:11092 http://10.88.0.77:8080/ 2>&1; echo "silent=$?"
+        curl -sS -m 10 --socks5-hostname 127.0.0.1:11092 http://dead.test:8080/ 2>&1; echo "dead-proxy=$?"
+        curl -s -m 10 -o /dev/null -w 'http-dead-proxy=%{http_code}\\n' --proxy http://127.0.0.1:18092 http://dead.test:8080/
+        curl -sS -m 10 --socks5-hostname 127.0.0.1:11092 http://origin.test:8080/hello.txt
+        """, timeout: 60)
+        let summary = server.stop()
+        let lines = r.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 6, "\(r.output)\n\(summary)")
+        guard lines.count == 6 else { return }
+        // No one at 10.88.0.77 (ARP fails, or the connect deadline passes): REP 4, host unreachable.
+        #expect(lines[0].contains("(4)"), "\(lines[0])")
+        #expect(lines[1] == "silent=97")
+        // The upstream proxy refuses the connection: the client hears REP 5 / 502, at once.
+        #expect(lines[2].contains("(5)"), "\(lines[2])")
+        #expect(lines[3] == "dead-proxy=97")
+        #expect(lines[4] == "http-dead-proxy=502")
+        #expect(lines[5] == "hello from nginx")
+    }
+
+    @Test func upstreamProxyRulesChainThroughAnotherListener() throws {
+        // The first Sluice's rules send everything through the second one's SOCKS5 (with credentials) or HTTP listener.
+        let downstream = try start(["--listen", "127.0.0.1:11090", "--http-listen", "127.0.0.1:18090",
+                                    "--auth", "bob:pw", "--profile", try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)", name: "up.conf")],
+                                   ports: [11090, 18090])
+        let path = try profile("""
+        [Proxy]
+        up-socks = socks5, 127.0.0.1, 11090, username=bob, password=pw
+        up-http = http, 127.0.0.1, 18090, username=bob, password=pw
+
+        [Rule]
+        DOMAIN,origin.test,up-socks
+        FINAL,up-http
+        \(Self.hosts)
+        """)
+        let server = try start(["--listen", "127.0.0.1:11091", "--http-listen", "127.0.0.1:18091", "--profile", path],
+                               ports: [11091, 18091])
+        let r = try client("""
+        curl -sS -m 30 --socks5-hostname 127.0.0.1:11091 http://origin.test:8080/1m.bin | sha256sum | cut -c1-64
+        curl -sS -m 30 --proxy http://127.0.0.1:18091 http://10.88.0.2:8080/1m.bin | sha256sum | cut -c1-64
+        """)
+        let summary = server.stop()
+        let downstreamSummary = downstream.stop()
+        #expect(r.output == "\(sha1m)\n\(sha1m)\n", "\(r.output)\n\(summary)\n\(downstreamSummary)")
+        #expect(downstreamSummary.contains("proxy: 2 connections (2 relayed"), "\(downstreamSummary)")
+    }
+
+    @Test func halfClosesPassBothWaysAndSlowReadersGetEverything() throws {
+        // An echo server that answers only after the client's FIN: the FIN must cross
+        // Sluice while the other direction stays open, and the answer's FIN must follow.
+        let echo = """
+        import socket, hashlib
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9100)); s.listen(4); s.settimeout(30)
+        for _ in range(3):
+            c, _ = s.accept(); c.settimeout(30); data = b""
+            while True:
+                chunk = c.recv(65536)
+                if not chunk: break
+                data += chunk
+            c.sendall(hashlib.sha256(data).hexdigest().encode() + b"\\n" + data); c.close()
+        """
+        try net.start(["python3", "-c", echo], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9100"))
+        let server = try start(["--listen", "127.0.0.1:11088", "--http-listen", "127.0.0.1:18088"], ports: [11088, 18088])
+        let client = """
+        import socket, hashlib, os, sys
+        payload = os.urandom(300000)
+        def check(s):
+            s.sendall(payload); s.shutdown(socket.SHUT_WR); data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk: break
+                data += chunk
+            digest, _, body = data.partition(b"\\n")
+            print(digest.decode() == hashlib.sha256(payload).hexdigest() and body == payload)
+        s = socket.create_connection(("127.0.0.1", 11088), timeout=20)
+        s.sendall(b"\\x05\\x01\\x00"); assert s.recv(2) == b"\\x05\\x00"
+        s.sendall(b"\\x05\\x01\\x00\\x01" + socket.inet_aton("10.88.0.2") + (9100).to_bytes(2, "big"))
+        reply = s.recv(10); assert reply[1] == 0, reply
+        check(s)
+        # Pipelined: greeting, request and the stream in one go, before any answer.
+        s = socket.create_connection(("127.0.0.1", 11088), timeout=20)
+        s.sendall(b"\\x05\\x01\\x00" + b"\\x05\\x01\\x00\\x01" + socket.inet_aton("10.88.0.2") + (9100).to_bytes(2, "big") + payload)
+        s.shutdown(socket.SHUT_WR); data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk: break
+            data += chunk
+        assert data[:2] == b"\\x05\\x00" and data[3] == 0, data[:12]
+        digest, _, body = data[12:].partition(b"\\n")
+        print(digest.decode() == hashlib.sha256(payload).hexdigest() and body == payload)
+        s = socket.create_connection(("127.0.0.1", 18088), timeout=20)
+        s.sendall(b"CONNECT 10.88.0.2:9100 HTTP/1.1\\r\\nHost: 10.88.0.2:9100\\r\\n\\r\\n")
+        head = b""
+        while b"\\r\\n\\r\\n" not in head: head += s.recv(1)
+        assert head.startswith(b"HTTP/1.1 200"), head
+        check(s)
+        """
+        let r = try net.run(["python3", "-c", client], in: host, check: false, timeout: 60)
+        // A slow reader (curl at 256 KiB/s) still gets every byte: Sluice stops reading nginx meanwhile.
+        let slow = try self.client("curl -sS -m 30 --limit-rate 256k --socks5 127.0.0.1:11088 http://10.88.0.2:8080/1m.bin | sha256sum | cut -c1-64")
+        let summary = server.stop()
+        #expect(r.output == "True\nTrue\nTrue\n", "\(r.output)\n\(summary)")
+        #expect(slow.output == "\(sha1m)\n", "\(slow.output)\n\(summary)")
+        #expect(summary.contains("4 relayed"), "\(summary)")
+        #expect(summary.contains(", 0 errors"), "\(summary)")
+    }
+
+    @Test func udpAssociateRelaysDatagramsByTheRules() throws {
+        // A UDP echo server on both families in the server namespace.
+        let echo = """
+        import socket, select
+        socks = []
+        for family, address in ((socket.AF_INET, "10.88.0.2"), (socket.AF_INET6, "fd00:88::2")):
+            s = socket.socket(family, socket.SOCK_DGRAM); s.bind((address, 9300)); socks.append(s)
+        for _ in range(100):
+            ready, _, _ = select.select(socks, [], [], 30)
+            if not ready: break
+            for s in ready:
+                data, peer = s.recvfrom(65535); s.sendto(b"echo:" + data, peer)
+        """
+        try net.start(["python3", "-c", echo], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9300"))
+        let path = try profile("""
+        [Rule]
+        DOMAIN,blocked.test,REJECT
+        FINAL,DIRECT
+        \(Self.hosts)
+        """)
+        let server = try start(["--listen", "127.0.0.1:11085", "--profile", path], ports: [11085])
+        let client = """
+        import socket
+        s = socket.create_connection(("127.0.0.1", 11085), timeout=5)
+        s.sendall(b"\\x05\\x01\\x00"); print(s.recv(2).hex())
+        s.sendall(b"\\x05\\x03\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00"); reply = s.recv(10)
+        print(reply[:4].hex(), socket.inet_ntoa(reply[4:8]))
+        relay = ("127.0.0.1", int.from_bytes(reply[8:10], "big"))
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3)
+        targets = [
+            b"\\x01" + socket.inet_aton("10.88.0.2"),
+            b"\\x04" + socket.inet_pton(socket.AF_INET6, "fd00:88::2"),
+            b"\\x03" + bytes([len(b"origin.test")]) + b"origin.test",
+        ]
+        for i, target in enumerate(targets):
+            u.sendto(b"\\x00\\x00\\x00" + target + (9300).to_bytes(2, "big") + b"ping%d" % i, relay)
+            data, _ = u.recvfrom(65535)
+            atyp = data[3]
+            if atyp == 1: source, rest = socket.inet_ntoa(data[4:8]), data[8:]
+            else: source, rest = socket.inet_ntop(socket.AF_INET6, data[4:20]), data[20:]
+            print(data[:3].hex(), source, int.from_bytes(rest[:2], "big"), rest[2:].decode())
+        u.sendto(b"\\x00\\x00\\x00\\x03" + bytes([len(b"blocked.test")]) + b"blocked.test" + (9300).to_bytes(2, "big") + b"nope", relay)
+        try:
+            u.recvfrom(65535); print("blocked answered")
+        except socket.timeout:
+            print("blocked dropped")
+        """
+        let r = try net.run(["python3", "-c", client], in: host, check: false, timeout: 30)
+        let summary = server.stop()
+        #expect(r.output == """
+        0500
+        05000001 127.0.0.1
+        000000 10.88.0.2 9300 echo:ping0
+        000000 fd00:88::2 9300 echo:ping1
+        000000 10.88.0.2 9300 echo:ping2
+        blocked dropped
+
+        """, "\(r.output)\n\(summary)")
+        #expect(summary.contains("1 UDP associations (3 datagrams up, 3 down, 1 dropped)"), "\(summary)")
+    }
+
+    @Test func stalledClientsAreCutAtTheGreetingDeadline() throws {
+        let server = try start(["--listen", "127.0.0.1:11086"], ports: [11086])
+        let script = """
+        import socket, time
+        s = socket.create_connection(("127.0.0.1", 11086), timeout=15)
+        s.sendall(b"\\x05"); start = time.time()
+        data = s.recv(10)
+        print(len(data), round(time.time() - start))
+        """
+        let r = try net.run(["python3", "-c", script], in: host, check: false, timeout: 30)
+        let summary = server.stop()
+        // Closed (EOF, 0 bytes) after the 5 s greeting deadline, not left open.
+        let fields = r.output.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(fields.count == 2 && fields[0] == "0", "\(r.output)\n\(summary)")
+        if fields.count == 2, let seconds = Int(fields[1]) { #expect((4 ... 7).contains(seconds), "\(r.output)") }
+        #expect(summary.contains("no complete request in time"), "\(summary)")
+    }
+
+    @Test func sighupReloadsTheRules() throws {
+        let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)", name: "reload.conf")
+        let server = try start(["--listen", "127.0.0.1:11093", "--profile", path], ports: [11093])
+        let before = try client("curl -sS -m 10 --socks5-hostname 127.0.0.1:11093 http://origin.test:8080/hello.txt")
+        try "[Rule]\nDOMAIN,origin.test,REJECT\nFINAL,DIRECT\n\(Self.hosts)".write(toFile: path, atomically: true, encoding: .utf8)
+        server.child.signal(SIGHUP)
+        let reloaded = TestNetwork.waitUntil(seconds: 10) {
+            ((try? String(contentsOfFile: server.log, encoding: .utf8)) ?? "").contains("SIGHUP: reloaded")
+        }
+        let after = try client("curl -sS -m 10 --socks5-hostname 127.0.0.1:11093 http://origin.test:8080/hello.txt 2>&1; echo \"status=$?\"")
+        // A profile with errors keeps the rules in force.
+        try "[Rule]\nNONSENSE,x\n".write(toFile: path, atomically: true, encoding: .utf8)
+        server.child.signal(SIGHUP)
+        let kept = TestNetwork.waitUntil(seconds: 10) {
+            ((try? String(contentsOfFile: server.log, encoding: .utf8)) ?? "").contains("still using the previous profile")
+        }
+        let still = try client("curl -sS -m 10 --socks5-hostname 127.0.0.1:11093 http://origin.test:8080/hello.txt 2>&1; echo \"status=$?\"")
+        let summary = server.stop()
+        #expect(before.output == "hello from nginx\n", "\(summary)")
+        #expect(reloaded, "\(summary)")
+        #expect(after.output.contains("(2)") && after.output.hasSuffix("status=97\n"), "\(after.output)")
+        #expect(kept, "\(summary)")
+        #expect(still.output.contains("(2)") && still.output.hasSuffix("status=97\n"), "\(still.output)")
+    }
+
+    @Test func nonLoopbackListenersNeedCredentials() throws {
+        let refused = try runSluice(["proxy", "--listen", "10.88.0.1:11087"], in: host, timeout: 10)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("refusing to listen on 10.88.0.1:11087 without authentication"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("open proxy"), "\(refused.stderr)")
+        let refusedAll = try runSluice(["proxy", "--http-listen", "0.0.0.0:18087"], in: host, timeout: 10)
+        #expect(refusedAll.status == 1)
+        #expect(refusedAll.stderr.contains("refusing to listen on 0.0.0.0:18087"), "\(refusedAll.stderr)")
+        // With credentials the same address is accepted (and reachable from the host's veth address).
+        let log = pair.path("sluice-proxy-open.log")
+        let child = try net.start([sluiceBinary, "proxy", "--listen", "10.88.0.1:11087", "--auth", "carol:pw"], in: host, log: log)
+        defer { child.terminate(graceMilliseconds: 3000) }
+        let listening = TestNetwork.waitUntil(seconds: 15) {
+            ((try? self.net.run(["ss", "-ltn"], in: self.host).output) ?? "").contains("10.88.0.1:11087 ")
+        }
+        #expect(listening, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        let r = try client("curl -sS -m 10 --socks5-hostname carol:pw@10.88.0.1:11087 http://10.88.0.2:8080/hello.txt")
+        #expect(r.output == "hello from nginx\n")
+    }
+}
