@@ -48,8 +48,7 @@ struct ControlFailure: Error, Equatable, CustomStringConvertible {
 /// One open flow as the control API lists it. Optional fields are what the
 /// tunnel does not (yet) know about the flow; they are written as null.
 struct ControlFlow: Equatable, CustomStringConvertible {
-    /// The flow's id for `DELETE /flows/ID` (the tunnel's epoll token for its
-    /// upstream socket); nil for a flow that has no upstream yet and cannot be closed by id.
+    /// The flow's id for `DELETE /flows/ID`: its connection id, as the flow log names it.
     var id: UInt64?
     /// `TCP`, `UDP`, `ICMP`.
     var transport: String
@@ -70,7 +69,7 @@ struct ControlFlow: Equatable, CustomStringConvertible {
     var bytesUp: Int?
     var bytesDown: Int?
     var ageSeconds: Double?
-    /// `connecting`, `proxy-handshake`, `sniffing`, `answering`, `resolving`, or the TCP state (`ESTABLISHED`...).
+    /// The TCP state (`ESTABLISHED`...), or `connecting`, `proxy-handshake`, `sniffing`, `answering`, `resolving`, `pending`, `open`.
     var state: String
 
     var description: String {
@@ -134,7 +133,7 @@ struct ControlFlow: Equatable, CustomStringConvertible {
 struct ControlGroup: Equatable {
     struct Member: Equatable {
         var name: String
-        /// `unchecked`, `up`, `down` (the engine does not health-check yet: `unchecked`).
+        /// `unchecked`, `healthy` or `down`, from the last health check.
         var health: String
         var latencyMilliseconds: Int?
     }
