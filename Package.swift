@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
         .testTarget(name: "SysTests", dependencies: ["Sys", "TestSupport"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Wire", "Sys", "TestSupport"]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "Rules", "Sys", "Stack", "Wire"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Rules", "Sys", "Stack", "Wire", "HTTP"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Wire", "Sys", "TestSupport"]),
     ]
 )

@@ -25,6 +25,8 @@ public struct ExecCommand {
         public var profile: String?
         /// `--pcap FILE` and friends.
         public var capture = CaptureOptions()
+        /// The control API's socket (`--control PATH`, `--no-control`).
+        public var control = ControlSocketOption.standard
         public init(command: [String]) { self.command = command }
     }
 
@@ -45,6 +47,8 @@ public struct ExecCommand {
         // A bad capture filter or path also stops Sluice before anything is created.
         let recorder = try options.capture.recorder(profile: profile)
         let flowLog = try options.capture.flowLogWriter()
+        let control = try ControlServer.start(options.control, log: log)
+        defer { control?.stop() }
         let signals: SignalBox
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)
@@ -78,7 +82,7 @@ public struct ExecCommand {
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
         tunnel.har = options.capture.harRecorder(profile: profile)
-        let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, log: log)
+        let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }
 }
@@ -88,6 +92,7 @@ public struct ExecCommand {
 enum TunnelSession {
     static let signalToken: UInt64 = 4
     static let childToken: UInt64 = 5
+    static let controlToken: UInt64 = 9
 
     static func configuration(mtu: Int, dns: ExecCommand.DNSChoice, faults: FaultInjector.Plan?, faultSeed: UInt64) -> Tunnel.Configuration {
         var configuration = Tunnel.Configuration()
@@ -128,8 +133,16 @@ enum TunnelSession {
     }
 
     /// Runs the loop; returns the command's status (or 128 + the stop signal).
-    static func run(_ tunnel: Tunnel, signals: SignalBox, child: ChildProcess?, profilePath: String?, log: (String) -> Void) throws -> Int32 {
+    static func run(_ tunnel: Tunnel, signals: SignalBox, child: ChildProcess?, profilePath: String?,
+                    control: ControlServer? = nil, log: (String) -> Void) throws -> Int32 {
         try tunnel.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: signalToken)
+        // The control API answers from this thread, between the tunnel's events.
+        let controlTarget = TunnelControl(tunnel: tunnel, profilePath: profilePath)
+        if let control {
+            try tunnel.watch(rawDescriptor: control.descriptor, token: controlToken)
+            // Per-flow bytes are counted only when someone can ask for them.
+            tunnel.controlWatching = true
+        }
         // Kept alive (open) for the whole loop: the pidfd the loop watches.
         var exitWatch: DescriptorBox?
         if let child {
@@ -153,6 +166,10 @@ enum TunnelSession {
                 status = 128 + signal
                 stopping = true
                 return false
+            case controlToken:
+                control?.serve(controlTarget)
+                for line in controlTarget.takeLog() { log(line) }
+                return true
             case childToken:
                 if let exit = try? child?.poll() {
                     status = exit.shellStatus

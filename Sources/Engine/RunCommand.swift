@@ -21,6 +21,8 @@ public struct RunCommand {
         public var profile: String?
         /// `--pcap FILE` and friends.
         public var capture = CaptureOptions()
+        /// The control API's socket (`--control PATH`, `--no-control`).
+        public var control = ControlSocketOption.standard
         public init(namespace: String) { self.namespace = namespace }
     }
 
@@ -37,7 +39,11 @@ public struct RunCommand {
         // A bad capture filter or path also stops Sluice before anything is created.
         let recorder = try options.capture.recorder(profile: profile)
         let flowLog = try options.capture.flowLogWriter()
-        if options.wholeHost { return try runWholeHost(signals: signals, profile: profile, recorder: recorder, flowLog: flowLog, log: log) }
+        let control = try ControlServer.start(options.control, log: log)
+        defer { control?.stop() }
+        if options.wholeHost {
+            return try runWholeHost(signals: signals, profile: profile, recorder: recorder, flowLog: flowLog, control: control, log: log)
+        }
         let raw = try NamespaceSetup.attach(to: options.namespace, mtu: options.mtu)
         // `ip netns exec NAME` gives its commands /etc/netns/NAME/resolv.conf:
         // Sluice's DNS for them, unless the user already put a file there.
@@ -68,12 +74,13 @@ public struct RunCommand {
         tunnel.flowLog = flowLog
         tunnel.har = options.capture.harRecorder(profile: profile)
         log("sluice: relaying namespace \(options.namespace) through \(NamespaceSetup.tunName); Ctrl-C stops")
-        let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, log: log)
+        let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }
 
     /// `sluice run --tun`: the namespace Sluice itself runs in goes through it.
-    func runWholeHost(signals: SignalBox, profile: Profile?, recorder: PacketRecorder?, flowLog: FlowLogWriter?, log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
+    func runWholeHost(signals: SignalBox, profile: Profile?, recorder: PacketRecorder?, flowLog: FlowLogWriter?, control: ControlServer?,
+                      log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
         let raw = try NamespaceSetup.attachHost(mtu: options.mtu, mark: options.mark, table: options.table,
                                                 priority: options.rulePriority)
         defer { NamespaceSetup.detachHost(table: options.table, priority: options.rulePriority) }
@@ -86,7 +93,7 @@ public struct RunCommand {
         tunnel.flowLog = flowLog
         tunnel.har = options.capture.harRecorder(profile: profile)
         log("sluice: relaying this namespace's traffic through \(NamespaceSetup.tunName) (unmarked packets → table \(options.table); Sluice's own sockets carry mark 0x\(String(options.mark, radix: 16))); Ctrl-C stops")
-        let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, log: log)
+        let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }
 }

@@ -51,6 +51,8 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable {
     public static let noSpace = Errno(rawValue: ENOSPC)
     /// EPROTO: the peer (here, the kernel over netlink) answered with something malformed.
     public static let protocolError = Errno(rawValue: EPROTO)
+    /// ENAMETOOLONG: a Unix socket's path longer than sun_path holds.
+    public static let nameTooLong = Errno(rawValue: ENAMETOOLONG)
 }
 
 extension Errno: CustomStringConvertible {
@@ -100,6 +102,7 @@ extension Errno: CustomStringConvertible {
         case ENOTDIR: return "ENOTDIR"
         case ENOSPC: return "ENOSPC"
         case EPROTO: return "EPROTO"
+        case ENAMETOOLONG: return "ENAMETOOLONG"
         default: return nil
         }
     }

@@ -64,10 +64,20 @@ commands:
         connection both ways, and report what the profile would do to each
         flow and HTTP request: rule, policy, and forward, redirect, mock or
         reject. DNS answers in the capture name the addresses they gave.
+  status [--control PATH] [--json]
+        Ask a running Sluice (exec or run) for its counters, its open flows'
+        count, its [Statistics] books and its proxy groups.
+  flows [--control PATH] [--json]
+        List the open flows: id, transport, addresses, domain, bytes, state.
+  close ID | select GROUP MEMBER | reload   [--control PATH]
+        Close one flow (the app sees a reset), switch a select group, or
+        read the profile again (as SIGHUP does; errors keep the old one).
+  top [--interval S] [--count N] [--control PATH]
+        status and flows, redrawn every S seconds (default 1) until Ctrl-C.
+        exec and run answer these on /run/sluice/control.sock (root only,
+        mode 0600); --control PATH puts the socket elsewhere, --no-control
+        goes without. docs/control.md describes the HTTP+JSON API.
   help  Show this text.
-
-Not yet: status, flows
-(issues #4-#7).
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
 """
@@ -191,6 +201,15 @@ case "exec":
             options.profile = value
             continue
         }
+        if first == "--control", let value = rest.first {
+            rest.removeFirst()
+            options.control = .path(value)
+            continue
+        }
+        if first == "--no-control" {
+            options.control = .off
+            continue
+        }
         if captureOptions.contains(first) {
             guard let value = rest.first, parseCapture(first, value, into: &options.capture) else {
                 complain("sluice exec: \(first) needs \(captureOptionHelp[first] ?? "a value")")
@@ -256,6 +275,12 @@ case "run":
             guard let path = rest.first else { complain("sluice run: --profile needs a file"); ProcessControl.exit(2) }
             rest.removeFirst()
             options.profile = path
+        case "--control":
+            guard let path = rest.first else { complain("sluice run: --control needs the socket's path"); ProcessControl.exit(2) }
+            rest.removeFirst()
+            options.control = .path(path)
+        case "--no-control":
+            options.control = .off
         case let option where captureOptions.contains(option):
             guard let value = rest.first, parseCapture(option, value, into: &options.capture) else {
                 complain("sluice run: \(option) needs \(captureOptionHelp[option] ?? "a value")")
@@ -307,6 +332,14 @@ case "match":
         ProcessControl.exit(2)
     case let .success(options):
         ProcessControl.exit(MatchCommand(options: options).run(print: { print($0) }, complain: complain))
+    }
+case "status", "flows", "close", "select", "reload", "top":
+    switch ControlCommand.parse(arguments[...]) {
+    case let .failure(error):
+        complain("\(error)")
+        ProcessControl.exit(2)
+    case let .success(options):
+        ProcessControl.exit(ControlCommand(options: options).run(print: { print($0) }, complain: complain))
     }
 case "proxy":
     switch ProxyCommand.parse(arguments.dropFirst()) {

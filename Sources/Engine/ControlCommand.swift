@@ -1,0 +1,257 @@
+internal import HTTP
+internal import Sys
+
+/// `sluice status | flows | close ID | select GROUP MEMBER | reload | top`:
+/// clients of a running Sluice's control socket. Exit status: 0 done, 1 the
+/// socket or the request failed, 2 usage.
+public struct ControlCommand {
+    public enum Action: Sendable, Equatable {
+        case status
+        case flows
+        case close(UInt64)
+        case select(group: String, member: String)
+        case reload
+        /// A live view: the summary and the flows, redrawn every `interval` seconds, `count` times (nil: until Ctrl-C).
+        case top(interval: Double, count: Int?)
+    }
+
+    public struct Options: Sendable, Equatable {
+        public var action: Action
+        public var path = ControlServer.defaultPath
+        /// Print the server's JSON as it came (for scripts).
+        public var json = false
+        public init(action: Action) { self.action = action }
+    }
+
+    public struct UsageError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let options: Options
+
+    public init(options: Options) { self.options = options }
+
+    /// Parses what follows the command's name (`arguments` starts with it).
+    public static func parse(_ arguments: ArraySlice<String>) -> Result<Options, UsageError> {
+        guard let name = arguments.first else { return .failure(UsageError(description: "sluice: which control command?")) }
+        var positional: [String] = []
+        var path = ControlServer.defaultPath
+        var json = false
+        var interval = 1.0
+        var count: Int?
+        var rest = arguments.dropFirst()
+        while let first = rest.first {
+            rest.removeFirst()
+            switch first {
+            case "--control":
+                guard let value = rest.first, !value.isEmpty else { return .failure(UsageError(description: "sluice \(name): --control needs the socket's path")) }
+                rest.removeFirst()
+                path = value
+            case "--json":
+                json = true
+            case "--interval" where name == "top":
+                guard let value = rest.first, let seconds = Double(value), seconds >= 0.1, seconds <= 3600 else {
+                    return .failure(UsageError(description: "sluice top: --interval wants seconds, 0.1 to 3600"))
+                }
+                rest.removeFirst()
+                interval = seconds
+            case "--count" where name == "top":
+                guard let value = rest.first, let n = Int(value), n > 0 else {
+                    return .failure(UsageError(description: "sluice top: --count wants a positive whole number"))
+                }
+                rest.removeFirst()
+                count = n
+            default:
+                if first.hasPrefix("-"), first.count > 1 {
+                    return .failure(UsageError(description: "sluice \(name): unknown option '\(first)' (see sluice help)"))
+                }
+                positional.append(first)
+            }
+        }
+        let action: Action
+        switch (name, positional.count) {
+        case ("status", 0): action = .status
+        case ("flows", 0): action = .flows
+        case ("reload", 0): action = .reload
+        case ("top", 0): action = .top(interval: interval, count: count)
+        case ("close", 1):
+            guard let id = UInt64(positional[0]) else {
+                return .failure(UsageError(description: "sluice close: a flow id is a number, as `sluice flows` lists it; got '\(positional[0])'"))
+            }
+            action = .close(id)
+        case ("select", 2): action = .select(group: positional[0], member: positional[1])
+        case ("close", _): return .failure(UsageError(description: "sluice close: which flow? for example: sluice close 17 (ids from `sluice flows`)"))
+        case ("select", _): return .failure(UsageError(description: "sluice select: want a group and a member, for example: sluice select Proxies proxy-b"))
+        case ("status", _), ("flows", _), ("reload", _), ("top", _):
+            return .failure(UsageError(description: "sluice \(name): unexpected argument '\(positional[0])'"))
+        default:
+            return .failure(UsageError(description: "sluice: '\(name)' is not a control command"))
+        }
+        var options = Options(action: action)
+        options.path = path
+        options.json = json
+        return .success(options)
+    }
+
+    /// Runs the command; `print` gets stdout lines, `complain` stderr lines.
+    public func run(print: (String) -> Void, complain: (String) -> Void) -> Int32 {
+        let client = ControlClient(path: options.path)
+        do throws(ControlClient.Failure) {
+            switch options.action {
+            case .status:
+                let stats = try client.request("GET", "/stats")
+                let groups = try client.request("GET", "/groups")
+                if options.json {
+                    print("{\"stats\":\(stats.json),\"groups\":\(groups.json)}")
+                } else {
+                    for line in ControlFormat.status(stats.json) + ControlFormat.groups(groups.json) { print(line) }
+                }
+            case .flows:
+                let reply = try client.request("GET", "/flows")
+                if options.json { print(reply.json.description) } else { for line in ControlFormat.flows(reply.json) { print(line) } }
+            case let .close(id):
+                return report(try client.request("DELETE", "/flows/\(id)"), print: print, complain: complain)
+            case let .select(group, member):
+                var body = JSONWriter()
+                body.beginObject()
+                body.field("selected", member)
+                body.endObject()
+                return report(try client.request("PUT", "/groups/\(Self.percentEncoded(group))", body: body.text), print: print, complain: complain)
+            case .reload:
+                return report(try client.request("POST", "/reload"), print: print, complain: complain)
+            case let .top(interval, count):
+                var round = 0
+                while count.map({ round < $0 }) ?? true {
+                    if round > 0 { ProcessControl.sleep(milliseconds: Int(interval * 1000)) }
+                    round += 1
+                    let stats = try client.request("GET", "/stats")
+                    let flows = try client.request("GET", "/flows")
+                    // Clear the screen and home the cursor, then one frame.
+                    print("\u{1B}[H\u{1B}[2J" + (ControlFormat.status(stats.json) + [""] + ControlFormat.flows(flows.json)).joined(separator: "\n"))
+                }
+            }
+            return 0
+        } catch {
+            complain(error.description)
+            return 1
+        }
+    }
+
+    /// A change's answer: its message on success, the error (and each line of a profile's errors) otherwise.
+    func report(_ reply: ControlClient.Reply, print: (String) -> Void, complain: (String) -> Void) -> Int32 {
+        if options.json { print(reply.json.description) }
+        if reply.status == 200 {
+            if !options.json { print(reply.json["message"]?.stringValue ?? "ok") }
+            return 0
+        }
+        complain("sluice: \(reply.json["error"]?.stringValue ?? "the control API answered \(reply.status)")")
+        for line in reply.json["errors"]?.arrayValue ?? [] { complain(line.stringValue ?? line.description) }
+        return 1
+    }
+
+    /// RFC 3986: a group name as one path segment.
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A") ... UInt8(ascii: "Z"), UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "0") ... UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                out += "%"
+                out.unicodeScalars.append(hex[Int(byte >> 4)])
+                out.unicodeScalars.append(hex[Int(byte & 0xF)])
+            }
+        }
+        return out
+    }
+}
+
+/// The readable forms of the API's answers.
+enum ControlFormat {
+    static func status(_ stats: JSONValue) -> [String] {
+        var lines: [String] = []
+        let tunnel = stats["tunnel"] ?? .null
+        func n(_ value: JSONValue?, _ name: String) -> Int { value?[name]?.intValue ?? 0 }
+        let uptime = stats["uptime-seconds"]?.doubleValue ?? 0
+        let profile = stats["profile"]?.stringValue ?? "the built-in default (everything DIRECT)"
+        lines.append("Sluice: up \(duration(uptime)), profile \(profile)")
+        let open = stats["open"]
+        lines.append("open: \(n(open, "tcp")) TCP flows (\(n(open, "sniffing")) sniffing, \(n(open, "http-sessions")) HTTP sessions), \(n(open, "udp")) UDP sessions")
+        lines.append("traffic: \(bytes(n(tunnel, "bytes-from-app"))) up, \(bytes(n(tunnel, "bytes-to-app"))) down; "
+            + "\(n(tunnel, "packets-from-app")) packets in, \(n(tunnel, "packets-to-app")) out")
+        lines.append("since start: \(n(tunnel, "tcp-flows")) TCP flows (\(n(tunnel, "tcp-refused")) refused, \(n(tunnel, "tcp-rejected")) rejected by rules, "
+            + "\(n(tunnel, "tcp-answered")) answered locally), \(n(tunnel, "udp-sessions")) UDP sessions (\(n(tunnel, "udp-rejected")) rejected), \(n(tunnel, "echo-flows")) ping flows")
+        lines.append("problems: \(n(tunnel, "malformed-packets")) malformed packets, \(n(tunnel, "upstream-errors")) upstream errors, \(n(tunnel, "tun-write-drops")) TUN write drops; "
+            + "retransmissions: \(n(tunnel, "retransmission-timeouts")) timeouts, \(n(tunnel, "fast-retransmits")) fast, \(n(tunnel, "sack-retransmits")) SACK")
+        for book in stats["statistics"]?.arrayValue ?? [] {
+            lines.append("statistics \(book["name"]?.stringValue ?? "?"):")
+            let keys = book["keys"]?.arrayValue ?? []
+            if keys.isEmpty { lines.append("  (no requests yet)") }
+            for entry in keys {
+                let status = entry["status"]
+                let classes = (1 ... 5).map { "\($0)xx \(n(status, "\($0)xx"))" }.joined(separator: " ")
+                lines.append("  \(entry["key"]?.stringValue ?? "?"): \(n(entry, "requests")) requests (\(classes)), \(n(entry, "failures")) failures, "
+                    + "\(bytes(n(entry, "bytes-up"))) up, \(bytes(n(entry, "bytes-down"))) down")
+            }
+        }
+        return lines
+    }
+
+    static func groups(_ reply: JSONValue) -> [String] {
+        let groups = (reply["groups"]?.arrayValue ?? []).compactMap(ControlGroup.init)
+        guard !groups.isEmpty else { return ["groups: none"] }
+        var lines = ["groups:"]
+        for group in groups {
+            let members = group.members.map { member in
+                (member.name == group.selected ? "*" : "") + member.name + (member.health == "unchecked" ? "" : " (\(member.health))")
+            }
+            lines.append("  \(group.name) (\(group.kind)): " + members.joined(separator: ", "))
+        }
+        return lines
+    }
+
+    static func flows(_ reply: JSONValue) -> [String] {
+        let flows = (reply["flows"]?.arrayValue ?? []).compactMap(ControlFlow.init)
+        let header = ["ID", "PROTO", "APP", "DESTINATION", "DOMAIN", "ROUTE", "UP", "DOWN", "AGE", "STATE"]
+        var rows = [header]
+        for flow in flows {
+            let domain = flow.domain.map { $0 + (flow.domainSource.map { " (\($0))" } ?? "") } ?? "-"
+            rows.append([
+                flow.id.map(String.init) ?? "-", flow.transport, "\(flow.appAddress).\(flow.appPort)",
+                "\(flow.destinationAddress).\(flow.destinationPort)", domain, flow.policy ?? flow.upstream ?? "-",
+                flow.bytesUp.map(bytes) ?? "-", flow.bytesDown.map(bytes) ?? "-", flow.ageSeconds.map(duration) ?? "-", flow.state,
+            ])
+        }
+        var widths = [Int](repeating: 0, count: header.count)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        var lines = rows.map { row in
+            var line = ""
+            for (i, cell) in row.enumerated() {
+                line += cell
+                if i < row.count - 1 { line += String(repeating: " ", count: widths[i] - cell.count + 2) }
+            }
+            return line
+        }
+        lines.append("\(flows.count) open flow\(flows.count == 1 ? "" : "s")")
+        return lines
+    }
+
+    static func bytes(_ n: Int) -> String {
+        if n < 1024 { return "\(n) B" }
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        var value = Double(n) / 1024
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 { value /= 1024; unit += 1 }
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) \(units[unit])"
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds)
+        if total < 60 { return "\(total)s" }
+        if total < 3600 { return "\(total / 60)m\(total % 60)s" }
+        return "\(total / 3600)h\(total / 60 % 60)m"
+    }
+}

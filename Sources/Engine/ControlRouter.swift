@@ -1,0 +1,202 @@
+internal import HTTP
+
+/// One complete control request, as the connection collected it.
+struct ControlRequest {
+    var method: HTTPMethod
+    var target: String
+    var body: [UInt8]
+}
+
+/// One control response: always JSON, always with its length.
+struct ControlResponse: Equatable {
+    var status: Int
+    var json: [UInt8]
+    /// For 405: the methods the path takes.
+    var allow: [String] = []
+
+    static func error(_ status: Int, _ message: String, errors: [String] = [], allow: [String] = []) -> ControlResponse {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("ok", false)
+        json.field("error", message)
+        if !errors.isEmpty {
+            json.key("errors")
+            json.beginArray()
+            for error in errors { json.string(error) }
+            json.endArray()
+        }
+        json.endObject()
+        return ControlResponse(status: status, json: json.bytes, allow: allow)
+    }
+
+    static func ok(_ message: String, _ extra: (inout JSONWriter) -> Void = { _ in }) -> ControlResponse {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("ok", true)
+        json.field("message", message)
+        extra(&json)
+        json.endObject()
+        return ControlResponse(status: 200, json: json.bytes)
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 400: "Bad Request"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 409: "Conflict"
+        case 411: "Length Required"
+        case 413: "Content Too Large"
+        case 422: "Unprocessable Content"
+        case 431: "Request Header Fields Too Large"
+        case 503: "Service Unavailable"
+        default: "Status"
+        }
+    }
+
+    /// The response on the wire: status line, fields, JSON body.
+    func serialized(close: Bool) -> [UInt8] {
+        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
+        head += "Content-Type: application/json\r\nContent-Length: \(json.count + 1)\r\nCache-Control: no-store\r\n"
+        if !allow.isEmpty { head += "Allow: \(allow.joined(separator: ", "))\r\n" }
+        head += close ? "Connection: close\r\n\r\n" : "\r\n"
+        // A newline after the document, so `curl --unix-socket` output ends its line.
+        return Array(head.utf8) + json + [0x0A]
+    }
+}
+
+/// Maps a request to the target's answer. Paths and methods:
+///
+///     GET    /flows                 the open flows
+///     DELETE /flows/ID              close one (also POST /flows/ID/close)
+///     GET    /stats                 counters and [Statistics] books
+///     GET    /groups                proxy groups, health, selection
+///     PUT    /groups/NAME           {"selected": "MEMBER"}
+///     POST   /reload                read the profile again
+enum ControlRouter {
+    /// Bodies bigger than this are refused (413): the API takes only small JSON objects.
+    static let maximumBodyBytes = 64 * 1024
+
+    static func respond(to request: ControlRequest, target: some ControlTarget) -> ControlResponse {
+        // The query, if any, selects nothing: it is ignored.
+        let pathText = request.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        guard pathText.hasPrefix("/") else { return .error(400, "the request target must be a path such as /flows") }
+        var segments: [String] = []
+        for raw in pathText.split(separator: "/", omittingEmptySubsequences: true) {
+            guard let segment = percentDecoded(raw) else { return .error(400, "bad percent-encoding in the path") }
+            segments.append(segment)
+        }
+        let method = request.method
+        switch segments.count {
+        case 1:
+            switch segments[0] {
+            case "flows":
+                guard method == .get else { return notAllowed(["GET"]) }
+                return flows(target)
+            case "stats":
+                guard method == .get else { return notAllowed(["GET"]) }
+                var json = JSONWriter()
+                target.writeStatistics(into: &json)
+                return ControlResponse(status: 200, json: json.bytes)
+            case "groups":
+                guard method == .get else { return notAllowed(["GET"]) }
+                var json = JSONWriter()
+                json.beginObject()
+                json.key("groups")
+                json.beginArray()
+                for group in target.groups() { group.write(into: &json) }
+                json.endArray()
+                json.endObject()
+                return ControlResponse(status: 200, json: json.bytes)
+            case "reload":
+                guard method == .post else { return notAllowed(["POST"]) }
+                return outcome(target.reload())
+            default:
+                break
+            }
+        case 2:
+            switch segments[0] {
+            case "flows":
+                guard method == .delete else { return notAllowed(["DELETE"]) }
+                return close(segments[1], target)
+            case "groups":
+                guard method == .put else { return notAllowed(["PUT"]) }
+                return select(group: segments[1], body: request.body, target)
+            default:
+                break
+            }
+        case 3 where segments[0] == "flows" && segments[2] == "close":
+            guard method == .post else { return notAllowed(["POST"]) }
+            return close(segments[1], target)
+        default:
+            break
+        }
+        return .error(404, "no such endpoint: \(pathText) (try /flows, /stats, /groups, /reload)")
+    }
+
+    static func notAllowed(_ methods: [String]) -> ControlResponse {
+        .error(405, "this path takes \(methods.joined(separator: ", "))", allow: methods)
+    }
+
+    static func flows(_ target: some ControlTarget) -> ControlResponse {
+        let flows = target.flows()
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("count", flows.count)
+        json.key("flows")
+        json.beginArray()
+        for flow in flows { flow.write(into: &json) }
+        json.endArray()
+        json.endObject()
+        return ControlResponse(status: 200, json: json.bytes)
+    }
+
+    static func close(_ idText: String, _ target: some ControlTarget) -> ControlResponse {
+        guard let id = UInt64(idText) else { return .error(400, "a flow id is a number, as /flows lists it; got '\(idText)'") }
+        guard target.close(id: id) else { return .error(404, "no open flow with id \(id)") }
+        return .ok("flow \(id) closed") { $0.field("id", Int(truncatingIfNeeded: id)) }
+    }
+
+    static func select(group: String, body: [UInt8], _ target: some ControlTarget) -> ControlResponse {
+        let value: JSONValue
+        do { value = try JSONValue.parse(body) } catch {
+            return .error(400, "the body must be JSON such as {\"selected\": \"MEMBER\"}: \(error)")
+        }
+        guard let member = value["selected"]?.stringValue else {
+            return .error(400, "the body must be a JSON object with a string \"selected\", such as {\"selected\": \"MEMBER\"}")
+        }
+        return outcome(target.select(group: group, member: member))
+    }
+
+    static func outcome(_ result: Result<String, ControlFailure>) -> ControlResponse {
+        switch result {
+        case let .success(message): return .ok(message)
+        case let .failure(failure): return .error(failure.status, failure.message, errors: failure.errors)
+        }
+    }
+
+    /// RFC 3986 percent-decoding of one path segment; nil for a bad escape or invalid UTF-8.
+    static func percentDecoded(_ segment: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = segment.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0") ... UInt8(ascii: "9"): byte - 0x30
+        case UInt8(ascii: "a") ... UInt8(ascii: "f"): byte - 0x61 + 10
+        case UInt8(ascii: "A") ... UInt8(ascii: "F"): byte - 0x41 + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,160 @@
+internal import Sys
+
+/// The control socket's server. It runs on the tunnel's own thread: its
+/// listener and clients sit in an epoll of their own, whose descriptor the
+/// tunnel's loop watches under a single token; when that descriptor is
+/// readable, `serve` answers everything ready without blocking. So the
+/// tunnel's state is only ever touched by the thread that owns it, and no
+/// number of clients costs the loop more than one token.
+final class ControlServer {
+    /// The path when none is given: root's, like the rest of /run/sluice.
+    static let defaultPath = "/run/sluice/control.sock"
+    /// Past this many clients the oldest is dropped: an idle client cannot hold the API.
+    static let maximumConnections = 32
+    static let listenerToken: UInt64 = 0
+
+    let path: String
+    let listener: UnixSocket
+    let epoll: Epoll
+    var events = Epoll.EventBuffer(capacity: 64)
+    var connections: [UInt64: ControlConnection] = [:]
+    var nextToken: UInt64 = 1
+    /// Which file this server put at `path`, so that `stop` removes only that one.
+    let identity: FileIdentity?
+    let scratch: UnsafeMutableRawBufferPointer
+    var stopped = false
+
+    /// Listens at `path` with `mode` (0600: root only, as the kernel checks the socket file's
+    /// permission at connect). EADDRINUSE: another Sluice answers there.
+    init(path: String, mode: UInt32 = 0o600) throws(Errno) {
+        self.path = path
+        // Owned by the user Sluice runs as (root): the mode does the rest.
+        listener = try UnixSocket.listen(at: path, mode: mode)
+        identity = Files.identity(of: path)
+        do {
+            epoll = try Epoll()
+            try epoll.add(listener.descriptor, events: .readable, token: Self.listenerToken)
+        } catch {
+            if let identity { Files.removeSocket(path, identity: identity) }
+            throw error
+        }
+        scratch = .allocate(byteCount: 16384, alignment: 16)
+    }
+
+    deinit {
+        stop()
+        scratch.deallocate()
+    }
+
+    /// The descriptor for the tunnel's epoll: readable when a client needs attention.
+    var descriptor: Int32 { epoll.descriptor.rawValue }
+
+    /// Removes the socket file (if it is still ours); clients are dropped with the server.
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        if let identity { Files.removeSocket(path, identity: identity) }
+    }
+
+    /// Answers whatever is ready, without waiting. Bounded: a wake-up serves at most a few rounds.
+    func serve(_ target: some ControlTarget) {
+        for _ in 0 ..< 4 {
+            guard let ready = try? epoll.wait(into: &events, timeoutMilliseconds: 0), ready > 0 else { return }
+            for i in 0 ..< ready {
+                let event = events[i]
+                if event.token == Self.listenerToken {
+                    acceptClients()
+                } else if let connection = connections[event.token] {
+                    service(connection, events: event.events, target: target)
+                }
+            }
+        }
+    }
+
+    func acceptClients() {
+        for _ in 0 ..< 16 {
+            guard let accepted = try? listener.accept() else { return }
+            if connections.count >= Self.maximumConnections, let oldest = connections.keys.min() {
+                drop(oldest)
+            }
+            let token = nextToken
+            nextToken += 1
+            let connection = ControlConnection(socket: accepted, token: token)
+            guard (try? epoll.add(connection.socket.descriptor, events: connection.interest, token: token)) != nil else { continue }
+            connections[token] = connection
+        }
+    }
+
+    func service(_ connection: ControlConnection, events: Epoll.Events, target: some ControlTarget) {
+        if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
+            // Bounded: a client that keeps sending shares the loop with the traffic.
+            for _ in 0 ..< 16 where connection.wantedEvents.contains(.readable) {
+                let result: SysResult<Int>
+                do { result = try connection.socket.read(into: scratch) } catch {
+                    drop(connection.token)
+                    return
+                }
+                guard case let .value(n) = result else { break }
+                if n == 0 {
+                    connection.receivedEnd()
+                    break
+                }
+                connection.receive(UnsafeRawBufferPointer(rebasing: scratch[0 ..< n]), target: target)
+            }
+        }
+        guard connection.flush(), !connection.finished else {
+            drop(connection.token)
+            return
+        }
+        let wanted = connection.wantedEvents
+        if wanted != connection.interest {
+            try? epoll.modify(connection.socket.descriptor, events: wanted, token: connection.token)
+            connection.interest = wanted
+        }
+    }
+
+    func drop(_ token: UInt64) {
+        guard let connection = connections.removeValue(forKey: token) else { return }
+        try? epoll.remove(connection.socket.descriptor)
+    }
+}
+
+/// Where `exec` and `run` put their control socket (`--control PATH`, `--no-control`).
+public enum ControlSocketOption: Sendable, Equatable {
+    /// /run/sluice/control.sock, when no other Sluice answers there.
+    case standard
+    case path(String)
+    case off
+}
+
+extension ControlServer {
+    /// Starts the server the option asks for. An explicit path that cannot be
+    /// used stops Sluice before anything is created; the standard path held by
+    /// another running Sluice only costs this one its control socket.
+    static func start(_ option: ControlSocketOption, log: (String) -> Void) throws(EngineError) -> ControlServer? {
+        switch option {
+        case .off:
+            return nil
+        case let .path(path):
+            do { return try ControlServer(path: path) } catch {
+                throw EngineError.report("sluice: --control \(path): \(explain(error, path: path))")
+            }
+        case .standard:
+            Files.makeDirectory("/run/sluice", mode: 0o755)
+            do { return try ControlServer(path: defaultPath) } catch {
+                log("sluice: no control socket: \(explain(error, path: defaultPath))")
+                return nil
+            }
+        }
+    }
+
+    static func explain(_ error: Errno, path: String) -> String {
+        switch error {
+        case .addressInUse: "another Sluice answers on \(path); give this one --control PATH (or --no-control)"
+        case .fileExists: "\(path) exists and is not a socket; it is left alone"
+        case .noSuchFileOrDirectory: "the folder for \(path) does not exist"
+        case .nameTooLong: "the path is longer than a Unix socket allows (\(UnixSocket.maximumPathLength) bytes)"
+        default: "\(error)"
+        }
+    }
+}

@@ -1,0 +1,434 @@
+import Foundation
+import HTTP
+import Sys
+import Testing
+@testable import Engine
+
+/// A ControlTarget that records what the API asked of it.
+final class FakeControlTarget: ControlTarget {
+    var openFlows: [ControlFlow] = {
+        var a = ControlFlow(id: 17, transport: "TCP", appAddress: "10.233.0.1", appPort: 40000,
+                            destinationAddress: "198.18.0.5", destinationPort: 443, state: "ESTABLISHED")
+        a.domain = "api.example.test"
+        a.domainSource = "dns"
+        a.rule = "p.conf:12: DOMAIN-SUFFIX,example.test,Proxies"
+        a.policy = "Proxies → proxy-a"
+        a.bytesUp = 517
+        a.bytesDown = 1_048_576
+        a.ageSeconds = 2.5
+        let b = ControlFlow(id: 18, transport: "UDP", appAddress: "fd00:233::1", appPort: 5353,
+                            destinationAddress: "fd00:88::2", destinationPort: 53, state: "open")
+        return [a, b]
+    }()
+    var closed: [UInt64] = []
+    var selections: [String: String] = ["Proxies": "proxy-a"]
+    var reloads = 0
+    var reloadErrors: [String]?
+
+    func flows() -> [ControlFlow] { openFlows }
+
+    func close(id: UInt64) -> Bool {
+        guard let index = openFlows.firstIndex(where: { $0.id == id }) else { return false }
+        openFlows.remove(at: index)
+        closed.append(id)
+        return true
+    }
+
+    func writeStatistics(into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("uptime-seconds", 61.0)
+        json.key("tunnel")
+        var counters = TunnelStatistics()
+        counters.tcpFlows = 3
+        counters.bytesToApp = 2048
+        counters.writeJSON(into: &json)
+        json.key("statistics")
+        json.beginArray()
+        json.endArray()
+        json.endObject()
+    }
+
+    func groups() -> [ControlGroup] {
+        [ControlGroup(name: "Proxies", kind: "select", selected: selections["Proxies"],
+                      members: [.init(name: "proxy-a", health: "unchecked"), .init(name: "proxy-b", health: "unchecked")]),
+         ControlGroup(name: "Auto", kind: "fallback", selected: "proxy-a",
+                      members: [.init(name: "proxy-a", health: "up", latencyMilliseconds: 12)])]
+    }
+
+    func select(group: String, member: String) -> Result<String, ControlFailure> {
+        if group == "Auto" { return .failure(ControlFailure(kind: .conflict, message: "Auto is a fallback group")) }
+        guard group == "Proxies" else { return .failure(ControlFailure(kind: .notFound, message: "no group \(group)")) }
+        guard ["proxy-a", "proxy-b"].contains(member) else { return .failure(ControlFailure(kind: .notFound, message: "no member \(member)")) }
+        selections[group] = member
+        return .success("Proxies → \(member)")
+    }
+
+    func reload() -> Result<String, ControlFailure> {
+        reloads += 1
+        if let reloadErrors { return .failure(ControlFailure(kind: .invalid, message: "p.conf has errors", errors: reloadErrors)) }
+        return .success("reloaded p.conf")
+    }
+}
+
+/// A control server on a socket in a fresh temporary folder, driven by hand on this thread.
+final class ControlFixture {
+    let directory: String
+    let path: String
+    let server: ControlServer
+    let target = FakeControlTarget()
+
+    init() throws {
+        directory = "/tmp/sluice-control-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        path = directory + "/control.sock"
+        server = try ControlServer(path: path)
+    }
+
+    deinit {
+        server.stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Lets the server answer whatever has arrived (a few rounds: accept, read, write).
+    func pump() {
+        for _ in 0 ..< 4 { server.serve(target) }
+    }
+
+    /// Sends `request` (whole, or one byte per server round), closes the sending side and returns every byte answered.
+    func exchange(_ request: [UInt8], byteByByte: Bool = false) throws -> [UInt8] {
+        let client = try UnixSocket.connect(to: path, timeoutMilliseconds: 2000)
+        pump()
+        if byteByByte {
+            for byte in request {
+                try client.writeAll([byte])
+                pump()
+            }
+        } else {
+            try client.writeAll(request)
+        }
+        pump()
+        client.shutdownWrite()
+        pump()
+        return try client.readToEnd(limit: 1 << 22)
+    }
+
+    func exchange(_ request: String, byteByByte: Bool = false) throws -> [Reply] {
+        try Reply.split(try exchange(Array(request.utf8), byteByByte: byteByByte))
+    }
+}
+
+/// One HTTP response taken apart, its body checked by Foundation's own JSON parser too.
+struct Reply: CustomStringConvertible {
+    var head: HTTPResponseHead
+    var body: [UInt8]
+
+    var status: Int { head.status }
+    var json: JSONValue { (try? JSONValue.parse(body)) ?? .null }
+    var description: String { "\(head.status) \(String(decoding: body, as: UTF8.self))" }
+
+    static func split(_ bytes: [UInt8]) throws -> [Reply] {
+        var parser = HTTPResponseParser()
+        var replies: [Reply] = []
+        var head: HTTPResponseHead?
+        var body: [UInt8] = []
+        try bytes.withUnsafeBytes { raw in
+            var rest = raw[...]
+            while let step = try parser.parse(UnsafeRawBufferPointer(rebasing: rest)) {
+                switch step {
+                case let .head(h, _): head = h; body = []
+                case let .body(n): body += rest.prefix(n)
+                case let .end(n):
+                    body += rest.prefix(n)
+                    let reply = Reply(head: head!, body: body)
+                    // Every body is a JSON document, as a JSON parser that is not ours agrees.
+                    #expect((try? JSONSerialization.jsonObject(with: Data(body))) != nil, "\(reply)")
+                    replies.append(reply)
+                case .upgraded: Issue.record("upgraded?")
+                }
+                rest = rest.dropFirst(step.consumed)
+            }
+        }
+        return replies
+    }
+}
+
+@Suite(.serialized) struct ControlServerTests {
+    @Test func listsFlows() throws {
+        let f = try ControlFixture()
+        let replies = try f.exchange("GET /flows HTTP/1.1\r\nHost: s\r\n\r\n")
+        try #require(replies.count == 1)
+        #expect(replies[0].status == 200)
+        #expect(replies[0].head.headers["Content-Type"] == "application/json")
+        let json = replies[0].json
+        #expect(json["count"]?.intValue == 2)
+        let first = try #require(json["flows"]?[0])
+        #expect(first["id"]?.intValue == 17)
+        #expect(first["transport"]?.stringValue == "TCP")
+        #expect(first["app-address"]?.stringValue == "10.233.0.1")
+        #expect(first["app-port"]?.intValue == 40000)
+        #expect(first["destination-port"]?.intValue == 443)
+        #expect(first["domain"]?.stringValue == "api.example.test")
+        #expect(first["domain-source"]?.stringValue == "dns")
+        #expect(first["rule"]?.stringValue == "p.conf:12: DOMAIN-SUFFIX,example.test,Proxies")
+        #expect(first["policy"]?.stringValue == "Proxies → proxy-a")
+        #expect(first["bytes-up"]?.intValue == 517)
+        #expect(first["bytes-down"]?.intValue == 1_048_576)
+        #expect(first["age-seconds"]?.doubleValue == 2.5)
+        #expect(first["state"]?.stringValue == "ESTABLISHED")
+        // What the tunnel does not know is null, not missing.
+        #expect(json["flows"]?[1]?["domain"] == .null)
+        // The client reads back exactly what the server wrote.
+        #expect(ControlFlow(first) == f.target.openFlows[0])
+    }
+
+    @Test func closesFlows() throws {
+        let f = try ControlFixture()
+        var replies = try f.exchange("DELETE /flows/17 HTTP/1.1\r\nHost: s\r\n\r\nPOST /flows/18/close HTTP/1.1\r\nHost: s\r\nContent-Length: 0\r\n\r\n")
+        #expect(replies.map(\.status) == [200, 200])
+        #expect(f.target.closed == [17, 18])
+        replies = try f.exchange("DELETE /flows/17 HTTP/1.1\r\nHost: s\r\n\r\nDELETE /flows/abc HTTP/1.1\r\nHost: s\r\n\r\n")
+        #expect(replies.map(\.status) == [404, 400], "\(replies)")
+        #expect(replies[0].json["error"]?.stringValue == "no open flow with id 17")
+        #expect(f.target.closed == [17, 18])
+    }
+
+    @Test func statistics() throws {
+        let f = try ControlFixture()
+        let replies = try f.exchange("GET /stats HTTP/1.1\r\nHost: s\r\n\r\n")
+        try #require(replies.count == 1)
+        #expect(replies[0].status == 200)
+        #expect(replies[0].json["tunnel"]?["tcp-flows"]?.intValue == 3)
+        #expect(replies[0].json["tunnel"]?["bytes-to-app"]?.intValue == 2048)
+        #expect(replies[0].json["statistics"] == .array([]))
+    }
+
+    @Test func groupsAndSelection() throws {
+        let f = try ControlFixture()
+        var replies = try f.exchange("GET /groups HTTP/1.1\r\nHost: s\r\n\r\n")
+        #expect(replies.first?.status == 200)
+        let groups = replies.first?.json["groups"]?.arrayValue ?? []
+        #expect(groups.compactMap(ControlGroup.init) == f.target.groups())
+        #expect(groups.first?["selected"]?.stringValue == "proxy-a")
+        #expect(groups.last?["members"]?[0]?["latency-ms"]?.intValue == 12)
+
+        let body = #"{"selected": "proxy-b"}"#
+        replies = try f.exchange("PUT /groups/Proxies HTTP/1.1\r\nHost: s\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        #expect(replies.map(\.status) == [200], "\(replies)")
+        #expect(f.target.selections["Proxies"] == "proxy-b")
+        #expect(replies.first?.json["ok"] == .bool(true))
+
+        // A fallback group: 409; no such group or member: 404; a body that is not the object asked for: 400.
+        for (path, body, status) in [("Auto", #"{"selected":"proxy-a"}"#, 409), ("Nope", #"{"selected":"proxy-a"}"#, 404),
+                                     ("Proxies", #"{"selected":"proxy-z"}"#, 404), ("Proxies", #"{"selected":1}"#, 400),
+                                     ("Proxies", #"{"selected":"#, 400), ("Proxies", "", 400)] {
+            let r = try f.exchange("PUT /groups/\(path) HTTP/1.1\r\nHost: s\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            #expect(r.map(\.status) == [status], "\(path) \(body): \(r)")
+            #expect(r.first?.json["ok"] == .bool(false))
+        }
+        #expect(f.target.selections["Proxies"] == "proxy-b")
+    }
+
+    @Test func groupNamesArePercentDecoded() throws {
+        let f = try ControlFixture()
+        let body = #"{"selected":"proxy-a"}"#
+        let r = try f.exchange("PUT /groups/My%20Group HTTP/1.1\r\nHost: s\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        #expect(r.first?.json["error"]?.stringValue == "no group My Group")
+        #expect(ControlCommand.percentEncoded("My Group/ü") == "My%20Group%2F%C3%BC")
+        let bad = try f.exchange("PUT /groups/%zz HTTP/1.1\r\nHost: s\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        #expect(bad.map(\.status) == [400])
+    }
+
+    @Test func reload() throws {
+        let f = try ControlFixture()
+        var r = try f.exchange("POST /reload HTTP/1.1\r\nHost: s\r\nContent-Length: 0\r\n\r\n")
+        #expect(r.map(\.status) == [200])
+        #expect(r.first?.json["message"]?.stringValue == "reloaded p.conf")
+        f.target.reloadErrors = ["p.conf:3: error: unknown policy 'Nope'", "p.conf:9: error: bad CIDR"]
+        r = try f.exchange("POST /reload HTTP/1.1\r\nHost: s\r\nContent-Length: 0\r\n\r\n")
+        #expect(r.map(\.status) == [422])
+        #expect(r.first?.json["errors"]?.arrayValue?.compactMap(\.stringValue) == f.target.reloadErrors)
+        #expect(f.target.reloads == 2)
+    }
+
+    @Test func wholeByteByByteAndPipelinedGiveTheSameAnswers() throws {
+        let requests = [
+            "GET /flows HTTP/1.1\r\nHost: s\r\n\r\n",
+            "GET /stats?verbose=1 HTTP/1.1\r\nHost: s\r\n\r\n",
+            "GET /groups HTTP/1.1\r\nHost: s\r\n\r\n",
+            "POST /reload HTTP/1.1\r\nHost: s\r\nContent-Length: 2\r\n\r\n{}",
+        ]
+        var whole: [String] = []
+        for request in requests {
+            let f = try ControlFixture()
+            whole += try f.exchange(request).map(\.description)
+        }
+        var byteByByte: [String] = []
+        for request in requests {
+            let f = try ControlFixture()
+            byteByByte += try f.exchange(request, byteByByte: true).map(\.description)
+        }
+        let f = try ControlFixture()
+        let pipelined = try f.exchange(requests.joined()).map(\.description)
+        #expect(whole.count == 4)
+        // uptime and flows do not change in the fake: every way of sending gives the same answers.
+        #expect(byteByByte == whole)
+        #expect(pipelined == whole)
+        #expect(f.target.reloads == 1)
+    }
+
+    @Test func errors() throws {
+        let f = try ControlFixture()
+        // Unknown path: 404, and the connection goes on.
+        var r = try f.exchange("GET /nothing HTTP/1.1\r\nHost: s\r\n\r\nGET /flows/1/2/3 HTTP/1.1\r\nHost: s\r\n\r\nGET /flows HTTP/1.1\r\nHost: s\r\n\r\n")
+        #expect(r.map(\.status) == [404, 404, 200])
+        // Wrong method: 405 with Allow.
+        r = try f.exchange("POST /flows HTTP/1.1\r\nHost: s\r\nContent-Length: 0\r\n\r\nGET /reload HTTP/1.1\r\nHost: s\r\n\r\nGET /flows/17 HTTP/1.1\r\nHost: s\r\n\r\nPUT /stats HTTP/1.1\r\nHost: s\r\nContent-Length: 0\r\n\r\n")
+        #expect(r.map(\.status) == [405, 405, 405, 405])
+        #expect(r.map { $0.head.headers["Allow"] } == ["GET", "POST", "DELETE", "GET"])
+        #expect(f.target.closed.isEmpty)
+        // Not HTTP: 400, and the connection closes (what followed is not answered).
+        r = try f.exchange("HELLO\r\n\r\nGET /flows HTTP/1.1\r\nHost: s\r\n\r\n")
+        #expect(r.map(\.status) == [400])
+        #expect(r.first?.head.headers["Connection"] == "close")
+        r = try f.exchange("GET flows HTTP/1.1\r\nHost: s\r\n\r\n")
+        #expect(r.map(\.status) == [400])
+        // A body too big for the API, or with no length: refused before it is read.
+        r = try f.exchange("PUT /groups/Proxies HTTP/1.1\r\nHost: s\r\nContent-Length: 1000000\r\n\r\n")
+        #expect(r.map(\.status) == [413])
+        r = try f.exchange("PUT /groups/Proxies HTTP/1.1\r\nHost: s\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+        #expect(r.map(\.status) == [411])
+        // A head beyond the limits.
+        r = try f.exchange("GET /flows HTTP/1.1\r\nHost: s\r\nX: \(String(repeating: "a", count: 20000))\r\n\r\n")
+        #expect(r.map(\.status) == [400])
+        // Connection: close is honoured: the second request is not answered.
+        r = try f.exchange("GET /flows HTTP/1.1\r\nHost: s\r\nConnection: close\r\n\r\nGET /flows HTTP/1.1\r\nHost: s\r\n\r\n")
+        #expect(r.map(\.status) == [200])
+        // A request cut short gets no answer, and the server goes on.
+        r = try f.exchange("GET /flo")
+        #expect(r.isEmpty)
+        #expect(try f.exchange("GET /stats HTTP/1.1\r\nHost: s\r\n\r\n").map(\.status) == [200])
+        #expect(f.server.connections.isEmpty, "finished clients are dropped")
+    }
+
+    @Test func manyClientsAtOnceAreBounded() throws {
+        let f = try ControlFixture()
+        final class Client {
+            let socket: UnixSocket
+            init(_ socket: consuming UnixSocket) { self.socket = socket }
+        }
+        var clients: [Client] = []
+        for _ in 0 ..< ControlServer.maximumConnections + 8 {
+            clients.append(Client(try UnixSocket.connect(to: f.path)))
+            f.pump()
+        }
+        #expect(f.server.connections.count == ControlServer.maximumConnections)
+        // The newest client is served.
+        try clients[clients.count - 1].socket.writeAll(Array("GET /stats HTTP/1.1\r\nHost: s\r\nConnection: close\r\n\r\n".utf8))
+        f.pump()
+        let answer = try clients[clients.count - 1].socket.readToEnd(limit: 1 << 20)
+        #expect(try Reply.split(answer).map(\.status) == [200])
+    }
+
+    @Test func socketFile() throws {
+        let f = try ControlFixture()
+        var info = stat()
+        #expect(lstat(f.path, &info) == 0)
+        #expect(info.st_mode & S_IFMT == S_IFSOCK)
+        #expect(info.st_mode & 0o777 == 0o600, "root's only")
+        #expect(info.st_uid == geteuid())
+        // No temporary name left behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.directory) == ["control.sock"])
+        // A live server's path is not taken over.
+        #expect(throws: Errno.addressInUse) { _ = try ControlServer(path: f.path) }
+        #expect(UnixSocket.state(of: f.path) == .inUse)
+        // Stopping removes the file.
+        f.server.stop()
+        #expect(!FileManager.default.fileExists(atPath: f.path))
+    }
+
+    @Test func staleSocketsAreReplacedAndOtherFilesKept() throws {
+        let directory = "/tmp/sluice-control-\(getpid())-stale"
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/c.sock"
+        do {
+            // A server that went away without removing its socket (its file stays: stop() is not called).
+            let old = try UnixSocket.listen(at: path)
+            _ = old
+        }
+        #expect(UnixSocket.state(of: path) == .stale)
+        let server = try ControlServer(path: path)
+        #expect(UnixSocket.state(of: path) == .inUse)
+        server.stop()
+
+        let file = directory + "/not-a-socket"
+        try "keep me".write(toFile: file, atomically: false, encoding: .utf8)
+        #expect(throws: Errno.fileExists) { _ = try ControlServer(path: file) }
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "keep me")
+        #expect(throws: Errno.nameTooLong) { _ = try ControlServer(path: directory + "/" + String(repeating: "x", count: 120)) }
+    }
+
+    @Test func clientMessages() throws {
+        let missing = ControlClient(path: "/tmp/sluice-control-\(getpid())-missing/c.sock")
+        #expect(throws: ControlClient.Failure.self) { _ = try missing.request("GET", "/stats") }
+        do {
+            _ = try missing.request("GET", "/stats")
+        } catch {
+            #expect(error.description.contains("no control socket at"))
+            #expect(error.description.contains("is Sluice running"))
+        }
+        #expect(ControlClient.explainConnect(.permissionDenied, path: "/run/sluice/control.sock")
+            == "sluice: permission denied on the control socket /run/sluice/control.sock (EACCES): it is root's only (mode 0600); run this as root, for example with sudo")
+    }
+}
+
+@Suite struct ControlCommandTests {
+    @Test func parses() throws {
+        #expect(try ControlCommand.parse(["status"]).get() == ControlCommand.Options(action: .status))
+        var flows = ControlCommand.Options(action: .flows)
+        flows.path = "/tmp/c.sock"
+        flows.json = true
+        #expect(try ControlCommand.parse(["flows", "--control", "/tmp/c.sock", "--json"]).get() == flows)
+        #expect(try ControlCommand.parse(["close", "17"]).get().action == .close(17))
+        #expect(try ControlCommand.parse(["select", "Proxies", "proxy-b"]).get().action == .select(group: "Proxies", member: "proxy-b"))
+        #expect(try ControlCommand.parse(["top", "--interval", "0.5", "--count", "3"]).get().action == .top(interval: 0.5, count: 3))
+        for bad: [String] in [["close"], ["close", "x"], ["select", "G"], ["status", "extra"], ["flows", "--control"],
+                              ["status", "--frobnicate"], ["top", "--interval", "0"], ["flows", "--interval", "1"]] {
+            guard case .failure = ControlCommand.parse(bad[...]) else { Issue.record("accepted \(bad)"); continue }
+        }
+    }
+
+    @Test func formatsTheFlowTable() throws {
+        let target = FakeControlTarget()
+        let response = ControlRouter.flows(target)
+        let lines = ControlFormat.flows(try JSONValue.parse(response.json))
+        #expect(lines.count == 4)
+        #expect(lines[0].hasPrefix("ID  PROTO  APP "))
+        #expect(lines[1].contains("17  TCP    10.233.0.1.40000"))
+        #expect(lines[1].contains("api.example.test (dns)"))
+        #expect(lines[1].contains("Proxies → proxy-a"))
+        #expect(lines[1].contains("517 B"))
+        #expect(lines[1].contains("1.0 MiB"))
+        #expect(lines[1].hasSuffix("ESTABLISHED"))
+        #expect(lines[2].contains("18  UDP"))
+        #expect(lines[3] == "2 open flows")
+    }
+
+    @Test func formatsTheStatus() throws {
+        let target = FakeControlTarget()
+        var json = JSONWriter()
+        target.writeStatistics(into: &json)
+        let lines = ControlFormat.status(try JSONValue.parse(json.bytes))
+        #expect(lines[0] == "Sluice: up 1m1s, profile the built-in default (everything DIRECT)")
+        #expect(lines.contains { $0.hasPrefix("traffic: 0 B up, 2.0 KiB down") })
+        #expect(lines.contains { $0.hasPrefix("since start: 3 TCP flows") })
+        var groups = JSONWriter()
+        groups.beginObject(); groups.key("groups"); groups.beginArray()
+        for group in target.groups() { group.write(into: &groups) }
+        groups.endArray(); groups.endObject()
+        #expect(ControlFormat.groups(try JSONValue.parse(groups.bytes)) == [
+            "groups:", "  Proxies (select): *proxy-a, proxy-b", "  Auto (fallback): *proxy-a (up)",
+        ])
+    }
+}

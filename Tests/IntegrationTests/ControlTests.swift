@@ -1,0 +1,240 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The control API of a running `sluice exec`, through the `sluice` clients:
+/// flows, status, groups and selection, reload, closing a flow, and the
+/// socket's permission (an unprivileged user cannot connect).
+@Suite(.enabled(if: TestNetwork.isRoot, "needs root: creates network namespaces and TUN devices"), .serialized)
+final class ControlTests {
+    let pair: ServerPair
+    var work: URL { pair.work }
+    let socket: String
+
+    init() throws {
+        let pair = try ServerPair("control")
+        try pair.makeFile("4m.bin", bytes: 4 << 20)
+        try "hello\n".write(to: pair.work.appendingPathComponent("hello.txt"), atomically: true, encoding: .utf8)
+        self.pair = pair
+        socket = pair.work.appendingPathComponent("control.sock").path
+    }
+
+    /// `sluice ARGS --control SOCKET` from the test's own namespace (a path socket reaches across namespaces).
+    func control(_ arguments: [String]) throws -> SluiceRun {
+        try runSluice(arguments + ["--control", socket], timeout: 15)
+    }
+
+    /// The same client as the user nobody, with no groups.
+    func controlAsNobody(_ arguments: [String]) throws -> SluiceRun {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        p.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", sluiceBinary] + arguments + ["--control", socket]
+        let err = Pipe(), out = Pipe()
+        p.standardError = err
+        p.standardOutput = out
+        try p.run()
+        let deadline = Date().addingTimeInterval(15)
+        while p.isRunning, Date() < deadline { usleep(20_000) }
+        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        p.waitUntilExit()
+        return SluiceRun(pid: p.processIdentifier, status: p.terminationStatus,
+                         stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+                         stderr: String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), seconds: 0)
+    }
+
+    func json(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    @Test func flowsStatusGroupsReloadAndClose() throws {
+        let profileText = """
+        [Proxy Group]
+        Choice = select, DIRECT, REJECT-RST
+
+        [Rule]
+        DOMAIN,origin.test,Choice
+        FINAL,DIRECT
+
+        [Host]
+        origin.test = 10.88.0.2
+        """
+        let profile = work.appendingPathComponent("control.conf").path
+        try profileText.write(toFile: profile, atomically: true, encoding: .utf8)
+        let go = work.appendingPathComponent("go").path
+        // A slow download holds a flow open; once the test says go, origin.test is tried through the group.
+        let script = """
+        curl -s -o /dev/null -w 'before %{http_code}\\n' http://origin.test:8080/hello.txt
+        curl -s --limit-rate 100k http://10.88.0.2:8080/4m.bin -o /dev/null & slow=$!
+        for i in $(seq 400); do [ -e \(go) ] && break; sleep 0.1; done
+        curl -s -o /dev/null -w 'after %{http_code}\\n' http://origin.test:8080/hello.txt
+        wait $slow; echo "download=$?"
+        """
+        var checked = false
+        let r = try runSluice(["exec", "--profile", profile, "--control", socket, "--", "bash", "-c", script], in: pair.host,
+                              timeout: 90) { _ in
+            defer { _ = FileManager.default.createFile(atPath: go, contents: nil) }
+            do { try self.checkWhileRunning(profile: profile, profileText: profileText) } catch {
+                Issue.record("\(error)")
+                return
+            }
+            checked = true
+        }
+        #expect(checked)
+        finish(r)
+    }
+
+    func checkWhileRunning(profile: String, profileText: String) throws {
+        do {
+            // The download appears in the flow list, with bytes coming down.
+            var download: [String: Any]?
+            for _ in 0 ..< 100 {
+                let flows = (try? self.control(["flows", "--json"]))?.stdout ?? ""
+                let list = self.json(flows)["flows"] as? [[String: Any]] ?? []
+                download = list.first { ($0["destination-port"] as? Int) == 8080 && ($0["bytes-down"] as? Int ?? 0) > 0 }
+                if download != nil { break }
+                usleep(100_000)
+            }
+            guard let download, let id = download["id"] as? Int else {
+                Issue.record("the download never showed up in /flows")
+                return
+            }
+            #expect(download["transport"] as? String == "TCP")
+            #expect(download["destination-address"] as? String == "10.88.0.2")
+            #expect(download["state"] as? String == "ESTABLISHED")
+            // What the rules decided, and since when (the tunnel's flow record).
+            #expect(download["policy"] as? String == "DIRECT", "\(download)")
+            #expect((download["rule"] as? String)?.hasPrefix("\(profile):") == true, "\(download)")
+            #expect((download["age-seconds"] as? Double ?? 0) > 0, "\(download)")
+            #expect((download["age-seconds"] as? Double ?? 99) < 30, "\(download)")
+            #expect(download["bytes-up"] as? Int ?? 0 > 0, "the request went up: \(download)")
+
+            let table = try self.control(["flows"])
+            #expect(table.status == 0, "\(table.stderr)")
+            #expect(table.stdout.hasPrefix("ID  "), "\(table.stdout)")
+            #expect(table.stdout.contains("10.88.0.2.8080"), "\(table.stdout)")
+            #expect(table.stdout.contains("ESTABLISHED"), "\(table.stdout)")
+
+            let status = try self.control(["status"])
+            #expect(status.status == 0, "\(status.stderr)")
+            #expect(status.stdout.contains("profile \(profile)"), "\(status.stdout)")
+            #expect(status.stdout.contains("open: 1 TCP flows"), "\(status.stdout)")
+            #expect(status.stdout.contains("Choice (select): *DIRECT, REJECT-RST"), "\(status.stdout)")
+            let stats = self.json(try self.control(["status", "--json"]).stdout)
+            let tunnel = (stats["stats"] as? [String: Any])?["tunnel"] as? [String: Any] ?? [:]
+            #expect(tunnel["tcp-flows"] as? Int ?? 0 >= 2, "\(stats)")
+            #expect(tunnel["bytes-to-app"] as? Int ?? 0 > 0, "\(stats)")
+
+            // Not root: the kernel refuses the connection, and the message says why.
+            let nobody = try self.controlAsNobody(["status"])
+            #expect(nobody.status == 1)
+            #expect(nobody.stderr.contains("permission denied on the control socket \(self.socket) (EACCES)"), "\(nobody.stderr)")
+            #expect(nobody.stdout.isEmpty)
+
+            // Switching the group; a member it does not have is refused.
+            let select = try self.control(["select", "Choice", "REJECT-RST"])
+            #expect(select.status == 0, "\(select.stderr)")
+            #expect(select.stdout.contains("Choice: DIRECT → REJECT-RST"), "\(select.stdout)")
+            let wrong = try self.control(["select", "Choice", "Nope"])
+            #expect(wrong.status == 1)
+            #expect(wrong.stderr.contains("'Nope' is not a member of 'Choice'"), "\(wrong.stderr)")
+
+            // Reload keeps the selection; a profile with errors is refused with its errors.
+            let reload = try self.control(["reload"])
+            #expect(reload.status == 0, "\(reload.stderr)")
+            #expect(reload.stdout.contains("reloaded \(profile)"), "\(reload.stdout)")
+            #expect(try self.control(["status"]).stdout.contains("Choice (select): DIRECT, *REJECT-RST"))
+            try (profileText + "\nbroken line\n").write(toFile: profile, atomically: true, encoding: .utf8)
+            let bad = try self.control(["reload"])
+            #expect(bad.status == 1)
+            #expect(bad.stderr.contains("still using the previous profile"), "\(bad.stderr)")
+            #expect(bad.stderr.contains("control.conf:"), "\(bad.stderr)")
+            try profileText.write(toFile: profile, atomically: true, encoding: .utf8)
+
+            // Closing the download: the app's connection is reset.
+            let close = try self.control(["close", String(id)])
+            #expect(close.status == 0, "\(close.stderr)")
+            #expect(close.stdout.contains("flow \(id) closed"), "\(close.stdout)")
+            let again = try self.control(["close", String(id)])
+            #expect(again.status == 1)
+            #expect(again.stderr.contains("no open flow with id \(id)"), "\(again.stderr)")
+        }
+    }
+
+    func finish(_ r: SluiceRun) {
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "before 200", "\(r.stdout) \(r.stderr)")
+        // The group now rejects origin.test with a reset.
+        #expect(lines.contains("after 000"), "\(r.stdout) \(r.stderr)")
+        // curl saw its transfer cut short (18: partial file, 56: receive failure), long before 40 s at 100 kB/s.
+        let download = lines.first { $0.hasPrefix("download=") }
+        #expect(download != nil && download != "download=0", "\(r.stdout)")
+        #expect(r.seconds < 35, "the closed download ended the run early: \(r.seconds) s")
+        // The socket goes with Sluice.
+        #expect(!FileManager.default.fileExists(atPath: socket))
+    }
+
+    @Test func closingAFlowStuckInAProxyHandshakeResetsTheApp() throws {
+        // A "proxy" that accepts and never speaks: the flow waits in its handshake (5 s greeting deadline).
+        try pair.net.start(["python3", "-c", """
+        import socket, time
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 1080)); s.listen(8); s.settimeout(60)
+        held = []
+        while True:
+            c, _ = s.accept(); held.append(c)
+        """], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:1080"))
+        let profile = work.appendingPathComponent("stuck.conf").path
+        try "[Proxy]\nstuck = socks5, 10.88.0.2, 1080\n\n[Rule]\nFINAL,stuck\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        let script = """
+        start=$(date +%s%N)
+        curl -s --max-time 20 -o /dev/null http://10.88.0.2:8080/hello.txt; rc=$?
+        echo "curl=$rc ms=$(( ($(date +%s%N) - start) / 1000000 ))"
+        """
+        var state: String?
+        var upstream: String?
+        let r = try runSluice(["exec", "--profile", profile, "--control", socket, "--", "bash", "-c", script], in: pair.host,
+                              timeout: 40) { _ in
+            for _ in 0 ..< 40 {
+                let list = self.json((try? self.control(["flows", "--json"]))?.stdout ?? "")["flows"] as? [[String: Any]] ?? []
+                if let flow = list.first(where: { ($0["destination-port"] as? Int) == 8080 }), let id = flow["id"] as? Int {
+                    state = flow["state"] as? String
+                    upstream = flow["upstream"] as? String
+                    let close = try? self.control(["close", String(id)])
+                    #expect(close?.status == 0, "\(close?.stderr ?? "")")
+                    return
+                }
+                usleep(50_000)
+            }
+        }
+        #expect(state == "proxy-handshake", "\(r.stderr)")
+        #expect(upstream?.hasPrefix("stuck (10.88.0.2:1080)") == true, "\(upstream ?? "nil")")
+        // The app's SYN was waiting (lazy accept): it is refused with a reset, long before the proxy's 5 s deadline.
+        let line = r.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(line.hasPrefix("curl=7 "), "\(r.stdout) \(r.stderr)")
+        let ms = Int(line.split(separator: "=").last ?? "") ?? .max
+        #expect(ms < 3000, "\(line)")
+    }
+
+    @Test func clientsExplainAMissingSocket() throws {
+        let r = try control(["status"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("no control socket at \(socket)"), "\(r.stderr)")
+        let usage = try runSluice(["close"], timeout: 10)
+        #expect(usage.status == 2)
+        #expect(usage.stderr.contains("which flow?"), "\(usage.stderr)")
+    }
+
+    @Test func aSecondSluiceOnTheSamePathIsRefused() throws {
+        let script = "for i in $(seq 100); do [ -S \(socket) ] && break; sleep 0.1; done; sleep 1"
+        var second: SluiceRun?
+        let r = try runSluice(["exec", "--control", socket, "--", "bash", "-c", script], in: pair.host, timeout: 30) { _ in
+            for _ in 0 ..< 100 where !FileManager.default.fileExists(atPath: self.socket) { usleep(50_000) }
+            second = try? self.pair.exec("true", options: ["--control", self.socket], timeout: 20)
+        }
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(second?.status == 1)
+        #expect(second?.stderr.contains("another Sluice answers on \(socket)") == true, "\(second?.stderr ?? "")")
+    }
+}
