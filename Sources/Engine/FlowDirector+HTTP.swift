@@ -67,7 +67,7 @@ extension FlowDirector {
             switch decide(requestFacts, final: true) {
             case let .route(decided, reason):
                 route = decided
-                if let arrow = reason.ranges(of: " → ").last { exchange.policy = String(reason[arrow.upperBound...]) }
+                if let policy = FlowDecision.split(reason).policy { exchange.policy = policy }
                 if exchange.rule.isEmpty { exchange.rule = reason } else { exchange.rule += "; " + reason }
             case .sniff:
                 break

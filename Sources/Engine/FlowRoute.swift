@@ -105,3 +105,12 @@ struct PendingConnect {
     /// Set when the connection is to a proxy that must then be asked for the destination.
     var handshake: ProxyHandshake?
 }
+
+extension FlowDecision {
+    /// A decision's reason reads "FILE:LINE: RULE → POLICY[ → MEMBER…]": the
+    /// rule as written, then the policy chain through groups.
+    static func split(_ reason: String) -> (rule: String, policy: String?) {
+        guard let arrow = reason.ranges(of: " → ").first else { return (reason, nil) }
+        return (String(reason[..<arrow.lowerBound]), String(reason[arrow.upperBound...]))
+    }
+}

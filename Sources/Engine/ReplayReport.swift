@@ -95,7 +95,7 @@ struct ReplayReport {
             // policy chain apart, its upstream DIRECT, a proxy, or none for local answers;
             // in HTTP mode the latest request's rule and policy.
             if let route = verdict.route {
-                record.rule = verdict.rule.ranges(of: " → ").last.map { String(verdict.rule[..<$0.lowerBound]) } ?? verdict.rule
+                record.rule = FlowDecision.split(verdict.rule).rule
                 record.policy = verdict.policy
                 record.upstream = route.upstreamDescription
             } else {

@@ -126,7 +126,7 @@ extension FlowDirector {
     private func verdict(_ flow: ReplayFlow, facts: FlowFacts, source: String?, route: FlowRoute, reason: String) -> ReplayVerdict {
         let action = Self.action(for: route)
         // The policy as the live flow log names it: the chain after the rule.
-        let policy = reason.ranges(of: " → ").last.map { String(reason[$0.upperBound...]) } ?? route.identity.description
+        let policy = FlowDecision.split(reason).policy ?? route.identity.description
         var result = ReplayVerdict(domain: facts.domain, domainSource: source, applicationProtocol: facts.applicationProtocol?.rawValue,
                                    rule: reason, policy: policy, action: action, route: route)
         for exchange in flow.exchanges {

@@ -28,12 +28,7 @@ extension Tunnel {
     /// The rules decided: `reason` reads "FILE:LINE: RULE → POLICY".
     func noteDecision(_ key: FlowKey, route: FlowRoute, reason: String, facts: FlowFacts? = nil) {
         guard var record = flowRecords[key] else { return }
-        if let arrow = reason.ranges(of: " → ").last {
-            record.rule = String(reason[..<arrow.lowerBound])
-            record.policy = String(reason[arrow.upperBound...])
-        } else {
-            record.rule = reason
-        }
+        (record.rule, record.policy) = FlowDecision.split(reason)
         record.upstream = route.upstreamDescription
         if let facts, let domain = facts.domain {
             record.domain = Self.bareName(domain)
