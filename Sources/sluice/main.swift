@@ -8,10 +8,14 @@ usage: sluice COMMAND [OPTIONS]
 Sluice puts a program behind a TUN device and handles its traffic in user space.
 
 commands:
-  exec [--dns fake|forward|off] [--host-loopback] [--mtu N] [--faults SPEC [--fault-seed N]] [--] CMD [ARGS...]
+  exec [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--host-loopback] [--mtu N]
+       [--faults SPEC [--fault-seed N]] [--control PATH | --no-control] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose traffic (IPv4 and IPv6)
-        goes through Sluice: TCP, UDP and ping are relayed directly from
-        Sluice's own namespace, TCP by Sluice's user-space TCP stack. A refused connection
+        goes through Sluice: TCP, UDP and ping are relayed from Sluice's own
+        namespace, TCP by Sluice's user-space TCP stack, directly or as the
+        profile's rules say (proxies, groups, rejections, URL and header
+        rewrites, Map Local, [Statistics]; docs/profile.md). SIGHUP reloads
+        the profile (a profile with errors keeps the old one). A refused connection
         reaches CMD as a RST, an unreachable host as ICMP unreachable. Exits
         with CMD's status; the namespace is removed, also on Ctrl-C. Started
         through sudo, CMD runs as the user who typed it.
@@ -25,13 +29,19 @@ commands:
         beyond the TUN is Sluice's sockets, so big segments are cheap).
         --faults drop=P,duplicate=P,reorder=P,corrupt=P,delay=Nms puts a
         seeded fault injector between the TUN and the stack, both ways.
-  run --netns NAME [--dns fake|forward|off] [--mtu N]
+        CAPTURE (also for run; the profile's [Capture] fills what is left out):
+          --pcap FILE [--pcap-filter 'tcp port 80'] [--snaplen N]
+                [--pcap-rotate-size BYTES] [--pcap-rotate-count N]
+                every packet crossing the TUN, both ways (LINKTYPE_RAW)
+          --flow-log FILE   one JSON line per connection and per HTTP request
+          --har FILE [--har-body-limit BYTES]   HTTP exchanges, written at exit
+  run --netns NAME [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--mtu N]
         Attach to the existing network namespace NAME: a TUN, its addresses
         and routes more specific than any default route are added there, and
         its traffic is relayed like exec's until Ctrl-C; then all of it goes.
         Commands started with `ip netns exec NAME` get Sluice's DNS through
         /etc/netns/NAME/resolv.conf (unless that file already exists).
-  run --tun [--mtu N]
+  run --tun [--profile FILE] [CAPTURE] [--mtu N]
         Whole-host mode: the namespace Sluice runs in sends every unmarked
         packet (policy rule, table 2333) into Sluice's TUN; Sluice's own
         sockets carry mark 0x2333 and go out directly. The rules and routes
