@@ -45,7 +45,7 @@ final class ProxyServer {
     let origin: ContinuousClock.Instant
     /// One read's worth of space.
     let scratch: UnsafeMutableRawBufferPointer
-    let debug = ProcessControl.environment("SLUICE_DEBUG") != nil
+    var debug: Bool { EngineLog.verbose }
     let log: (String) -> Void
 
     init(configuration: Configuration, log: @escaping (String) -> Void) throws(EngineError) {

@@ -85,7 +85,7 @@ extension Tunnel {
 
     /// The association failed or ended: its datagrams are dropped until the flow goes idle.
     func endAssociation(_ key: FlowKey, reason: String) {
-        ProcessControl.writeStandardError("sluice: \(key): \(reason)\n")
+        EngineLog.warning("\(key): \(reason)")
         io.statistics.upstreamErrors += 1
         associationQueue[key] = nil
         if let control = tcpFlows[key] { removeTCP(control) }

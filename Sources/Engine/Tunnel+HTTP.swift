@@ -46,6 +46,7 @@ extension Tunnel {
             return n
         }
         flushToApp(session, connection: connection)
+        if session.closeAfterAnswer, session.inFlight.isEmpty, session.toApp.isEmpty { connection.shutdownWrite() }
         session.toUpstream.drain(writeUpstream)
 
         requestLoop: for _ in 0 ..< 64 {
@@ -100,8 +101,14 @@ extension Tunnel {
         if let flow = tcpFlows[key], flow.connected, flow.handshake == nil {
             // The app closed its side and nothing waits: so does the upstream's.
             if connection.isReadClosed, session.inFlight.isEmpty, session.toUpstream.isEmpty, session.waiting == nil, !flow.upstreamWriteClosed {
-                flow.socket.shutdown(.write)
-                flow.upstreamWriteClosed = true
+                if let upstream = session.upstream, case .proxy = upstream.route, upstream.host.isEmpty {
+                    // A forward proxy's connection outlives the app's: only the app's side closes,
+                    // and the connection is parked for the next session (endHTTP).
+                    connection.shutdownWrite()
+                } else {
+                    flow.socket.shutdown(.write)
+                    flow.upstreamWriteClosed = true
+                }
             }
             var wanted: Epoll.Events = []
             if !flow.upstreamClosed, connection.writableCount > 0, session.toApp.isEmpty { wanted.insert(.readable) }
@@ -149,7 +156,7 @@ extension Tunnel {
             var sink = TunSink(io: io)
             switchUpstream(session, to: waiting, sink: &sink)
         }
-        if session.closeAfterAnswer, session.inFlight.isEmpty {
+        if session.closeAfterAnswer, session.inFlight.isEmpty, session.toApp.isEmpty {
             connection.shutdownWrite()
         }
     }
@@ -214,8 +221,13 @@ extension Tunnel {
             }
         case let .proxy(proxy):
             if proxy.kind == .http {
-                // A forward proxy takes the absolute-form request itself: no CONNECT.
-                connect(key, toHost: proxy.host, port: proxy.port, sink: &sink)
+                // A forward proxy takes the absolute-form request itself: no CONNECT,
+                // and a kept-alive connection another app connection left is as good as new.
+                if takePooledProxyConnection(proxy.name, for: key) != nil {
+                    pumpHTTP(key, sink: &sink)
+                } else {
+                    connect(key, toHost: proxy.host, port: proxy.port, sink: &sink)
+                }
             } else {
                 connect(key, through: proxy, target: ProxyTarget.Host(name: target.host).map { ProxyTarget(host: $0, port: target.port) }, sink: &sink)
             }
@@ -307,6 +319,10 @@ extension Tunnel {
             upstreamFailed(nil, session: session, reason: "the upstream closed before answering", sink: &sink)
             return
         }
+        // The server closed, as a direct connection would show the app: its
+        // side closes too once what is queued is out (a response read until
+        // the close ends only there).
+        session.closeAfterAnswer = true
         deliverLocalAnswers(session, connection: connection)
         tcp.flush(flow.key, now: now, sink: &sink)
     }
@@ -359,7 +375,15 @@ extension Tunnel {
             failed.failure = failed.failure ?? "the app closed the connection"
             record(failed, session: session)
         }
-        if let flow = tcpFlows[session.key] { removeTCP(flow, keepConnection: true) } else { releasePin(session.key) }
+        if let flow = tcpFlows[session.key] {
+            if parkProxyConnection(flow, session: session) {
+                releasePin(session.key)
+            } else {
+                removeTCP(flow, keepConnection: true)
+            }
+        } else {
+            releasePin(session.key)
+        }
     }
 
     func noteResponseBody(_ bytes: Slice<UnsafeRawBufferPointer>, session: HTTPSession) {

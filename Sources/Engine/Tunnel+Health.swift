@@ -154,9 +154,9 @@ extension Tunnel {
         director.groups[group] = state
         trace("group \(group): check of \(member): \(success ? "ok" : "failed") (\(reason))")
         if let change {
-            ProcessControl.writeStandardError("sluice: group \(change) (\(member) \(success ? "healthy" : "down: \(reason)")); \(state)\n")
+            EngineLog.warning("group \(change) (\(member) \(success ? "healthy" : "down: \(reason)")); \(state)")
         } else if before != state.health(of: member), !success {
-            ProcessControl.writeStandardError("sluice: group \(group): \(member) is down (\(reason))\n")
+            EngineLog.warning("group \(group): \(member) is down (\(reason))")
         }
     }
 

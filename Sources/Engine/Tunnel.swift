@@ -79,6 +79,9 @@ final class Tunnel {
     var controlWatching = false
     /// Wall-clock nanoseconds at `now == 0`.
     var wallOrigin: UInt64 = 0
+    /// Idle kept-alive connections to HTTP forward proxies, by proxy name, and by token.
+    var proxyPool: [String: [TCPFlow]] = [:]
+    var pooledTokens: [UInt64: TCPFlow] = [:]
     /// Health checks of proxy-group members under way, by epoll token.
     var probes: [UInt64: HealthProbe] = [:]
     /// `--har FILE`: HTTP-mode exchanges, written when Sluice stops.
@@ -131,7 +134,7 @@ final class Tunnel {
     var touched: [FlowKey] = []
     var inboundFaults: FaultInjector?
     /// SLUICE_DEBUG=1 prints each flow's life on stderr.
-    let debug = ProcessControl.environment("SLUICE_DEBUG") != nil
+    var debug: Bool { EngineLog.verbose }
 
     func trace(_ text: @autoclosure () -> String) {
         if debug { ProcessControl.writeStandardError("sluice: debug: \(now) \(text())\n") }
@@ -720,7 +723,7 @@ final class Tunnel {
     func failHandshake(_ flow: TCPFlow, _ failure: ProxyFailure, sink: inout TunSink) {
         io.statistics.upstreamErrors += 1
         if let handshake = flow.handshake { noteProxyFailure(handshake.proxy.name, reason: failure.message) }
-        if flow.key.transport == .tcp { ProcessControl.writeStandardError("sluice: \(flow.key): \(failure.message)\n") }
+        if flow.key.transport == .tcp { EngineLog.warning("\(flow.key): \(failure.message)") }
         fail(flow.key, with: failure.refusal, reason: failure.message, sink: &sink)
         removeTCP(flow, keepConnection: true)
     }
@@ -740,6 +743,10 @@ final class Tunnel {
     func upstreamReady(token: UInt64, events: Epoll.Events) {
         if let probe = probes[token] {
             probeReady(probe, events: events)
+            return
+        }
+        if let parked = pooledTokens[token] {
+            closePooled(parked)
             return
         }
         guard let key = tokens[token] else { return }
@@ -1138,6 +1145,7 @@ final class Tunnel {
                 failHandshake(flow, handshake.failure(.timedOut(stage)), sink: &sink)
             }
         }
+        if let deadline = pooledDeadline, deadline <= time { expirePooled() }
         if let deadline = probeDeadline, deadline <= time {
             expireProbes()
             startDueHealthChecks()
@@ -1171,7 +1179,7 @@ final class Tunnel {
             return min(a, b)
         }
         let next = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
-                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), probeDeadline)))
+                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), earlier(probeDeadline, pooledDeadline))))
         // Only an earlier deadline re-arms the timer: a later one (the usual
         // case: each ACK pushes the retransmission deadline out) waits for the
         // armed one to fire, which costs a spurious wake-up instead of a
@@ -1187,6 +1195,13 @@ final class Tunnel {
     func apply(_ profile: Profile?, log: (String) -> Void) {
         guard let profile else { return }
         director = FlowDirector(profile: profile, previous: director)
+        if !EngineLog.setByCommandLine {
+            switch profile.general.logLevel {
+            case .error: EngineLog.level = .quiet
+            case .warning, .info: EngineLog.level = .normal
+            case .debug: EngineLog.level = .verbose
+            }
+        }
         director.recordsHTTP = har != nil
         if dns != nil { dns!.configuration.hosts = ProfileLoader.hostTable(profile) }
         for warning in profile.warnings { log(warning.description) }
@@ -1220,6 +1235,7 @@ final class Tunnel {
         sniffing.removeAll()
         answering.removeAll()
         httpSessions.removeAll()
+        for parked in Array(pooledTokens.values) { closePooled(parked) }
         for key in Array(flowRecords.keys) { finishRecord(key, status: .reset, error: "Sluice stopped") }
         tcpFlows.removeAll()
         udpFlows.removeAll()
@@ -1229,7 +1245,8 @@ final class Tunnel {
 
 /// One relayed TCP flow: its upstream socket and what each side has closed.
 final class TCPFlow {
-    let key: FlowKey
+    /// The app flow it serves (a pooled proxy connection changes hands).
+    var key: FlowKey
     let token: UInt64
     let socket: Socket
     var connected = false
@@ -1240,6 +1257,9 @@ final class TCPFlow {
     /// We passed the app's FIN upstream.
     var upstreamWriteClosed = false
     var interest: Epoll.Events = []
+    /// Set while parked in the proxy pool.
+    var parkedAt: Instant?
+    var pooledFor: String?
     /// Where the socket connects to (for a UDP ASSOCIATE whose relay address is unspecified: the proxy itself).
     var remote: SocketAddress?
     /// The connection's counters as last seen, for the statistics once it is gone.

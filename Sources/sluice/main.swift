@@ -3,7 +3,11 @@ import Engine
 import Sys
 
 let usage = """
-usage: sluice COMMAND [OPTIONS]
+usage: sluice [-v | -q] COMMAND [OPTIONS]
+
+-v shows every flow's life on stderr (as SLUICE_DEBUG=1); -q keeps only
+errors (no per-flow warnings, no exit summary). Without either, a profile's
+loglevel decides (error is -q, debug is -v).
 
 Sluice puts a program behind a TUN device and handles its traffic in user space.
 
@@ -173,7 +177,18 @@ func parseCapture(_ option: String, _ value: String, into capture: inout Capture
     return true
 }
 
-let arguments = Array(CommandLine.arguments.dropFirst())
+var arguments = Array(CommandLine.arguments.dropFirst())
+// -v and -q come before the command: `sluice -v exec -- CMD`.
+while let first = arguments.first, ["-v", "--verbose", "-q", "--quiet"].contains(first) {
+    arguments.removeFirst()
+    EngineLog.level = first.hasPrefix("-v") || first == "--verbose" ? .verbose : .quiet
+    EngineLog.setByCommandLine = true
+}
+
+/// The exit summary, unless -q.
+func summarize(_ text: String) {
+    if EngineLog.level >= .normal { complain(text) }
+}
 ProcessControl.lineBufferStandardOutput()
 switch arguments.first {
 case "__launch":
@@ -248,7 +263,7 @@ case "exec":
     }
     do {
         let (status, statistics) = try ExecCommand(options: options).run { complain($0) }
-        complain("sluice: \(statistics)")
+        summarize("sluice: \(statistics)")
         ProcessControl.exit(status)
     } catch let error as EngineError {
         complain(error.isReport ? error.description : "sluice: error: \(error)")
@@ -308,7 +323,7 @@ case "run":
     }
     do {
         let (_, statistics) = try RunCommand(options: options).run { complain($0) }
-        complain("sluice: \(statistics)")
+        summarize("sluice: \(statistics)")
         ProcessControl.exit(0)
     } catch let error as EngineError {
         complain(error.isReport ? error.description : "sluice: error: \(error)")
@@ -321,7 +336,7 @@ case "dump":
     guard let options = parseDump(arguments.dropFirst()) else { ProcessControl.exit(2) }
     do {
         let (status, summary) = try PacketDump(options: options).run { line in print(line) }
-        complain("sluice: \(summary)")
+        summarize("sluice: \(summary)")
         ProcessControl.exit(status)
     } catch {
         complain("sluice: error: \(error)")
@@ -359,7 +374,7 @@ case "proxy":
     case let .success(options):
         do {
             let statistics = try ProxyCommand(options: options).run { complain($0) }
-            complain("sluice: \(statistics)")
+            summarize("sluice: \(statistics)")
             ProcessControl.exit(0)
         } catch let error as EngineError {
             complain(error.isReport ? error.description : "sluice: error: \(error)")

@@ -172,6 +172,58 @@ final class ProxyTests {
         #expect(!log.contains("): CONNECT "), "\(log.suffix(3000))")
     }
 
+    /// A forward proxy that keeps connections alive: each answer names the
+    /// connection it came on, so reuse across app connections shows.
+    static let keepAliveProxy = """
+    import socket, sys, threading
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("10.88.0.2", 8899)); s.listen(16); s.settimeout(120)
+    count = 0
+    def serve(c, n):
+        c.settimeout(60); data = b""
+        while True:
+            while b"\\r\\n\\r\\n" not in data:
+                chunk = c.recv(65536)
+                if not chunk: return
+                data += chunk
+            head, _, data = data.partition(b"\\r\\n\\r\\n")
+            line = head.split(b"\\r\\n")[0].decode()
+            body = f"connection {n}: {line}\\n".encode()
+            c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
+    while True:
+        c, _ = s.accept(); count += 1
+        threading.Thread(target=serve, args=(c, count), daemon=True).start()
+    """
+
+    @Test func forwardProxyConnectionsAreKeptAliveAcrossAppConnections() throws {
+        let log = topology.path("keepalive-proxy.out")
+        _ = try topology.net.start(["/usr/bin/python3", "-c", Self.keepAliveProxy], in: topology.proxy, log: log)
+        try topology.waitForListener("10.88.0.2:8899", in: topology.proxy, what: "keep-alive proxy")
+        let path = try topology.profile("""
+        [Proxy]
+        web = http, 10.88.0.2, 8899
+
+        [Rule]
+        FINAL,web
+
+        [Header Rewrite]
+        http-request ^http://origin\\.test/ header-add X-Env staging
+        """)
+        // Three curls one after another: three app connections.
+        let r = try topology.exec("""
+        curl -sS --max-time 5 http://origin.test/a
+        curl -sS --max-time 5 http://origin.test/b
+        curl -sS --max-time 5 http://origin.test/c
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == """
+        connection 1: GET http://origin.test/a HTTP/1.1
+        connection 1: GET http://origin.test/b HTTP/1.1
+        connection 1: GET http://origin.test/c HTTP/1.1
+
+        """, "\(r.stdout) \(r.stderr)")
+    }
+
     // MARK: 4. Names
 
     @Test func proxiesReceiveTheNameNotTheFakeAddress() throws {
