@@ -405,4 +405,39 @@ final class ProfileTests {
         #expect(lines[3].hasPrefix("POST http://origin.test:8080/echo 200 DIRECT False None 'method=POST ") && lines[3].contains(" a=1 "), "\(out)")
         #expect(lines[4].hasPrefix("GET http://mock.test/config 200 local True None '{}'"), "\(out)")
     }
+
+    @Test func checkAndMatchExplainAProfileFromTheCommandLine() throws {
+        let path = try profile("""
+        [Rule]
+        DOMAIN,blocked.test,REJECT-RST
+        FINAL,DIRECT
+
+        [URL Rewrite]
+        ^http://old\\.test/(.*) http://new.test/$1 307
+        """)
+        let check = try runSluice(["check", path])
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(check.stdout.hasPrefix("\(path): ok (1 rule and FINAL"), "\(check.stdout)")
+        let match = try runSluice(["match", path, "http://blocked.test/x", "--method", "POST"])
+        #expect(match.status == 0, "\(match.stderr)")
+        #expect(match.stdout.contains("Rule: line 2 (DOMAIN,blocked.test,REJECT-RST) matches"), "\(match.stdout)")
+        #expect(match.stdout.contains("policy: REJECT-RST"), "\(match.stdout)")
+        let redirect = try runSluice(["match", path, "http://old.test/form"])
+        #expect(redirect.stdout.contains("307"), "\(redirect.stdout)")
+        let bad = try profile("[Rule]\nDOMAIN,a.test\nFINAL,DIRECT\n", name: "bad-check.conf")
+        let failed = try runSluice(["check", bad])
+        #expect(failed.status == 1)
+        #expect(failed.stderr.contains("bad-check.conf:2: error:") || failed.stdout.contains("bad-check.conf:2: error:"), "\(failed.stdout) \(failed.stderr)")
+    }
+
+    @Test func quietAndVerboseSetWhatSluiceSays() throws {
+        let quiet = try runSluice(["-q", "exec", "--", "curl", "-s", "-o", "/dev/null", "http://10.88.0.2:8080/hello.txt"], in: pair.host)
+        #expect(quiet.status == 0)
+        #expect(quiet.stderr == "", "\(quiet.stderr)")
+        let normal = try runSluice(["exec", "--", "curl", "-s", "-o", "/dev/null", "http://10.88.0.2:8080/hello.txt"], in: pair.host)
+        #expect(normal.stderr.contains("1 TCP flows"), "\(normal.stderr)")
+        #expect(!normal.stderr.contains("debug:"), "\(normal.stderr)")
+        let verbose = try runSluice(["-v", "exec", "--", "curl", "-s", "-o", "/dev/null", "http://10.88.0.2:8080/hello.txt"], in: pair.host)
+        #expect(verbose.stderr.contains("debug:") && verbose.stderr.contains("upstream ready"), "\(verbose.stderr)")
+    }
 }
