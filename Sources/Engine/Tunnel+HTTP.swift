@@ -257,10 +257,13 @@ extension Tunnel {
             }
             let data = UnsafeRawBufferPointer(scratch.sub(0, n))
             var offset = 0
-            parseLoop: while offset < n {
+            // Until the parser says it needs more: a message that ends with its
+            // head (204, 304, a HEAD's answer) or a 101's switch to raw bytes is
+            // reported by a call on what is left, even when nothing is.
+            parseLoop: for _ in 0 ..< 4096 {
                 let rest = data.suffix(from: offset)
                 if session.passthrough {
-                    writeApp(rest, session: session, connection: connection)
+                    if !rest.isEmpty { writeApp(rest, session: session, connection: connection) }
                     offset = n
                     break
                 }
@@ -272,6 +275,7 @@ extension Tunnel {
                 switch step {
                 case nil:
                     offset = n
+                    break parseLoop
                 case let .head(head, consumed)?:
                     offset += consumed
                     let rewritten = director.rewriteResponse(head, for: session.inFlight.first)

@@ -5,9 +5,9 @@ import Sys
 let usage = """
 usage: sluice [-v | -q] COMMAND [OPTIONS]
 
--v shows every flow's life on stderr (as SLUICE_DEBUG=1); -q keeps only
-errors (no per-flow warnings, no exit summary). Without either, a profile's
-loglevel decides (error is -q, debug is -v).
+-v shows every flow's life on stderr (as SLUICE_DEBUG=1); -q drops the
+per-flow warnings and the exit summary (errors stay). Without either, a
+profile's loglevel decides (error is -q, debug is -v).
 
 Sluice puts a program behind a TUN device and handles its traffic in user space.
 

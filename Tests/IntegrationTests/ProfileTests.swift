@@ -431,7 +431,7 @@ final class ProfileTests {
     }
 
     @Test func quietAndVerboseSetWhatSluiceSays() throws {
-        let quiet = try runSluice(["-q", "exec", "--", "curl", "-s", "-o", "/dev/null", "http://10.88.0.2:8080/hello.txt"], in: pair.host)
+        let quiet = try runSluice(["-q", "exec", "--no-control", "--", "curl", "-s", "-o", "/dev/null", "http://10.88.0.2:8080/hello.txt"], in: pair.host)
         #expect(quiet.status == 0)
         #expect(quiet.stderr == "", "\(quiet.stderr)")
         let normal = try runSluice(["exec", "--", "curl", "-s", "-o", "/dev/null", "http://10.88.0.2:8080/hello.txt"], in: pair.host)
@@ -439,5 +439,75 @@ final class ProfileTests {
         #expect(!normal.stderr.contains("debug:"), "\(normal.stderr)")
         let verbose = try runSluice(["-v", "exec", "--", "curl", "-s", "-o", "/dev/null", "http://10.88.0.2:8080/hello.txt"], in: pair.host)
         #expect(verbose.stderr.contains("debug:") && verbose.stderr.contains("upstream ready"), "\(verbose.stderr)")
+    }
+
+    /// Answers `Expect: 100-continue` with an interim 100 before reading the
+    /// body, and `Upgrade: echo` with 101, after which it echoes raw bytes.
+    static let upgradeServer = """
+    import socket, threading
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("10.88.0.2", 9102)); s.listen(8); s.settimeout(60)
+    def serve(c):
+        c.settimeout(30); data = b""
+        while b"\\r\\n\\r\\n" not in data:
+            chunk = c.recv(65536)
+            if not chunk: return
+            data += chunk
+        head, _, rest = data.partition(b"\\r\\n\\r\\n")
+        lines = head.decode().split("\\r\\n")
+        fields = {l.split(":", 1)[0].strip().lower(): l.split(":", 1)[1].strip() for l in lines[1:] if ":" in l}
+        if fields.get("upgrade") == "echo":
+            c.sendall(b"HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: echo\\r\\nConnection: Upgrade\\r\\n\\r\\n" + rest)
+            while True:
+                chunk = c.recv(65536)
+                if not chunk: break
+                c.sendall(chunk)
+            c.close(); return
+        if fields.get("expect", "").lower() == "100-continue":
+            c.sendall(b"HTTP/1.1 100 Continue\\r\\n\\r\\n")
+        length = int(fields.get("content-length", "0")); body = rest
+        while len(body) < length:
+            chunk = c.recv(65536)
+            if not chunk: break
+            body += chunk
+        answer = f"got {len(body)} bytes\\n".encode()
+        c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(answer) + answer); c.close()
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+    """
+
+    static let upgradeClient = """
+    import socket
+    c = socket.create_connection(("origin.test", 9102), timeout=10)
+    c.sendall(b"GET /chat HTTP/1.1\\r\\nHost: origin.test:9102\\r\\nUpgrade: echo\\r\\nConnection: Upgrade\\r\\n\\r\\n")
+    data = b""
+    while b"\\r\\n\\r\\n" not in data: data += c.recv(4096)
+    print(data.split(b"\\r\\n")[0].decode())
+    for message in [b"hello", b"\\x00\\xffbinary\\r\\n\\r\\nGET / HTTP/1.1\\r\\n\\r\\n"]:
+        c.sendall(message); back = b""
+        while len(back) < len(message): back += c.recv(4096)
+        print(back == message)
+    """
+
+    @Test func upgradeAndExpectContinuePassThroughHTTPMode() throws {
+        _ = try net.start(["/usr/bin/python3", "-c", Self.upgradeServer], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9102"))
+        let client = work.appendingPathComponent("upgrade-client.py").path
+        try Self.upgradeClient.write(toFile: client, atomically: true, encoding: .utf8)
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Header Rewrite]
+        http-request ^http://origin\\.test:9102/ header-add X-Env staging
+        """)
+        let r = try pair.exec("""
+        /usr/bin/python3 \(client)
+        curl -sS --max-time 10 -H 'Expect: 100-continue' --data-binary @\(work.path)/1m.bin http://origin.test:9102/upload
+        """, options: ["--profile", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "HTTP/1.1 101 Switching Protocols\nTrue\nTrue\ngot 1048576 bytes\n", "\(r.stdout) \(r.stderr)")
     }
 }
