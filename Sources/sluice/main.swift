@@ -185,6 +185,17 @@ while let first = arguments.first, ["-v", "--verbose", "-q", "--quiet"].contains
     EngineLog.setByCommandLine = true
 }
 
+/// Runs a command whose options parsed, or explains the usage error (exit 2).
+func runParsed<Options, Failure: Error>(_ parsed: Result<Options, Failure>, _ run: (Options) -> Int32) -> Never {
+    switch parsed {
+    case let .failure(error):
+        complain("\(error)")
+        ProcessControl.exit(2)
+    case let .success(options):
+        ProcessControl.exit(run(options))
+    }
+}
+
 /// The exit summary, unless -q.
 func summarize(_ text: String) {
     if EngineLog.level >= .normal { complain(text) }
@@ -343,29 +354,11 @@ case "dump":
         ProcessControl.exit(1)
     }
 case "check":
-    switch CheckCommand.parse(arguments.dropFirst()) {
-    case let .failure(usageError):
-        complain("\(usageError)")
-        ProcessControl.exit(2)
-    case let .success(options):
-        ProcessControl.exit(CheckCommand(options: options).run(output: { print($0) }, diagnostics: complain))
-    }
+    runParsed(CheckCommand.parse(arguments.dropFirst())) { CheckCommand(options: $0).run(output: { print($0) }, diagnostics: complain) }
 case "match":
-    switch MatchCommand.parse(arguments.dropFirst()) {
-    case let .failure(error):
-        complain("\(error)")
-        ProcessControl.exit(2)
-    case let .success(options):
-        ProcessControl.exit(MatchCommand(options: options).run(print: { print($0) }, complain: complain))
-    }
+    runParsed(MatchCommand.parse(arguments.dropFirst())) { MatchCommand(options: $0).run(print: { print($0) }, complain: complain) }
 case "status", "flows", "close", "select", "reload", "top":
-    switch ControlCommand.parse(arguments[...]) {
-    case let .failure(error):
-        complain("\(error)")
-        ProcessControl.exit(2)
-    case let .success(options):
-        ProcessControl.exit(ControlCommand(options: options).run(print: { print($0) }, complain: complain))
-    }
+    runParsed(ControlCommand.parse(arguments[...])) { ControlCommand(options: $0).run(print: { print($0) }, complain: complain) }
 case "proxy":
     switch ProxyCommand.parse(arguments.dropFirst()) {
     case let .failure(error):
