@@ -56,7 +56,8 @@ extension Tunnel {
     func logRequest(_ exchange: HTTPExchange, session: HTTPSession) {
         guard let flowLog else { return }
         let connection = flowRecords[session.key]?.connectionID ?? 0
-        session.requestCount += 1
+        // Numbered from 0 on each connection, as HTTPRequestRecord (and replay) count.
+        defer { session.requestCount += 1 }
         var line = HTTPRequestRecord(connectionID: connection, requestIndex: session.requestCount, startTime: wallTime(exchange.started),
                                      method: exchange.method, url: exchange.url)
         line.status = exchange.status ?? exchange.localAnswer.flatMap(LocalAnswers.status(of:))
