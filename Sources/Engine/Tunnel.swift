@@ -966,7 +966,11 @@ final class Tunnel {
             guard let flow = udpFlows[key] else { return }
             sendDatagram(payload, on: flow)
         case let .echoRequest(key, sequenceNumber, payload, isNew):
-            if isNew { io.statistics.echoFlows += 1 }
+            if isNew {
+                io.statistics.echoFlows += 1
+                beginRecord(key)
+                flowRecords[key]?.policy = configuration.answerPingsLocally ? "local" : "DIRECT"
+            }
             if configuration.answerPingsLocally {
                 datagrams.sendEchoReply(key, sequenceNumber: sequenceNumber, payload: payload, now: time, sink: &sink)
             } else {
