@@ -1015,6 +1015,7 @@ final class Tunnel {
             io.statistics.upstreamErrors += 1
         } else {
             io.statistics.bytesFromApp += payload.count
+            countBytes(key, up: payload.count)
         }
     }
 
@@ -1046,6 +1047,7 @@ final class Tunnel {
             // The app's address is the one part of the key the reply does not carry: find the flow.
             guard let flow = datagrams.echoFlow(destination: key.destinationAddress, identifier: identifier, transport: key.transport) else { continue }
             io.statistics.bytesToApp += data.count
+            countBytes(flow, down: data.count)
             datagrams.sendEchoReply(flow, sequenceNumber: sequence, payload: data, now: now, sink: &sink)
         }
     }
