@@ -126,8 +126,10 @@ public struct ControlCommand {
                     round += 1
                     let stats = try client.request("GET", "/stats")
                     let flows = try client.request("GET", "/flows")
-                    // Clear the screen and home the cursor, then one frame.
-                    print("\u{1B}[H\u{1B}[2J" + (ControlFormat.status(stats.json) + [""] + ControlFormat.flows(flows.json)).joined(separator: "\n"))
+                    // On a terminal: clear the screen and home the cursor, then one frame;
+                    // into a file or a pipe, frames follow each other, a blank line apart.
+                    let clear = ProcessControl.isTerminal(1) ? "\u{1B}[H\u{1B}[2J" : (round > 1 ? "\n" : "")
+                    print(clear + (ControlFormat.status(stats.json) + [""] + ControlFormat.flows(flows.json)).joined(separator: "\n"))
                 }
             }
             return 0
