@@ -105,7 +105,12 @@ public final class PacketRecorder {
         shared = Shared(ring: CaptureRing(capacity: ringCapacity), wake: wake)
         let writer = Writer(shared: shared, files: files, filter: compiled, hooks: hooks)
         do {
-            writerThread = try WorkerThread { writer.run() }
+            // The traffic comes first: under load the writer falls behind and
+            // the capture drops (counted), rather than taking the loop's core.
+            writerThread = try WorkerThread {
+                WorkerThread.lowerCurrentPriority()
+                writer.run()
+            }
         } catch {
             throw .system("pthread_create", error)
         }

@@ -29,6 +29,15 @@ public struct WorkerThread: ~Copyable, Sendable {
         self.thread = thread
     }
 
+    /// Lowers the calling thread's scheduling priority to `nice` (Linux
+    /// keeps a nice value per thread): work that must yield to the event
+    /// loop under load, such as the capture writer, which then falls behind
+    /// and drops from the capture rather than slowing the traffic.
+    public static func lowerCurrentPriority(nice: Int32 = 10) {
+        // who = 0 is the calling thread on Linux (nice is per thread there).
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice)
+    }
+
     /// Waits for the body to return.
     public consuming func join() {
         // deinit does the joining; consuming self ends it here.
