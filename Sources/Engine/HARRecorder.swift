@@ -74,7 +74,7 @@ extension Tunnel {
         let waited = exchange.headAt.map { Double($0.nanoseconds - exchange.started.nanoseconds) / 1e6 } ?? 0
         let received = exchange.headAt.map { Double(now.nanoseconds - $0.nanoseconds) / 1e6 } ?? 0
         let key = session.key
-        let connection = flowRecords[key]?.connectionID ?? 0
+        let connection = flowRecords[key]?.record.connectionID ?? 0
         return HAREntry(startedDateTime: CalendarTime.rfc3339(wallTime(exchange.started)), request: request, response: response,
                         timings: HARTimings(send: 0, wait: max(waited, 0), receive: max(received, 0)),
                         serverIPAddress: exchange.localAnswer == nil ? "\(key.destinationAddress)" : nil,

@@ -41,8 +41,8 @@ final class ProxyServer {
     var resolving: [FlowKey: UInt64] = [:]
     var nextID: UInt64 = 1
     var statistics = ProxyServerStatistics()
-    let clock = ContinuousClock()
-    let origin: ContinuousClock.Instant
+    /// MonotonicClock's reading at `now == 0`.
+    let origin: Int64
     /// One read's worth of space.
     let scratch: UnsafeMutableRawBufferPointer
     var debug: Bool { EngineLog.verbose }
@@ -60,7 +60,7 @@ final class ProxyServer {
             if let httpListener { try epoll.add(httpListener.socket.descriptor, events: .readable, token: Self.httpToken) }
             if let channel = resolver.channel { try epoll.add(channel.socket.descriptor, events: .readable, token: Self.resolverToken) }
         } catch { throw EngineError.system("epoll_ctl", error) }
-        origin = clock.now
+        origin = MonotonicClock.now()
         scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
     }
 
@@ -75,8 +75,7 @@ final class ProxyServer {
     }
 
     var now: Instant {
-        let (s, atto) = (clock.now - origin).components
-        return Instant(nanoseconds: s * 1_000_000_000 + atto / 1_000_000_000)
+        Instant(nanoseconds: MonotonicClock.now() &- origin)
     }
 
     func trace(_ text: @autoclosure () -> String) {

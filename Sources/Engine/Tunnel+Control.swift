@@ -74,7 +74,8 @@ extension Tunnel {
     func controlFlows() -> [ControlFlow] {
         var result: [ControlFlow] = []
         let wallNow = wallTime(now)
-        for (key, record) in flowRecords {
+        for (key, open) in flowRecords {
+            let record = open.record
             var entry = ControlFlow(id: record.connectionID, transport: key.transport.controlName,
                                     appAddress: key.appAddress.description, appPort: Int(key.appPort),
                                     destinationAddress: key.destinationAddress.description,
@@ -124,7 +125,7 @@ extension Tunnel {
     /// RST; a UDP or ping flow's socket and state go. Its record ends as
     /// `reset` with the reason, in the flow log too.
     func closeFlow(id: UInt64) -> Bool {
-        guard let key = flowRecords.first(where: { $0.value.connectionID == id })?.key else { return false }
+        guard let key = flowRecords.first(where: { $0.value.record.connectionID == id })?.key else { return false }
         trace("\(key): closed through the control API")
         finishRecord(key, status: .reset, error: "closed through the control API")
         switch key.transport {

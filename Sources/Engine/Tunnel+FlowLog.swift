@@ -22,30 +22,35 @@ extension Tunnel {
         let known = facts(for: key)
         record.domain = known.domain.map(Self.bareName)
         record.domainSource = known.domainSource.map(Self.recordSource)
-        flowRecords[key] = record
+        flowRecords[key] = OpenFlowRecord(record)
     }
 
     /// The rules decided: `reason` reads "FILE:LINE: RULE → POLICY".
     func noteDecision(_ key: FlowKey, route: FlowRoute, reason: String, facts: FlowFacts? = nil) {
-        guard var record = flowRecords[key] else { return }
+        guard let entry = flowRecords[key] else { return }
+        var record = entry.record
         (record.rule, record.policy) = FlowDecision.split(reason)
         record.upstream = route.upstreamDescription
         if let facts, let domain = facts.domain {
             record.domain = Self.bareName(domain)
             record.domainSource = facts.domainSource.map(Self.recordSource)
         }
-        flowRecords[key] = record
+        entry.record = record
     }
 
+    /// Runs for every read and write of every flow: one lookup, and the record
+    /// changes in place (a dictionary of structs would go through a modify
+    /// coroutine that allocates its frame).
     func countBytes(_ key: FlowKey, up: Int = 0, down: Int = 0) {
         guard flowLog != nil || controlWatching else { return }
-        flowRecords[key]?.bytesUp += up
-        flowRecords[key]?.bytesDown += down
+        guard let entry = flowRecords[key] else { return }
+        entry.record.bytesUp += up
+        entry.record.bytesDown += down
     }
 
     /// The flow ended: its line goes to the flow log. Idempotent.
     func finishRecord(_ key: FlowKey, status: FlowRecord.Status = .closed, error: String? = nil) {
-        guard var record = flowRecords.removeValue(forKey: key) else { return }
+        guard var record = flowRecords.removeValue(forKey: key)?.record else { return }
         record.endTime = wallTime(now)
         record.status = status
         record.error = record.error ?? error
@@ -55,7 +60,7 @@ extension Tunnel {
     /// One HTTP request's line, after its response (or its failure).
     func logRequest(_ exchange: HTTPExchange, session: HTTPSession) {
         guard let flowLog else { return }
-        let connection = flowRecords[session.key]?.connectionID ?? 0
+        let connection = flowRecords[session.key]?.record.connectionID ?? 0
         // Numbered from 0 on each connection, as HTTPRequestRecord (and replay) count.
         defer { session.requestCount += 1 }
         var line = HTTPRequestRecord(connectionID: connection, requestIndex: session.requestCount, startTime: wallTime(exchange.started),
@@ -101,4 +106,10 @@ extension FlowRoute {
         case .refuse, .answer: nil
         }
     }
+}
+
+/// An open flow's record, by reference, so that per-packet updates change it in place.
+final class OpenFlowRecord {
+    var record: FlowRecord
+    init(_ record: FlowRecord) { self.record = record }
 }

@@ -175,8 +175,8 @@ extension Tunnel {
             io.statistics.tcpAnswered += 1
         case let .refuse(refusal):
             io.statistics.tcpRejected += 1
-            flowRecords[session.key]?.rule = planned.exchange.rule
-            flowRecords[session.key]?.policy = planned.exchange.policy
+            flowRecords[session.key]?.record.rule = planned.exchange.rule
+            flowRecords[session.key]?.record.policy = planned.exchange.policy
             logRequest(planned.exchange, session: session)
             finishRecord(session.key, status: .blocked)
             if let connection = tcp.connection(session.key) {
@@ -403,9 +403,9 @@ extension Tunnel {
     func record(_ exchange: HTTPExchange, session: HTTPSession) {
         director.record(exchange, now: now)
         // The connection's record names what its latest request got.
-        flowRecords[session.key]?.rule = exchange.rule
-        flowRecords[session.key]?.policy = exchange.policy
-        flowRecords[session.key]?.upstream = session.upstream.map { "\($0.route)" } ?? (exchange.localAnswer != nil ? "local" : nil)
+        flowRecords[session.key]?.record.rule = exchange.rule
+        flowRecords[session.key]?.record.policy = exchange.policy
+        flowRecords[session.key]?.record.upstream = session.upstream.map { "\($0.route)" } ?? (exchange.localAnswer != nil ? "local" : nil)
         logRequest(exchange, session: session)
         if let har, let entry = harEntry(exchange, session: session) { har.add(entry) }
     }

@@ -71,7 +71,7 @@ final class Tunnel {
     /// Accepted flows that Sluice answers itself: the bytes still to write.
     var answering: [FlowKey: PendingAnswer] = [:]
     /// Every open flow's record (the control API's list), written to the flow log when it ends.
-    var flowRecords: [FlowKey: FlowRecord] = [:]
+    var flowRecords: [FlowKey: OpenFlowRecord] = [:]
     var nextConnectionID: UInt64 = 0
     /// `--flow-log FILE`: one JSON line per connection and per HTTP request.
     var flowLog: FlowLogWriter?
@@ -126,8 +126,8 @@ final class Tunnel {
         }
         return result
     }
-    let clock = ContinuousClock()
-    let origin: ContinuousClock.Instant
+    /// MonotonicClock's reading at `now == 0`.
+    let origin: Int64
     var armedDeadline: Instant?
     /// Flows that packets touched in the current TUN batch: pumped once at the
     /// end of the batch, so ACKs and upstream writes coalesce across segments.
@@ -182,8 +182,7 @@ final class Tunnel {
     }
 
     var now: Instant {
-        let (s, atto) = (clock.now - origin).components
-        return Instant(nanoseconds: s * 1_000_000_000 + atto / 1_000_000_000)
+        Instant(nanoseconds: MonotonicClock.now() &- origin)
     }
 
     /// Adds another descriptor (the stop signals) under `token`.
@@ -297,7 +296,7 @@ final class Tunnel {
         let keys = touched
         touched.removeAll(keepingCapacity: true)
         for key in keys {
-            if httpSessions[key] != nil {
+            if !httpSessions.isEmpty, httpSessions[key] != nil {
                 pumpHTTP(key, sink: &sink)
             } else if let flow = tcpFlows[key] {
                 pump(flow, sink: &sink)
@@ -741,18 +740,19 @@ final class Tunnel {
     // MARK: The upstream side
 
     func upstreamReady(token: UInt64, events: Epoll.Events) {
-        if let probe = probes[token] {
+        // Empty maps are skipped before hashing: most wake-ups are plain flows.
+        if !probes.isEmpty, let probe = probes[token] {
             probeReady(probe, events: events)
             return
         }
-        if let parked = pooledTokens[token] {
+        if !pooledTokens.isEmpty, let parked = pooledTokens[token] {
             closePooled(parked)
             return
         }
         guard let key = tokens[token] else { return }
         var sink = TunSink(io: io)
         // A UDP association has two sockets under one key: the token tells which.
-        if let flow = udpFlows[key], flow.token == token {
+        if !udpFlows.isEmpty, let flow = udpFlows[key], flow.token == token {
             readUpstreamDatagrams(flow, sink: &sink)
             return
         }
@@ -781,7 +781,7 @@ final class Tunnel {
                 endAssociation(key, reason: "proxy closed the UDP association")
                 return
             }
-            if let session = httpSessions[key] {
+            if !httpSessions.isEmpty, let session = httpSessions[key] {
                 // Requests go out before answers are read: a server may answer and close at once.
                 pumpHTTP(key, sink: &sink)
                 if tcpFlows[key] === flow, events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
@@ -847,7 +847,7 @@ final class Tunnel {
     /// Moves app bytes upstream, passes half-closes both ways, updates what the
     /// socket is watched for, and lets the connection send what it owes.
     func pump(_ flow: TCPFlow, sink: inout TunSink) {
-        if httpSessions[flow.key] != nil {
+        if !httpSessions.isEmpty, httpSessions[flow.key] != nil {
             pumpHTTP(flow.key, sink: &sink)
             return
         }
@@ -969,7 +969,7 @@ final class Tunnel {
             if isNew {
                 io.statistics.echoFlows += 1
                 beginRecord(key)
-                flowRecords[key]?.policy = configuration.answerPingsLocally ? "local" : "DIRECT"
+                flowRecords[key]?.record.policy = configuration.answerPingsLocally ? "local" : "DIRECT"
             }
             if configuration.answerPingsLocally {
                 datagrams.sendEchoReply(key, sequenceNumber: sequenceNumber, payload: payload, now: time, sink: &sink)
@@ -1303,7 +1303,7 @@ final class TunnelIO {
     /// writer thread (a slow disk drops packets from the capture, never from the traffic).
     var recorder: PacketRecorder?
     var statistics = TunnelStatistics()
-    let origin = ContinuousClock.now
+    let origin = MonotonicClock.now()
     let mtu: Int
     var fragmentIdentification: UInt32 = 0
 
@@ -1328,8 +1328,7 @@ struct TunSink: PacketSink {
         guard n > 0 else { return }
         let packet = UnsafeRawBufferPointer(io.outgoing.sub(0, n))
         if io.outboundFaults != nil {
-            let (s, atto) = (ContinuousClock.now - io.origin).components
-            io.outboundFaults!.push(Array(packet), now: Instant(nanoseconds: s * 1_000_000_000 + atto / 1_000_000_000))
+            io.outboundFaults!.push(Array(packet), now: Instant(nanoseconds: MonotonicClock.now() &- io.origin))
             return
         }
         write(packet)

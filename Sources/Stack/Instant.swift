@@ -17,6 +17,12 @@ public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
         Instant(nanoseconds: a.nanoseconds &+ d.nanoseconds)
     }
 
+    /// The hot path's `+`: plain Int64 arithmetic, no Duration conversion.
+    @inlinable
+    public func advanced(byNanoseconds nanoseconds: Int64) -> Instant {
+        Instant(nanoseconds: self.nanoseconds &+ nanoseconds)
+    }
+
     @inlinable
     public static func - (a: Instant, b: Instant) -> Duration {
         .nanoseconds(a.nanoseconds &- b.nanoseconds)

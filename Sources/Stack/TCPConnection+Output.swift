@@ -141,7 +141,7 @@ extension TCPConnection {
         lastAcknowledgmentSent = receiveNext
         sendNext = initialSendSequence + 1
         if sendMaximum < sendNext { sendMaximum = sendNext }
-        if retransmissionDeadline == nil { retransmissionDeadline = now + retransmission.timeout }
+        if retransmissionDeadline == nil { retransmissionDeadline = now.advanced(byNanoseconds: retransmission.timeoutNanoseconds) }
     }
 
     /// Sends new data (and the FIN) as far as the peer's window and the
@@ -189,7 +189,7 @@ extension TCPConnection {
             }
             if fin { finSent = true }
             if sendMaximum < sendNext { sendMaximum = sendNext }
-            if retransmissionDeadline == nil { retransmissionDeadline = now + retransmission.timeout }
+            if retransmissionDeadline == nil { retransmissionDeadline = now.advanced(byNanoseconds: retransmission.timeoutNanoseconds) }
             segments += 1
             if fin { break }
         }
@@ -225,7 +225,7 @@ extension TCPConnection {
             counters.sackRetransmits += 1
             next = sendUnacknowledged + offset + payload.count
             highestRetransmitted = next
-            if retransmissionDeadline == nil { retransmissionDeadline = now + retransmission.timeout }
+            if retransmissionDeadline == nil { retransmissionDeadline = now.advanced(byNanoseconds: retransmission.timeoutNanoseconds) }
         }
         highestRetransmitted = next
     }
@@ -252,14 +252,14 @@ extension TCPConnection {
     /// only one segment is out (it may be waiting for a second one), and never
     /// later than the retransmission timer it is meant to beat.
     func armProbe(now: Instant) {
-        guard let srtt = retransmission.smoothedRTT, sendUnacknowledged < sendMaximum,
+        guard let srtt = retransmission.smoothedRTTNanoseconds, sendUnacknowledged < sendMaximum,
               !congestion.inFastRecovery, retransmitNext == nil else {
             probeDeadline = nil
             return
         }
-        var pto = max(srtt * 2, .milliseconds(2))
-        if sendMaximum - sendUnacknowledged <= sendMaximumSegmentSize { pto += .milliseconds(40) }
-        let deadline = now + pto
+        var pto = max(srtt * 2, 2_000_000)
+        if sendMaximum - sendUnacknowledged <= sendMaximumSegmentSize { pto += 40_000_000 }
+        let deadline = now.advanced(byNanoseconds: pto)
         if let rto = retransmissionDeadline, rto <= deadline {
             probeDeadline = nil
         } else {
@@ -291,7 +291,7 @@ extension TCPConnection {
         counters.tailLossProbes += 1
         timedSequence = nil
         // §7.3: the retransmission timer restarts after a probe.
-        retransmissionDeadline = now + retransmission.timeout
+        retransmissionDeadline = now.advanced(byNanoseconds: retransmission.timeoutNanoseconds)
     }
 
     /// Fast retransmit or a NewReno partial ACK: the first unacknowledged segment, window or not.
@@ -305,19 +305,19 @@ extension TCPConnection {
         timedSequence = nil
         counters.fastRetransmits += 1
         emitSegment(sequence: sendUnacknowledged, flags: flags, payload: payload, now: now, emit: emit)
-        if retransmissionDeadline == nil { retransmissionDeadline = now + retransmission.timeout }
+        if retransmissionDeadline == nil { retransmissionDeadline = now.advanced(byNanoseconds: retransmission.timeoutNanoseconds) }
     }
 
     /// The persist timer: when it expires, one byte goes out beyond the zero window.
     func armPersist(now: Instant, emit: Emit) {
         retransmissionDeadline = nil
         guard let deadline = persistDeadline else {
-            persistDeadline = now + retransmission.timeout
+            persistDeadline = now.advanced(byNanoseconds: retransmission.timeoutNanoseconds)
             return
         }
         guard deadline <= now else { return }
         retransmission.expired() // probes back off like retransmissions (RFC 9293 §3.8.6.1)
-        persistDeadline = now + retransmission.timeout
+        persistDeadline = now.advanced(byNanoseconds: retransmission.timeoutNanoseconds)
         let payload = sendBuffer.contiguousReadable(at: sendNext - sendBufferSequence, maxLength: 1)
         emitSegment(sequence: sendNext, flags: .ack, payload: payload, now: now, emit: emit)
         // The probe byte is not counted as sent: if the window opened, the ACK covers it

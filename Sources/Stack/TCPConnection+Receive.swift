@@ -43,7 +43,7 @@ extension TCPConnection {
         guard isAcceptable(sequence: sequence, length: length) else {
             if !flags.contains(.rst) {
                 // RFC 9293: reply with an ACK. In TIME-WAIT a retransmitted FIN also restarts the timer.
-                if state == .timeWait, flags.contains(.fin) { timeWaitDeadline = now + configuration.timeWaitDuration }
+                if state == .timeWait, flags.contains(.fin) { timeWaitDeadline = now.advanced(byNanoseconds: timeWaitNanoseconds) }
                 if length > 0 {
                     ackNow = true
                     immediateAckRequired = true
@@ -236,9 +236,9 @@ extension TCPConnection {
         // RTT: from the echoed timestamp (RFC 7323 §4.1), else from one timed segment (Karn's rule).
         if timestampsEnabled, let ts = segment.options.timestamps, ts.echoReply != 0 {
             let elapsed = timestampValue(now) &- ts.echoReply
-            if elapsed < 3_600_000 { retransmission.sample(.milliseconds(Int64(elapsed))) }
+            if elapsed < 3_600_000 { retransmission.sample(nanoseconds: Int64(elapsed) * 1_000_000) }
         } else if let timed = timedSequence, timed.sequence < acknowledgment {
-            retransmission.sample(now - timed.sentAt)
+            retransmission.sample(nanoseconds: now.nanoseconds &- timed.sentAt.nanoseconds)
             timedSequence = nil
         } else {
             retransmission.acknowledged()
@@ -254,7 +254,7 @@ extension TCPConnection {
         if !congestion.inFastRecovery { highestRetransmitted = nil }
         if let high = highestRetransmitted, high < sendUnacknowledged { highestRetransmitted = sendUnacknowledged }
         // RFC 6298 §5.2 and §5.3: stop the timer when everything is acknowledged, else restart it.
-        retransmissionDeadline = sendUnacknowledged == sendMaximum ? nil : now + retransmission.timeout
+        retransmissionDeadline = sendUnacknowledged == sendMaximum ? nil : now.advanced(byNanoseconds: retransmission.timeoutNanoseconds)
         armProbe(now: now)
     }
 
@@ -282,7 +282,7 @@ extension TCPConnection {
                 if unacknowledgedSegments >= 2 {
                     ackNow = true
                 } else if delayedAckDeadline == nil {
-                    delayedAckDeadline = now + configuration.delayedAckTimeout
+                    delayedAckDeadline = now.advanced(byNanoseconds: delayedAckNanoseconds)
                 }
             }
         case .refused:
@@ -324,7 +324,7 @@ extension TCPConnection {
         persistDeadline = nil
         keepaliveDeadline = nil
         delayedAckDeadline = nil
-        timeWaitDeadline = now + configuration.timeWaitDuration
+        timeWaitDeadline = now.advanced(byNanoseconds: timeWaitNanoseconds)
         events.insert(.closed)
     }
 

@@ -9,6 +9,11 @@ public import Wire
 /// and timers in TCPConnection+Output.swift.
 public final class TCPConnection: CustomStringConvertible {
     public let configuration: TCPConfiguration
+    /// The configuration's durations that deadlines use on every segment, in
+    /// nanoseconds once (Duration's arithmetic is 128-bit).
+    let idleTimeoutNanoseconds: Int64?
+    let delayedAckNanoseconds: Int64
+    let timeWaitNanoseconds: Int64
     public internal(set) var state: TCPState
     public let localPort: UInt16
     public let remotePort: UInt16
@@ -148,6 +153,9 @@ public final class TCPConnection: CustomStringConvertible {
     init(state: TCPState, localPort: UInt16, remotePort: UInt16, initialSequence: SequenceNumber,
          configuration: TCPConfiguration, now: Instant, timestampOffset: UInt32) {
         self.configuration = configuration
+        idleTimeoutNanoseconds = configuration.idleTimeout?.nanoseconds
+        delayedAckNanoseconds = configuration.delayedAckTimeout.nanoseconds
+        timeWaitNanoseconds = configuration.timeWaitDuration.nanoseconds
         self.timestampOffset = timestampOffset
         self.localPort = localPort
         self.remotePort = remotePort
@@ -334,8 +342,8 @@ public final class TCPConnection: CustomStringConvertible {
     }
 
     var idleDeadline: Instant? {
-        guard state != .closed, state != .timeWait, let idle = configuration.idleTimeout else { return nil }
-        return lastActivity + idle
+        guard state != .closed, state != .timeWait, let idle = idleTimeoutNanoseconds else { return nil }
+        return lastActivity.advanced(byNanoseconds: idle)
     }
 
     public var description: String {
