@@ -172,6 +172,7 @@ final class Tunnel {
         }
         origin = io.origin
         scratch = .allocate(byteCount: 65536, alignment: 16)
+        now = Instant(nanoseconds: MonotonicClock.now() &- origin)
         wallOrigin = WallClock.now() &- UInt64(max(now.nanoseconds, 0))
     }
 
@@ -181,8 +182,15 @@ final class Tunnel {
         relayScratch.deallocate()
     }
 
-    var now: Instant {
-        Instant(nanoseconds: MonotonicClock.now() &- origin)
+    /// The loop's time, read once per wake-up (and again before timers are
+    /// armed): everything one wake-up handles happens at one instant, as
+    /// the stack's deterministic tests assume, and the clock is not read
+    /// several times per packet.
+    private(set) var now: Instant = .zero
+
+    /// Reads the clock into `now`.
+    func tick() {
+        now = Instant(nanoseconds: MonotonicClock.now() &- origin)
     }
 
     /// Adds another descriptor (the stop signals) under `token`.
@@ -201,6 +209,7 @@ final class Tunnel {
             do { ready = try epoll.wait(into: &events, timeoutMilliseconds: 1000) } catch {
                 throw EngineError.system("epoll_wait", error)
             }
+            tick()
             for i in 0 ..< ready {
                 let event = events[i]
                 switch event.token {
@@ -837,7 +846,7 @@ final class Tunnel {
             if n == 0 { return }
             io.statistics.bytesToApp += n
             countBytes(flow.key, down: n)
-            tcp.flush(flow.key, now: now, sink: &sink)
+            tcp.flush(flow.key, connection: connection, now: now, sink: &sink)
             // A short read emptied the socket: asking again would only return EAGAIN
             // (epoll is level-triggered and says when more arrives).
             if n < offered { return }
@@ -892,7 +901,7 @@ final class Tunnel {
                 flow.interest = wanted
             }
         }
-        tcp.flush(flow.key, now: time, sink: &sink)
+        tcp.flush(flow.key, connection: connection, now: time, sink: &sink)
         flow.counters = connection.counters
         let state = connection.state
         if state == .closed || state == .timeWait || (flow.upstreamClosed && flow.upstreamWriteClosed && connection.unacknowledgedCount == 0) {
@@ -1123,6 +1132,7 @@ final class Tunnel {
     // MARK: Timers
 
     func fireTimers() {
+        tick()
         let time = now
         var sink = TunSink(io: io)
         deliverFaulted(sink: &sink)
@@ -1228,6 +1238,7 @@ final class Tunnel {
 
     /// Closes every flow: RST to the app for TCP (the tunnel is going away), sockets closed.
     func closeAll() {
+        tick()
         var sink = TunSink(io: io)
         for (key, flow) in tcpFlows {
             tcp.connection(key)?.abort()

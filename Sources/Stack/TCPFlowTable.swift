@@ -65,7 +65,10 @@ public final class TCPFlowTable {
     public var pendingCount: Int { pending.count }
     public var timeWaitCount: Int { timeWaiting.count }
 
-    public func connection(_ key: FlowKey) -> TCPConnection? { connections[key] ?? timeWaiting[key] }
+    public func connection(_ key: FlowKey) -> TCPConnection? {
+        if let connection = connections[key] { return connection }
+        return timeWaiting.isEmpty ? nil : timeWaiting[key]
+    }
 
     /// Takes one datagram the app sent. `packet` must carry TCP.
     public func input(_ packet: IPPacketView, now: Instant, sink: inout some PacketSink) -> Input {
@@ -78,7 +81,7 @@ public final class TCPFlowTable {
                           destinationAddress: packet.destination, destinationPort: header.destinationPort)
         let isSyn = header.flags.contains(.syn) && !header.flags.contains(.ack)
 
-        if let connection = timeWaiting[key] {
+        if !timeWaiting.isEmpty, let connection = timeWaiting[key] {
             // RFC 1122 §4.2.2.13 (and RFC 6191): a new SYN may reuse a flow in TIME-WAIT
             // when its sequence number is past everything the old connection received.
             if isSyn, connection.receiveNext < header.sequenceNumber {
@@ -152,6 +155,12 @@ public final class TCPFlowTable {
     /// Sends what the flow's connection owes, and forgets the flow once it is closed.
     public func flush(_ key: FlowKey, now: Instant, sink: inout some PacketSink) {
         guard let connection = connection(key) else { return }
+        flush(key, connection: connection, now: now, sink: &sink)
+    }
+
+    /// `flush` for a caller that holds the flow's connection already (one
+    /// lookup less per packet). `connection` must be `connection(key)`.
+    public func flush(_ key: FlowKey, connection: TCPConnection, now: Instant, sink: inout some PacketSink) {
         connection.output(now: now) { header, payload in
             send(header, payload: payload, key: key, sink: &sink)
         }
