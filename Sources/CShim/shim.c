@@ -10,6 +10,8 @@ int cshim_gettid(void) { return (int)gettid(); }
 const int cshim_CLONE_NEWNET = CLONE_NEWNET;
 int cshim_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags) { return accept4(fd, address, length, flags); }
 const int cshim_CLONE_NEWNS = CLONE_NEWNS;
+// O_DIRECT is a GNU flag too: StagedFile writes capture files with it.
+const int cshim_O_DIRECT = O_DIRECT;
 int cshim_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) { return posix_spawn_file_actions_addclosefrom_np(actions, from); }
 
 _Static_assert(sizeof(struct cshim_mmsghdr) == sizeof(struct mmsghdr), "cshim_mmsghdr must match mmsghdr");

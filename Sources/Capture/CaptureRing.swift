@@ -58,35 +58,62 @@ final class CaptureRing: @unchecked Sendable {
 
     // MARK: producer
 
-    /// Copies `bytes` (already cut to snaplen) into the ring. Returns false,
-    /// having written nothing, when there is no room. Never blocks.
+    /// Where `reserve` put the record it handed out: the slab offset of its
+    /// header, and the skip record that must precede it (0 for none).
+    private var reservedOffset = 0
+    private var reservedSkip = 0
+
+    /// Room for a record of up to `maximum` bytes: the producer writes the
+    /// bytes there itself (a TUN read, a packet built in place) and publishes
+    /// them with `commit`, or reserves again and so abandons this space.
+    /// Nil, having written nothing, when there is no room. Never blocks.
     @inline(__always)
-    func push(_ bytes: UnsafeRawBufferPointer, originalLength: Int, outbound: Bool, timestamp: UInt64) -> Bool {
-        let size = Self.recordSize(captured: bytes.count)
+    func reserve(maximum: Int) -> UnsafeMutableRawBufferPointer? {
+        let size = Self.recordSize(captured: maximum)
         let start = producerTail
         let free = capacity - (start - head.load(ordering: .acquiring))
-        var offset = start & mask
+        let offset = start & mask
         let untilEnd = capacity - offset
         let skip = untilEnd < size ? untilEnd : 0
-        guard size + skip <= free else { return false }
-        if skip > 0 {
-            slab.storeBytes(of: UInt32(truncatingIfNeeded: skip), toByteOffset: offset, as: UInt32.self)
-            slab.storeBytes(of: Self.kindSkip, toByteOffset: offset + 4, as: UInt32.self)
-            offset = 0
+        guard size + skip <= free else { return nil }
+        reservedSkip = skip
+        reservedOffset = skip > 0 ? 0 : offset
+        return UnsafeMutableRawBufferPointer(start: slab + reservedOffset + Self.headerSize, count: maximum)
+    }
+
+    /// Publishes the reserved record: `stored` bytes written in it, of which
+    /// the first `captured` go to the file. `stored` sets the record's size,
+    /// so bytes the producer still reads after publishing (a packet it goes
+    /// on processing) are not overwritten by its next records.
+    @inline(__always)
+    func commit(stored: Int, captured: Int, originalLength: Int, outbound: Bool, timestamp: UInt64) {
+        let size = Self.recordSize(captured: stored)
+        let offset = reservedOffset
+        if reservedSkip > 0 {
+            let skipOffset = producerTail & mask
+            slab.storeBytes(of: UInt32(truncatingIfNeeded: reservedSkip), toByteOffset: skipOffset, as: UInt32.self)
+            slab.storeBytes(of: Self.kindSkip, toByteOffset: skipOffset + 4, as: UInt32.self)
         }
         slab.storeBytes(of: UInt32(truncatingIfNeeded: size), toByteOffset: offset, as: UInt32.self)
         slab.storeBytes(of: outbound ? Self.kindOutbound : Self.kindPacket, toByteOffset: offset + 4, as: UInt32.self)
-        slab.storeBytes(of: UInt32(truncatingIfNeeded: bytes.count), toByteOffset: offset + 8, as: UInt32.self)
+        slab.storeBytes(of: UInt32(truncatingIfNeeded: captured), toByteOffset: offset + 8, as: UInt32.self)
         slab.storeBytes(of: UInt32(truncatingIfNeeded: originalLength), toByteOffset: offset + 12, as: UInt32.self)
         slab.storeBytes(of: timestamp, toByteOffset: offset + 16, as: UInt64.self)
-        if let base = bytes.baseAddress {
-            (slab + offset + Self.headerSize).copyMemory(from: base, byteCount: bytes.count)
-        }
-        producerTail = start + skip + size
+        producerTail += reservedSkip + size
+        reservedSkip = 0
         // Sequentially consistent, not just releasing: PacketRecorder's wake-up
         // check (load of `writerSleeping` right after) must not be reordered
         // before this store, or a sleeping writer could miss the record.
         tail.store(producerTail, ordering: .sequentiallyConsistent)
+    }
+
+    /// Copies `bytes` (already cut to snaplen) into the ring. Returns false,
+    /// having written nothing, when there is no room. Never blocks.
+    @inline(__always)
+    func push(_ bytes: UnsafeRawBufferPointer, originalLength: Int, outbound: Bool, timestamp: UInt64) -> Bool {
+        guard let space = reserve(maximum: bytes.count) else { return false }
+        if let base = bytes.baseAddress { space.baseAddress!.copyMemory(from: base, byteCount: bytes.count) }
+        commit(stored: bytes.count, captured: bytes.count, originalLength: originalLength, outbound: outbound, timestamp: timestamp)
         return true
     }
 

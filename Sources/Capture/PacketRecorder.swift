@@ -70,6 +70,8 @@ public final class PacketRecorder {
     private var packetsRecorded = 0
     private var packetsDropped = 0
     private var writerWakeUps = 0
+    /// Whether `reserve` lends ring space (see there).
+    private let lendsSpace: Bool
 
     /// Opens `path` (the first file) and compiles `filter` at once, so a bad
     /// path or expression fails here, not on the writer thread.
@@ -102,6 +104,10 @@ public final class PacketRecorder {
         do { wake = try EventFD() } catch { throw .system("eventfd", error) }
         self.path = path
         self.snaplen = snaplen
+        // A whole packet's space for a snaplen that keeps 2 KiB or more, and
+        // only in a ring of many packets: a lent record is still being read
+        // while the next ones are written after it.
+        lendsSpace = snaplen >= 2048 && ringCapacity >= 16 * CaptureRing.recordSize(captured: 65536 + 256)
         shared = Shared(ring: CaptureRing(capacity: ringCapacity), wake: wake)
         let writer = Writer(shared: shared, files: files, filter: compiled, hooks: hooks)
         do {
@@ -135,11 +141,38 @@ public final class PacketRecorder {
             packetsDropped += 1
             return
         }
+        wakeWriterIfAsleep()
+    }
+
+    @inline(__always)
+    private func wakeWriterIfAsleep() {
         if shared.writerSleeping.load(ordering: .sequentiallyConsistent),
            shared.writerSleeping.exchange(false, ordering: .sequentiallyConsistent) {
             _ = try? shared.wake.signal()
             writerWakeUps += 1
         }
+    }
+
+    /// Zero-copy recording, for the loop's own packet buffers: space in the
+    /// ring for a packet of up to `maximum` bytes, which the caller reads from
+    /// the TUN or builds there, then publishes with `commit`. Nil when the
+    /// ring has no room, and when copying is cheaper (a snaplen that keeps
+    /// only headers) or the ring too small to lend a whole packet's space
+    /// safely: the caller then uses its own buffer and `record`.
+    public func reserve(maximum: Int) -> UnsafeMutableRawBufferPointer? {
+        guard !isClosed, lendsSpace else { return nil }
+        return shared.ring.reserve(maximum: maximum)
+    }
+
+    /// Publishes the packet of `length` bytes the caller put in the space
+    /// `reserve` returned (cut to snaplen in the file). The bytes stay valid
+    /// and untouched while the caller goes on using them, until it reserves
+    /// again after the ring has wrapped (megabytes later).
+    public func commit(length: Int, outbound: Bool, timestamp: UInt64) {
+        packetsRecorded += 1
+        shared.ring.commit(stored: length, captured: min(length, snaplen), originalLength: length,
+                           outbound: outbound, timestamp: timestamp)
+        wakeWriterIfAsleep()
     }
 
     /// The counters so far; exact once `close()` has returned. Read it on the

@@ -17,7 +17,7 @@ final class PcapRotation {
     let snaplen: Int
     let rotateSize: Int?
     let rotateCount: Int?
-    private(set) var current: PcapFile
+    private(set) var current: DirectPcapFile
     /// Files this object has created, including the current one.
     private(set) var filesOpened = 1
     private(set) var filesRotated = 0
@@ -33,7 +33,7 @@ final class PcapRotation {
         self.snaplen = snaplen
         self.rotateSize = rotateSize
         self.rotateCount = rotateCount
-        current = try PcapFile(path: path, snaplen: snaplen)
+        current = try DirectPcapFile(path: path, snaplen: snaplen)
     }
 
     /// `tun.pcap` for generation 0, `tun.pcap.1` for 1, and so on.
@@ -46,7 +46,7 @@ final class PcapRotation {
            current.bytesWritten + current.recordSize(forLength: bytes.count) > rotateSize {
             try rotate()
         }
-        current.write(bytes, originalLength: originalLength, timestamp: timestamp)
+        try current.write(bytes, originalLength: originalLength, timestamp: timestamp)
     }
 
     func flush() throws(CaptureError) { try current.flush() }
@@ -67,7 +67,7 @@ final class PcapRotation {
                 throw .writeFailed(path: from, reason: "rename to \(to): \(error)")
             }
         }
-        current = try PcapFile(path: basePath, snaplen: snaplen)
+        current = try DirectPcapFile(path: basePath, snaplen: snaplen)
         filesOpened += 1
         filesRotated += 1
     }

@@ -238,10 +238,18 @@ final class Tunnel {
         var sink = TunSink(io: io)
         // A bounded batch per wake-up, so upstream sockets get their turn.
         for _ in 0 ..< 256 {
-            guard case let .value(n)? = try? io.tun.read(into: scratch), n > 0 else { break }
+            // With a capture on, the packet is read straight into the capture's
+            // ring (one copy fewer per packet), when the ring has room.
+            let lent = io.recorder?.reserve(maximum: scratch.count)
+            let buffer = lent ?? scratch
+            guard case let .value(n)? = try? io.tun.read(into: buffer), n > 0 else { break }
             io.statistics.packetsFromApp += 1
-            let packet = UnsafeRawBufferPointer(scratch.sub(0, n))
-            io.recorder?.record(packet, outbound: false)
+            let packet = UnsafeRawBufferPointer(buffer.sub(0, n))
+            if lent != nil {
+                io.recorder!.commit(length: n, outbound: false, timestamp: WallClock.now())
+            } else {
+                io.recorder?.record(packet, outbound: false)
+            }
             if inboundFaults != nil {
                 inboundFaults!.push(Array(packet), now: now)
                 continue
@@ -1335,6 +1343,27 @@ struct TunSink: PacketSink {
     let io: TunnelIO
 
     mutating func send(capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int) {
+        // With a capture on, the packet is built straight in the capture's ring.
+        if io.outboundFaults == nil, capacity <= io.outgoing.count, let lent = io.recorder?.reserve(maximum: capacity) {
+            let n = fill(lent)
+            guard n > 0 else { return }
+            let packet = UnsafeRawBufferPointer(lent.sub(0, n))
+            guard packet.count <= io.mtu else {
+                // Fragments are recorded one by one, by copy, into the ring
+                // where this packet sits: it moves out of the way first.
+                io.outgoing.baseAddress!.copyMemory(from: packet.baseAddress!, byteCount: n)
+                write(UnsafeRawBufferPointer(io.outgoing.sub(0, n)))
+                return
+            }
+            switch try? io.tun.write(packet) {
+            case .value?:
+                io.statistics.packetsToApp += 1
+                io.recorder!.commit(length: n, outbound: true, timestamp: WallClock.now())
+            case .wouldBlock?, nil:
+                io.statistics.tunWriteDrops += 1
+            }
+            return
+        }
         let n = fill(io.outgoing)
         guard n > 0 else { return }
         let packet = UnsafeRawBufferPointer(io.outgoing.sub(0, n))

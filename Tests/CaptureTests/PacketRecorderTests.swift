@@ -245,6 +245,98 @@ extension PacketRecorder {
         #expect(read == statistics.packetsCaptured)
     }
 
+    /// The loop reads and builds packets straight in the ring: what it writes
+    /// there is what the file holds, abandoned reservations leave no trace,
+    /// and a published packet stays intact while later ones are recorded.
+    @Test func lentSpaceRecordsPacketsWithoutACopy() throws {
+        let dir = ScratchDirectory()
+        let path = dir.file("tun.pcap")
+        let recorder = try PacketRecorder(path: path)
+        var sent: [[UInt8]] = []
+        var generator = SystemRandomNumberGenerator()
+        for i in 0 ..< 2000 {
+            let payload = i % 10 == 0 ? 60_000 : Int.random(in: 0 ... 1400, using: &generator)
+            let packet = TestPacket.ipv4(.tcp, id: UInt16(i), destinationPort: 80, payload: payload)
+            if i % 7 == 0 {
+                // A reservation the loop gives up (the TUN read found nothing).
+                _ = try #require(recorder.reserve(maximum: 65536))
+            }
+            guard let space = recorder.reserve(maximum: 65536) else {
+                recorder.record(packet) // the ring is full: copied, or dropped and counted
+                sent.append(packet)
+                continue
+            }
+            packet.withUnsafeBytes { space.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            recorder.commit(length: packet.count, outbound: i % 2 == 0, timestamp: 1_700_000_000_000_000_000 + UInt64(i) * 1000)
+            sent.append(packet)
+            // Records made while the loop still reads this packet land after it.
+            for j in 0 ..< 3 { recorder.record(TestPacket.ipv4(.udp, id: UInt16(50_000 + j), destinationPort: 9, payload: 30)) }
+            #expect(Array(UnsafeRawBufferPointer(rebasing: space[0 ..< packet.count])) == packet, "packet \(i) overwritten")
+            if i % 100 == 0 { usleep(500) }
+        }
+        let statistics = recorder.close()
+        #expect(statistics.packetsRecorded == 2000 * 4)
+        #expect(statistics.packetsCaptured + statistics.packetsDropped == 2000 * 4)
+        let reader = try PcapReader(path: path)
+        var previous = -1
+        var read = 0
+        while let packet = try reader.next() {
+            read += 1
+            let id = Int(packet.datagram.load(fromByteOffset: 4, as: UInt16.self).bigEndian)
+            guard id < 50_000 else { continue }
+            #expect(id > previous)
+            previous = id
+            #expect(Array(packet.datagram) == sent[id], "packet \(id) changed in the ring")
+            #expect(packet.originalLength == sent[id].count)
+        }
+        #expect(read == statistics.packetsCaptured)
+        #expect(previous == 1999 || statistics.packetsDropped > 0)
+    }
+
+    @Test func lentSpaceIsCutToSnaplenInTheFile() throws {
+        let dir = ScratchDirectory()
+        let path = dir.file("tun.pcap")
+        let recorder = try PacketRecorder(path: path, snaplen: 4096)
+        let packet = TestPacket.ipv4(.tcp, id: 1, destinationPort: 80, payload: 9000)
+        let space = try #require(recorder.reserve(maximum: 65536))
+        packet.withUnsafeBytes { space.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        recorder.commit(length: packet.count, outbound: false, timestamp: 1_700_000_000_000_000_000)
+        // The file keeps 4096 bytes, but the loop still reads all 9040: later records land past them.
+        for j in 0 ..< 3 { recorder.record(TestPacket.ipv4(.udp, id: UInt16(2 + j), destinationPort: 9, payload: 3000)) }
+        #expect(Array(UnsafeRawBufferPointer(rebasing: space[0 ..< packet.count])) == packet)
+        #expect(recorder.close().packetsCaptured == 4)
+        let reader = try PcapReader(path: path)
+        let frame = try #require(try reader.next())
+        #expect(Array(frame.datagram) == Array(packet[0 ..< 4096]))
+        #expect(frame.originalLength == packet.count)
+    }
+
+    @Test func noSpaceIsLentWhenACopyIsCheaperOrTheRingTooSmall() throws {
+        let dir = ScratchDirectory()
+        let headersOnly = try PacketRecorder(path: dir.file("a.pcap"), snaplen: 96)
+        #expect(headersOnly.reserve(maximum: 65536) == nil)
+        headersOnly.close()
+        let smallRing = try PacketRecorder(path: dir.file("b.pcap"), ringCapacity: 256 << 10)
+        #expect(smallRing.reserve(maximum: 65536) == nil)
+        smallRing.close()
+        let closed = try PacketRecorder(path: dir.file("c.pcap"))
+        closed.close()
+        #expect(closed.reserve(maximum: 65536) == nil)
+    }
+
+    /// The file header StagedFile writes is libpcap's own.
+    @Test func theDirectFileStartsWithLibpcapsHeader() throws {
+        let dir = ScratchDirectory()
+        for (snaplen, link) in [(65535, PcapLinkType.raw), (128, .raw), (262_144, .ethernet)] {
+            let classic = dir.file("classic-\(snaplen).pcap")
+            let direct = dir.file("direct-\(snaplen).pcap")
+            try PcapFile(path: classic, snaplen: snaplen, linkType: link).close()
+            try DirectPcapFile(path: direct, snaplen: snaplen, linkType: link).close()
+            #expect(fileBytes(direct) == fileBytes(classic))
+            #expect(fileBytes(direct).count == 24)
+        }
+    }
+
     @Test func closeIsIdempotentAndLaterRecordsAreIgnored() throws {
         let dir = ScratchDirectory()
         let recorder = try PacketRecorder(path: dir.file("tun.pcap"))

@@ -118,6 +118,7 @@ int cshim_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags
 int cshim_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 extern const int cshim_CLONE_NEWNS;
 extern const int cshim_CLONE_NEWNET;
+extern const int cshim_O_DIRECT;
 
 // pidfd_open has no glibc wrapper in Debian 12; a descriptor that becomes
 // readable when the child exits lets the event loop wait for it in epoll.
