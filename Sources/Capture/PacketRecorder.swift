@@ -1,8 +1,9 @@
 // PacketRecorder is what the engine holds for `--pcap`: record() is called on
 // the event loop's thread for every packet crossing the TUN, and must cost a
-// copy and nothing else. The packet is copied (cut to snaplen) into a
-// CaptureRing; a writer thread filters it with libpcap's BPF, writes it with
-// pcap_dump, flushes when idle and rotates files. When the writer falls behind
+// copy and nothing else (reserve/commit not even that: the loop reads or
+// builds the packet in the ring). The packet is copied (cut to snaplen) into
+// a CaptureRing; a writer thread filters it with libpcap's BPF, writes it
+// through a DirectPcapFile (O_DIRECT), flushes when idle and rotates files. When the writer falls behind
 // and the ring is full, the packet is left out of the capture and counted;
 // the loop never waits, never locks, never allocates.
 //
