@@ -22,3 +22,9 @@ int cshim_sendmmsg(int fd, struct cshim_mmsghdr *vector, unsigned int count, int
 int cshim_recvmmsg(int fd, struct cshim_mmsghdr *vector, unsigned int count, int flags) {
     return recvmmsg(fd, (struct mmsghdr *)vector, count, flags, NULL);
 }
+
+// SCHED_IDLE is a GNU name too. The calling thread only (Linux schedules threads).
+int cshim_sched_idle_current_thread(void) {
+    struct sched_param param = { .sched_priority = 0 };
+    return sched_setscheduler(0, SCHED_IDLE, &param);
+}

@@ -115,7 +115,7 @@ public final class PacketRecorder {
             // The traffic comes first: under load the writer falls behind and
             // the capture drops (counted), rather than taking the loop's core.
             writerThread = try WorkerThread {
-                WorkerThread.lowerCurrentPriority()
+                WorkerThread.idleCurrentThread()
                 writer.run()
             }
         } catch {

@@ -3,6 +3,7 @@
 // does disk I/O): a plain pthread, started once and joined once. Unlike
 // DedicatedThread, the caller does not wait for it.
 import Glibc
+import CShim
 
 private final class WorkerBody {
     let body: @Sendable () -> Void
@@ -33,6 +34,12 @@ public struct WorkerThread: ~Copyable, Sendable {
     /// keeps a nice value per thread): work that must yield to the event
     /// loop under load, such as the capture writer, which then falls behind
     /// and drops from the capture rather than slowing the traffic.
+    /// Puts the calling thread in SCHED_IDLE: it runs only on a core nothing
+    /// else wants. Falls back to `lowerCurrentPriority` where that is refused.
+    public static func idleCurrentThread() {
+        if cshim_sched_idle_current_thread() != 0 { lowerCurrentPriority(nice: 19) }
+    }
+
     public static func lowerCurrentPriority(nice: Int32 = 10) {
         // who = 0 is the calling thread on Linux (nice is per thread there).
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice)

@@ -25,6 +25,20 @@ import Testing
         #expect(box.value.load(ordering: .acquiring) == 1)
     }
 
+    /// The capture writer's thread runs only on cores nothing else wants,
+    /// and only that thread: the caller keeps its policy.
+    @Test func idleCurrentThreadIsSchedIdleForThatThreadOnly() throws {
+        let box = try Box()
+        let before = sched_getscheduler(0)
+        let thread = try WorkerThread {
+            WorkerThread.idleCurrentThread()
+            box.value.store(Int(sched_getscheduler(0)), ordering: .releasing)
+        }
+        thread.join()
+        #expect(box.value.load(ordering: .acquiring) == 5) // SCHED_IDLE
+        #expect(sched_getscheduler(0) == before)
+    }
+
     @Test func droppingJoins() throws {
         let box = try Box()
         do {

@@ -113,6 +113,7 @@ static inline int cshim_open_mode(const char *path, int flags, unsigned int mode
 int cshim_unshare(int flags);
 int cshim_setns(int fd, int nstype);
 int cshim_gettid(void);
+int cshim_sched_idle_current_thread(void);
 int cshim_pipe2(int fds[2], int flags);
 int cshim_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 int cshim_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
