@@ -19,13 +19,13 @@ final class DirectPcapFile {
     private(set) var packetsWritten = 0
     private let file: StagedFile
 
-    init(path: String, snaplen: Int, linkType: PcapLinkType = .raw, direct: Bool = true) throws(CaptureError) {
+    init(path: String, snaplen: Int, linkType: PcapLinkType = .raw, direct: Bool = true, bufferSize: Int = 4 << 20) throws(CaptureError) {
         guard snaplen > 0, snaplen <= Int(Int32.max) else {
             throw .invalidOption("snaplen \(snaplen) is not a positive 32-bit length")
         }
         let header = try Self.fileHeader(snaplen: snaplen, linkType: linkType, path: path)
         let staged: StagedFile
-        do { staged = try StagedFile(path: path, direct: direct) } catch {
+        do { staged = try StagedFile(path: path, bufferSize: bufferSize, direct: direct) } catch {
             throw .cannotOpen(path: path, reason: error.description)
         }
         let failure: Errno? = header.withUnsafeBytes { bytes in

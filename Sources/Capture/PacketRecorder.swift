@@ -31,6 +31,8 @@ public final class PacketRecorder {
         public var packetsUnwritten = 0
         /// Times a file was closed for size and a new one started.
         public var filesRotated = 0
+        /// `perFlowDirectory`: files opened, one per flow (more if a flow's file was closed and it went on).
+        public var flowFilesOpened = 0
         /// Times record() had to wake a sleeping writer (one eventfd write each).
         public var writerWakeUps = 0
         /// The first write error, if any; the writer stops writing after it.
@@ -41,6 +43,7 @@ public final class PacketRecorder {
         public var description: String {
             var text = "\(packetsRecorded) recorded, \(packetsCaptured) captured, \(packetsFilteredOut) filtered out, "
                 + "\(packetsDropped) dropped, \(filesRotated) files rotated"
+            if flowFilesOpened > 0 { text += ", \(flowFilesOpened) flow files" }
             if packetsUnwritten > 0 { text += ", \(packetsUnwritten) unwritten" }
             if let failure { text += "; \(failure)" }
             return text
@@ -60,7 +63,10 @@ public final class PacketRecorder {
     /// a few milliseconds of a fast transfer, enough to ride out a slow flush.
     public static let defaultRingCapacity = 16 << 20
 
-    public let path: String
+    /// The capture file, nil when only per-flow files are written.
+    public let path: String?
+    /// One file per flow in this folder (`--pcap-per-flow`), or nil.
+    public let perFlowDirectory: String?
     public let snaplen: Int
     private let shared: Shared
     private var writerThread: WorkerThread?
@@ -82,8 +88,10 @@ public final class PacketRecorder {
     ///   - rotateSize: cut files before they would exceed this many bytes.
     ///   - rotateCount: keep at most this many files (`path`, `path.1`, ...); nil keeps all.
     ///   - ringCapacity: bytes of the ring between the loop and the writer.
+    ///   - perFlowDirectory: also write one file per flow there (FlowPcapFiles).
     public init(
-        path: String,
+        path: String?,
+        perFlowDirectory: String? = nil,
         snaplen: Int = 65535,
         filter: String? = nil,
         rotateSize: Int? = nil,
@@ -100,17 +108,26 @@ public final class PacketRecorder {
         let compiled = try filter.map { (expression) throws(CaptureError) in
             try PcapFilter(expression, linkType: .raw, snaplen: snaplen)
         }
-        let files = try PcapRotation(path: path, snaplen: snaplen, rotateSize: rotateSize, rotateCount: rotateCount)
+        guard path != nil || perFlowDirectory != nil else {
+            throw .invalidOption("a capture needs a file or a folder for per-flow files")
+        }
+        let files = try path.map { (path) throws(CaptureError) in
+            try PcapRotation(path: path, snaplen: snaplen, rotateSize: rotateSize, rotateCount: rotateCount)
+        }
+        let flows = try perFlowDirectory.map { (directory) throws(CaptureError) in
+            try FlowPcapFiles(directory: directory, snaplen: snaplen)
+        }
         let wake: EventFD
         do { wake = try EventFD() } catch { throw .system("eventfd", error) }
         self.path = path
+        self.perFlowDirectory = perFlowDirectory
         self.snaplen = snaplen
         // A whole packet's space for a snaplen that keeps 2 KiB or more, and
         // only in a ring of many packets: a lent record is still being read
         // while the next ones are written after it.
         lendsSpace = snaplen >= 2048 && ringCapacity >= 16 * CaptureRing.recordSize(captured: 65536 + 256)
         shared = Shared(ring: CaptureRing(capacity: ringCapacity), wake: wake)
-        let writer = Writer(shared: shared, files: files, filter: compiled, hooks: hooks)
+        let writer = Writer(shared: shared, files: files, flows: flows, filter: compiled, hooks: hooks)
         do {
             // The traffic comes first: under load the writer falls behind and
             // the capture drops (counted), rather than taking the loop's core.
@@ -201,7 +218,9 @@ public final class PacketRecorder {
 }
 
 extension PacketRecorder: CustomStringConvertible {
-    public var description: String { "capture \(path), snaplen \(snaplen): \(statistics)" }
+    public var description: String {
+        "capture \([path, perFlowDirectory.map { "\($0)/ (per flow)" }].compactMap { $0 }.joined(separator: " and ")), snaplen \(snaplen): \(statistics)"
+    }
 }
 
 extension PacketRecorder {
@@ -219,6 +238,7 @@ extension PacketRecorder {
         let packetsFilteredOut = Atomic<Int>(0)
         let packetsUnwritten = Atomic<Int>(0)
         let filesRotated = Atomic<Int>(0)
+        let flowFilesOpened = Atomic<Int>(0)
         let failure = Mutex<String?>(nil)
 
         init(ring: CaptureRing, wake: consuming EventFD) {
@@ -233,6 +253,7 @@ extension PacketRecorder {
             statistics.packetsFilteredOut = packetsFilteredOut.load(ordering: .acquiring)
             statistics.packetsUnwritten = packetsUnwritten.load(ordering: .acquiring)
             statistics.filesRotated = filesRotated.load(ordering: .acquiring)
+            statistics.flowFilesOpened = flowFilesOpened.load(ordering: .acquiring)
             statistics.failure = failure.withLock { $0 }
             return statistics
         }
@@ -242,7 +263,8 @@ extension PacketRecorder {
     /// only by the writer thread: hence unchecked.
     final class Writer: @unchecked Sendable {
         let shared: Shared
-        let files: PcapRotation
+        let files: PcapRotation?
+        let flows: FlowPcapFiles?
         let filter: PcapFilter?
         let hooks: Hooks
         private var failed = false
@@ -255,7 +277,8 @@ extension PacketRecorder {
         /// it; this bound is only a safety net, so it can be long.
         static let idleMilliseconds: Int32 = 1000
 
-        init(shared: Shared, files: PcapRotation, filter: PcapFilter?, hooks: Hooks) {
+        init(shared: Shared, files: PcapRotation?, flows: FlowPcapFiles?, filter: PcapFilter?, hooks: Hooks) {
+            self.flows = flows
             self.shared = shared
             self.files = files
             self.filter = filter
@@ -301,7 +324,8 @@ extension PacketRecorder {
                 shared.writerSleeping.store(false, ordering: .sequentiallyConsistent)
                 idleNaps = 0
             }
-            do { try files.close() } catch { fail(error) }
+            do { try files?.close() } catch { fail(error) }
+            do { try flows?.close() } catch { fail(error) }
         }
 
         private func write(_ record: CaptureRing.Record) {
@@ -313,16 +337,21 @@ extension PacketRecorder {
                 bump(shared.packetsUnwritten)
                 return
             }
-            let rotatedBefore = files.filesRotated
+            let rotatedBefore = files?.filesRotated ?? 0
+            let flowFilesBefore = flows?.filesOpened ?? 0
             do {
-                try files.write(record.bytes, originalLength: record.originalLength, timestamp: record.timestamp)
+                try files?.write(record.bytes, originalLength: record.originalLength, timestamp: record.timestamp)
+                try flows?.write(record.bytes, originalLength: record.originalLength, outbound: record.outbound, timestamp: record.timestamp)
             } catch {
                 fail(error)
                 bump(shared.packetsUnwritten)
                 return
             }
-            if files.filesRotated != rotatedBefore {
+            if let files, files.filesRotated != rotatedBefore {
                 shared.filesRotated.store(files.filesRotated, ordering: .releasing)
+            }
+            if let flows, flows.filesOpened != flowFilesBefore {
+                shared.flowFilesOpened.store(flows.filesOpened, ordering: .releasing)
             }
             unflushed = true
             bump(shared.packetsCaptured)
@@ -340,7 +369,8 @@ extension PacketRecorder {
             lastFlush = ContinuousClock.now
             guard unflushed, !failed else { return }
             unflushed = false
-            do { try files.flush() } catch { fail(error) }
+            do { try files?.flush() } catch { fail(error) }
+            do { try flows?.flush(now: WallClock.now()) } catch { fail(error) }
         }
 
         private func fail(_ error: CaptureError) {

@@ -5,6 +5,8 @@ internal import Rules
 /// what the command line leaves out.
 public struct CaptureOptions: Sendable {
     public var pcap: String?
+    /// `--pcap-per-flow DIR`: one pcap file per flow in DIR.
+    public var pcapPerFlow: String?
     public var filter: String?
     public var snaplen: Int?
     public var rotateSize: Int?
@@ -31,13 +33,15 @@ public struct CaptureOptions: Sendable {
     /// The recorder these options (and the profile's [Capture]) ask for, or nil.
     func recorder(profile: Profile?) throws(EngineError) -> PacketRecorder? {
         let section = profile?.capture
-        guard let path = pcap ?? section?.pcapPath else { return nil }
+        let path = pcap ?? section?.pcapPath
+        let perFlow = pcapPerFlow ?? section?.perFlowDirectory
+        guard path != nil || perFlow != nil else { return nil }
         let filter = self.filter ?? section?.filter
         let snaplen = self.snaplen ?? section?.snapLength ?? 262_144
         let rotateSize = self.rotateSize ?? section?.rotateSize
         let rotateCount = self.rotateCount ?? (section?.pcapPath != nil && rotateSize != nil ? section?.rotateCount : nil)
         do {
-            return try PacketRecorder(path: path, snaplen: snaplen, filter: filter, rotateSize: rotateSize, rotateCount: rotateCount)
+            return try PacketRecorder(path: path, perFlowDirectory: perFlow, snaplen: snaplen, filter: filter, rotateSize: rotateSize, rotateCount: rotateCount)
         } catch {
             throw EngineError.report("sluice: capture: \(error)")
         }

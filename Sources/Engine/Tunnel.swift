@@ -122,6 +122,7 @@ final class Tunnel {
         if let recorder = io.recorder {
             let capture = recorder.close()
             result.capture = "capture: \(capture.packetsCaptured) packets written, \(capture.packetsFilteredOut) filtered out, \(capture.packetsDropped) dropped (writer behind), \(capture.filesRotated) rotations"
+                + (recorder.perFlowDirectory != nil ? ", \(capture.flowFilesOpened) flow files" : "")
                 + (capture.failure.map { "; error: \($0)" } ?? "")
         }
         return result

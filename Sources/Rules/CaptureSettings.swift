@@ -2,6 +2,8 @@
 public struct CaptureSettings: Equatable, Sendable {
     /// Where the TUN's packets go, as pcap; nil: no packet capture.
     public var pcapPath: String?
+    /// A folder for one pcap file per flow (`per-flow`); nil: none.
+    public var perFlowDirectory: String?
     /// A pcap-filter(7) expression; nil: every packet.
     public var filter: String?
     public var snapLength: Int

@@ -196,6 +196,7 @@ public enum ProfileJSON {
     static func capture(_ capture: CaptureSettings, _ json: inout JSONWriter) {
         json.beginObject()
         json.field("pcap", capture.pcapPath)
+        json.field("per-flow", capture.perFlowDirectory)
         json.field("filter", capture.filter)
         json.field("snaplen", capture.snapLength)
         json.field("rotate-size", capture.rotateSize)

@@ -165,7 +165,7 @@ extension ProfileBuilder {
 
     // MARK: [Capture]
 
-    static let captureKeys = ["pcap", "filter", "snaplen", "rotate-size", "rotate-count", "har", "har-body-limit"]
+    static let captureKeys = ["pcap", "filter", "snaplen", "rotate-size", "rotate-count", "har", "har-body-limit", "per-flow"]
 
     mutating func readCapture(_ line: ProfileLexer.Line) {
         guard let (key, keyColumn, raw, column) = keyValueLine(line, example: "pcap = /var/log/sluice/tun.pcap") else { return }
@@ -183,6 +183,12 @@ extension ProfileBuilder {
                 return
             }
             if key == "pcap" { capture.pcapPath = resolvePath(value) } else { capture.harPath = resolvePath(value) }
+        case "per-flow":
+            guard !value.isEmpty else {
+                error(n, column, "per-flow needs a folder", hint: "a relative path is taken from the profile's folder")
+                return
+            }
+            capture.perFlowDirectory = resolvePath(value)
         case "filter":
             guard !value.isEmpty else { error(n, column, "filter is empty", hint: "write a pcap-filter(7) expression, or remove the line"); return }
             capture.filter = value

@@ -37,6 +37,8 @@ commands:
           --pcap FILE [--pcap-filter 'tcp port 80'] [--snaplen N]
                 [--pcap-rotate-size BYTES] [--pcap-rotate-count N]
                 every packet crossing the TUN, both ways (LINKTYPE_RAW)
+          --pcap-per-flow DIR   also (or instead) one pcap file per flow in
+                DIR, named NNNNNN-PROTO-APP.PORT-REMOTE.PORT.pcap
           --flow-log FILE   one JSON line per connection and per HTTP request
           --har FILE [--har-body-limit BYTES]   HTTP exchanges, written at exit
   run --netns NAME [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--mtu N]
@@ -147,9 +149,9 @@ func parseDump(_ arguments: ArraySlice<String>) -> PacketDump.Options? {
     return options
 }
 
-let captureOptions: Set<String> = ["--pcap", "--pcap-filter", "--snaplen", "--pcap-rotate-size", "--pcap-rotate-count", "--flow-log", "--har", "--har-body-limit"]
+let captureOptions: Set<String> = ["--pcap", "--pcap-filter", "--snaplen", "--pcap-rotate-size", "--pcap-rotate-count", "--pcap-per-flow", "--flow-log", "--har", "--har-body-limit"]
 let captureOptionHelp = [
-    "--pcap": "a file to write", "--pcap-filter": "a BPF expression such as 'tcp port 80'",
+    "--pcap": "a file to write", "--pcap-per-flow": "an existing folder", "--pcap-filter": "a BPF expression such as 'tcp port 80'",
     "--snaplen": "a byte count (at least 64)", "--pcap-rotate-size": "a byte count (at least 4096)",
     "--pcap-rotate-count": "a count of files (at least 1)", "--flow-log": "a file to write", "--har": "a file to write", "--har-body-limit": "a byte count",
 ]
@@ -157,6 +159,7 @@ let captureOptionHelp = [
 func parseCapture(_ option: String, _ value: String, into capture: inout CaptureOptions) -> Bool {
     switch option {
     case "--pcap": capture.pcap = value
+    case "--pcap-per-flow": capture.pcapPerFlow = value
     case "--flow-log": capture.flowLog = value
     case "--har": capture.har = value
     case "--har-body-limit":

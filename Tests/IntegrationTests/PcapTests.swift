@@ -48,6 +48,44 @@ final class PcapTests {
         #expect(pings == ["8", "0", "8", "0"])
     }
 
+    /// `--pcap-per-flow DIR` next to `--pcap`: every packet of the whole
+    /// capture is in exactly one flow's file, each connection in its own.
+    @Test func perFlowFilesSplitTheCaptureByConnection() throws {
+        let pcap = work.appendingPathComponent("whole.pcap").path
+        let folder = work.appendingPathComponent("flows")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let r = try pair.exec("""
+        for i in 1 2 3; do curl -s -o /dev/null http://10.88.0.2:8080/hello.txt; done
+        ping -c 2 -i 0.2 -W 1 10.88.0.2 > /dev/null
+        """, options: ["--pcap", pcap, "--pcap-per-flow", folder.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains(" flow files"), "\(r.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        let tcp = names.filter { $0.contains("-tcp-") && $0.hasSuffix("-10.88.0.2.8080.pcap") }
+        #expect(tcp.count == 3, "\(names)")
+        let echo = names.filter { $0.contains("-icmp-") }
+        #expect(echo.count == 1, "\(names)")
+        var total = 0
+        for name in names {
+            let path = folder.appendingPathComponent(name).path
+            let frames = try tshark(["-r", path, "-T", "fields", "-e", "frame.number"])
+            total += frames.count
+            if tcp.contains(name) {
+                // One connection, both ways: one SYN, one SYN-ACK, the request and the response.
+                let syns = try tshark(["-r", path, "-Y", "tcp.flags.syn==1", "-T", "fields", "-e", "tcp.flags.ack"])
+                #expect(syns.sorted() == ["0", "1"], "\(name)")
+                let streams = Set(try tshark(["-r", path, "-T", "fields", "-e", "tcp.stream"]))
+                #expect(streams == ["0"], "\(name)")
+                let requests = try tshark(["-r", path, "-d", "tcp.port==8080,http", "-Y", "http.request", "-T", "fields", "-e", "http.request.uri"])
+                #expect(requests == ["/hello.txt"], "\(name)")
+            }
+        }
+        let whole = try tshark(["-r", pcap, "-T", "fields", "-e", "frame.number"])
+        #expect(total == whole.count, "\(names)")
+        let pings = try tshark(["-r", folder.appendingPathComponent(try #require(echo.first)).path, "-T", "fields", "-e", "icmp.type"])
+        #expect(pings == ["8", "0", "8", "0"])
+    }
+
     @Test func theRequestsTsharkDecodesAreTheOnesCurlSent() throws {
         let pcap = work.appendingPathComponent("http.pcap").path
         let r = try pair.exec("""

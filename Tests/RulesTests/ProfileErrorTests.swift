@@ -178,6 +178,8 @@ let errorCases: [ErrorCase] = [
               errors: [(2, "header value contains the control character U+000D", "remove it; header values and URLs are printable text")]),
     ErrorCase(kind: "capture unknown key", profile: withFinal("[Capture]\nsnap-len = 65535"),
               errors: [(2, "unknown key 'snap-len' in [Capture]", "did you mean snaplen?")]),
+    ErrorCase(kind: "capture per-flow without a folder", profile: withFinal("[Capture]\nper-flow = \"\""),
+              errors: [(2, "per-flow needs a folder", "a relative path is taken from the profile's folder")]),
 ]
 
 @Suite struct ProfileErrorTests {

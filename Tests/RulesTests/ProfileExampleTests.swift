@@ -86,6 +86,15 @@ func loadProfile(_ text: String) -> Result<Profile, ProfileErrors> {
 func compiledRegex(_ source: String) throws -> CompiledRegex { try CompiledRegex(source) }
 
 @Suite struct ProfileExampleTests {
+    @Test func perFlowCaptureFolderIsTakenFromTheProfilesFolder() throws {
+        let profile = try loadProfile(withFinal("[Capture]\nper-flow = flows\n")).get()
+        #expect(profile.capture.perFlowDirectory == "/etc/sluice/flows")
+        #expect(profile.capture.pcapPath == nil)
+        let absolute = try loadProfile(withFinal("[Capture]\nper-flow = /var/tmp/f\npcap = all.pcap\n")).get()
+        #expect(absolute.capture.perFlowDirectory == "/var/tmp/f")
+        #expect(absolute.capture.pcapPath == "/etc/sluice/all.pcap")
+    }
+
     @Test func specExampleParsesToTheExpectedModel() throws {
         let profile = try loadProfile(specExample).get()
 

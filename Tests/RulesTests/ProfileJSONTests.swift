@@ -22,7 +22,7 @@ import Testing
         "rules":[{"line":6,"condition":{"type":"AND","conditions":[{"type":"DEST-PORT","from":80,"to":80},{"type":"HEADER","name":"X-A","regex":"^b\"c$"}]},"policy":"g","requires-http":true}],\#
         "final":{"line":7,"policy":"DIRECT"},"hosts":[],"url-rewrites":[],"header-rewrites":[],\#
         "map-local":[{"line":9,"regex":"^http://a\\.test/$","data-type":"base64","size":2,"status-code":200,"headers":[{"name":"X-Mock","value":"1"}]}],\#
-        "statistics":[],"capture":{"pcap":null,"filter":null,"snaplen":262144,"rotate-size":null,"rotate-count":10,"har":null,"har-body-limit":1048576},\#
+        "statistics":[],"capture":{"pcap":null,"per-flow":null,"filter":null,"snaplen":262144,"rotate-size":null,"rotate-count":10,"har":null,"har-body-limit":1048576},\#
         "warnings":[]}
         """#)
         #expect(!json.contains("secret"))
