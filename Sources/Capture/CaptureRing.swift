@@ -16,7 +16,7 @@
 // store of `head` after using them, so each side's acquiring load sees the
 // other's bytes complete.
 import Synchronization
-internal import Glibc
+internal import Sys
 
 final class CaptureRing: @unchecked Sendable {
     static let headerSize = 24
@@ -46,12 +46,7 @@ final class CaptureRing: @unchecked Sendable {
         while capacity < requested { capacity <<= 1 }
         self.capacity = capacity
         mask = capacity - 1
-        // Huge pages where the kernel offers them (THP in madvise mode): the
-        // loop and the writer sweep the whole slab, 4,096 TLB entries' worth
-        // of 4 KiB pages for 16 MiB, 8 of 2 MiB ones.
-        let hugePage = 2 << 20
-        slab = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: capacity >= hugePage ? hugePage : 64)
-        if capacity >= hugePage { _ = madvise(slab, capacity, MADV_HUGEPAGE) }
+        slab = AlignedMemory.allocate(byteCount: capacity, alignment: 64) // huge pages from 2 MiB
         slab.initializeMemory(as: UInt8.self, repeating: 0, count: capacity)
     }
 

@@ -91,7 +91,8 @@ final class FlowPcapFiles {
                 if transport == 6, payload + 14 <= bytes.count { flags = bytes[payload + 13] }
             case 1, 58:
                 // Echo request/reply (8/0, 128/129): the identifier pairs them.
-                if payload + 6 <= bytes.count, [0, 8, 128, 129].contains(bytes[payload]) {
+                let type = payload < bytes.count ? bytes[payload] : 255
+                if payload + 6 <= bytes.count, type == 0 || type == 8 || type == 128 || type == 129 {
                     let identifier = UInt16(bytes[payload + 4]) << 8 | UInt16(bytes[payload + 5])
                     sourcePort = identifier
                     destinationPort = identifier

@@ -58,11 +58,7 @@ public final class StagedFile {
         descriptor = raw
         isDirect = direct
         capacity = max((bufferSize + Self.blockSize - 1) / Self.blockSize, 2) * Self.blockSize
-        // 2 MiB-aligned and huge-paged when it is that big (the capture's 4 MiB
-        // buffer, swept once per 4 MiB written); block-aligned otherwise.
-        let hugePage = 2 << 20
-        staging = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: capacity >= hugePage ? hugePage : Self.blockSize)
-        if capacity >= hugePage { _ = madvise(staging, capacity, MADV_HUGEPAGE) }
+        staging = AlignedMemory.allocate(byteCount: capacity, alignment: Self.blockSize)
     }
 
     deinit {
