@@ -1147,7 +1147,8 @@ final class Tunnel {
         deliverFaulted(sink: &sink)
         pumpTouched(sink: &sink)
         if let deadline = tcp.nextDeadline, deadline <= time {
-            for key in tcp.poll(now: time, sink: &sink) {
+            let closed = tcp.poll(now: time, sink: &sink)
+            for key in closed {
                 if let flow = tcpFlows[key] { removeTCP(flow, keepConnection: true) }
                 if sniffing.removeValue(forKey: key) != nil || answering.removeValue(forKey: key) != nil { releasePin(key) }
                 if let session = httpSessions[key] { endHTTP(session, sink: &sink) }
@@ -1155,8 +1156,13 @@ final class Tunnel {
             // Connections that timed out or were reset by a timer need their sockets closed.
             // (A flow still connecting upstream has no connection yet: its SYN waits in `pending`.)
             // (Nor has one still shaking hands with a proxy: the app's SYN waits for the handshake.)
-            for (key, flow) in tcpFlows where key.transport == .tcp && flow.connected && flow.handshake == nil && tcp.connection(key) == nil {
-                removeTCP(flow)
+            // A sweep of every flow, so only when a timer closed some: most polls
+            // close nothing (the timer queue is lazy, and most timers fire a
+            // delayed ACK or a retransmission).
+            if !closed.isEmpty {
+                for (key, flow) in tcpFlows where key.transport == .tcp && flow.connected && flow.handshake == nil && tcp.connection(key) == nil {
+                    removeTCP(flow)
+                }
             }
         }
         if let deadline = handshakeDeadline, deadline <= time {

@@ -32,10 +32,15 @@ public final class DatagramFlowTable {
     struct Session {
         var lastActivity: Instant
         var datagrams = 0
+        /// The deadline of the session's live entry in `timers`. Activity only
+        /// moves the real deadline later, so the entry stays a safe lower bound.
+        var queuedDeadline: Instant
     }
 
     public let configuration: Configuration
     var sessions: [FlowKey: Session] = [:]
+    /// Idle deadlines, lazily (see DeadlineQueue): one live entry per session.
+    var timers = DeadlineQueue<FlowKey>()
     var identification: UInt16 = 0
 
     public init(configuration: Configuration = Configuration()) { self.configuration = configuration }
@@ -80,16 +85,21 @@ public final class DatagramFlowTable {
 
     /// Records activity; nil when a new session would pass the limit (and the refusal was sent).
     func touch(_ key: FlowKey, now: Instant, packet: IPPacketView, sink: inout some PacketSink) -> Bool? {
-        if sessions[key] != nil {
-            sessions[key]!.lastActivity = now
-            sessions[key]!.datagrams += 1
+        if let index = sessions.index(forKey: key) {
+            sessions.values[index].lastActivity = now
+            sessions.values[index].datagrams += 1
             return false
         }
         guard sessions.count < configuration.maximumSessions else {
             sink.send(capacity: 1280 + 48) { IPFraming.writeUnreachable(into: $0, replyingTo: packet, reason: .administrativelyProhibited) }
             return nil
         }
-        sessions[key] = Session(lastActivity: now, datagrams: 1)
+        let deadline = now + timeout(for: key)
+        sessions[key] = Session(lastActivity: now, datagrams: 1, queuedDeadline: deadline)
+        if timers.count >= 2 * sessions.count + 64 {
+            timers.compact { self.sessions[$0.key]?.queuedDeadline == $0.deadline }
+        }
+        timers.insert(deadline, key)
         return true
     }
 
@@ -97,8 +107,8 @@ public final class DatagramFlowTable {
     /// Returns false when the session is unknown or the datagram cannot be framed.
     @discardableResult
     public func sendUDP(_ key: FlowKey, payload: UnsafeRawBufferPointer, now: Instant, sink: inout some PacketSink) -> Bool {
-        guard key.transport == .udp, sessions[key] != nil else { return false }
-        sessions[key]!.lastActivity = now
+        guard key.transport == .udp, let index = sessions.index(forKey: key) else { return false }
+        sessions.values[index].lastActivity = now
         identification &+= 1
         let id = identification
         var written = 0
@@ -115,8 +125,8 @@ public final class DatagramFlowTable {
     @discardableResult
     public func sendEchoReply(_ key: FlowKey, sequenceNumber: UInt16, payload: UnsafeRawBufferPointer, now: Instant,
                               sink: inout some PacketSink) -> Bool {
-        guard sessions[key] != nil else { return false }
-        sessions[key]!.lastActivity = now
+        guard let index = sessions.index(forKey: key) else { return false }
+        sessions.values[index].lastActivity = now
         var written = 0
         sink.send(capacity: 48 + payload.count) { buffer in
             written = IPFraming.writeEchoReply(into: buffer, source: key.destinationAddress, destination: key.appAddress,
@@ -129,22 +139,24 @@ public final class DatagramFlowTable {
     /// Ends sessions idle past their timeout; returns them so the engine closes their sockets.
     public func expire(now: Instant) -> [FlowKey] {
         var expired: [FlowKey] = []
-        for (key, session) in sessions where now - session.lastActivity >= timeout(for: key) {
-            expired.append(key)
+        while let (deadline, key) = timers.popDue(now: now) {
+            // A stale entry: the session left (and maybe came back with an entry of its own).
+            guard let index = sessions.index(forKey: key), sessions.values[index].queuedDeadline == deadline else { continue }
+            let real = sessions.values[index].lastActivity + timeout(for: key)
+            if real <= now {
+                expired.append(key)
+                sessions.remove(at: index)
+            } else {
+                sessions.values[index].queuedDeadline = real
+                timers.insert(real, key)
+            }
         }
-        for key in expired { sessions[key] = nil }
         return expired
     }
 
-    /// When the next session would expire, if nothing happens.
-    public var nextDeadline: Instant? {
-        var earliest: Instant?
-        for (key, session) in sessions {
-            let d = session.lastActivity + timeout(for: key)
-            if earliest.map({ d < $0 }) ?? true { earliest = d }
-        }
-        return earliest
-    }
+    /// When to expire next: no session is due before it. It may be earlier than
+    /// every real deadline (activity since): `expire` then only queues the real one.
+    public var nextDeadline: Instant? { timers.earliest }
 
     public func remove(_ key: FlowKey) { sessions[key] = nil }
 

@@ -69,6 +69,8 @@ public final class TCPConnection: CustomStringConvertible {
     var congestion: NewReno
     var retransmissionDeadline: Instant?
     var delayedAckDeadline: Instant?
+    /// The deadline of this connection's live entry in its table's timer queue.
+    var queuedDeadline: Instant?
     var persistDeadline: Instant?
     /// RFC 8985 §7: the tail loss probe timeout, armed while data is outstanding.
     var probeDeadline: Instant?

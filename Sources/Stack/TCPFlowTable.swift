@@ -54,6 +54,12 @@ public final class TCPFlowTable {
     /// adds a new entry): `poll` checks the connection's own deadline.
     var timeWaitQueue: [(deadline: Instant, key: FlowKey)] = []
     var timeWaitHead = 0
+    /// Every other connection's timers, lazily (see DeadlineQueue): each
+    /// connection has at most one live entry, at its `queuedDeadline`, never
+    /// later than its real `nextDeadline`. `schedule` queues an earlier one.
+    var timers = DeadlineQueue<FlowKey>()
+    /// `poll`'s list of due flows, kept to spare an allocation per poll.
+    var due: [FlowKey] = []
     var pending: [FlowKey: TCPHeader] = [:]
     var identification: UInt16 = 0
 
@@ -99,6 +105,8 @@ public final class TCPFlowTable {
                 connections[key] = nil
                 timeWaiting[key] = connection
                 if let deadline = connection.nextDeadline { enqueueTimeWait(key, deadline: deadline) }
+            } else {
+                schedule(key, connection)
             }
             return .segment(key)
         }
@@ -169,16 +177,38 @@ public final class TCPFlowTable {
         if connection.state == .closed {
             connections[key] = nil
             timeWaiting[key] = nil
+        } else if connection.state != .timeWait {
+            schedule(key, connection)
         }
+    }
+
+    /// Queues the connection's deadline if it is earlier than its queued one.
+    /// Deadlines only move earlier in `receive` and `output`, and both end here.
+    func schedule(_ key: FlowKey, _ connection: TCPConnection) {
+        guard let deadline = connection.nextDeadline else { return }
+        if let queued = connection.queuedDeadline, queued <= deadline { return }
+        connection.queuedDeadline = deadline
+        if timers.count >= 2 * connections.count + 64 {
+            timers.compact { self.connections[$0.key]?.queuedDeadline == $0.deadline }
+        }
+        timers.insert(deadline, key)
     }
 
     /// Fires due timers on every flow. Returns the flows that closed.
     public func poll(now: Instant, sink: inout some PacketSink) -> [FlowKey] {
-        // Due flows first, then flushed: removing from `connections` while
-        // iterating it would copy the whole dictionary for every closed flow.
-        var due: [FlowKey] = []
-        for (key, connection) in connections {
-            if let deadline = connection.nextDeadline, deadline <= now { due.append(key) }
+        // Due entries first, then flushed, so that a flow whose timer fires
+        // again at once (flush queues its next deadline) waits for the next poll.
+        due.removeAll(keepingCapacity: true)
+        while let (deadline, key) = timers.popDue(now: now) {
+            // A stale entry: the flow left, or its live entry is another one.
+            guard let connection = connections[key], connection.queuedDeadline == deadline else { continue }
+            connection.queuedDeadline = nil
+            if let real = connection.nextDeadline, real <= now {
+                due.append(key)
+            } else {
+                // Moved out since it was queued (each ACK pushes the retransmission timer).
+                schedule(key, connection)
+            }
         }
         var closed: [FlowKey] = []
         for key in due {
@@ -213,12 +243,11 @@ public final class TCPFlowTable {
         return closed
     }
 
-    /// The earliest timer of any flow.
+    /// When to poll next: no flow's timer is due before it. It may be earlier
+    /// than every real deadline (a stale entry): `poll` then fires nothing and
+    /// queues the real one.
     public var nextDeadline: Instant? {
-        var earliest: Instant?
-        for connection in connections.values {
-            if let d = connection.nextDeadline, earliest.map({ d < $0 }) ?? true { earliest = d }
-        }
+        var earliest = timers.earliest
         if timeWaitHead < timeWaitQueue.count {
             let d = timeWaitQueue[timeWaitHead].deadline
             if earliest.map({ d < $0 }) ?? true { earliest = d }
