@@ -281,10 +281,13 @@ extension TCPConnection {
             sendNext += payload.count
             if sendMaximum < sendNext { sendMaximum = sendNext }
         } else {
+            // The last segment sent: its end is the highest byte sent, not the
+            // end of the buffer (bytes past it are new data the window holds back).
             let dataEnd = sendBufferSequence + sendBuffer.count
-            let length = min(sendMaximumSegmentSize, max(dataEnd - sendUnacknowledged, 0))
+            let sentEnd = sendMaximum < dataEnd ? sendMaximum : dataEnd
+            let length = min(sendMaximumSegmentSize, max(sentEnd - sendUnacknowledged, 0))
             guard length > 0 else { return }
-            let start = dataEnd - length
+            let start = sentEnd - length
             let payload = sendBuffer.contiguousReadable(at: start - sendBufferSequence, maxLength: length)
             emitSegment(sequence: start, flags: .ack, payload: payload, now: now, emit: emit)
         }

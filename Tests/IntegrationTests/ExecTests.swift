@@ -79,7 +79,7 @@ final class ExecTests {
         let expected = try digest("1m.bin")
         let r = try exec("for i in $(seq 24); do curl -s http://10.88.0.2:8080/1m.bin | sha256sum & done; wait")
         let digests = r.stdout.split(separator: "\n").map { String($0.prefix(64)) }
-        #expect(digests.count == 24)
+        #expect(digests.count == 24, "\(r.stdout) \(r.stderr)")
         #expect(digests.allSatisfy { $0 == expected })
     }
 

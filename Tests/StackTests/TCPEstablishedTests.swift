@@ -354,6 +354,30 @@ import Wire
         #expect(h.connection.counters.tailLossProbes == 1)
     }
 
+    /// RFC 8985 §7.3: when the peer's window holds back the unsent data, the
+    /// probe is the last segment *sent*, again. (It once was the last bytes
+    /// buffered: new data past SND.NXT that SND.NXT never recorded, so the
+    /// peer's ACK for it looked like an ACK of unsent data and was refused,
+    /// for ever: found as a stalled download among 24 concurrent ones.)
+    @Test func aTailLossProbeHeldBackByTheWindowResendsTheLastSegmentSent() {
+        var c = plainConfiguration()
+        c.sendBufferSize = 30_000
+        let h = TCPHarness.established(c)
+        _ = h.write(bytes(100))
+        h.advance(.milliseconds(10))
+        h.send(fromPeer(rcv, ack: snd + 100, [], window: 3000)) // SRTT 10 ms; room for 3000 more bytes
+        h.sent.removeAll()
+        _ = h.write(bytes(5000, from: 100))
+        #expect(h.sent.count == 3)                // the window holds the other 2000 bytes back
+        h.sent.removeAll()
+        h.advance(.milliseconds(19))
+        h.recv([])
+        h.advance(.milliseconds(1))               // PTO = 2·SRTT with many segments out
+        h.recv([fromUs(snd + 2100, ack: rcv, [], payload: bytes(1000, from: 2100))])
+        #expect(h.connection.counters.tailLossProbes == 1)
+        #expect(h.connection.sendNext == snd + 3100 && h.connection.sendMaximum == snd + 3100)
+    }
+
     @Test func threeDuplicateAcksTriggerFastRetransmit() {
         let h = TCPHarness.established()
         _ = h.write(bytes(5000))
