@@ -1,25 +1,59 @@
-/// A fixed-capacity byte ring: the storage behind a TCP connection's send
+/// A byte ring with a fixed budget: the storage behind a TCP connection's send
 /// buffer and receive (reassembly) buffer.
 ///
-/// It allocates once, when the connection is created, and never again: the
-/// per-flow memory budget is its capacity. Readable bytes are the `count`
-/// bytes after `head`; bytes past them may be written ahead of time
-/// (`write(at:)`, for out-of-order segments) and become readable only when
-/// `commit` says so.
+/// `capacity` is the budget: the most it ever holds, and what the receive
+/// window is computed from. The storage starts small (`initialAllocation`)
+/// and doubles, up to the budget, only when the bytes held need it. Most flows
+/// carry small messages and never grow; a bulk flow reaches its budget within
+/// a few round trips. (Allocating the whole budget up front, zeroed, made each
+/// connection resident at 512 KiB: 515 MB for a thousand kept-alive
+/// connections, and a stall of a few hundred milliseconds while a thousand
+/// connections opened at once.) Every allocation is zeroed, so no byte of
+/// another flow can ever be read from it.
+///
+/// Readable bytes are the `count` bytes after `head`; bytes past them may be
+/// written ahead of time (`write(at:)`, for out-of-order segments) and become
+/// readable only when `commit` says so. Growing keeps both where they are
+/// relative to `head`.
 public final class ByteRing {
     public let capacity: Int
-    @usableFromInline let storage: UnsafeMutableRawBufferPointer
+    /// Bytes of storage allocated now (a power of two, or `capacity`).
+    public private(set) var allocated: Int
+    @usableFromInline var storage: UnsafeMutableRawBufferPointer
     @usableFromInline var head = 0
     public private(set) var count = 0
+
+    /// Where the storage starts: enough for a kept-alive request or response.
+    public static let initialAllocation = 4096
 
     public init(capacity: Int) {
         precondition(capacity > 0, "a ring needs room for at least one byte")
         self.capacity = capacity
-        storage = .allocate(byteCount: capacity, alignment: 16)
+        allocated = min(capacity, Self.initialAllocation)
+        storage = .allocate(byteCount: allocated, alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
     }
 
     deinit { storage.deallocate() }
+
+    /// Makes room for `needed` bytes from `head` (readable, and written ahead),
+    /// within the budget: the next power of two that holds them. The bytes
+    /// move to the start of the new storage in ring order.
+    func reserve(_ needed: Int) {
+        guard needed > allocated, allocated < capacity else { return }
+        var size = allocated
+        while size < needed, size < capacity { size *= 2 }
+        size = min(size, capacity)
+        let grown = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        let tail = allocated - head
+        UnsafeMutableRawBufferPointer(rebasing: grown[0 ..< tail]).copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[head ..< allocated]))
+        UnsafeMutableRawBufferPointer(rebasing: grown[tail ..< allocated]).copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[0 ..< head]))
+        UnsafeMutableRawBufferPointer(rebasing: grown[allocated ..< size]).initializeMemory(as: UInt8.self, repeating: 0)
+        storage.deallocate()
+        storage = grown
+        allocated = size
+        head = 0
+    }
 
     @inlinable public var free: Int { capacity - count }
     @inlinable public var isEmpty: Bool { count == 0 }
@@ -40,6 +74,7 @@ public final class ByteRing {
         let room = free - offset
         guard room > 0 else { return 0 }
         let n = min(room, bytes.count)
+        reserve(count + offset + n)
         forEachSpan(from: head + count + offset, length: n) { ring, linear in
             UnsafeMutableRawBufferPointer(rebasing: storage[ring])
                 .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[linear]))
@@ -49,15 +84,20 @@ public final class ByteRing {
 
     /// The free bytes right after the readable ones that sit contiguously in
     /// memory: a zero-copy place to `read(2)` into, followed by `commit`.
+    ///
+    /// Past half full, the storage grows first (within the budget): a flow
+    /// whose bytes pile up (a bulk download the app drains more slowly than
+    /// the upstream fills) gets the room of its budget, one doubling at a time.
     public func contiguousFree() -> UnsafeMutableRawBufferPointer {
         guard free > 0 else { return UnsafeMutableRawBufferPointer(start: nil, count: 0) }
-        let start = (head + count) % capacity
-        return UnsafeMutableRawBufferPointer(rebasing: storage[start ..< start + min(free, capacity - start)])
+        if count >= allocated / 2 { reserve(allocated * 2) }
+        let start = (head + count) % allocated
+        return UnsafeMutableRawBufferPointer(rebasing: storage[start ..< start + min(allocated - count, allocated - start)])
     }
 
     /// Makes `n` bytes written by `write(at:)` readable.
     public func commit(_ n: Int) {
-        precondition(n >= 0 && n <= free, "commit past the ring's free space")
+        precondition(n >= 0 && n <= allocated - count, "commit past the ring's free space")
         count += n
     }
 
@@ -78,8 +118,8 @@ public final class ByteRing {
     /// `maxLength`: a zero-copy look, for writing straight to a socket.
     public func contiguousReadable(at offset: Int, maxLength: Int = .max) -> UnsafeRawBufferPointer {
         guard offset < count else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        let start = (head + offset) % capacity
-        let n = min(count - offset, capacity - start, maxLength)
+        let start = (head + offset) % allocated
+        let n = min(count - offset, allocated - start, maxLength)
         return UnsafeRawBufferPointer(rebasing: storage[start ..< start + n])
     }
 
@@ -88,10 +128,10 @@ public final class ByteRing {
     /// bytes from ring position `position`.
     @inline(__always)
     func forEachSpan(from position: Int, length: Int, _ body: (Range<Int>, Range<Int>) -> Void) {
-        var start = position % capacity
+        var start = position % allocated
         var done = 0
         while done < length {
-            let chunk = min(length - done, capacity - start)
+            let chunk = min(length - done, allocated - start)
             body(start ..< start + chunk, done ..< done + chunk)
             done += chunk
             start = 0
@@ -102,7 +142,7 @@ public final class ByteRing {
     @discardableResult
     public func discard(_ n: Int) -> Int {
         let k = min(max(n, 0), count)
-        head = (head + k) % capacity
+        head = (head + k) % allocated
         count -= k
         // The head stays where it is even when the ring empties: bytes written
         // ahead by `write(at:)` are placed relative to it.
