@@ -328,6 +328,15 @@ final class Tunnel {
         }
     }
 
+    /// The most bytes a flow may hold for `tcpFromApp` to send them upstream at once.
+    static let eagerDrainLimit = 16 * 1024
+
+    /// The segment's PSH flag (the table validated the header already).
+    static func pushed(_ packet: IPPacketView) -> Bool {
+        let segment = packet.payload
+        return segment.count > 13 && TCPFlags(rawValue: segment[13]).contains(.psh)
+    }
+
     func tcpFromApp(_ packet: IPPacketView, sink: inout TunSink) {
         let time = now
         switch tcp.input(packet, now: time, sink: &sink) {
@@ -335,8 +344,22 @@ final class Tunnel {
             startTCP(key, sink: &sink)
         case let .segment(key):
             // Pumped once at the end of the batch (pumpTouched), unless the segment owes a duplicate ACK now.
-            if tcp.connection(key)?.immediateAckRequired == true { tcp.flush(key, now: time, sink: &sink) }
-            if !touched.contains(key) { touched.append(key) }
+            let first = !touched.contains(key)
+            if let connection = tcp.connection(key) {
+                if connection.immediateAckRequired { tcp.flush(key, connection: connection, now: time, sink: &sink) }
+                // A small message (a request: the end of an app's write, PSH, the
+                // flow's first segment in this batch, little data) goes upstream at
+                // once: the rest of the batch, and the TUN read that finds it empty,
+                // would otherwise stand between the app and its answer. Bulk data
+                // waits for the batch's end (one write for many segments); so do the
+                // ACK and everything else.
+                if first, Self.pushed(packet), connection.readableCount > 0, connection.readableCount <= Self.eagerDrainLimit,
+                   httpSessions.isEmpty || httpSessions[key] == nil,
+                   let flow = tcpFlows[key], flow.connected, flow.handshake == nil, !flow.upstreamWriteClosed {
+                    _ = drainToUpstream(flow, connection)
+                }
+            }
+            if first { touched.append(key) }
         case .answered:
             break
         case .dropped(.badChecksum), .dropped(.malformed):
@@ -880,21 +903,7 @@ final class Tunnel {
         }
         var upstreamBlocked = false
         if flow.connected, !flow.upstreamWriteClosed {
-            while connection.readableCount > 0 {
-                let data = connection.peekReadable()
-                guard let result = try? flow.socket.write(data) else {
-                    io.statistics.upstreamErrors += 1
-                    connection.abort()
-                    break
-                }
-                guard case let .value(n) = result, n > 0 else {
-                    upstreamBlocked = true
-                    break
-                }
-                io.statistics.bytesFromApp += n
-                countBytes(flow.key, up: n)
-                connection.consume(n)
-            }
+            upstreamBlocked = drainToUpstream(flow, connection)
             if connection.isReadClosed, connection.readableCount == 0 {
                 flow.socket.shutdown(.write)
                 flow.upstreamWriteClosed = true
@@ -920,6 +929,23 @@ final class Tunnel {
         if events.contains(.writable), flow.interest.contains(.readable), !flow.upstreamClosed, tcpFlows[flow.key] != nil {
             readUpstream(flow, sink: &sink)
         }
+    }
+
+    /// Writes the app's bytes to the upstream socket; true when the socket is full.
+    func drainToUpstream(_ flow: TCPFlow, _ connection: TCPConnection) -> Bool {
+        while connection.readableCount > 0 {
+            let data = connection.peekReadable()
+            guard let result = try? flow.socket.write(data) else {
+                io.statistics.upstreamErrors += 1
+                connection.abort()
+                return false
+            }
+            guard case let .value(n) = result, n > 0 else { return true }
+            io.statistics.bytesFromApp += n
+            countBytes(flow.key, up: n)
+            connection.consume(n)
+        }
+        return false
     }
 
     func removeTCP(_ flow: TCPFlow, keepConnection: Bool = false, keepSession: Bool = false) {
