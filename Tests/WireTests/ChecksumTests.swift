@@ -44,6 +44,21 @@ struct SplitMix64: RandomNumberGenerator {
         }
     }
 
+    /// Long buffers take the four-sum loop for thousands of rounds: random
+    /// bytes, all ones (the largest sums) and every offset of a 64 KiB segment's end.
+    @Test func longBuffersMatchTheReference() {
+        var random = SplitMix64(state: 99)
+        let data = (0 ..< 65_535 + 40).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        let ones = [UInt8](repeating: 0xff, count: 65_535)
+        for length in [1024, 1460, 9000, 65_535, 65_535 + 33] {
+            data.withUnsafeBytes { #expect(InternetChecksum.of(UnsafeRawBufferPointer(rebasing: $0[0 ..< length])) == referenceChecksum(Array(data[0 ..< length]))) }
+        }
+        for start in 0 ..< 40 {
+            data.withUnsafeBytes { #expect(InternetChecksum.of(UnsafeRawBufferPointer(rebasing: $0[start ..< start + 65_000])) == referenceChecksum(Array(data[start ..< start + 65_000]))) }
+        }
+        ones.withUnsafeBytes { #expect(InternetChecksum.of($0) == referenceChecksum(ones)) }
+    }
+
     @Test func piecesOfOddLengthSumLikeTheWhole() {
         var rng = SplitMix64(state: 2)
         for trial in 0 ..< 200 {
