@@ -39,7 +39,7 @@ public struct FlowKey: Hashable, Sendable, CustomStringConvertible {
 
     /// What Dictionary and Set actually call. The default goes through Hasher
     /// (SipHash-1-3, about 20 ns for this key), and a kept-alive request looks
-    /// its flow up about ten times on its way through the engine; two or four
+    /// its flow up about ten times on its way through the engine; two or three
     /// rounds of a 64-bit multiply-xorshift mixer do the same job in a few ns.
     /// The seed is the table's own and enters the first round, so which keys
     /// collide differs from table to table, as with Hasher. (Only local apps
@@ -52,11 +52,8 @@ public struct FlowKey: Hashable, Sendable, CustomStringConvertible {
         case let (.v4(app), .v4(destination)):
             h = Self.mix(h ^ (UInt64(app.value) << 32 | UInt64(destination.value)))
         case (.v4, .v6), (.v6, .v4), (.v6, .v6):
-            let app = appAddress.hashWords, destination = destinationAddress.hashWords
-            h = Self.mix(h ^ app.0)
-            h = Self.mix(h ^ app.1)
-            h = Self.mix(h ^ destination.0)
-            h = Self.mix(h ^ destination.1)
+            h = Self.mix(h ^ appAddress.hashSeed)
+            h = Self.mix(h ^ destinationAddress.hashSeed)
         }
         return Int(truncatingIfNeeded: h)
     }
@@ -78,15 +75,5 @@ public struct FlowKey: Hashable, Sendable, CustomStringConvertible {
     /// `TCP 10.0.0.1.40000 > 93.184.216.34.80`, in tcpdump's address.port form.
     public var description: String {
         "\(transport) \(appAddress).\(appPort) > \(destinationAddress).\(destinationPort)"
-    }
-}
-
-extension IPAddress {
-    /// The address as two words, tagged by version (for FlowKey's hash).
-    var hashWords: (UInt64, UInt64) {
-        switch self {
-        case let .v4(a): return (1 << 32 | UInt64(a.value), 0)
-        case let .v6(a): return (a.high, a.low)
-        }
     }
 }
