@@ -336,20 +336,32 @@ import Wire
         h.recv([fromUs(snd + 100, ack: rcv, [.psh], payload: bytes(100, from: 100))])
     }
 
-    @Test func aTailLossProbeSendsNewDataWhenTheCongestionWindowHoldsItBack() {
+    /// A 30,000-byte send buffer and one 100-byte round trip of 10 ms behind it
+    /// (SRTT 10 ms, cwnd 10,100), the peer's window then at `window`.
+    func probeHarness(window: UInt16 = 64000) -> TCPHarness {
         var c = plainConfiguration()
         c.sendBufferSize = 30_000
         let h = TCPHarness.established(c)
         _ = h.write(bytes(100))
         h.advance(.milliseconds(10))
-        h.send(fromPeer(rcv, ack: snd + 100, [])) // SRTT 10 ms; cwnd 10,100
+        h.send(fromPeer(rcv, ack: snd + 100, [], window: window))
         h.sent.removeAll()
-        _ = h.write(bytes(20_000, from: 100))
-        #expect(h.sent.count == 11)               // ten full segments and 100 bytes fill cwnd
+        return h
+    }
+
+    /// Nothing until the probe timeout: PTO = 2·SRTT with many segments out.
+    func untilTheProbeTimeout(_ h: TCPHarness) {
         h.sent.removeAll()
         h.advance(.milliseconds(19))
         h.recv([])
-        h.advance(.milliseconds(1))               // PTO = 2·SRTT with many segments out
+        h.advance(.milliseconds(1))
+    }
+
+    @Test func aTailLossProbeSendsNewDataWhenTheCongestionWindowHoldsItBack() {
+        let h = probeHarness()
+        _ = h.write(bytes(20_000, from: 100))
+        #expect(h.sent.count == 11)               // ten full segments and 100 bytes fill cwnd
+        untilTheProbeTimeout(h)
         h.recv([fromUs(snd + 10_200, ack: rcv, [], payload: bytes(1000, from: 10_200))])
         #expect(h.connection.counters.tailLossProbes == 1)
     }
@@ -360,19 +372,10 @@ import Wire
     /// peer's ACK for it looked like an ACK of unsent data and was refused,
     /// for ever: found as a stalled download among 24 concurrent ones.)
     @Test func aTailLossProbeHeldBackByTheWindowResendsTheLastSegmentSent() {
-        var c = plainConfiguration()
-        c.sendBufferSize = 30_000
-        let h = TCPHarness.established(c)
-        _ = h.write(bytes(100))
-        h.advance(.milliseconds(10))
-        h.send(fromPeer(rcv, ack: snd + 100, [], window: 3000)) // SRTT 10 ms; room for 3000 more bytes
-        h.sent.removeAll()
+        let h = probeHarness(window: 3000)        // room for 3000 more bytes
         _ = h.write(bytes(5000, from: 100))
         #expect(h.sent.count == 3)                // the window holds the other 2000 bytes back
-        h.sent.removeAll()
-        h.advance(.milliseconds(19))
-        h.recv([])
-        h.advance(.milliseconds(1))               // PTO = 2·SRTT with many segments out
+        untilTheProbeTimeout(h)
         h.recv([fromUs(snd + 2100, ack: rcv, [], payload: bytes(1000, from: 2100))])
         #expect(h.connection.counters.tailLossProbes == 1)
         #expect(h.connection.sendNext == snd + 3100 && h.connection.sendMaximum == snd + 3100)
