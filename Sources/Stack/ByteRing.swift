@@ -149,6 +149,15 @@ public final class ByteRing {
         return k
     }
 
+    /// Moves an empty ring's start back to the start of its storage, so that
+    /// the next message lies in one piece: a response that straddled the end
+    /// of the storage went to the app as two segments (two TUN writes, and an
+    /// ACK from the app for the pair). Only for a ring with nothing written
+    /// ahead (`write(at:)` places those bytes relative to `head`).
+    public func restartIfEmpty() {
+        if count == 0 { head = 0 }
+    }
+
     /// Copies and consumes readable bytes into `out`.
     @discardableResult
     public func read(into out: UnsafeMutableRawBufferPointer) -> Int {

@@ -53,8 +53,21 @@ public final class Reassembler {
     }
 
     /// Copies and consumes in-order bytes.
-    public func read(into out: UnsafeMutableRawBufferPointer) -> Int { ring.read(into: out) }
+    public func read(into out: UnsafeMutableRawBufferPointer) -> Int {
+        let n = ring.read(into: out)
+        restartIfDrained()
+        return n
+    }
 
     /// Consumes in-order bytes the reader already took through `ring`.
-    public func consume(_ n: Int) { ring.discard(n) }
+    public func consume(_ n: Int) {
+        ring.discard(n)
+        restartIfDrained()
+    }
+
+    /// A drained ring with no out-of-order data restarts at its storage's
+    /// start, so the next message arrives in one piece (one write upstream).
+    func restartIfDrained() {
+        if assembler.isEmpty { ring.restartIfEmpty() }
+    }
 }

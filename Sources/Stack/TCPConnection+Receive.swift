@@ -224,6 +224,7 @@ extension TCPConnection {
         let dataAcked = max(0, min(remaining, sendBuffer.count))
         scoreboard.advance(by: acked)
         sendBuffer.discard(dataAcked)
+        sendBuffer.restartIfEmpty() // the next response goes out in one segment
         sendBufferSequence += dataAcked
         let flightSize = sendMaximum - sendUnacknowledged
         sendUnacknowledged = acknowledgment
