@@ -39,6 +39,10 @@ public final class DatagramFlowTable {
 
     public let configuration: Configuration
     var sessions: [FlowKey: Session] = [:]
+    /// Echo flows by the part of their key that a reply carries (transport,
+    /// destination, identifier; see `replyKey`), with how many flows share it:
+    /// apps at different addresses may ping one destination with one identifier.
+    var echoFlows: [FlowKey: (flow: FlowKey, sharing: Int)] = [:]
     /// Idle deadlines, lazily (see DeadlineQueue): one live entry per session.
     var timers = DeadlineQueue<FlowKey>()
     var identification: UInt16 = 0
@@ -96,6 +100,10 @@ public final class DatagramFlowTable {
         }
         let deadline = now + timeout(for: key)
         sessions[key] = Session(lastActivity: now, datagrams: 1, queuedDeadline: deadline)
+        if key.transport != .udp {
+            let reply = Self.replyKey(transport: key.transport, destination: key.destinationAddress, identifier: key.appPort)
+            if let index = echoFlows.index(forKey: reply) { echoFlows.values[index].sharing += 1 } else { echoFlows[reply] = (key, 1) }
+        }
         if timers.count >= 2 * sessions.count + 64 {
             timers.compact { self.sessions[$0.key]?.queuedDeadline == $0.deadline }
         }
@@ -146,6 +154,7 @@ public final class DatagramFlowTable {
             if real <= now {
                 expired.append(key)
                 sessions.remove(at: index)
+                forgetEcho(key)
             } else {
                 sessions.values[index].queuedDeadline = real
                 timers.insert(real, key)
@@ -158,11 +167,36 @@ public final class DatagramFlowTable {
     /// every real deadline (activity since): `expire` then only queues the real one.
     public var nextDeadline: Instant? { timers.earliest }
 
-    public func remove(_ key: FlowKey) { sessions[key] = nil }
+    public func remove(_ key: FlowKey) {
+        guard sessions.removeValue(forKey: key) != nil else { return }
+        forgetEcho(key)
+    }
 
-    /// The echo flow a reply from `destination` with `identifier` belongs to.
+    /// The echo flow a reply from `destination` with `identifier` belongs to:
+    /// one lookup, not a scan of every session per reply (a ping flood).
     public func echoFlow(destination: IPAddress, identifier: UInt16, transport: IPProtocol) -> FlowKey? {
-        sessions.keys.first { $0.transport == transport && $0.appPort == identifier && $0.destinationAddress == destination }
+        echoFlows[Self.replyKey(transport: transport, destination: destination, identifier: identifier)]?.flow
+    }
+
+    /// A reply names neither the app's address nor a port: those are blank.
+    static func replyKey(transport: IPProtocol, destination: IPAddress, identifier: UInt16) -> FlowKey {
+        FlowKey(transport: transport, appAddress: .v4(.any), appPort: identifier, destinationAddress: destination, destinationPort: 0)
+    }
+
+    /// An echo flow left: drop its index entry, or hand it to another flow that shares it.
+    func forgetEcho(_ key: FlowKey) {
+        guard key.transport != .udp else { return }
+        let reply = Self.replyKey(transport: key.transport, destination: key.destinationAddress, identifier: key.appPort)
+        guard let entry = echoFlows[reply] else { return }
+        if entry.sharing <= 1 {
+            echoFlows[reply] = nil
+        } else if entry.flow == key {
+            // Rare (two apps, one destination, one identifier): find the other.
+            let other = sessions.keys.first { $0.transport == key.transport && $0.appPort == key.appPort && $0.destinationAddress == key.destinationAddress }
+            echoFlows[reply] = other.map { ($0, entry.sharing - 1) }
+        } else {
+            echoFlows[reply] = (entry.flow, entry.sharing - 1)
+        }
     }
 
     func timeout(for key: FlowKey) -> Duration {
