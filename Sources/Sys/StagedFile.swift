@@ -13,7 +13,7 @@
 //
 // Where O_DIRECT is refused (a pipe, /dev/null, a filesystem without it) the
 // same staging buffer is written with plain write(2) calls instead.
-public import CShim
+internal import CShim
 import Glibc
 
 public final class StagedFile {

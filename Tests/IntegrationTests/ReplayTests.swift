@@ -91,7 +91,6 @@ final class ReplayTests {
         try Self.profileText.write(toFile: profile, atomically: true, encoding: .utf8)
         let sluicePcap = work.appendingPathComponent("sluice.pcap").path
         let serverPcap = work.appendingPathComponent("server.pcap").path
-        let tcpdumpLog = work.appendingPathComponent("tcpdump.log").path
 
         // tcpdump on the server's veth (Ethernet) and on `any` (Linux cooked), ready before the session starts.
         let serverAnyPcap = work.appendingPathComponent("server-any.pcap").path
