@@ -4,7 +4,8 @@
 // script of app segments (valid checksums, sequence numbers near the
 // connection's own so that deep states are reached), engine writes, reads,
 // closes and the clock, plus raw datagrams for the UDP/ICMP table and the
-// fragment reassembler. Whatever the script, nothing traps, every packet the
+// fragment reassembler; replay's passive reassembler (PassiveTCPTable)
+// watches every packet both ways. Whatever the script, nothing traps, every packet the
 // stack emits parses with a valid checksum, and both byte streams arrive
 // intact: every data byte we send is the byte the engine wrote at that stream
 // offset, and the engine reads exactly the bytes the app sent, in order.
@@ -60,6 +61,20 @@ struct AppSide {
 struct CheckingSink: PacketSink {
     var flows: [FlowKey: AppSide] = [:]
     var connections: [FlowKey: TCPConnection] = [:]
+    /// Replay's reassembler watches both directions, as it would a capture of them.
+    let passive = PassiveTCPTable()
+    var now = Instant.zero
+
+    func watch(_ packet: IPPacketView) {
+        passive.receive(packet, at: now) { event in
+            switch event {
+            case let .opened(connection), let .gap(connection, _, _), let .ended(connection, _):
+                _ = connection.description
+            case let .data(_, _, bytes):
+                precondition(!bytes.isEmpty, "an empty data event")
+            }
+        }
+    }
     mutating func send(capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int) {
         withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 16) { buffer in
             let n = fill(buffer)
@@ -69,6 +84,7 @@ struct CheckingSink: PacketSink {
             guard let packet = try? IPPacketView(bytes) else { preconditionFailure("the stack emitted an unparsable packet") }
             _ = packet.description
             precondition(packet.verifyUpperLayerChecksum() != false, "the stack emitted a bad checksum: \(packet)")
+            watch(packet)
             guard packet.upperLayerProtocol == .tcp, let tcp = try? TCPView(packet.payload) else { return }
             let header = TCPHeader(tcp)
             // Our data, in the app's direction: the key is the reverse of the packet's.
@@ -104,6 +120,7 @@ struct Driver {
         c.tcp.selectiveAcknowledgments = configurationByte & 0x80 != 0
         c.maximumFlows = 8
         table = TCPFlowTable(configuration: c)
+        sink.now = now
     }
 
     func key(_ index: UInt8) -> FlowKey {
@@ -165,11 +182,13 @@ struct Driver {
         case 9, 10:
             // Time passes; timers fire.
             now = now + .milliseconds(Int64(script.u16()))
+            sink.now = now
             for closed in table.poll(now: now, sink: &sink) { forget(closed) }
             _ = datagrams.expire(now: now)
             _ = fragments.expire(now: now)
         case 11:
             for closed in table.poll(now: now, sink: &sink) { forget(closed) }
+            if script.byte() & 7 == 0 { sink.passive.finish { _ in } }
             if let connection = table.connection(key) {
                 _ = connection.takeEvents()
                 _ = connection.description
@@ -229,6 +248,7 @@ struct Driver {
                                    header: header, payload: $0, identification: 0)
             }
             guard n > 0, let packet = try? IPPacketView(UnsafeRawBufferPointer(rebasing: buffer[..<n])) else { return }
+            sink.watch(packet)
             switch table.input(packet, now: now, sink: &sink) {
             case let .segment(k):
                 if let c = table.connection(k), c.state == .closed { forget(k) }
@@ -255,6 +275,7 @@ struct Driver {
         let raw = script.take(length)
         guard let packet = try? IPPacketView(raw) else { return }
         _ = packet.description
+        sink.watch(packet)
         if packet.isFragment {
             switch fragments.insert(packet, now: now) {
             case let .complete(datagram):
