@@ -1407,6 +1407,30 @@ struct TunSink: PacketSink {
         write(packet)
     }
 
+    /// A TCP segment: the headers are built in `outgoing` and the payload is
+    /// written from the send ring by a gather write, without the copy behind
+    /// the headers. A capture, the fault injector, or a packet over the MTU
+    /// take the copying path, which they need whole.
+    mutating func send(headerCapacity: Int, payload: UnsafeRawBufferPointer,
+                       _ fillHeaders: (UnsafeMutableRawBufferPointer) -> Int) {
+        guard io.recorder == nil, io.outboundFaults == nil, payload.count > 0, headerCapacity <= io.outgoing.count else {
+            sendCopying(headerCapacity: headerCapacity, payload: payload, fillHeaders)
+            return
+        }
+        let headers = fillHeaders(UnsafeMutableRawBufferPointer(rebasing: io.outgoing[..<headerCapacity]))
+        guard headers > 0 else { return }
+        guard headers + payload.count <= io.mtu else {
+            sendCopying(headerCapacity: headerCapacity, payload: payload, fillHeaders)
+            return
+        }
+        switch try? io.tun.write(UnsafeRawBufferPointer(io.outgoing.sub(0, headers)), payload) {
+        case .value?:
+            io.statistics.packetsToApp += 1
+        case .wouldBlock?, nil:
+            io.statistics.tunWriteDrops += 1
+        }
+    }
+
     mutating func write(_ packet: UnsafeRawBufferPointer) {
         if packet.count > io.mtu, let view = try? IPPacketView(packet) {
             // A UDP reply bigger than the TUN's MTU: fragments, as the destination's stack would send them.

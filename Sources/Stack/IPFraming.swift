@@ -10,28 +10,44 @@ public enum IPFraming {
     /// to `destination`; returns its length, or 0 if the buffer is too small.
     public static func writeTCP(into buffer: UnsafeMutableRawBufferPointer, source: IPAddress, destination: IPAddress,
                                 header: TCPHeader, payload: UnsafeRawBufferPointer, identification: UInt16) -> Int {
+        guard let headers = tcpHeadersLength(source: source, destination: destination, header: header),
+              buffer.count >= headers + payload.count else { return 0 }
+        buffer.sub(headers, payload.count).copyMemory(from: payload)
+        return writeTCPHeaders(into: buffer, source: source, destination: destination, header: header, payload: payload,
+                               identification: identification) > 0 ? headers + payload.count : 0
+    }
+
+    /// Writes only the IP and TCP headers of that datagram, with checksums
+    /// that cover `payload` (which is not copied: it follows the headers in
+    /// a gather write). Returns the headers' length, or 0.
+    public static func writeTCPHeaders(into buffer: UnsafeMutableRawBufferPointer, source: IPAddress, destination: IPAddress,
+                                       header: TCPHeader, payload: UnsafeRawBufferPointer, identification: UInt16) -> Int {
+        guard let headers = tcpHeadersLength(source: source, destination: destination, header: header),
+              buffer.count >= headers else { return 0 }
         let tcpLength = header.headerLength + payload.count
         switch (source, destination) {
         case let (.v4(s), .v4(d)):
-            let total = 20 + tcpLength
-            guard buffer.count >= total else { return 0 }
-            buffer.sub(20 + header.headerLength, payload.count).copyMemory(from: payload)
             guard (try? header.emit(into: buffer.sub(20, header.headerLength), source: s, destination: d, payload: payload)) != nil,
                   (try? IPv4Header(source: s, destination: d, protocol: .tcp, payloadLength: tcpLength,
                                    identification: identification).emit(into: buffer.sub(0, 20))) != nil
             else { return 0 }
-            return total
         case let (.v6(s), .v6(d)):
-            let total = 40 + tcpLength
-            guard buffer.count >= total else { return 0 }
-            buffer.sub(40 + header.headerLength, payload.count).copyMemory(from: payload)
             guard (try? header.emit(into: buffer.sub(40, header.headerLength), source: s, destination: d, payload: payload)) != nil,
                   (try? IPv6Header(source: s, destination: d, nextHeader: .tcp, payloadLength: tcpLength)
                     .emit(into: buffer.sub(0, 40))) != nil
             else { return 0 }
-            return total
         case (.v4, .v6), (.v6, .v4):
             return 0
+        }
+        return headers
+    }
+
+    /// The IP and TCP headers' length, or nil for mixed address families.
+    static func tcpHeadersLength(source: IPAddress, destination: IPAddress, header: TCPHeader) -> Int? {
+        switch (source, destination) {
+        case (.v4, .v4): return 20 + header.headerLength
+        case (.v6, .v6): return 40 + header.headerLength
+        case (.v4, .v6), (.v6, .v4): return nil
         }
     }
 

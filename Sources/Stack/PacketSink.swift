@@ -4,6 +4,33 @@ public protocol PacketSink {
     /// Offers a buffer of at least `capacity` bytes; `fill` writes one packet
     /// from its start and returns the length (0 to send nothing).
     mutating func send(capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int)
+
+    /// Sends a packet made of headers, which `fillHeaders` writes (at most
+    /// `headerCapacity` bytes; it returns their length, 0 to send nothing),
+    /// and `payload` after them. A sink that can gather (the TUN's writev)
+    /// sends the payload from where it lies; the default copies it behind
+    /// the headers (`sendCopying`).
+    mutating func send(headerCapacity: Int, payload: UnsafeRawBufferPointer,
+                       _ fillHeaders: (UnsafeMutableRawBufferPointer) -> Int)
+}
+
+extension PacketSink {
+    public mutating func send(headerCapacity: Int, payload: UnsafeRawBufferPointer,
+                              _ fillHeaders: (UnsafeMutableRawBufferPointer) -> Int) {
+        sendCopying(headerCapacity: headerCapacity, payload: payload, fillHeaders)
+    }
+
+    /// The headers and a copy of the payload in one buffer from `send(capacity:)`.
+    public mutating func sendCopying(headerCapacity: Int, payload: UnsafeRawBufferPointer,
+                                     _ fillHeaders: (UnsafeMutableRawBufferPointer) -> Int) {
+        send(capacity: headerCapacity + payload.count) { buffer in
+            guard buffer.count >= headerCapacity + payload.count else { return 0 }
+            let headers = fillHeaders(UnsafeMutableRawBufferPointer(rebasing: buffer[..<headerCapacity]))
+            guard headers > 0 else { return 0 }
+            UnsafeMutableRawBufferPointer(rebasing: buffer[headers ..< headers + payload.count]).copyMemory(from: payload)
+            return headers + payload.count
+        }
+    }
 }
 
 /// A sink that keeps every packet as an array: for tests and tools, not the packet path.

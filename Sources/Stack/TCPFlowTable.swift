@@ -287,10 +287,11 @@ public final class TCPFlowTable {
               key: FlowKey, sink: inout some PacketSink) {
         identification &+= 1
         let id = identification
-        // Our segments travel from the destination back to the app.
-        sink.send(capacity: IPFraming.maximumTCPOverhead + payload.count) { buffer in
-            IPFraming.writeTCP(into: buffer, source: key.destinationAddress, destination: key.appAddress,
-                               header: header, payload: payload, identification: id)
+        // Our segments travel from the destination back to the app; the
+        // payload stays in the send ring until the sink writes it.
+        sink.send(headerCapacity: IPFraming.maximumTCPOverhead, payload: payload) { buffer in
+            IPFraming.writeTCPHeaders(into: buffer, source: key.destinationAddress, destination: key.appAddress,
+                                      header: header, payload: payload, identification: id)
         }
     }
 

@@ -86,6 +86,17 @@ public struct TunDevice: ~Copyable, Sendable {
         try descriptor.write(packet)
     }
 
+    /// Writes one packet given in two pieces (headers, then a payload left
+    /// where it lies), gathered by the kernel: the payload is copied once,
+    /// into the kernel's buffer, instead of first behind the headers.
+    public func write(_ head: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) throws(Errno) -> SysResult<Int> {
+        var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress), iov_len: head.count),
+                       iovec(iov_base: UnsafeMutableRawPointer(mutating: payload.baseAddress), iov_len: payload.count))
+        return try withUnsafeBytes(of: &vectors) { raw throws(Errno) in
+            try descriptor.writev(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: iovec.self), count: 2))
+        }
+    }
+
     /// Reads packets into `buffers[0]`, `buffers[1]`, ... until the kernel
     /// has none left or every buffer is used, storing each length in
     /// `lengths[i]`. Returns how many were read (0 when nothing was waiting).

@@ -1,0 +1,69 @@
+import Testing
+@testable import Stack
+import Wire
+
+/// A sink that gathers, as the TUN's writev does: it keeps the headers and
+/// the payload apart, as the table handed them over.
+struct GatheringSink: PacketSink {
+    var pieces: [(headers: [UInt8], payload: [UInt8])] = []
+    var copied = 0
+
+    mutating func send(capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int) {
+        var buffer = [UInt8](repeating: 0, count: capacity)
+        let n = buffer.withUnsafeMutableBytes { fill($0) }
+        if n > 0 { pieces.append((Array(buffer.prefix(n)), [])); copied += 1 }
+    }
+
+    mutating func send(headerCapacity: Int, payload: UnsafeRawBufferPointer, _ fillHeaders: (UnsafeMutableRawBufferPointer) -> Int) {
+        var buffer = [UInt8](repeating: 0, count: headerCapacity)
+        let n = buffer.withUnsafeMutableBytes { fillHeaders($0) }
+        if n > 0 { pieces.append((Array(buffer.prefix(n)), Array(payload))) }
+    }
+}
+
+/// Our data segments reach the TUN as headers plus the payload where it lies
+/// in the send ring (one copy fewer per segment); joined, the pieces are
+/// byte for byte the datagram the copying path builds.
+extension TCPFlowTableTests {
+    @Test(arguments: [false, true])
+    func headersWrittenApartMatchTheWholeDatagram(v6: Bool) {
+        let (source, destination) = v6 ? (server6, app6) : (server4, app4)
+        let header = TCPHeader(sourcePort: 80, destinationPort: 40000, sequenceNumber: SequenceNumber(7), acknowledgmentNumber: SequenceNumber(9),
+                               flags: [.ack, .psh], windowSize: 500, options: TCPOptions(timestamps: TCPTimestamps(value: 1, echoReply: 2)))
+        let payload = bytes(1300)
+        var whole = [UInt8](repeating: 0, count: 200 + payload.count)
+        let total = whole.withUnsafeMutableBytes { out in
+            payload.withUnsafeBytes { IPFraming.writeTCP(into: out, source: source, destination: destination, header: header, payload: $0, identification: 5) }
+        }
+        var headers = [UInt8](repeating: 0, count: IPFraming.maximumTCPOverhead)
+        let n = headers.withUnsafeMutableBytes { out in
+            payload.withUnsafeBytes { IPFraming.writeTCPHeaders(into: out, source: source, destination: destination, header: header, payload: $0, identification: 5) }
+        }
+        #expect(total > 0 && n == total - payload.count)
+        #expect(Array(headers.prefix(n)) + payload == Array(whole.prefix(total)))
+    }
+
+    @Test func dataSegmentsLeaveTheTableAsHeadersAndTheirPayload() {
+        let table = plainTable()
+        var sink = CollectingSink()
+        guard case let .connectionRequest(key) = input(table, datagram(fromPeer(remoteISS, .syn, options: mssOption(1000)), from: app4, to: server4), sink: &sink) else {
+            Issue.record("no request")
+            return
+        }
+        let connection = table.accept(key, now: .milliseconds(5), sink: &sink)!
+        _ = input(table, datagram(fromPeer(remoteISS + 1, ack: connection.sendNext, []), from: app4, to: server4), sink: &sink)
+        #expect(bytes(2500).withUnsafeBytes { connection.write($0) } == 2500)
+        var gathering = GatheringSink()
+        table.flush(key, now: .milliseconds(6), sink: &gathering)
+        #expect(gathering.copied == 0)
+        #expect(gathering.pieces.map(\.payload.count) == [1000, 1000, 500])
+        // Each pair is a valid datagram carrying the stream's bytes in order.
+        var stream: [UInt8] = []
+        for piece in gathering.pieces {
+            let (from, to, segment) = tcp(piece.headers + piece.payload)
+            #expect(from == server4 && to == app4 && segment.payload == piece.payload)
+            stream += segment.payload
+        }
+        #expect(stream == bytes(2500))
+    }
+}
