@@ -197,7 +197,7 @@ struct Driver {
         case 12, 13:
             rawDatagram(&script)
         default:
-            if table.connection(key) == nil { forget(key) }
+            // The engine forgets a flow outright (its upstream went away).
             table.remove(key)
             forget(key)
         }
