@@ -41,6 +41,11 @@ extension TCPFlowTableTests {
         }
         #expect(total > 0 && n == total - payload.count)
         #expect(Array(headers.prefix(n)) + payload == Array(whole.prefix(total)))
+        // writeTCP is built on writeTCPHeaders, so the comparison alone proves
+        // little: the joined datagram must also stand on its own.
+        let (from, to, segment) = tcp(Array(headers.prefix(n)) + payload)
+        #expect(from == source && to == destination && segment.payload == payload)
+        #expect(segment.header.sequenceNumber == header.sequenceNumber && segment.header.options == header.options)
     }
 
     @Test func dataSegmentsLeaveTheTableAsHeadersAndTheirPayload() {
