@@ -7,12 +7,20 @@ internal import Rules
 /// through Sluice's TUN and is relayed from Sluice's own namespace, then exits
 /// with the command's status and removes what it made, whatever way it ends.
 public struct ExecCommand {
+    /// `--busy-poll`'s default and its largest value, in µs.
+    public static let defaultBusyPoll = 50
+    public static let busyPollRange = 0 ... 1000
+
     public struct Options: Sendable {
         public var command: [String]
         /// The TUN's MTU. Large, as slirp4netns's is: the path beyond the TUN is
         /// Sluice's own sockets, so segments this size cost one system call each
         /// instead of forty, and the kernel's path MTU still governs the real link.
         public var mtu = 65520
+        /// The longest the loop polls for events before it sleeps, in µs
+        /// (`--busy-poll`); 0 never polls. The window adapts (BusyPollWindow):
+        /// an idle tunnel sleeps as if this were 0.
+        public var busyPoll = ExecCommand.defaultBusyPoll
         /// Seeded faults between the TUN and the stack (`--faults`), for testing.
         public var faults: String?
         public var faultSeed: UInt64 = 1
@@ -73,7 +81,7 @@ public struct ExecCommand {
         let (raw, child) = try setup.configure(starting: launch)
         defer { child.terminate() }
 
-        var configuration = TunnelSession.configuration(mtu: options.mtu, dns: options.dns, faults: faults, faultSeed: options.faultSeed)
+        var configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: options.dns, faults: faults, faultSeed: options.faultSeed)
         if options.hostLoopback {
             configuration.hostLoopbackGateways = [IPAddress(NamespaceSetup.gatewayV4)!, IPAddress(NamespaceSetup.gatewayV6)!]
         }
@@ -94,12 +102,13 @@ enum TunnelSession {
     static let childToken: UInt64 = 5
     static let controlToken: UInt64 = 9
 
-    static func configuration(mtu: Int, dns: ExecCommand.DNSChoice, faults: FaultInjector.Plan?, faultSeed: UInt64) -> Tunnel.Configuration {
+    static func configuration(mtu: Int, busyPoll: Int, dns: ExecCommand.DNSChoice, faults: FaultInjector.Plan?, faultSeed: UInt64) -> Tunnel.Configuration {
         var configuration = Tunnel.Configuration()
         configuration.tcp.tcp.maximumSegmentSize = mtu - 40
         configuration.mtu = mtu
         configuration.faults = faults
         configuration.faultSeed = faultSeed
+        configuration.busyPollMicroseconds = busyPoll
         if dns != .off {
             configuration.dnsAddresses = [IPAddress(NamespaceSetup.dnsV4)!, IPAddress(NamespaceSetup.dnsV6)!]
             configuration.dns = FakeDNSConfiguration(mode: dns == .fake ? .fakeIP : .forward)

@@ -16,6 +16,8 @@ public struct RunCommand {
         public var table: UInt32 = 2333
         public var rulePriority: UInt32 = 100
         public var mtu = 65520
+        /// As exec's `--busy-poll`.
+        public var busyPoll = ExecCommand.defaultBusyPoll
         public var dns: ExecCommand.DNSChoice = .fake
         /// The profile (`--profile FILE`); nil: the built-in default, everything DIRECT.
         public var profile: String?
@@ -67,7 +69,7 @@ public struct RunCommand {
                 Files.removeDirectory("/etc/netns/\(options.namespace)")
             }
         }
-        let configuration = TunnelSession.configuration(mtu: options.mtu, dns: options.dns, faults: nil, faultSeed: 1)
+        let configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: options.dns, faults: nil, faultSeed: 1)
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
@@ -85,7 +87,7 @@ public struct RunCommand {
                                                 priority: options.rulePriority)
         defer { NamespaceSetup.detachHost(table: options.table, priority: options.rulePriority) }
         // No DNS of Sluice's here: the host's resolver stays, and its queries are relayed like any UDP.
-        var configuration = TunnelSession.configuration(mtu: options.mtu, dns: .off, faults: nil, faultSeed: 1)
+        var configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: .off, faults: nil, faultSeed: 1)
         configuration.mark = options.mark
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
         tunnel.apply(profile, log: log)

@@ -31,6 +31,8 @@ final class Tunnel {
         /// Connections to these addresses go to Sluice's own loopback (127.0.0.1 or ::1)
         /// instead: the host-loopback option, off unless asked for.
         var hostLoopbackGateways: [IPAddress] = []
+        /// The longest the loop polls for events before it sleeps (BusyPollWindow); 0 never polls.
+        var busyPollMicroseconds = 0
     }
 
     static let tunToken: UInt64 = 1
@@ -205,11 +207,9 @@ final class Tunnel {
     /// tunnel does not own) returns false, or `shouldStop` says so after a wake-up.
     func run(handleOther: (UInt64) -> Bool, shouldStop: () -> Bool) throws(EngineError) {
         var events = Epoll.EventBuffer(capacity: 256)
+        var poll = BusyPollWindow(maximumMicroseconds: configuration.busyPollMicroseconds)
         while !shouldStop() {
-            let ready: Int
-            do { ready = try epoll.wait(into: &events, timeoutMilliseconds: 1000) } catch {
-                throw EngineError.system("epoll_wait", error)
-            }
+            let ready = try waitForEvents(into: &events, poll: &poll)
             tick()
             for i in 0 ..< ready {
                 let event = events[i]
@@ -230,6 +230,33 @@ final class Tunnel {
                 }
             }
             fireTimers()
+        }
+    }
+
+    /// Waits for the next events: first by polling for `poll`'s window, then
+    /// asleep in epoll_wait (a second at most, so `shouldStop` is asked).
+    private func waitForEvents(into events: inout Epoll.EventBuffer, poll: inout BusyPollWindow) throws(EngineError) -> Int {
+        do {
+            guard poll.maximum > 0 else { return try epoll.wait(into: &events, timeoutMilliseconds: 1000) }
+            let start = MonotonicClock.now()
+            if poll.current > 0 {
+                let deadline = start &+ poll.current
+                repeat {
+                    let ready = try epoll.wait(into: &events, timeoutMilliseconds: 0)
+                    if ready > 0 {
+                        poll.observe(idle: MonotonicClock.now() &- start, caught: true)
+                        return ready
+                    }
+                    // Polling takes only CPU time nobody else on this CPU wants:
+                    // a runnable app or server goes first.
+                    ProcessControl.yieldProcessor()
+                } while MonotonicClock.now() < deadline
+            }
+            let ready = try epoll.wait(into: &events, timeoutMilliseconds: 1000)
+            poll.observe(idle: MonotonicClock.now() &- start, caught: false)
+            return ready
+        } catch {
+            throw EngineError.system("epoll_wait", error)
         }
     }
 

@@ -6,6 +6,9 @@ internal import Glibc
 public enum ProcessControl {
     public static var currentID: Int32 { getpid() }
 
+    /// Lets another runnable task on this CPU go first (sched_yield); returns at once if there is none.
+    public static func yieldProcessor() { sched_yield() }
+
     /// An environment variable's value.
     public static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }

@@ -12,7 +12,7 @@ profile's loglevel decides (error is -q, debug is -v).
 Sluice puts a program behind a TUN device and handles its traffic in user space.
 
 commands:
-  exec [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--host-loopback] [--mtu N]
+  exec [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--host-loopback] [--mtu N] [--busy-poll US]
        [--faults SPEC [--fault-seed N]] [--control PATH | --no-control] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose traffic (IPv4 and IPv6)
         goes through Sluice: TCP, UDP and ping are relayed from Sluice's own
@@ -31,6 +31,11 @@ commands:
         (127.0.0.1, ::1) at 10.233.0.2 and fd00:233::2; off by default.
         --mtu sets the TUN's MTU (default 65520, as slirp4netns: the path
         beyond the TUN is Sluice's sockets, so big segments are cheap).
+        --busy-poll US: after running out of work, Sluice polls up to US
+        microseconds (default 50, 0 to 1000; 0 never) for the next packet
+        before it sleeps. Waking a sleeping process costs more than Sluice's
+        own work for a small request; the window adapts, so a quiet tunnel
+        sleeps at once and a busy one spends at most US per lull.
         --faults drop=P,duplicate=P,reorder=P,corrupt=P,delay=Nms puts a
         seeded fault injector between the TUN and the stack, both ways.
         CAPTURE (also for run; the profile's [Capture] fills what is left out):
@@ -41,13 +46,13 @@ commands:
                 DIR, named NNNNNN-PROTO-APP.PORT-REMOTE.PORT.pcap
           --flow-log FILE   one JSON line per connection and per HTTP request
           --har FILE [--har-body-limit BYTES]   HTTP exchanges, written at exit
-  run --netns NAME [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--mtu N]
+  run --netns NAME [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--mtu N] [--busy-poll US]
         Attach to the existing network namespace NAME: a TUN, its addresses
         and routes more specific than any default route are added there, and
         its traffic is relayed like exec's until Ctrl-C; then all of it goes.
         Commands started with `ip netns exec NAME` get Sluice's DNS through
         /etc/netns/NAME/resolv.conf (unless that file already exists).
-  run --tun [--profile FILE] [CAPTURE] [--mtu N]
+  run --tun [--profile FILE] [CAPTURE] [--mtu N] [--busy-poll US]
         Whole-host mode: the namespace Sluice runs in sends every unmarked
         packet (policy rule, table 2333) into Sluice's TUN; Sluice's own
         sockets carry mark 0x2333 and go out directly. The rules and routes
@@ -226,6 +231,15 @@ case "exec":
             options.mtu = mtu
             continue
         }
+        if first == "--busy-poll" {
+            guard let value = rest.first, let micros = Int(value), ExecCommand.busyPollRange.contains(micros) else {
+                complain("sluice exec: --busy-poll wants microseconds from 0 to 1000 (0 never polls)")
+                ProcessControl.exit(2)
+            }
+            rest.removeFirst()
+            options.busyPoll = micros
+            continue
+        }
         if first == "--faults", let value = rest.first {
             rest.removeFirst()
             options.faults = value
@@ -308,6 +322,12 @@ case "run":
             }
             rest.removeFirst()
             options.mtu = mtu
+        case "--busy-poll":
+            guard let value = rest.first, let micros = Int(value), ExecCommand.busyPollRange.contains(micros) else {
+                complain("sluice run: --busy-poll wants microseconds from 0 to 1000 (0 never polls)"); ProcessControl.exit(2)
+            }
+            rest.removeFirst()
+            options.busyPoll = micros
         case "--tun":
             options.wholeHost = true
         case "--profile":

@@ -212,6 +212,33 @@ final class ExecTests {
         #expect((try? String(contentsOfFile: said, encoding: .utf8)) == "from-host-loopback\n")
     }
 
+    /// Busy polling (on by default) must not turn a lightly used tunnel into a
+    /// spinning one: after a burst of requests opens the window, 250 pings a
+    /// second for two seconds, each a lull far longer than the window, cost
+    /// Sluice a few percent of a core, as they do with polling off. (The
+    /// script's parent is Sluice; its CPU is read from /proc in clock ticks.)
+    @Test func busyPollingLeavesALightlyUsedTunnelAsleep() throws {
+        let script = """
+            ticks() { awk '{print $14 + $15}' /proc/$PPID/stat; }
+            curl -s -o /dev/null -o /dev/null -o /dev/null -o /dev/null http://10.88.0.2:8080/1m.bin http://10.88.0.2:8080/1m.bin http://10.88.0.2:8080/1m.bin http://10.88.0.2:8080/1m.bin
+            before=$(ticks); start=$(date +%s%N)
+            ping -q -c 500 -i 0.004 10.88.0.2 > /dev/null
+            echo "$(( $(ticks) - before )) $(( ($(date +%s%N) - start) / 10000000 ))"
+            """
+        for options in [[], ["--busy-poll", "1000"], ["--busy-poll", "0"]] {
+            let r = try pair.exec(script, options: options, timeout: 60)
+            #expect(r.status == 0, "\(options): \(r.stderr)")
+            let numbers = r.stdout.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+            #expect(numbers.count == 2, "\(r.stdout)")
+            guard numbers.count == 2 else { continue }
+            // Ticks of CPU against hundredths of a second of wall time: at most a tenth.
+            #expect(numbers[0] * 10 <= numbers[1], "\(options): Sluice used \(numbers[0]) ticks in \(numbers[1]) hundredths of a second")
+        }
+        let bad = try pair.exec("true", options: ["--busy-poll", "1001"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--busy-poll wants microseconds from 0 to 1000"), "\(bad.stderr)")
+    }
+
     @Test func exitStatusAndCleanup() throws {
         let killed = try exec("kill -KILL $$")
         #expect(killed.status == 128 + 9, "a command killed by SIGKILL: \(killed.stderr)")
