@@ -4,7 +4,7 @@
 /// Why poll at all: a sleeping loop is expensive to wake. On the 2-vCPU VMs
 /// we measure on, an idle vCPU halts, and the wake-up that follows a packet
 /// goes through the hypervisor; a kept-alive request wakes the loop twice
-/// (the app's request, the server's response), and each wake-up costed
+/// (the app's request, the server's response), and each wake-up cost
 /// more than all of Sluice's own work for the request. Polling a few tens
 /// of microseconds catches the next event without that cost: the round
 /// trip through Sluice fell from ~90 µs to ~50 µs (docs/engine.md, "Busy

@@ -237,6 +237,9 @@ final class ExecTests {
         let bad = try pair.exec("true", options: ["--busy-poll", "1001"])
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("--busy-poll wants microseconds from 0 to 1000"), "\(bad.stderr)")
+        let badRun = try runSluice(["run", "--netns", host, "--busy-poll", "-1"], in: host, timeout: 30)
+        #expect(badRun.status == 2)
+        #expect(badRun.stderr.contains("--busy-poll wants microseconds from 0 to 1000"), "\(badRun.stderr)")
     }
 
     @Test func exitStatusAndCleanup() throws {

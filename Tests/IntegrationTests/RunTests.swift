@@ -47,7 +47,8 @@ final class RunTests {
         let net = pair.net, host = pair.host
         let expected = try pair.digest("1m.bin")
         var digest = "", rules = ""
-        let r = try runSluice(["run", "--tun"], in: host, timeout: 60) { process in
+        // (With a longer polling window than the default, to run `run`'s --busy-poll too.)
+        let r = try runSluice(["run", "--tun", "--busy-poll", "200"], in: host, timeout: 60) { process in
             let up = TestNetwork.waitUntil(seconds: 10) {
                 ((try? net.run(["ip", "-n", host, "rule"]).output) ?? "").contains("lookup 2333")
             }
