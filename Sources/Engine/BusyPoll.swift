@@ -19,7 +19,7 @@
 /// own halt polling (cpuidle-haltpoll), done for one process.
 ///
 /// Pure: the loop measures and reports; this decides.
-struct BusyPollWindow: Equatable {
+struct BusyPollWindow {
     /// The longest the loop polls, in nanoseconds; 0 never polls.
     let maximum: Int64
     /// How long the loop polls before its next sleep, in nanoseconds.

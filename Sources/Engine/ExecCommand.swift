@@ -7,9 +7,17 @@ internal import Rules
 /// through Sluice's TUN and is relayed from Sluice's own namespace, then exits
 /// with the command's status and removes what it made, whatever way it ends.
 public struct ExecCommand {
-    /// `--busy-poll`'s default and its largest value, in µs.
+    /// `--busy-poll`'s default and its range, in µs.
     public static let defaultBusyPoll = 50
     public static let busyPollRange = 0 ... 1000
+
+    /// `--busy-poll`'s value, or nil with `busyPollHint` to show.
+    public static func parseBusyPoll(_ text: String?) -> Int? {
+        guard let text, let micros = Int(text), busyPollRange.contains(micros) else { return nil }
+        return micros
+    }
+
+    public static let busyPollHint = "--busy-poll wants microseconds from \(busyPollRange.lowerBound) to \(busyPollRange.upperBound) (0 never polls)"
 
     public struct Options: Sendable {
         public var command: [String]

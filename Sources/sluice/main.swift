@@ -232,8 +232,8 @@ case "exec":
             continue
         }
         if first == "--busy-poll" {
-            guard let value = rest.first, let micros = Int(value), ExecCommand.busyPollRange.contains(micros) else {
-                complain("sluice exec: --busy-poll wants microseconds from 0 to 1000 (0 never polls)")
+            guard let micros = ExecCommand.parseBusyPoll(rest.first) else {
+                complain("sluice exec: \(ExecCommand.busyPollHint)")
                 ProcessControl.exit(2)
             }
             rest.removeFirst()
@@ -323,8 +323,8 @@ case "run":
             rest.removeFirst()
             options.mtu = mtu
         case "--busy-poll":
-            guard let value = rest.first, let micros = Int(value), ExecCommand.busyPollRange.contains(micros) else {
-                complain("sluice run: --busy-poll wants microseconds from 0 to 1000 (0 never polls)"); ProcessControl.exit(2)
+            guard let micros = ExecCommand.parseBusyPoll(rest.first) else {
+                complain("sluice run: \(ExecCommand.busyPollHint)"); ProcessControl.exit(2)
             }
             rest.removeFirst()
             options.busyPoll = micros
