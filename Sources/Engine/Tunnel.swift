@@ -1321,7 +1321,14 @@ final class Tunnel {
         answering.removeAll()
         httpSessions.removeAll()
         for parked in Array(pooledTokens.values) { closePooled(parked) }
-        for key in Array(flowRecords.keys) { finishRecord(key, status: .reset, error: "Sluice stopped") }
+        // A TCP connection still open is cut off; a UDP session or ping flow has
+        // nothing to cut: it just ends, as when it idles out.
+        for key in Array(flowRecords.keys) {
+            switch key.transport {
+            case .udp, .icmp, .icmpv6: finishRecord(key)
+            default: finishRecord(key, status: .reset, error: "Sluice stopped")
+            }
+        }
         tcpFlows.removeAll()
         udpFlows.removeAll()
         tokens.removeAll()

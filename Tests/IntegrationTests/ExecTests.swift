@@ -200,6 +200,23 @@ final class ExecTests {
         #expect(silent.stdout.contains("1 packets transmitted, 0 received"), "\(silent.stdout)")
     }
 
+    /// Ping flows have records like connections (the control API lists them,
+    /// the flow log keeps them); one still open when the command exits ends
+    /// `closed`, as when it idles out, not `reset` like a cut TCP connection.
+    @Test func pingFlowsAreInTheFlowLog() throws {
+        let log = pair.path("ping-flows.jsonl")
+        let r = try pair.exec("ping -c 2 -i 0.2 -W 2 10.88.0.2 && ping -6 -c 1 -W 2 fd00:88::2", options: ["--flow-log", log])
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        let summary = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for line in open(sys.argv[1]):
+            r = json.loads(line)
+            print(r["kind"], r["transport"], r["destination"], r["policy"], r["status"], r["error"])
+        """, log]).output
+        let lines = summary.split(separator: "\n").map(String.init).sorted()
+        #expect(lines == ["connection icmp 10.88.0.2 DIRECT closed None", "connection icmp fd00:88::2 DIRECT closed None"], "\(summary)")
+    }
+
     @Test func hostLoopbackIsReachableOnlyWhenAskedFor() throws {
         // A service on the host namespace's loopback.
         let said = pair.path("loopback.txt")
