@@ -21,18 +21,21 @@ public enum IPFraming {
     /// that cover `payload` (which is not copied: it follows the headers in
     /// a gather write). Returns the headers' length, or 0.
     public static func writeTCPHeaders(into buffer: UnsafeMutableRawBufferPointer, source: IPAddress, destination: IPAddress,
-                                       header: TCPHeader, payload: UnsafeRawBufferPointer, identification: UInt16) -> Int {
+                                       header: TCPHeader, payload: UnsafeRawBufferPointer, identification: UInt16,
+                                       partialChecksum: Bool = false) -> Int {
         guard let headers = tcpHeadersLength(source: source, destination: destination, header: header),
               buffer.count >= headers else { return 0 }
         let tcpLength = header.headerLength + payload.count
         switch (source, destination) {
         case let (.v4(s), .v4(d)):
-            guard (try? header.emit(into: buffer.sub(20, header.headerLength), source: s, destination: d, payload: payload)) != nil,
+            guard (try? header.emit(into: buffer.sub(20, header.headerLength), source: s, destination: d, payload: payload,
+                                    partialChecksum: partialChecksum)) != nil,
                   (try? IPv4Header(source: s, destination: d, protocol: .tcp, payloadLength: tcpLength,
                                    identification: identification).emit(into: buffer.sub(0, 20))) != nil
             else { return 0 }
         case let (.v6(s), .v6(d)):
-            guard (try? header.emit(into: buffer.sub(40, header.headerLength), source: s, destination: d, payload: payload)) != nil,
+            guard (try? header.emit(into: buffer.sub(40, header.headerLength), source: s, destination: d, payload: payload,
+                                    partialChecksum: partialChecksum)) != nil,
                   (try? IPv6Header(source: s, destination: d, nextHeader: .tcp, payloadLength: tcpLength)
                     .emit(into: buffer.sub(0, 40))) != nil
             else { return 0 }

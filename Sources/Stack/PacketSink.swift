@@ -12,9 +12,17 @@ public protocol PacketSink {
     /// the headers (`sendCopying`).
     mutating func send(headerCapacity: Int, payload: UnsafeRawBufferPointer,
                        _ fillHeaders: (UnsafeMutableRawBufferPointer) -> Int)
+
+    /// True when the sink's device completes TCP checksums (checksum
+    /// offload): the headers `send(headerCapacity:payload:_:)` asks for then
+    /// carry only the pseudo-header's sum, and no pass over the payload is
+    /// made here. False by default.
+    var completesTCPChecksums: Bool { get }
 }
 
 extension PacketSink {
+    public var completesTCPChecksums: Bool { false }
+
     public mutating func send(headerCapacity: Int, payload: UnsafeRawBufferPointer,
                               _ fillHeaders: (UnsafeMutableRawBufferPointer) -> Int) {
         sendCopying(headerCapacity: headerCapacity, payload: payload, fillHeaders)

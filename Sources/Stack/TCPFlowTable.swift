@@ -289,9 +289,10 @@ public final class TCPFlowTable {
         let id = identification
         // Our segments travel from the destination back to the app; the
         // payload stays in the send ring until the sink writes it.
+        let partial = sink.completesTCPChecksums
         sink.send(headerCapacity: IPFraming.maximumTCPOverhead, payload: payload) { buffer in
             IPFraming.writeTCPHeaders(into: buffer, source: key.destinationAddress, destination: key.appAddress,
-                                      header: header, payload: payload, identification: id)
+                                      header: header, payload: payload, identification: id, partialChecksum: partial)
         }
     }
 

@@ -127,6 +127,19 @@ public struct InternetChecksum: Sendable, Equatable {
         return c.value
     }
 
+    /// Completes a checksum left partial for offload: the field at
+    /// `start + offset` holds the pseudo-header's sum, and the sum of every
+    /// byte from `start` (the field included) is stored there, complemented.
+    /// This is what a device does with a packet marked NEEDS_CSUM.
+    public static func completePartial(in packet: UnsafeMutableRawBufferPointer, start: Int, offset: Int) {
+        guard start >= 0, start + offset + 2 <= packet.count, start & 1 == 0 else { return }
+        var sum = InternetChecksum()
+        sum.add(UnsafeRawBufferPointer(rebasing: packet[start...]))
+        let value = sum.value
+        packet[start + offset] = UInt8(truncatingIfNeeded: value >> 8)
+        packet[start + offset + 1] = UInt8(truncatingIfNeeded: value)
+    }
+
     // MARK: Pseudo-headers
 
     /// The IPv4 pseudo-header sum (RFC 793 §3.1, RFC 768).

@@ -151,28 +151,35 @@ public struct TCPHeader: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Writes the header with the checksum over the IPv4 pseudo-header, the
-    /// header and `payload`, which may live anywhere.
+    /// header and `payload`, which may live anywhere. With `partialChecksum`,
+    /// the field holds only the pseudo-header's sum, for a device that adds
+    /// the rest (`InternetChecksum.completePartial`, checksum offload).
     public func emit(into buffer: UnsafeMutableRawBufferPointer, source: IPv4Address, destination: IPv4Address,
-                     payload: UnsafeRawBufferPointer) throws(WireError) -> Int {
+                     payload: UnsafeRawBufferPointer, partialChecksum: Bool = false) throws(WireError) -> Int {
         let pseudo = InternetChecksum.pseudoHeader(source: source, destination: destination, protocol: .tcp,
                                                    length: headerLength + payload.count)
-        return try emit(into: buffer, pseudoHeader: pseudo, payload: payload)
+        return try emit(into: buffer, pseudoHeader: pseudo, payload: payload, partialChecksum: partialChecksum)
     }
 
     /// Writes the header with the checksum over the IPv6 pseudo-header, the
-    /// header and `payload`, which may live anywhere.
+    /// header and `payload`, which may live anywhere (or only the
+    /// pseudo-header's sum, with `partialChecksum`).
     public func emit(into buffer: UnsafeMutableRawBufferPointer, source: IPv6Address, destination: IPv6Address,
-                     payload: UnsafeRawBufferPointer) throws(WireError) -> Int {
+                     payload: UnsafeRawBufferPointer, partialChecksum: Bool = false) throws(WireError) -> Int {
         let pseudo = InternetChecksum.pseudoHeader(source: source, destination: destination, protocol: .tcp,
                                                    length: headerLength + payload.count)
-        return try emit(into: buffer, pseudoHeader: pseudo, payload: payload)
+        return try emit(into: buffer, pseudoHeader: pseudo, payload: payload, partialChecksum: partialChecksum)
     }
 
     func emit(into buffer: UnsafeMutableRawBufferPointer, pseudoHeader: InternetChecksum,
-              payload: UnsafeRawBufferPointer) throws(WireError) -> Int {
+              payload: UnsafeRawBufferPointer, partialChecksum: Bool = false) throws(WireError) -> Int {
         var header = self
         header.checksum = 0
         let length = try header.emit(into: buffer)
+        if partialChecksum {
+            buffer.setU16(16, pseudoHeader.folded)
+            return length
+        }
         var sum = pseudoHeader
         // The header is a whole number of words, so the payload starts on a word boundary.
         sum.add(UnsafeRawBufferPointer(buffer.sub(0, length)))
