@@ -37,9 +37,11 @@ public struct TunDevice: ~Copyable, Sendable {
     public init(
         name: String = "",
         options: Options = [],
-        virtioHeaderLength: Int = 12
+        virtioHeaderLength: Int = VirtioNetHeader.length
     ) throws(Errno) {
         guard name.utf8.count < Int(IFNAMSIZ) else { throw Errno.invalidArgument }
+        precondition(virtioHeaderLength >= VirtioNetHeader.length && virtioHeaderLength <= MemoryLayout<VirtioNetHeader>.size,
+                     "a virtio_net_hdr is 10 or 12 bytes")
         let fd = try FileDescriptor.open("/dev/net/tun", flags: O_RDWR | O_NONBLOCK)
         var request = ifreq()
         let flags = Int16(truncatingIfNeeded: cshim_IFF_TUN | cshim_IFF_NO_PI | options.rawValue)
@@ -77,23 +79,63 @@ public struct TunDevice: ~Copyable, Sendable {
 
     /// Reads one packet. `.value(n)`: the first n bytes of `buffer` are one
     /// datagram (a packet longer than the buffer is cut short by the kernel).
+    /// With a virtio_net_hdr, it is read apart and dropped: we ask for no
+    /// offloads (TUNSETOFFLOAD), so the kernel hands over packets whose
+    /// checksums are complete.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> SysResult<Int> {
-        try descriptor.read(into: buffer)
+        guard virtioHeaderLength > 0 else { return try descriptor.read(into: buffer) }
+        var header = VirtioNetHeader.zero
+        return try withUnsafeMutableBytes(of: &header) { headerBytes throws(Errno) in
+            var vectors = (iovec(iov_base: headerBytes.baseAddress, iov_len: virtioHeaderLength),
+                           iovec(iov_base: buffer.baseAddress, iov_len: buffer.count))
+            let result = try withUnsafeBytes(of: &vectors) { raw throws(Errno) in
+                try descriptor.readv(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: iovec.self), count: 2))
+            }
+            return result.map { max($0 - virtioHeaderLength, 0) }
+        }
     }
 
     /// Writes one whole packet; the kernel takes all of it or none.
     public func write(_ packet: UnsafeRawBufferPointer) throws(Errno) -> SysResult<Int> {
-        try descriptor.write(packet)
+        guard virtioHeaderLength > 0 else { return try descriptor.write(packet) }
+        return try write(packet, UnsafeRawBufferPointer(start: nil, count: 0))
     }
 
     /// Writes one packet given in two pieces (headers, then a payload left
     /// where it lies), gathered by the kernel: the payload is copied once,
     /// into the kernel's buffer, instead of first behind the headers.
     public func write(_ head: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) throws(Errno) -> SysResult<Int> {
-        var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress), iov_len: head.count),
-                       iovec(iov_base: UnsafeMutableRawPointer(mutating: payload.baseAddress), iov_len: payload.count))
-        return try withUnsafeBytes(of: &vectors) { raw throws(Errno) in
-            try descriptor.writev(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: iovec.self), count: 2))
+        try write(head, payload, header: .zero)
+    }
+
+    /// Writes one TCP or UDP packet whose checksum field holds only the
+    /// pseudo-header's sum: the kernel completes it over the bytes from
+    /// `checksumStart` and stores it `checksumOffset` bytes further
+    /// (VIRTIO_NET_HDR_F_NEEDS_CSUM), and only if the packet leaves the
+    /// machine: a socket in the namespace takes it as checked. Needs a TUN
+    /// opened with `.virtioNetHeader`.
+    public func writeCompletingChecksum(_ head: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer,
+                                        checksumStart: Int, checksumOffset: Int) throws(Errno) -> SysResult<Int> {
+        precondition(virtioHeaderLength > 0, "checksum offload needs a virtio_net_hdr")
+        var header = VirtioNetHeader.zero
+        header.flags = 1 // VIRTIO_NET_HDR_F_NEEDS_CSUM
+        header.checksumStart = UInt16(truncatingIfNeeded: checksumStart).littleEndian
+        header.checksumOffset = UInt16(truncatingIfNeeded: checksumOffset).littleEndian
+        return try write(head, payload, header: header)
+    }
+
+    private func write(_ head: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer,
+                       header: VirtioNetHeader) throws(Errno) -> SysResult<Int> {
+        var header = header
+        return try withUnsafeBytes(of: &header) { headerBytes throws(Errno) in
+            var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: headerBytes.baseAddress), iov_len: virtioHeaderLength),
+                           iovec(iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress), iov_len: head.count),
+                           iovec(iov_base: UnsafeMutableRawPointer(mutating: payload.baseAddress), iov_len: payload.count))
+            // Without a virtio_net_hdr the first vector is empty and skipped.
+            let result = try withUnsafeBytes(of: &vectors) { raw throws(Errno) in
+                try descriptor.writev(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: iovec.self), count: 3))
+            }
+            return result.map { max($0 - virtioHeaderLength, 0) }
         }
     }
 
@@ -126,4 +168,20 @@ public struct TunDevice: ~Copyable, Sendable {
         }
         return count
     }
+}
+
+/// struct virtio_net_hdr (with the 12-byte variant's num_buffers), in the
+/// little-endian byte order a TUN uses on the machines we run on (x86-64 and
+/// arm64 are little-endian; legacy virtio headers are in native order).
+public struct VirtioNetHeader: Sendable {
+    /// The 10-byte header without num_buffers.
+    public static let length = 10
+    public var flags: UInt8 = 0
+    public var gsoType: UInt8 = 0
+    public var headerLength: UInt16 = 0
+    public var gsoSize: UInt16 = 0
+    public var checksumStart: UInt16 = 0
+    public var checksumOffset: UInt16 = 0
+    public var bufferCount: UInt16 = 0
+    public static let zero = VirtioNetHeader()
 }

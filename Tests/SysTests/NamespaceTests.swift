@@ -11,8 +11,8 @@ struct NamespaceTests {
     private static let local6 = SysIPAddress.v6(high: 0xFD00_0077_0000_0000, low: 1)   // fd00:77::1
 
     /// TUN "sluice%d" with MTU 1500, up, 10.77.0.1/24 and fd00:77::1/64: all through our netlink code.
-    private static func configuredTun() throws -> TunDevice {
-        let tun = try TunDevice(name: "sluice%d")
+    private static func configuredTun(options: TunDevice.Options = []) throws -> TunDevice {
+        let tun = try TunDevice(name: "sluice%d", options: options)
         var netlink = try RouteSocket()
         let index = try RouteSocket.interfaceIndex(named: tun.name)
         try netlink.setMTU(index: index, mtu: 1500)
@@ -134,6 +134,74 @@ struct NamespaceTests {
             #expect(Array(bytes[24..<40]) == [0xFD, 0, 0, 0x77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2])
             #expect(bytes[40] == 128)                                          // echo request
             #expect(bytes[41] == 0)
+        }
+    }
+
+    /// With a virtio_net_hdr, reads come without it, and a packet written
+    /// with NEEDS_CSUM and only its pseudo-header's sum in the checksum field
+    /// reaches a socket; the same bytes written without the flag are
+    /// dropped for their bad checksum, so it was the flag that did it.
+    @Test func virtioHeaderTunStripsReadsAndLetsTheKernelCompleteChecksums() throws {
+        try withNamespace("vnet") { name in
+            let namespace = try NetworkNamespace(named: name)
+            var seen: [String] = []
+            let (ping, received): ([UInt8]?, [String]) = try namespace.run {
+                let tun = try Self.configuredTun(options: .virtioNetHeader)
+                #expect(tun.virtioHeaderLength == VirtioNetHeader.length)
+                let pinger = try launch(["ip", "netns", "exec", name, "ping", "-n", "-c", "1", "-W", "1", "10.77.0.2"])
+                defer { pinger.finish() }
+                let ping = try readPacket(from: tun, within: 5, seen: &seen) { p in
+                    p.count >= 28 && p[0] >> 4 == 4 && p[9] == 1
+                }
+
+                // A UDP socket on the TUN's address, and datagrams to it "from" 10.77.0.2.
+                let socket = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+                defer { close(socket) }
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(9000).bigEndian
+                address.sin_addr.s_addr = UInt32(0x0A4D_0001).bigEndian
+                let bound = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                #expect(bound == 0)
+                func datagram(_ text: String, partial: Bool) -> (head: [UInt8], payload: [UInt8]) {
+                    let payload = Array(text.utf8)
+                    let udpLength = 8 + payload.count
+                    var head: [UInt8] = [0x45, 0, 0, UInt8(20 + udpLength), 0, 1, 0, 0, 64, 17, 0, 0,
+                                         10, 77, 0, 2, 10, 77, 0, 1,
+                                         0x13, 0x88, 0x23, 0x28, 0, UInt8(udpLength), 0, 0]
+                    let ipSum = ~onesComplementSum(head[0 ..< 20])
+                    head[10] = UInt8(ipSum >> 8); head[11] = UInt8(ipSum & 0xff)
+                    // The pseudo-header: addresses, protocol, UDP length.
+                    let pseudo = onesComplementSum(ArraySlice(head[12 ..< 20] + [0, 17, 0, UInt8(udpLength)]))
+                    // Partial: the pseudo-header's sum. Otherwise a wrong full checksum.
+                    let field = partial ? pseudo : 0x1234
+                    head[26] = UInt8(field >> 8); head[27] = UInt8(field & 0xff)
+                    return (head, payload)
+                }
+                let good = datagram("completed by the kernel", partial: true)
+                let bad = datagram("left with a bad checksum", partial: false)
+                _ = try good.head.withUnsafeBytes { head in
+                    try good.payload.withUnsafeBytes { payload in
+                        try tun.writeCompletingChecksum(head, payload, checksumStart: 20, checksumOffset: 6)
+                    }
+                }
+                _ = try bad.head.withUnsafeBytes { head in
+                    try bad.payload.withUnsafeBytes { payload in try tun.write(head, payload) }
+                }
+                var received: [String] = []
+                var buffer = [UInt8](repeating: 0, count: 256)
+                let deadline = Date().addingTimeInterval(2)
+                for _ in 0 ..< 400 where Date() < deadline {
+                    let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+                    if n > 0 { received.append(String(decoding: buffer[0 ..< n], as: UTF8.self)) } else { usleep(5000) }
+                }
+                return (ping, received)
+            }
+            let bytes = try #require(ping, "no ping on the TUN; saw: \(seen)")
+            #expect(Int(bytes[2]) << 8 | Int(bytes[3]) == bytes.count)   // the IP header first, no virtio_net_hdr
+            #expect(received == ["completed by the kernel"])
         }
     }
 
