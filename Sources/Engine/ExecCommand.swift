@@ -93,7 +93,7 @@ public struct ExecCommand {
         if options.hostLoopback {
             configuration.hostLoopbackGateways = [IPAddress(NamespaceSetup.gatewayV4)!, IPAddress(NamespaceSetup.gatewayV6)!]
         }
-        let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
+        let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog

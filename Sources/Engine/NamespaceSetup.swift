@@ -6,6 +6,10 @@ internal import Sys
 /// the caller's thread never changes namespace.
 struct NamespaceSetup {
     static let tunName = "sluice0"
+    /// Every packet through our TUN carries a virtio_net_hdr, so that our TCP
+    /// segments can leave their checksums to the app's kernel (TunSink).
+    static let tunOptions: TunDevice.Options = .virtioNetHeader
+    static let tunVirtioHeaderLength = VirtioNetHeader.length
     static let addressV4 = "10.233.0.1"
     static let prefixV4: UInt8 = 24
     static let addressV6 = "fd00:233::1"
@@ -105,7 +109,7 @@ struct NamespaceSetup {
     /// On the namespace's thread: the TUN, its addresses and routes, loopback up.
     func openTun(routes style: RouteStyle) throws -> Int32 {
         let tun: TunDevice
-        do { tun = try TunDevice(name: Self.tunName) } catch { throw EngineError.system("opening /dev/net/tun for \(Self.tunName)", error) }
+        do { tun = try TunDevice(name: Self.tunName, options: Self.tunOptions, virtioHeaderLength: Self.tunVirtioHeaderLength) } catch { throw EngineError.system("opening /dev/net/tun for \(Self.tunName)", error) }
         do {
             var routes = try RouteSocket()
             try routes.setLink(index: try RouteSocket.interfaceIndex(named: "lo"), up: true)

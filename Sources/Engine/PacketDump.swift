@@ -43,7 +43,7 @@ public struct PacketDump {
         let setup = try NamespaceSetup.create(name: "sluice-dump-\(ProcessControl.currentID)", mtu: options.mtu)
         defer { setup.remove() }
         let (raw, child) = try setup.configure(starting: options.command)
-        let tun = TunDevice(adopting: raw, name: NamespaceSetup.tunName)
+        let tun = TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength)
         defer { child.terminate() }
 
         let epoll: Epoll

@@ -70,7 +70,7 @@ public struct RunCommand {
             }
         }
         let configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: options.dns, faults: nil, faultSeed: 1)
-        let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
+        let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
@@ -89,7 +89,7 @@ public struct RunCommand {
         // No DNS of Sluice's here: the host's resolver stays, and its queries are relayed like any UDP.
         var configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: .off, faults: nil, faultSeed: 1)
         configuration.mark = options.mark
-        let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName), configuration: configuration)
+        let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog

@@ -46,6 +46,10 @@ final class PcapTests {
         #expect(header.count == 24 && header[20] == 101 && header[21] == 0, "link type field")
         let pings = try tshark(["-r", pcap, "-Y", "icmp", "-T", "fields", "-e", "icmp.type"])
         #expect(pings == ["8", "0", "8", "0"])
+        // Without a capture Sluice leaves its TCP checksums to the app's kernel;
+        // with one, every segment is written whole, so the file shows none partial.
+        let checked = try tshark(["-r", pcap, "-o", "tcp.check_checksum:TRUE", "-Y", "tcp", "-T", "fields", "-e", "tcp.checksum.status"])
+        #expect(!checked.isEmpty && checked.allSatisfy { $0 == "1" }, "tcp.checksum.status (0 bad, 1 good, 2 unverified): \(Set(checked))")
     }
 
     /// `--pcap-per-flow DIR` next to `--pcap`: every packet of the whole
