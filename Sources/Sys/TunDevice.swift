@@ -111,16 +111,16 @@ public struct TunDevice: ~Copyable, Sendable {
     /// Writes one TCP or UDP packet whose checksum field holds only the
     /// pseudo-header's sum: the kernel completes it over the bytes from
     /// `checksumStart` and stores it `checksumOffset` bytes further
-    /// (VIRTIO_NET_HDR_F_NEEDS_CSUM), and only if the packet leaves the
-    /// machine: a socket in the namespace takes it as checked. Needs a TUN
-    /// opened with `.virtioNetHeader`.
+    /// (VIRTIO_NET_HDR_F_NEEDS_CSUM), and only if the packet is forwarded
+    /// on: a socket in the namespace takes it as checked. Needs a TUN opened
+    /// with `.virtioNetHeader`.
     public func writeCompletingChecksum(_ head: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer,
                                         checksumStart: Int, checksumOffset: Int) throws(Errno) -> SysResult<Int> {
         precondition(virtioHeaderLength > 0, "checksum offload needs a virtio_net_hdr")
         var header = VirtioNetHeader.zero
         header.flags = 1 // VIRTIO_NET_HDR_F_NEEDS_CSUM
-        header.checksumStart = UInt16(truncatingIfNeeded: checksumStart).littleEndian
-        header.checksumOffset = UInt16(truncatingIfNeeded: checksumOffset).littleEndian
+        header.checksumStart = UInt16(truncatingIfNeeded: checksumStart)
+        header.checksumOffset = UInt16(truncatingIfNeeded: checksumOffset)
         return try write(head, payload, header: header)
     }
 
@@ -170,9 +170,9 @@ public struct TunDevice: ~Copyable, Sendable {
     }
 }
 
-/// struct virtio_net_hdr (with the 12-byte variant's num_buffers), in the
-/// little-endian byte order a TUN uses on the machines we run on (x86-64 and
-/// arm64 are little-endian; legacy virtio headers are in native order).
+/// struct virtio_net_hdr (with the 12-byte variant's num_buffers). Its fields
+/// are in native byte order: we set neither TUNSETVNETLE nor TUNSETVNETBE,
+/// so the TUN reads them as legacy virtio does.
 public struct VirtioNetHeader: Sendable {
     /// The 10-byte header without num_buffers.
     public static let length = 10
