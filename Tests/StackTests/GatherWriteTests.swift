@@ -50,6 +50,18 @@ extension TCPFlowTableTests {
         #expect(segment.header.sequenceNumber == header.sequenceNumber && segment.header.options == header.options)
     }
 
+    /// An app connection over IPv4 with an MSS of 1000, handshake done.
+    func establishedWithMSS1000(_ table: TCPFlowTable) -> (FlowKey, TCPConnection)? {
+        var sink = CollectingSink()
+        guard case let .connectionRequest(key) = input(table, datagram(fromPeer(remoteISS, .syn, options: mssOption(1000)), from: app4, to: server4), sink: &sink) else {
+            Issue.record("no request")
+            return nil
+        }
+        let connection = table.accept(key, now: .milliseconds(5), sink: &sink)!
+        _ = input(table, datagram(fromPeer(remoteISS + 1, ack: connection.sendNext, []), from: app4, to: server4), sink: &sink)
+        return (key, connection)
+    }
+
     /// Checksum offload: headers written with only the pseudo-header's sum
     /// become, once a device completes the sum over the TCP header and
     /// payload (as the app's kernel does with NEEDS_CSUM), the very datagram
@@ -84,13 +96,7 @@ extension TCPFlowTableTests {
     /// table, for data segments and pure ACKs alike.
     @Test func theTableLeavesChecksumsToASinkThatCompletesThem() {
         let table = plainTable()
-        var sink = CollectingSink()
-        guard case let .connectionRequest(key) = input(table, datagram(fromPeer(remoteISS, .syn, options: mssOption(1000)), from: app4, to: server4), sink: &sink) else {
-            Issue.record("no request")
-            return
-        }
-        let connection = table.accept(key, now: .milliseconds(5), sink: &sink)!
-        _ = input(table, datagram(fromPeer(remoteISS + 1, ack: connection.sendNext, []), from: app4, to: server4), sink: &sink)
+        guard let (key, connection) = establishedWithMSS1000(table) else { return }
         #expect(bytes(1500).withUnsafeBytes { connection.write($0) } == 1500)
         var offloading = GatheringSink(completesTCPChecksums: true)
         table.flush(key, now: .milliseconds(6), sink: &offloading)
@@ -110,13 +116,7 @@ extension TCPFlowTableTests {
 
     @Test func dataSegmentsLeaveTheTableAsHeadersAndTheirPayload() {
         let table = plainTable()
-        var sink = CollectingSink()
-        guard case let .connectionRequest(key) = input(table, datagram(fromPeer(remoteISS, .syn, options: mssOption(1000)), from: app4, to: server4), sink: &sink) else {
-            Issue.record("no request")
-            return
-        }
-        let connection = table.accept(key, now: .milliseconds(5), sink: &sink)!
-        _ = input(table, datagram(fromPeer(remoteISS + 1, ack: connection.sendNext, []), from: app4, to: server4), sink: &sink)
+        guard let (key, connection) = establishedWithMSS1000(table) else { return }
         #expect(bytes(2500).withUnsafeBytes { connection.write($0) } == 2500)
         var gathering = GatheringSink()
         table.flush(key, now: .milliseconds(6), sink: &gathering)
