@@ -1486,7 +1486,8 @@ struct TunSink: PacketSink {
         // Our IPv4 headers carry no options: the TCP header starts at 20 (IPv4) or 40 (IPv6).
         let transportStart = io.outgoing[0] >> 4 == 4 ? 20 : 40
         guard headers + payload.count <= io.mtu else {
-            // Too big for the TUN (it does not happen with our MSS): whole, checked, and fragmented by `write`.
+            // Too big for the TUN (our MSS keeps segments smaller): built whole with
+            // its checksum complete, for `write`, which fragments what it can.
             guard headers + payload.count <= io.outgoing.count else { return }
             let whole = UnsafeMutableRawBufferPointer(rebasing: io.outgoing[..<(headers + payload.count)])
             whole.sub(headers, payload.count).copyMemory(from: payload)
