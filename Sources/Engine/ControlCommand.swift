@@ -183,8 +183,8 @@ enum ControlFormat {
         lines.append("open: \(n(open, "tcp")) TCP flows (\(n(open, "sniffing")) sniffing, \(n(open, "http-sessions")) HTTP sessions), \(n(open, "udp")) UDP sessions")
         lines.append("traffic: \(bytes(n(tunnel, "bytes-from-app"))) up, \(bytes(n(tunnel, "bytes-to-app"))) down; "
             + "\(n(tunnel, "packets-from-app")) packets in, \(n(tunnel, "packets-to-app")) out")
-        lines.append("since start: \(n(tunnel, "tcp-flows")) TCP flows (\(n(tunnel, "tcp-refused")) refused, \(n(tunnel, "tcp-rejected")) rejected by rules, "
-            + "\(n(tunnel, "tcp-answered")) answered locally), \(n(tunnel, "udp-sessions")) UDP sessions (\(n(tunnel, "udp-rejected")) rejected), \(n(tunnel, "echo-flows")) ping flows")
+        lines.append("since start: \(n(tunnel, "tcp-flows")) TCP flows relayed (besides \(n(tunnel, "tcp-refused")) refused, \(n(tunnel, "tcp-rejected")) rejected by rules, "
+            + "\(n(tunnel, "tcp-answered")) answered locally), \(n(tunnel, "udp-sessions")) UDP sessions (besides \(n(tunnel, "udp-rejected")) rejected), \(n(tunnel, "echo-flows")) ping flows")
         lines.append("problems: \(n(tunnel, "malformed-packets")) malformed packets, \(n(tunnel, "upstream-errors")) upstream errors, \(n(tunnel, "tun-write-drops")) TUN write drops; "
             + "retransmissions: \(n(tunnel, "retransmission-timeouts")) timeouts, \(n(tunnel, "fast-retransmits")) fast, \(n(tunnel, "sack-retransmits")) SACK")
         for book in stats["statistics"]?.arrayValue ?? [] {

@@ -32,7 +32,7 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     public init() {}
 
     public var description: String {
-        "\(tcpFlows) TCP flows (\(tcpRefused) refused, \(tcpRejected) rejected by rules, \(tcpAnswered) answered locally), \(udpSessions) UDP sessions, \(echoFlows) ping flows; "
+        "\(tcpFlows) TCP flows relayed (besides \(tcpRefused) refused, \(tcpRejected) rejected by rules, \(tcpAnswered) answered locally), \(udpSessions) UDP sessions, \(echoFlows) ping flows; "
             + "\(bytesFromApp) bytes up, \(bytesToApp) bytes down; \(packetsFromApp) packets in, \(packetsToApp) out; "
             + "\(malformedPackets) malformed, \(upstreamErrors) upstream errors, \(tunWriteDrops) TUN write drops; "
             + "retransmissions: \(retransmissionTimeouts) timeouts, \(fastRetransmits) fast, \(sackRetransmits) SACK, \(goBackRetransmits) after timeouts, \(tailLossProbes) tail-loss probes"

@@ -90,6 +90,8 @@ final class ExecTests {
         #expect(r.stderr.contains("Connection refused"), "\(r.stdout) \(r.stderr)")
         #expect(!r.stdout.contains("connected"))
         #expect(r.seconds < 10)
+        // The summary counts it apart from the flows it relayed.
+        #expect(r.stderr.contains("0 TCP flows relayed (besides 1 refused, 0 rejected by rules"), "\(r.stderr)")
     }
 
     @Test func anUnreachableNetworkIsAnICMPError() throws {
