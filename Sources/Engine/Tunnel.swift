@@ -1015,6 +1015,7 @@ final class Tunnel {
             } else if route == nil {
                 // Rejected: the flow's datagrams are dropped until it goes idle.
                 io.statistics.udpRejected += 1
+                finishRecord(key, status: .blocked)
                 return
             } else if isNew {
                 if dns?.pool.contains(key.destinationAddress) == true || configuration.hostLoopbackGateways.contains(key.destinationAddress) {

@@ -118,6 +118,32 @@ final class ProfileTests {
         #expect(lines[5] == "Unavailable here 451")
     }
 
+    /// A UDP flow a rule rejects: its datagrams never leave, the summary
+    /// counts it apart from the relayed sessions, and its flow-log line
+    /// says `blocked` at once, as a rejected TCP flow's does.
+    @Test func aRejectedUDPFlowIsDroppedAndLoggedAsBlocked() throws {
+        let received = pair.path("udp-rejected.bin")
+        try net.start(["sh", "-c", "nc -u -l 10.88.0.2 9002 > \(received)"], in: pair.server)
+        #expect(TestNetwork.waitUntil { ((try? self.net.run(["ss", "-lun"], in: self.pair.server).output) ?? "").contains("10.88.0.2:9002") })
+        let path = try profile("""
+        [Rule]
+        PROTOCOL,UDP,REJECT
+        FINAL,DIRECT
+        """)
+        let log = pair.path("udp-rejected.jsonl")
+        let r = try pair.exec("echo rejected | nc -u -w 1 10.88.0.2 9002; true", options: ["--profile", path, "--flow-log", log])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("0 UDP sessions"), "\(r.stderr)")
+        #expect(((try? Data(contentsOf: URL(fileURLWithPath: received))) ?? Data()).isEmpty)
+        let summary = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for line in open(sys.argv[1]):
+            r = json.loads(line)
+            print(r["transport"], r["destination"], r["destinationPort"], r["policy"], r["status"])
+        """, log]).output
+        #expect(summary.split(separator: "\n").map(String.init) == ["udp 10.88.0.2 9002 REJECT blocked"], "\(summary)")
+    }
+
     @Test func headerRewritesChangeRequestsAndResponses() throws {
         let path = try profile("""
         [Rule]
