@@ -1448,21 +1448,33 @@ struct TunSink: PacketSink {
     /// take the copying path, which they need whole.
     mutating func send(headerCapacity: Int, payload: UnsafeRawBufferPointer,
                        _ fillHeaders: (UnsafeMutableRawBufferPointer) -> Int) {
-        if completesTCPChecksums {
-            sendForChecksumOffload(headerCapacity: headerCapacity, payload: payload, fillHeaders)
-            return
-        }
-        guard io.recorder == nil, io.outboundFaults == nil, payload.count > 0, headerCapacity <= io.outgoing.count else {
+        // Headers left partial for the kernel must not reach a path that
+        // writes them as they are: an offloading sink never copies.
+        let offload = completesTCPChecksums
+        guard headerCapacity <= io.outgoing.count else { return }
+        guard offload || (io.recorder == nil && io.outboundFaults == nil && payload.count > 0) else {
             sendCopying(headerCapacity: headerCapacity, payload: payload, fillHeaders)
             return
         }
         let headers = fillHeaders(UnsafeMutableRawBufferPointer(rebasing: io.outgoing[..<headerCapacity]))
         guard headers > 0 else { return }
+        let head = UnsafeRawBufferPointer(io.outgoing.sub(0, headers))
+        // Our IPv4 headers carry no options: the TCP header starts at 20 (IPv4) or 40 (IPv6).
+        let transportStart = io.outgoing[0] >> 4 == 4 ? 20 : 40
         guard headers + payload.count <= io.mtu else {
-            sendCopying(headerCapacity: headerCapacity, payload: payload, fillHeaders)
+            // Too big for the TUN (our MSS keeps segments smaller): built whole,
+            // its checksum complete, for `write`, which fragments what it can.
+            guard headers + payload.count <= io.outgoing.count else { return }
+            let whole = UnsafeMutableRawBufferPointer(rebasing: io.outgoing[..<(headers + payload.count)])
+            whole.sub(headers, payload.count).copyMemory(from: payload)
+            if offload { InternetChecksum.completePartial(in: whole, start: transportStart, offset: 16) }
+            write(UnsafeRawBufferPointer(whole))
             return
         }
-        switch try? io.tun.write(UnsafeRawBufferPointer(io.outgoing.sub(0, headers)), payload) {
+        let result = offload
+            ? try? io.tun.writeCompletingChecksum(head, payload, checksumStart: transportStart, checksumOffset: 16)
+            : try? io.tun.write(head, payload)
+        switch result {
         case .value?:
             io.statistics.packetsToApp += 1
         case .wouldBlock?, nil:
@@ -1477,32 +1489,6 @@ struct TunSink: PacketSink {
     /// need the packet whole and checked. A capture would show partial sums.
     var completesTCPChecksums: Bool {
         io.tun.virtioHeaderLength > 0 && io.recorder == nil && io.outboundFaults == nil
-    }
-
-    private mutating func sendForChecksumOffload(headerCapacity: Int, payload: UnsafeRawBufferPointer,
-                                                 _ fillHeaders: (UnsafeMutableRawBufferPointer) -> Int) {
-        guard headerCapacity <= io.outgoing.count else { return }
-        let headers = fillHeaders(UnsafeMutableRawBufferPointer(rebasing: io.outgoing[..<headerCapacity]))
-        guard headers > 0 else { return }
-        // Our IPv4 headers carry no options: the TCP header starts at 20 (IPv4) or 40 (IPv6).
-        let transportStart = io.outgoing[0] >> 4 == 4 ? 20 : 40
-        guard headers + payload.count <= io.mtu else {
-            // Too big for the TUN (our MSS keeps segments smaller): built whole with
-            // its checksum complete, for `write`, which fragments what it can.
-            guard headers + payload.count <= io.outgoing.count else { return }
-            let whole = UnsafeMutableRawBufferPointer(rebasing: io.outgoing[..<(headers + payload.count)])
-            whole.sub(headers, payload.count).copyMemory(from: payload)
-            InternetChecksum.completePartial(in: whole, start: transportStart, offset: 16)
-            write(UnsafeRawBufferPointer(whole))
-            return
-        }
-        switch try? io.tun.writeCompletingChecksum(UnsafeRawBufferPointer(io.outgoing.sub(0, headers)), payload,
-                                                   checksumStart: transportStart, checksumOffset: 16) {
-        case .value?:
-            io.statistics.packetsToApp += 1
-        case .wouldBlock?, nil:
-            io.statistics.tunWriteDrops += 1
-        }
     }
 
     mutating func write(_ packet: UnsafeRawBufferPointer) {
