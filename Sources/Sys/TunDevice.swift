@@ -79,12 +79,24 @@ public struct TunDevice: ~Copyable, Sendable {
 
     /// Reads one packet. `.value(n)`: the first n bytes of `buffer` are one
     /// datagram (a packet longer than the buffer is cut short by the kernel).
-    /// With a virtio_net_hdr, it is read apart and dropped: we ask for no
-    /// offloads (TUNSETOFFLOAD), so the kernel hands over packets whose
-    /// checksums are complete.
+    /// With a virtio_net_hdr, it is read apart and dropped; without
+    /// checksum offload (`setOffloads`) every checksum comes complete.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> SysResult<Int> {
+        var vouched = false
+        return try read(into: buffer, checksumVouchedFor: &vouched)
+    }
+
+    /// As `read(into:)`, and sets `checksumVouchedFor` when the kernel vouches
+    /// for the packet's TCP or UDP checksum: with `.checksum` offload on, a
+    /// packet from a socket in the namespace comes with NEEDS_CSUM and only
+    /// the pseudo-header's sum in its checksum field, and one the kernel
+    /// checked already with DATA_VALID. Either way nothing on the path could
+    /// have corrupted it.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, checksumVouchedFor: inout Bool) throws(Errno) -> SysResult<Int> {
+        checksumVouchedFor = false
         guard virtioHeaderLength > 0 else { return try descriptor.read(into: buffer) }
         var header = VirtioNetHeader.zero
+        defer { checksumVouchedFor = header.flags & (VirtioNetHeader.needsChecksum | VirtioNetHeader.dataValid) != 0 }
         return try withUnsafeMutableBytes(of: &header) { headerBytes throws(Errno) in
             var vectors = (iovec(iov_base: headerBytes.baseAddress, iov_len: virtioHeaderLength),
                            iovec(iov_base: buffer.baseAddress, iov_len: buffer.count))
@@ -118,7 +130,7 @@ public struct TunDevice: ~Copyable, Sendable {
                                         checksumStart: Int, checksumOffset: Int) throws(Errno) -> SysResult<Int> {
         precondition(virtioHeaderLength > 0, "checksum offload needs a virtio_net_hdr")
         var header = VirtioNetHeader.zero
-        header.flags = 1 // VIRTIO_NET_HDR_F_NEEDS_CSUM
+        header.flags = VirtioNetHeader.needsChecksum
         header.checksumStart = UInt16(truncatingIfNeeded: checksumStart)
         header.checksumOffset = UInt16(truncatingIfNeeded: checksumOffset)
         return try write(head, payload, header: header)
@@ -184,4 +196,8 @@ public struct VirtioNetHeader: Sendable {
     public var checksumOffset: UInt16 = 0
     public var bufferCount: UInt16 = 0
     public static let zero = VirtioNetHeader()
+    /// VIRTIO_NET_HDR_F_NEEDS_CSUM: the checksum is to be completed from `checksumStart`.
+    public static let needsChecksum: UInt8 = 1
+    /// VIRTIO_NET_HDR_F_DATA_VALID: the kernel checked the checksum already.
+    public static let dataValid: UInt8 = 2
 }

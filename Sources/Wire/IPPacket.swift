@@ -29,6 +29,13 @@ public struct IPFragmentInfo: Equatable, Sendable, CustomStringConvertible {
 public struct IPPacketView: CustomStringConvertible {
     public let network: IPNetworkView
 
+    /// Set by whoever read the datagram when the sender's kernel vouches for
+    /// its TCP or UDP checksum: a TUN's virtio_net_hdr said the checksum was
+    /// left to be completed on the way out (the field then holds only the
+    /// pseudo-header's sum) or was checked already. The bytes never crossed a
+    /// wire, so `verifyUpperLayerChecksum` takes them without summing.
+    public var upperLayerChecksumVouchedFor = false
+
     /// Reads the version nibble and validates the datagram as that version.
     @inlinable
     public init(_ bytes: UnsafeRawBufferPointer) throws(WireError) {
@@ -127,10 +134,19 @@ public struct IPPacketView: CustomStringConvertible {
     /// for a fragment (its checksum covers data it lacks) and for other protocols.
     /// A UDP length field that does not fit makes it false. TCP is summed
     /// directly, so a segment whose options TCPView would refuse still verifies.
+    /// A TCP or UDP checksum vouched for (`upperLayerChecksumVouchedFor`) is
+    /// not summed; ICMP's always is (no kernel offloads it).
     @inlinable
     public func verifyUpperLayerChecksum() -> Bool? {
         if isFragment { return nil }
         let proto = upperLayerProtocol
+        if upperLayerChecksumVouchedFor {
+            switch proto {
+            case .tcp: return true
+            case .udp: return (try? UDPView(payload)) != nil
+            default: break
+            }
+        }
         switch network {
         case let .v4(v):
             switch proto {

@@ -187,6 +187,21 @@ final class ExecTests {
         #expect(root.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 
+    /// The app's kernel leaves the TCP and UDP checksums of what it sends to
+    /// Sluice (TUN_F_CSUM, seen by ethtool as the TUN's tx-checksum-ip-generic),
+    /// except with a capture, which must show real checksums, or with fault
+    /// injection, whose corruption must fail the check. uploadsAreByteExact and
+    /// udpIsRelayed run with it on.
+    @Test func checksumOffloadIsOnUnlessACaptureOrFaultsNeedRealChecksums() throws {
+        let probe = "ethtool -k sluice0 | grep -o 'tx-checksum-ip-generic: [a-z]*'"
+        let plain = try exec(probe)
+        #expect(plain.stdout == "tx-checksum-ip-generic: on\n", "\(plain.stdout) \(plain.stderr)")
+        let captured = try pair.exec(probe, options: ["--pcap", pair.path("offload.pcap")])
+        #expect(captured.stdout == "tx-checksum-ip-generic: off\n", "\(captured.stdout) \(captured.stderr)")
+        let faulty = try pair.exec(probe, options: ["--faults", "drop=0.01", "--fault-seed", "7"])
+        #expect(faulty.stdout == "tx-checksum-ip-generic: off\n", "\(faulty.stdout) \(faulty.stderr)")
+    }
+
     @Test func dnsOffKeepsTheHostsResolver() throws {
         let r = try pair.exec("grep nameserver /etc/resolv.conf", options: ["--dns", "off"])
         #expect(!r.stdout.contains("10.233.0.53"), "\(r.stdout)")

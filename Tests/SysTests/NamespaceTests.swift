@@ -205,6 +205,51 @@ struct NamespaceTests {
         }
     }
 
+    @Test func withChecksumOffloadTheKernelLeavesUDPChecksumsToUsAndSaysSo() throws {
+        try withNamespace("rxcsum") { name in
+            let namespace = try NetworkNamespace(named: name)
+            var seen: [String] = []
+            // (vouched, the checksum verifies, the payload) for a datagram sent before and after TUN_F_CSUM.
+            let results: [(Bool, Bool, String)] = try namespace.run {
+                let tun = try Self.configuredTun(options: .virtioNetHeader)
+                let socket = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+                defer { close(socket) }
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(9).bigEndian
+                address.sin_addr.s_addr = UInt32(0x0A4D_0002).bigEndian   // 10.77.0.2, through the TUN
+                var results: [(Bool, Bool, String)] = []
+                for (round, text) in ["summed by the app's kernel", "left to the reader"].enumerated() {
+                    if round == 1 { try tun.setOffloads(.checksum) }
+                    let sent = text.utf8CString.withUnsafeBytes { bytes in
+                        withUnsafePointer(to: &address) {
+                            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                                sendto(socket, bytes.baseAddress, text.utf8.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                            }
+                        }
+                    }
+                    #expect(sent == text.utf8.count)
+                    var vouched = false
+                    let packet = try readPacket(from: tun, within: 5, seen: &seen, checksumVouchedFor: &vouched) { p in
+                        p.count >= 28 && p[0] >> 4 == 4 && p[9] == 17 && p[22] == 0 && p[23] == 9
+                    }
+                    guard let packet else { return results }
+                    let udpLength = packet.count - 20
+                    let pseudo = ArraySlice(packet[12 ..< 20] + [0, 17, UInt8(udpLength >> 8), UInt8(udpLength & 0xff)])
+                    var sum = UInt32(onesComplementSum(pseudo)) + UInt32(onesComplementSum(packet[20...]))
+                    sum = (sum & 0xffff) + (sum >> 16)
+                    results.append((vouched, sum == 0xffff, String(decoding: packet[28...], as: UTF8.self)))
+                }
+                return results
+            }
+            try #require(results.count == 2, "a datagram never reached the TUN; saw: \(seen)")
+            // Without the offload: a complete checksum, nothing vouched for.
+            #expect(results[0].0 == false && results[0].1 == true && results[0].2 == "summed by the app's kernel")
+            // With it: NEEDS_CSUM, and the field holds only the pseudo-header's sum.
+            #expect(results[1].0 == true && results[1].1 == false && results[1].2 == "left to the reader")
+        }
+    }
+
     @Test func readBatchDrainsQueuedPackets() throws {
         try withNamespace("batch") { name in
             let namespace = try NetworkNamespace(named: name)

@@ -133,6 +133,18 @@ func readPacket(
     seen: inout [String],
     where matches: ([UInt8]) -> Bool
 ) throws -> [UInt8]? {
+    var vouched = false
+    return try readPacket(from: tun, within: seconds, seen: &seen, checksumVouchedFor: &vouched, where: matches)
+}
+
+/// As above, and says whether the TUN vouched for the matching packet's checksum.
+func readPacket(
+    from tun: borrowing TunDevice,
+    within seconds: Double,
+    seen: inout [String],
+    checksumVouchedFor: inout Bool,
+    where matches: ([UInt8]) -> Bool
+) throws -> [UInt8]? {
     let epoll = try Epoll()
     try epoll.add(tun.descriptor, events: .readable, token: 42)
     var events = Epoll.EventBuffer(capacity: 4)
@@ -145,7 +157,7 @@ func readPacket(
         let ready = try epoll.wait(into: &events, timeoutMilliseconds: Int32(remaining * 1000) + 1)
         guard ready > 0 else { continue }
         for _ in 0..<64 {
-            guard case .value(let count) = try tun.read(into: buffer) else { break }
+            guard case .value(let count) = try tun.read(into: buffer, checksumVouchedFor: &checksumVouchedFor) else { break }
             let packet = Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             if matches(packet) { return packet }
             seen.append(packet.prefix(48).map { String($0, radix: 16) }.joined(separator: " "))

@@ -69,6 +69,37 @@ private func v4(_ proto: IPProtocol, _ payload: [UInt8], fragmentOffset: UInt16 
         }
     }
 
+    @Test func aVouchedForChecksumIsNotSummedButStillNeedsAWholeHeader() throws {
+        // A TCP segment and a UDP datagram whose checksum fields hold junk, as a
+        // partial sum would look to a summing check, and an ICMP echo likewise.
+        var tcp = [UInt8](repeating: 0, count: 24)
+        tcp[12] = 0x50
+        tcp[16] = 0x12; tcp[17] = 0x34
+        let junkUDP: [UInt8] = [0, 7, 0, 9, 0, 10, 0x12, 0x34, 0xab, 0xcd]
+        let echo: [UInt8] = [8, 0, 0x12, 0x34, 0, 1, 0, 1]
+        for (proto, payload, vouched) in [(IPProtocol.tcp, tcp, true as Bool?), (.udp, junkUDP, true), (.icmp, echo, false)] {
+            try T.inMiddle(try v4(proto, payload)) { raw in
+                var packet = try IPPacketView(raw)
+                #expect(packet.verifyUpperLayerChecksum() == false, "\(proto) unvouched")
+                packet.upperLayerChecksumVouchedFor = true
+                // No kernel offloads ICMP: its sum is checked whatever the reader says.
+                #expect(packet.verifyUpperLayerChecksum() == vouched, "\(proto) vouched")
+            }
+        }
+        // A UDP length field beyond the datagram fails even when vouched for;
+        // a fragment's checksum still cannot be judged.
+        try T.inMiddle(try v4(.udp, [0, 7, 0, 9, 0, 99, 0, 0])) { raw in
+            var packet = try IPPacketView(raw)
+            packet.upperLayerChecksumVouchedFor = true
+            #expect(packet.verifyUpperLayerChecksum() == false)
+        }
+        try T.inMiddle(try v4(.udp, [0, 7, 0, 9, 0, 200, 0, 0], more: true)) { raw in
+            var packet = try IPPacketView(raw)
+            packet.upperLayerChecksumVouchedFor = true
+            #expect(packet.verifyUpperLayerChecksum() == nil)
+        }
+    }
+
     @Test func describesWhatItCannotParseWithoutTrapping() throws {
         // A UDP length beyond the datagram, a TCP data offset beyond the segment, an ICMP message too short.
         #expect(try T.line(v4(.udp, [0, 7, 0, 9, 0, 99, 0, 0]))
