@@ -180,7 +180,9 @@ enum ControlFormat {
         let profile = stats["profile"]?.stringValue ?? "the built-in default (everything DIRECT)"
         lines.append("Sluice: up \(duration(uptime)), profile \(profile)")
         let open = stats["open"]
-        lines.append("open: \(n(open, "tcp")) TCP flows (\(n(open, "sniffing")) sniffing, \(n(open, "http-sessions")) HTTP sessions), \(n(open, "udp")) UDP sessions")
+        // Not a breakdown: sniffed flows have no upstream yet, and an HTTP
+        // session may or may not have one open.
+        lines.append("open: \(n(open, "tcp")) TCP flows relayed upstream, \(n(open, "sniffing")) being sniffed, \(n(open, "http-sessions")) HTTP sessions, \(n(open, "udp")) UDP sessions")
         lines.append("traffic: \(bytes(n(tunnel, "bytes-from-app"))) up, \(bytes(n(tunnel, "bytes-to-app"))) down; "
             + "\(n(tunnel, "packets-from-app")) packets in, \(n(tunnel, "packets-to-app")) out")
         lines.append("since start: \(n(tunnel, "tcp-flows")) TCP flows relayed (besides \(n(tunnel, "tcp-refused")) refused, \(n(tunnel, "tcp-rejected")) rejected by rules, "

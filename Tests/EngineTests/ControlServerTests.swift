@@ -37,6 +37,13 @@ final class FakeControlTarget: ControlTarget {
     func writeStatistics(into json: inout JSONWriter) {
         json.beginObject()
         json.field("uptime-seconds", 61.0)
+        json.key("open")
+        json.beginObject()
+        json.field("tcp", 2)
+        json.field("udp", 1)
+        json.field("sniffing", 4)
+        json.field("http-sessions", 5)
+        json.endObject()
         json.key("tunnel")
         var counters = TunnelStatistics()
         counters.tcpFlows = 3
@@ -421,6 +428,7 @@ struct Reply: CustomStringConvertible {
         target.writeStatistics(into: &json)
         let lines = ControlFormat.status(try JSONValue.parse(json.bytes))
         #expect(lines[0] == "Sluice: up 1m1s, profile the built-in default (everything DIRECT)")
+        #expect(lines[1] == "open: 2 TCP flows relayed upstream, 4 being sniffed, 5 HTTP sessions, 1 UDP sessions")
         #expect(lines.contains { $0.hasPrefix("traffic: 0 B up, 2.0 KiB down") })
         #expect(lines.contains { $0.hasPrefix("since start: 3 TCP flows") })
         var groups = JSONWriter()

@@ -117,13 +117,13 @@ final class ControlTests {
             let status = try self.control(["status"])
             #expect(status.status == 0, "\(status.stderr)")
             #expect(status.stdout.contains("profile \(profile)"), "\(status.stdout)")
-            #expect(status.stdout.contains("open: 1 TCP flows"), "\(status.stdout)")
+            #expect(status.stdout.contains("open: 1 TCP flows relayed upstream, 0 being sniffed"), "\(status.stdout)")
             #expect(status.stdout.contains("Choice (select): *DIRECT, REJECT-RST"), "\(status.stdout)")
             // Not a terminal here: `top` prints its frames one after another, without escape codes.
             let top = try self.control(["top", "--interval", "0.1", "--count", "2"])
             #expect(top.status == 0, "\(top.stderr)")
             #expect(!top.stdout.contains("\u{1B}"), "\(top.stdout)")
-            #expect(top.stdout.components(separatedBy: "open: 1 TCP flows").count == 3, "\(top.stdout)")
+            #expect(top.stdout.components(separatedBy: "open: 1 TCP flows relayed upstream").count == 3, "\(top.stdout)")
             let stats = self.json(try self.control(["status", "--json"]).stdout)
             let tunnel = (stats["stats"] as? [String: Any])?["tunnel"] as? [String: Any] ?? [:]
             #expect(tunnel["tcp-flows"] as? Int ?? 0 >= 2, "\(stats)")
