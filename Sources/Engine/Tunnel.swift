@@ -888,8 +888,13 @@ final class Tunnel {
     /// Upstream bytes go straight into the connection's send ring: one copy, by the kernel.
     func readUpstream(_ flow: TCPFlow, sink: inout TunSink) {
         guard let connection = tcp.connection(flow.key) else { return }
+        flow.upstreamReadWaitsForRoom = false
         for _ in 0 ..< 16 {
-            guard connection.writableCount > 0, !flow.upstreamClosed else { return }
+            guard !flow.upstreamClosed else { return }
+            guard connection.writableCount > 0 else {
+                flow.upstreamReadWaitsForRoom = true
+                return
+            }
             var failure: Errno?
             var eof = false
             var offered = 0
@@ -971,8 +976,12 @@ final class Tunnel {
         if state == .closed || state == .timeWait || (flow.upstreamClosed && flow.upstreamWriteClosed && connection.unacknowledgedCount == 0) {
             if state == .closed || state == .timeWait { removeTCP(flow, keepConnection: state == .timeWait) }
         }
-        // More upstream data may be waiting now that the app's side has room again.
-        if events.contains(.writable), flow.interest.contains(.readable), !flow.upstreamClosed, tcpFlows[flow.key] != nil {
+        // More upstream data may be waiting now that the app's side has room
+        // again. Only then: otherwise epoll (level-triggered) reports what
+        // arrives, and a read here would find the socket empty. A request's
+        // ACK makes room after every response, so that read cost a system
+        // call per request.
+        if events.contains(.writable), flow.upstreamReadWaitsForRoom, flow.interest.contains(.readable), !flow.upstreamClosed, tcpFlows[flow.key] != nil {
             readUpstream(flow, sink: &sink)
         }
     }
@@ -1369,6 +1378,10 @@ final class TCPFlow {
     /// We passed the app's FIN upstream.
     var upstreamWriteClosed = false
     var interest: Epoll.Events = []
+    /// The last read from the upstream stopped because the app's side had no
+    /// room: data may be waiting, and `pump` reads it as soon as room opens
+    /// rather than a loop iteration later, when epoll would report it.
+    var upstreamReadWaitsForRoom = false
     /// Set while parked in the proxy pool.
     var parkedAt: Instant?
     var pooledFor: String?
