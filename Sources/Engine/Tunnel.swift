@@ -934,6 +934,8 @@ final class Tunnel {
             // (epoll is level-triggered and says when more arrives).
             if n < offered { return }
         }
+        // The bound ran out: the ring may have filled on the last read.
+        flow.upstreamReadWaitsForRoom = connection.writableCount == 0
     }
 
     /// Moves app bytes upstream, passes half-closes both ways, updates what the
