@@ -888,13 +888,8 @@ final class Tunnel {
     /// Upstream bytes go straight into the connection's send ring: one copy, by the kernel.
     func readUpstream(_ flow: TCPFlow, sink: inout TunSink) {
         guard let connection = tcp.connection(flow.key) else { return }
-        flow.upstreamReadWaitsForRoom = false
         for _ in 0 ..< 16 {
-            guard !flow.upstreamClosed else { return }
-            guard connection.writableCount > 0 else {
-                flow.upstreamReadWaitsForRoom = true
-                return
-            }
+            guard connection.writableCount > 0, !flow.upstreamClosed else { return }
             var failure: Errno?
             var eof = false
             var offered = 0
@@ -934,8 +929,6 @@ final class Tunnel {
             // (epoll is level-triggered and says when more arrives).
             if n < offered { return }
         }
-        // The bound ran out: the ring may have filled on the last read.
-        flow.upstreamReadWaitsForRoom = connection.writableCount == 0
     }
 
     /// Moves app bytes upstream, passes half-closes both ways, updates what the
@@ -963,11 +956,13 @@ final class Tunnel {
             }
         }
         // Backpressure: watch the socket for reading only while the app's side has room.
+        var resumesReading = false
         if flow.connected {
             var wanted: Epoll.Events = []
             if !flow.upstreamClosed, connection.writableCount > 0 { wanted.insert(.readable) }
             if upstreamBlocked { wanted.insert(.writable) }
             if wanted != flow.interest {
+                resumesReading = wanted.contains(.readable) && !flow.interest.contains(.readable)
                 try? epoll.modify(flow.socket.descriptor, events: wanted, token: flow.token)
                 flow.interest = wanted
             }
@@ -978,12 +973,13 @@ final class Tunnel {
         if state == .closed || state == .timeWait || (flow.upstreamClosed && flow.upstreamWriteClosed && connection.unacknowledgedCount == 0) {
             if state == .closed || state == .timeWait { removeTCP(flow, keepConnection: state == .timeWait) }
         }
-        // More upstream data may be waiting now that the app's side has room
-        // again. Only then: otherwise epoll (level-triggered) reports what
-        // arrives, and a read here would find the socket empty. A request's
-        // ACK makes room after every response, so that read cost a system
-        // call per request.
-        if events.contains(.writable), flow.upstreamReadWaitsForRoom, flow.interest.contains(.readable), !flow.upstreamClosed, tcpFlows[flow.key] != nil {
+        // Reading resumes now that the app's side has room again: data may
+        // have waited unwatched, so read it now rather than a loop iteration
+        // later. Only then: while the socket is watched, epoll (level-triggered)
+        // reports what arrives, and a read here would find it empty. (A
+        // request's ACK makes room after every response: that read cost a
+        // system call per request.)
+        if resumesReading, !flow.upstreamClosed, tcpFlows[flow.key] != nil {
             readUpstream(flow, sink: &sink)
         }
     }
@@ -1380,10 +1376,6 @@ final class TCPFlow {
     /// We passed the app's FIN upstream.
     var upstreamWriteClosed = false
     var interest: Epoll.Events = []
-    /// The last read from the upstream stopped because the app's side had no
-    /// room: data may be waiting, and `pump` reads it as soon as room opens
-    /// rather than a loop iteration later, when epoll would report it.
-    var upstreamReadWaitsForRoom = false
     /// Set while parked in the proxy pool.
     var parkedAt: Instant?
     var pooledFor: String?
