@@ -135,6 +135,10 @@ final class Tunnel {
     /// Flows that packets touched in the current TUN batch: pumped once at the
     /// end of the batch, so ACKs and upstream writes coalesce across segments.
     var touched: [FlowKey] = []
+    /// `touched`'s twin: `pumpTouched` swaps the two, so that taking the batch's
+    /// keys neither copies nor allocates (a copy would share the buffer, and
+    /// emptying `touched` would then allocate a new one every batch).
+    var pumping: [FlowKey] = []
     var inboundFaults: FaultInjector?
     /// SLUICE_DEBUG=1 prints each flow's life on stderr.
     var debug: Bool { EngineLog.verbose }
@@ -357,9 +361,10 @@ final class Tunnel {
 
     func pumpTouched(sink: inout TunSink) {
         guard !touched.isEmpty else { return }
-        let keys = touched
-        touched.removeAll(keepingCapacity: true)
-        for key in keys {
+        // Pumping may touch flows again (into the emptied `touched`).
+        swap(&touched, &pumping)
+        defer { pumping.removeAll(keepingCapacity: true) }
+        for key in pumping {
             if !httpSessions.isEmpty, httpSessions[key] != nil {
                 pumpHTTP(key, sink: &sink)
             } else if let flow = tcpFlows[key] {
