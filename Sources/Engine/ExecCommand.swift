@@ -72,6 +72,11 @@ public struct ExecCommand {
         let setup = try NamespaceSetup.create(name: "sluice-exec-\(ProcessControl.currentID)", mtu: options.mtu)
         defer { setup.remove() }
         // CMD alone sees Sluice's DNS: a resolv.conf bind-mounted in a mount namespace of its own.
+        // Each flow holds a socket: lift the soft open-files limit (CMD gets its own back).
+        var launcher = ["/proc/self/exe", "__launch"]
+        if let before = OpenFilesLimit.raiseSoftToHard(), before.soft < before.hard {
+            launcher += ["--nofile", "\(before.soft)"]
+        }
         var launch = options.command
         var resolvPath: String?
         if options.dns != .off {
@@ -81,9 +86,9 @@ public struct ExecCommand {
                 try Files.write("# written by sluice exec for its command\nnameserver \(NamespaceSetup.dnsV4)\nnameserver \(NamespaceSetup.dnsV6)\n", to: path)
             } catch { throw EngineError.system("writing \(path)", error) }
             resolvPath = path
-            launch = ["/proc/self/exe", "__launch", "--resolv", path, "--"] + options.command
+            launch = launcher + ["--resolv", path, "--"] + options.command
         } else {
-            launch = ["/proc/self/exe", "__launch", "--"] + options.command
+            launch = launcher + ["--"] + options.command
         }
         defer { if let resolvPath { Files.remove(resolvPath) } }
         let (raw, child) = try setup.configure(starting: launch)

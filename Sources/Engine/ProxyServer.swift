@@ -47,6 +47,9 @@ final class ProxyServer {
     let scratch: UnsafeMutableRawBufferPointer
     var debug: Bool { EngineLog.verbose }
     let log: (String) -> Void
+    /// Out of descriptors, the listeners are not watched until then (see ProxyServer+Descriptors).
+    var listenersPausedUntil: Instant?
+    var lastDescriptorWarning: Instant?
 
     init(configuration: Configuration, log: @escaping (String) -> Void) throws(EngineError) {
         self.configuration = configuration
@@ -123,6 +126,7 @@ final class ProxyServer {
             if nextSweep <= time {
                 nextSweep = time + .milliseconds(200)
                 sweep(now: time)
+                resumeListeners(now: time)
             }
         }
     }
@@ -134,9 +138,12 @@ final class ProxyServer {
         for _ in 0 ..< 64 {
             let accepted: Socket.Accepted?
             do { accepted = try box.socket.accept() } catch {
-                // EMFILE and friends: the backlog keeps the client until descriptors free up.
                 statistics.errors += 1
-                log("sluice: proxy: accept on \(listener) listener: \(error)")
+                if Self.isDescriptorShortage(error) {
+                    pauseListeners(error)
+                } else {
+                    log("sluice: proxy: accept on \(listener) listener: \(error)")
+                }
                 return
             }
             guard let accepted else { return }
@@ -377,6 +384,7 @@ final class ProxyServer {
         connection.phase = .connecting
         let socket: Socket
         do { socket = try Socket(.tcp, family: address.family) } catch {
+            if Self.isDescriptorShortage(error) { warnOfDescriptorShortage(error) }
             fail(connection, .generalFailure, reason: "socket: \(error)")
             return
         }

@@ -89,6 +89,8 @@ public struct ProxyCommand {
             shown.append("\(option == "--listen" ? "SOCKS5" : "HTTP") on \(address)")
         }
         let profile = try TunnelSession.loadProfile(options.profile)
+        // Each client and each upstream connection holds a socket (see OpenFilesLimit).
+        OpenFilesLimit.raiseSoftToHard()
         let signals: SignalBox
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)

@@ -43,6 +43,8 @@ public struct RunCommand {
         let flowLog = try options.capture.flowLogWriter()
         let control = try ControlServer.start(options.control, log: log)
         defer { control?.stop() }
+        // Each flow holds a socket (OpenFilesLimit says why the soft limit is not enough).
+        OpenFilesLimit.raiseSoftToHard()
         if options.wholeHost {
             return try runWholeHost(signals: signals, profile: profile, recorder: recorder, flowLog: flowLog, control: control, log: log)
         }

@@ -105,6 +105,8 @@ final class Tunnel {
     var udpFlows: [FlowKey: UDPFlow] = [:]
     var tokens: [UInt64: FlowKey] = [:]
     var nextToken = Tunnel.firstFlowToken
+    /// When `socketFailed` last said that descriptors ran out.
+    var lastDescriptorWarning: Instant?
     var statistics: TunnelStatistics { io.statistics }
     /// The counters and the profile's request statistics, for the exit summary.
     var finalStatistics: TunnelStatistics {
@@ -681,7 +683,7 @@ final class Tunnel {
         do {
             socket = try Socket(.tcp, family: address.family, mark: configuration.mark)
         } catch {
-            io.statistics.upstreamErrors += 1
+            socketFailed(error)
             fail(key, with: .reset, reason: "socket: \(error)", sink: &sink)
             return
         }
@@ -1093,8 +1095,9 @@ final class Tunnel {
     func sendEcho(_ key: FlowKey, sequenceNumber: UInt16, payload: UnsafeRawBufferPointer) {
         let v6 = key.isIPv6
         if (v6 ? echoV6 : echoV4) == nil {
-            guard let socket = try? Socket(.rawICMP, family: v6 ? .v6 : .v4, mark: configuration.mark) else {
-                io.statistics.upstreamErrors += 1
+            let socket: Socket
+            do { socket = try Socket(.rawICMP, family: v6 ? .v6 : .v4, mark: configuration.mark) } catch {
+                socketFailed(error)
                 return
             }
             let box = SocketBox(socket)
@@ -1187,8 +1190,9 @@ final class Tunnel {
     }
 
     func openUDP(_ key: FlowKey, to address: SysIPAddress, sink: inout TunSink) {
-        guard let socket = try? Socket(.udp, family: address.family, mark: configuration.mark) else {
-            io.statistics.upstreamErrors += 1
+        let socket: Socket
+        do { socket = try Socket(.udp, family: address.family, mark: configuration.mark) } catch {
+            socketFailed(error)
             return
         }
         let port = key.destinationPort

@@ -44,6 +44,8 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable {
     public static let noSuchDeviceOrAddress = Errno(rawValue: ENXIO)
     public static let noSuchProcess = Errno(rawValue: ESRCH)
     public static let tooManyOpenFiles = Errno(rawValue: EMFILE)
+    /// ENFILE: the whole system's file table is full.
+    public static let tooManyOpenFilesInSystem = Errno(rawValue: ENFILE)
     public static let noMemory = Errno(rawValue: ENOMEM)
     public static let badAddress = Errno(rawValue: EFAULT)
     public static let notADirectory = Errno(rawValue: ENOTDIR)
@@ -97,6 +99,7 @@ extension Errno: CustomStringConvertible {
         case ENXIO: return "ENXIO"
         case ESRCH: return "ESRCH"
         case EMFILE: return "EMFILE"
+        case ENFILE: return "ENFILE"
         case ENOMEM: return "ENOMEM"
         case EFAULT: return "EFAULT"
         case ENOTDIR: return "ENOTDIR"

@@ -83,13 +83,18 @@ public enum Files {
 /// is Sluice's, so that only the command sees Sluice's DNS.
 public enum Launcher {
     /// Does not return on success: the process becomes `command`, as the
-    /// invoking user when Sluice was started through sudo (SUDO_UID/SUDO_GID).
-    public static func exec(bindingResolvConf resolv: String?, command: [String]) -> Never {
+    /// invoking user when Sluice was started through sudo (SUDO_UID/SUDO_GID),
+    /// with the open-files soft limit Sluice had before it raised its own
+    /// (`openFilesSoftLimit`; see `OpenFilesLimit`).
+    public static func exec(bindingResolvConf resolv: String?, openFilesSoftLimit: UInt64?, command: [String]) -> Never {
         if let resolv {
             guard cshim_unshare(cshim_CLONE_NEWNS) == 0 else { fail("unshare(CLONE_NEWNS)") }
             // Keep our mounts to ourselves: the bind below must not reach the host.
             guard mount("none", "/", nil, UInt(MS_REC | MS_PRIVATE), nil) == 0 else { fail("making / private") }
             guard mount(resolv, "/etc/resolv.conf", nil, UInt(MS_BIND), nil) == 0 else { fail("binding \(resolv) on /etc/resolv.conf") }
+        }
+        if let openFilesSoftLimit {
+            do { try OpenFilesLimit.setSoft(openFilesSoftLimit) } catch { fail("setrlimit(RLIMIT_NOFILE, \(openFilesSoftLimit))") }
         }
         // Started through sudo: the command runs as the user who typed it, not as root.
         if let uidText = getenv("SUDO_UID").map({ String(cString: $0) }), let uid = UInt32(uidText), uid != 0 {

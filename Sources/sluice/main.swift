@@ -100,7 +100,10 @@ commands:
         goes without. docs/control.md describes the HTTP+JSON API.
   help  Show this text.
 
-Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN.
+Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN. Every flow holds a
+socket, so exec, run and proxy lift their soft open-files limit to the hard
+one (exec's CMD keeps the limit it would have had); when even that runs out,
+new flows are refused and Sluice says so.
 """
 
 /// Prints to stderr.
@@ -214,10 +217,15 @@ case "__launch":
     // Internal: `sluice exec` runs this inside the command's namespace to give it Sluice's resolv.conf.
     var rest = arguments.dropFirst()
     var resolv: String?
-    if rest.first == "--resolv", rest.count >= 2 { resolv = rest.dropFirst().first; rest = rest.dropFirst(2) }
+    var openFiles: UInt64?
+    while rest.count >= 2, let option = rest.first, option == "--resolv" || option == "--nofile" {
+        let value = rest.dropFirst().first!
+        if option == "--resolv" { resolv = value } else { openFiles = UInt64(value) }
+        rest = rest.dropFirst(2)
+    }
     if rest.first == "--" { rest = rest.dropFirst() }
     guard !rest.isEmpty else { ProcessControl.exit(127) }
-    Launcher.exec(bindingResolvConf: resolv, command: Array(rest))
+    Launcher.exec(bindingResolvConf: resolv, openFilesSoftLimit: openFiles, command: Array(rest))
 case nil, "help", "--help", "-h":
     print(usage)
 case "exec":

@@ -83,6 +83,79 @@ final class ExecTests {
         #expect(digests.allSatisfy { $0 == expected })
     }
 
+    /// A thousand connections open at once, each then fetching a file that
+    /// must arrive intact. The client holds every connection until all are
+    /// established, and Sluice completes an app's handshake only once its
+    /// upstream connection is up, so a thousand upstream sockets are open
+    /// together. Sluice starts with a soft open-files limit of 256 (the hard
+    /// one is higher): it must lift its own, and give the command 256 back.
+    @Test func aThousandConcurrentConnectionsAllComplete() throws {
+        try pair.makeFile("16k.bin", bytes: 16384)
+        let expected = try digest("16k.bin")
+        let client = work.appendingPathComponent("thousand.py")
+        try """
+            import hashlib, selectors, socket, sys, time
+            count, expected = int(sys.argv[1]), sys.argv[2]
+            deadline = time.monotonic() + 60
+            selector = selectors.DefaultSelector()
+            sockets = []
+            for i in range(count):
+                s = socket.socket()
+                s.setblocking(False)
+                s.connect_ex(("10.88.0.2", 8080))
+                sockets.append(s)
+                selector.register(s, selectors.EVENT_WRITE, i)
+            connected = 0
+            while connected < count and time.monotonic() < deadline:
+                for key, _ in selector.select(1):
+                    error = key.fileobj.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                    if error:
+                        sys.exit(f"connection {key.data}: error {error}")
+                    selector.unregister(key.fileobj)
+                    connected += 1
+            print("connected", connected, flush=True)
+            replies = {}
+            for i, s in enumerate(sockets):
+                s.send(b"GET /16k.bin HTTP/1.1\\r\\nHost: srv.test\\r\\nConnection: close\\r\\n\\r\\n")
+                selector.register(s, selectors.EVENT_READ, i)
+                replies[i] = bytearray()
+            done = 0
+            while done < count and time.monotonic() < deadline:
+                for key, _ in selector.select(1):
+                    data = key.fileobj.recv(65536)
+                    if data:
+                        replies[key.data] += data
+                    else:
+                        selector.unregister(key.fileobj)
+                        key.fileobj.close()
+                        done += 1
+            intact = sum(1 for r in replies.values()
+                         if r.startswith(b"HTTP/1.1 200") and hashlib.sha256(r.split(b"\\r\\n\\r\\n", 1)[-1]).hexdigest() == expected)
+            print("intact", intact, flush=True)
+            """.write(to: client, atomically: true, encoding: .utf8)
+        let script = "ulimit -Sn; ulimit -Sn 4096 && /usr/bin/python3 \(client.path) 1000 \(expected)"
+        let r = try runSluice(["exec", "--", "bash", "-c", script], in: host, through: ["prlimit", "--nofile=256:", "--"], timeout: 120)
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.split(separator: "\n") == ["256", "connected 1000", "intact 1000"], "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("1000 TCP flows relayed (besides 0 refused"), "\(r.stderr)")
+        #expect(!r.stderr.contains("out of file descriptors"), "\(r.stderr)")
+    }
+
+    /// Out of descriptors even after lifting the soft limit: the flows that
+    /// find none are refused (the app sees a reset), the others complete,
+    /// and Sluice says why once, not once per flow.
+    @Test func runningOutOfDescriptorsRefusesNewFlowsAndSaysWhyOnce() throws {
+        let script = "for i in $(seq 80); do curl -s -o /dev/null -w '%{http_code}\\n' http://10.88.0.2:8080/1m.bin & done; wait"
+        let r = try runSluice(["exec", "--", "bash", "-c", script], in: host, through: ["prlimit", "--nofile=64:64", "--"], timeout: 120)
+        let codes = r.stdout.split(separator: "\n")
+        #expect(codes.count == 80, "\(r.stdout) \(r.stderr)")
+        let completed = codes.filter { $0 == "200" }.count
+        #expect(completed > 0 && completed < 80, "\(completed) of 80 completed with 64 descriptors: \(r.stderr)")
+        let warnings = r.stderr.components(separatedBy: "out of file descriptors (the limit is 64): new flows are refused until some close; raise the hard limit").count - 1
+        #expect(warnings == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("\(80 - completed) refused"), "\(r.stderr)")
+    }
+
     // bash's /dev/tcp prints the connect(2) error itself, so the tests see
     // exactly what the kernel told the app.
     @Test func aRefusedConnectionIsAReset() throws {

@@ -45,10 +45,11 @@ final class ProxyServerTests {
         }
     }
 
-    /// Starts `sluice proxy ARGS` and waits (bounded) until each port listens on loopback.
-    func start(_ arguments: [String], ports: [Int]) throws -> Server {
+    /// Starts `sluice proxy ARGS` (through `through`, a command that execs it)
+    /// and waits (bounded) until each port listens on loopback.
+    func start(_ arguments: [String], ports: [Int], through: [String] = []) throws -> Server {
         let log = pair.path("sluice-proxy-\(ports.map(String.init).joined(separator: "-")).log")
-        let child = try net.start([sluiceBinary, "proxy"] + arguments, in: host, log: log)
+        let child = try net.start(through + [sluiceBinary, "proxy"] + arguments, in: host, log: log)
         let listening = TestNetwork.waitUntil(seconds: 15) {
             let ss = (try? self.net.run(["ss", "-ltn"], in: self.host).output) ?? ""
             return ports.allSatisfy { ss.contains("127.0.0.1:\($0) ") }
@@ -62,6 +63,33 @@ final class ProxyServerTests {
     /// Runs a shell script in the host namespace (where curl meets Sluice's listeners).
     func client(_ script: String, timeout: Double = 60) throws -> (status: Int32, output: String) {
         try net.run(["bash", "-c", script], in: host, check: false, timeout: timeout)
+    }
+
+    /// Each client and upstream connection holds a descriptor: started with a
+    /// soft open-files limit of 256, the proxy lifts it to the hard one.
+    @Test func theProxyLiftsItsSoftOpenFilesLimit() throws {
+        let server = try start(["--listen", "127.0.0.1:11090"], ports: [11090], through: ["prlimit", "--nofile=256:20000", "--"])
+        let limits = (try? String(contentsOfFile: "/proc/\(server.child.pid)/limits", encoding: .utf8)) ?? ""
+        _ = server.stop()
+        let openFiles = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }?.split(separator: " ", omittingEmptySubsequences: true)
+        #expect(openFiles.map { Array($0[3...4]) } == ["20000", "20000"], "\(limits)")
+    }
+
+    /// With 20 descriptors for 30 clients: the ones that get descriptors are
+    /// relayed, the others fail alone, and the proxy says why once instead of
+    /// retrying accept(2) in a loop (the listener stays readable while its
+    /// backlog holds clients it cannot take).
+    @Test func runningOutOfDescriptorsIsSaidOnceAndDoesNotSpin() throws {
+        let server = try start(["--listen", "127.0.0.1:11091"], ports: [11091], through: ["prlimit", "--nofile=20:20", "--"])
+        let r = try client("for i in $(seq 30); do curl -s -m 20 -o /dev/null -w '%{http_code}\\n' --socks5 127.0.0.1:11091 http://10.88.0.2:8080/1m.bin & done; wait")
+        let summary = server.stop()
+        let codes = r.output.split(separator: "\n")
+        #expect(codes.count == 30, "\(r.output)")
+        #expect(codes.contains("200"), "\(r.output)\n\(summary)")
+        let warnings = summary.components(separatedBy: "out of file descriptors (the limit is 20)").count - 1
+        #expect(warnings == 1, "\(summary)")
+        #expect(!summary.contains("accept on socks5 listener"), "\(summary)")
+        #expect(summary.contains("proxy: 30 connections"), "every client was taken in the end: \(summary)")
     }
 
     @Test func socks5CarriesNamesAddressesAndBigFiles() throws {

@@ -18,12 +18,14 @@ final class RunTests {
     @Test func relaysAnExistingNamespaceAndCleansUp() throws {
         let net = pair.net
         let expected = try pair.digest("1m.bin")
-        var digest = "", resolver = "", routes = ""
-        let r = try runSluice(["run", "--netns", app], in: pair.host, timeout: 60) { process in
+        var digest = "", resolver = "", routes = "", limits = ""
+        // Started with a soft open-files limit of 256: Sluice lifts it to the hard one.
+        let r = try runSluice(["run", "--netns", app], in: pair.host, through: ["prlimit", "--nofile=256:20000", "--"], timeout: 60) { process in
             let up = TestNetwork.waitUntil(seconds: 10) {
                 (try? net.run(["ip", "-n", self.app, "link", "show", "sluice0"]).status) == 0
             }
             if up {
+                limits = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/limits", encoding: .utf8)) ?? ""
                 routes = (try? net.run(["ip", "-n", self.app, "route"]).output) ?? ""
                 digest = (try? net.run(["sh", "-c", "curl -sS http://10.88.0.2:8080/1m.bin | sha256sum"], in: self.app).output) ?? ""
                 resolver = (try? net.run(["cat", "/etc/resolv.conf"], in: self.app).output) ?? ""
@@ -33,6 +35,8 @@ final class RunTests {
         #expect(routes.contains("0.0.0.0/1 dev sluice0") && routes.contains("128.0.0.0/1 dev sluice0"), "\(routes)")
         #expect(String(digest.prefix(64)) == expected, "\(digest) \(r.stderr)")
         #expect(resolver.contains("nameserver 10.233.0.53"), "\(resolver)")
+        let openFiles = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }?.split(separator: " ", omittingEmptySubsequences: true)
+        #expect(openFiles.map { Array($0[3...4]) } == ["20000", "20000"], "\(limits)")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("signal 2: stopping"))
         // Everything Sluice added is gone: the TUN, its routes, the resolv.conf.

@@ -24,10 +24,10 @@ final class ServerPair {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         try net.run(["chmod", "755", work.path])
         let conf = """
-        daemon off; pid \(work.path)/nginx.pid; error_log \(work.path)/error.log;
-        events { worker_connections 512; }
+        daemon off; pid \(work.path)/nginx.pid; error_log \(work.path)/error.log; worker_rlimit_nofile 8192;
+        events { worker_connections 4096; }
         http { access_log off; sendfile on; client_body_temp_path \(work.path); keepalive_requests 1000;
-          server { listen 10.88.0.2:8080; listen [fd00:88::2]:8080; root \(work.path); \(locations) } }
+          server { listen 10.88.0.2:8080 backlog=4096; listen [fd00:88::2]:8080 backlog=4096; root \(work.path); \(locations) } }
         """
         try conf.write(to: work.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
         try net.start(["nginx", "-c", work.appendingPathComponent("nginx.conf").path, "-p", work.path], in: server)
