@@ -45,21 +45,31 @@ public struct FlowFacts: Sendable, Equatable, CustomStringConvertible {
 public struct RequestFacts: Sendable, Equatable, CustomStringConvertible {
     public var method: String
     /// Absolute: "http://host[:port]/path?query".
-    public var url: String
+    public var url: String {
+        didSet { (host, hostIsAddress) = Self.host(of: url) }
+    }
     /// In order, as sent; names compare case-insensitively.
     public var headers: [HeaderField]
+    /// The URL's host, lowercased, without port, brackets or trailing dot.
+    /// Taken apart once per URL: every domain rule asks for it.
+    public private(set) var host: String?
+    /// The host is an address literal, which names no domain.
+    public private(set) var hostIsAddress = false
 
     public init(method: String, url: String, headers: [HeaderField] = []) {
         self.method = method; self.url = url; self.headers = headers
+        (host, hostIsAddress) = Self.host(of: url)
+    }
+
+    static func host(of url: String) -> (String?, Bool) {
+        guard let host = RequestURL(url)?.host else { return (nil, false) }
+        return (host, IPAddress(host) != nil)
     }
 
     /// The first field named `name` (case-insensitive).
     public func header(_ name: String) -> String? {
         headers.first { HeaderName.equal($0.name, name) }?.value
     }
-
-    /// The URL's host, lowercased, without port, brackets or trailing dot.
-    public var host: String? { RequestURL(url)?.host }
 
     public var description: String { "\(method) \(url)" }
 }

@@ -113,7 +113,7 @@ extension FlowFacts {
     /// request as rewritten, which may differ from what DNS saw), unless that
     /// host is an address literal; otherwise the flow's domain.
     var nameForRules: String? {
-        if let host = request?.host, IPAddress(host) == nil { return host }
+        if let request, let host = request.host, !request.hostIsAddress { return host }
         guard var d = domain, !d.isEmpty else { return nil }
         if d.hasSuffix(".") { d.removeLast() }
         return d
