@@ -9,7 +9,85 @@ public struct RequestURL: Sendable, Equatable {
     /// Everything from the first "/" (or "?") after the authority; "/" if empty.
     public var target: String
 
+    /// Every URL a request carries is ASCII (RFC 3986 percent-encodes the
+    /// rest), and the rules take apart several per request: those are read
+    /// byte by byte. Anything else goes through `init(characters:)`, whose
+    /// Character rules decide the edge cases; for ASCII the two agree
+    /// (RequestURLTests compares them on every case and on random strings).
     public init?(_ url: String) {
+        if url.utf8.allSatisfy({ $0 < 0x80 }) {
+            guard let parsed = Self.parse(ascii: url) else { return nil }
+            self = parsed
+        } else {
+            self.init(characters: url)
+        }
+    }
+
+    /// `url` is ASCII. Nil when the URL is not one this type takes; the
+    /// Character parser when the bytes are not contiguous (never, for a native string).
+    static func parse(ascii url: String) -> RequestURL? {
+        let bytes = url.utf8
+        guard let found = bytes.withContiguousStorageIfAvailable({ Self.split($0) }) else { return RequestURL(characters: url) }
+        guard let parts = found else { return nil }
+        // Offsets into the UTF-8 view are offsets into the string: every byte is a character.
+        func slice(_ range: Range<Int>) -> Substring {
+            url[bytes.index(bytes.startIndex, offsetBy: range.lowerBound) ..< bytes.index(bytes.startIndex, offsetBy: range.upperBound)]
+        }
+        var port: UInt16?
+        if let digits = parts.port {
+            guard let p = UInt16(slice(digits)) else { return nil }
+            port = p
+        }
+        var host = Self.lowercased(slice(parts.host))
+        if host.utf8.last == UInt8(ascii: ".") { host.removeLast() }
+        guard !host.isEmpty else { return nil }
+        let t = slice(parts.target)
+        return RequestURL(scheme: Self.lowercased(slice(parts.scheme)), host: host, port: port,
+                          target: t.isEmpty ? "/" : (t.utf8.first == UInt8(ascii: "/") ? String(t) : "/" + t))
+    }
+
+    init(scheme: String, host: String, port: UInt16?, target: String) {
+        self.scheme = scheme; self.host = host; self.port = port; self.target = target
+    }
+
+    /// Where the parts lie, as byte offsets: nil without "scheme://", with an
+    /// unclosed "[", or with anything but a port after "]".
+    static func split(_ bytes: UnsafeBufferPointer<UInt8>) -> (scheme: Range<Int>, host: Range<Int>, port: Range<Int>?, target: Range<Int>)? {
+        let n = bytes.count
+        let colon = UInt8(ascii: ":"), slash = UInt8(ascii: "/")
+        guard n >= 3 else { return nil }
+        var c = 0
+        while c <= n - 3, !(bytes[c] == colon && bytes[c + 1] == slash && bytes[c + 2] == slash) { c += 1 }
+        guard c <= n - 3, c > 0 else { return nil }
+        let rest = c + 3
+        var authorityEnd = rest
+        while authorityEnd < n, bytes[authorityEnd] != slash, bytes[authorityEnd] != UInt8(ascii: "?"), bytes[authorityEnd] != UInt8(ascii: "#") {
+            authorityEnd += 1
+        }
+        var authorityStart = rest
+        if let at = bytes[rest ..< authorityEnd].lastIndex(of: UInt8(ascii: "@")) { authorityStart = at + 1 }
+        var host = authorityStart ..< authorityEnd
+        var port: Range<Int>?
+        if authorityStart < authorityEnd, bytes[authorityStart] == UInt8(ascii: "[") {
+            guard let close = bytes[authorityStart ..< authorityEnd].firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            host = authorityStart + 1 ..< close
+            if close + 1 < authorityEnd {
+                guard bytes[close + 1] == colon else { return nil }
+                port = close + 2 ..< authorityEnd
+            }
+        } else if let last = bytes[authorityStart ..< authorityEnd].lastIndex(of: colon) {
+            host = authorityStart ..< last
+            if last + 1 < authorityEnd { port = last + 1 ..< authorityEnd }
+        }
+        return (0 ..< c, host, port, authorityEnd ..< n)
+    }
+
+    /// ASCII letters only: the caller checked that there is nothing else.
+    static func lowercased(_ text: Substring) -> String {
+        String(decoding: text.utf8.lazy.map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
+    init?(characters url: String) {
         guard let colon = url.firstRange(of: "://") else { return nil }
         scheme = String(url[..<colon.lowerBound]).lowercased()
         guard !scheme.isEmpty else { return nil }

@@ -123,18 +123,3 @@ import Testing
         }
     }
 }
-
-@Suite struct RequestURLTests {
-    @Test func parts() throws {
-        let a = try #require(RequestURL("http://API.Test.:8080/v1?x=1"))
-        #expect(a.host == "api.test" && a.port == 8080 && a.target == "/v1?x=1" && a.hostHeader == "api.test:8080")
-        let b = try #require(RequestURL("http://user:pw@[fd00::2]/"))
-        #expect(b.host == "fd00::2" && b.port == nil && b.hostHeader == "[fd00::2]")
-        let c = try #require(RequestURL("http://a.test?q"))
-        #expect(c.target == "/?q" && c.hostHeader == "a.test")
-        #expect(RequestURL("https://a.test:443/").map(\.hostHeader) == "a.test")
-        #expect(RequestURL("a.test/x") == nil)
-        #expect(RequestURL("http:///x") == nil)
-        #expect(RequestURL("http://a.test:99999/") == nil)
-    }
-}

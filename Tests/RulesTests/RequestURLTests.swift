@@ -1,0 +1,60 @@
+import Testing
+@testable import Rules
+
+/// `RequestURL` reads ASCII URLs byte by byte and everything else by
+/// Character; the two must agree wherever both apply.
+@Suite struct RequestURLTests {
+    static let cases = [
+        "http://API.Test.:8080/v1?x=1", "http://user:pw@[fd00::2]/", "http://a.test?q", "https://a.test:443/",
+        "a.test/x", "http://", "://x", "x://", "http://./", "http://host./", "http://host:/", "http://host:+80/",
+        "http://host:99999/", "http://host:8o/", "http://[::1]", "http://[::1]:", "http://[::1]:80/x", "http://[::1]x/",
+        "http://[::1", "http://[]/", "http://a@b@c/", "http://@/", "http://h#frag", "http://h/p#frag", "HTTP://H/",
+        "http://h:1:2/", "ws://h", "a://b://c", "http://h?q/with/slash", "http://h/%41%42", "http:///path",
+        "http:/h/", "http:h", "http://h\\x/", "http:// h /", "http://h;p=1/",
+    ]
+
+    @Test func parts() throws {
+        let a = try #require(RequestURL("http://API.Test.:8080/v1?x=1"))
+        #expect(a.scheme == "http" && a.host == "api.test" && a.port == 8080 && a.target == "/v1?x=1" && a.hostHeader == "api.test:8080")
+        let b = try #require(RequestURL("http://user:pw@[fd00::2]/"))
+        #expect(b.host == "fd00::2" && b.port == nil && b.target == "/" && b.hostHeader == "[fd00::2]")
+        let c = try #require(RequestURL("http://a.test?q"))
+        #expect(c.target == "/?q" && c.hostHeader == "a.test")
+        #expect(RequestURL("https://a.test:443/").map(\.hostHeader) == "a.test")
+        #expect(RequestURL("a.test/x") == nil)
+        #expect(RequestURL("http:///x") == nil)
+        #expect(RequestURL("http://[::1]:")  == nil)
+        #expect(RequestURL("http://[::1]x/") == nil)
+        #expect(RequestURL("http://host:99999/") == nil)
+        #expect(RequestURL("http://host:/")?.port == nil)
+        #expect(RequestURL("http://./") == nil)
+        // Not ASCII: the Character path, which lowercases beyond ASCII.
+        #expect(RequestURL("http://ÄB.test/ü")?.host == "äb.test")
+    }
+
+    @Test(arguments: cases) func bothPathsAgree(_ url: String) {
+        #expect(RequestURL.parse(ascii: url) == RequestURL(characters: url), "\(url)")
+    }
+
+    /// Random strings over the characters that matter to the split.
+    @Test func bothPathsAgreeOnRandomStrings() {
+        let alphabet = Array("hH:/?#@[]. 0189+-%aZ").map(String.init)
+        var state: UInt64 = 0x5eed_0001
+        var disagreements: [String] = []
+        var parsed = 0
+        for _ in 0 ..< 20_000 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let length = Int(state >> 59)
+            var url = ["http://", "H://", "", "x:/", "://"][Int(state >> 40) % 5]
+            for _ in 0 ..< length {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                url += alphabet[Int(state >> 33) % alphabet.count]
+            }
+            let fast = RequestURL.parse(ascii: url)
+            if fast != nil { parsed += 1 }
+            if fast != RequestURL(characters: url), disagreements.count < 10 { disagreements.append(url) }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements)")
+        #expect(parsed > 1000, "the strings exercise the parser: \(parsed) parsed")
+    }
+}
