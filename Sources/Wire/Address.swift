@@ -9,16 +9,25 @@ public struct IPv4Address: Hashable, Sendable, Comparable, CustomStringConvertib
         value = UInt32(a) << 24 | UInt32(b) << 16 | UInt32(c) << 8 | UInt32(d)
     }
 
-    /// Parses dotted-quad text ("10.0.0.1"); nil for anything else.
+    /// Parses dotted-quad text ("10.0.0.1"): four parts of one to three
+    /// decimal digits, each at most 255; nil for anything else. Byte by byte:
+    /// the rules ask of every request's host whether it is an address.
     public init?(_ text: some StringProtocol) {
-        var parts: [UInt32] = []
-        for part in text.split(separator: ".", omittingEmptySubsequences: false) {
-            guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCII),
-                  let n = UInt32(part), n <= 255 else { return nil }
-            parts.append(n)
+        var value: UInt32 = 0, part: UInt32 = 0, digits = 0, parts = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0, parts < 3 else { return nil }
+                value = value << 8 | part
+                parts += 1; part = 0; digits = 0
+            } else {
+                guard byte &- UInt8(ascii: "0") < 10, digits < 3 else { return nil }
+                part = part * 10 + UInt32(byte &- UInt8(ascii: "0"))
+                digits += 1
+                guard part <= 255 else { return nil }
+            }
         }
-        guard parts.count == 4 else { return nil }
-        value = parts[0] << 24 | parts[1] << 16 | parts[2] << 8 | parts[3]
+        guard digits > 0, parts == 3 else { return nil }
+        self.value = value << 8 | part
     }
 
     public static let any = IPv4Address(0)
@@ -65,6 +74,8 @@ public struct IPv6Address: Hashable, Sendable, Comparable, CustomStringConvertib
 
     /// Parses RFC 4291 §2.2 text, with "::" and an embedded IPv4 tail.
     public init?(_ text: some StringProtocol) {
+        // Every IPv6 text has a colon; most text asked about (host names) has none.
+        guard text.utf8.contains(UInt8(ascii: ":")) else { return nil }
         let s = String(text)
         var head: [UInt16] = [], tail: [UInt16] = []
         let halves = s.components(separatedByDoubleColon: ())

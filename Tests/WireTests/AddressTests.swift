@@ -6,7 +6,11 @@ import Wire
         #expect(IPv4Address("10.99.1.2") == IPv4Address(10, 99, 1, 2))
         #expect(IPv4Address(10, 99, 1, 2).description == "10.99.1.2")
         #expect(IPv4Address(255, 255, 255, 255).description == "255.255.255.255")
-        for bad in ["", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1..2.3", "a.b.c.d", "1.2.3.-4", "01234.1.1.1"] {
+        #expect(IPv4Address("0.0.0.0") == IPv4Address(0))
+        #expect(IPv4Address("255.255.255.255") == IPv4Address(0xffff_ffff))
+        #expect(IPv4Address("010.1.1.1") == IPv4Address(10, 1, 1, 1))
+        for bad in ["", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1..2.3", "a.b.c.d", "1.2.3.-4", "01234.1.1.1",
+                    "+1.2.3.4", "1.2.3.4.", ".1.2.3", "1.2.3.4 ", " 1.2.3.4", "1.2.3.999", "1.2.3.4a", "１.2.3.4", "api.test"] {
             #expect(IPv4Address(bad) == nil, "\(bad)")
         }
     }
