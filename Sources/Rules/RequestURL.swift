@@ -35,7 +35,7 @@ public struct RequestURL: Sendable, Equatable {
         }
         var port: UInt16?
         if let digits = parts.port {
-            guard let p = UInt16(slice(digits)) else { return nil }
+            guard let p = bytes.withContiguousStorageIfAvailable({ Self.port($0[digits]) }) ?? UInt16(slice(digits)) else { return nil }
             port = p
         }
         var host = Self.lowercased(slice(parts.host))
@@ -82,9 +82,33 @@ public struct RequestURL: Sendable, Equatable {
         return (0 ..< c, host, port, authorityEnd ..< n)
     }
 
+    /// The port as `UInt16(String)` reads it (a sign, then any number of
+    /// decimal digits; "-" only before a zero), without its generic parser.
+    static func port(_ text: Slice<UnsafeBufferPointer<UInt8>>) -> UInt16? {
+        var digits = text[...]
+        var negative = false
+        if let sign = digits.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+            negative = sign == UInt8(ascii: "-")
+            digits = digits.dropFirst()
+        }
+        guard !digits.isEmpty else { return nil }
+        var value: UInt32 = 0
+        for byte in digits {
+            guard byte &- UInt8(ascii: "0") < 10 else { return nil }
+            value = value * 10 + UInt32(byte &- UInt8(ascii: "0"))
+            guard value <= UInt32(UInt16.max) else { return nil }
+        }
+        guard !negative || value == 0 else { return nil }
+        return UInt16(value)
+    }
+
     /// ASCII letters only: the caller checked that there is nothing else.
     static func lowercased(_ text: Substring) -> String {
-        String(decoding: text.utf8.lazy.map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 }, as: UTF8.self)
+        let count = text.utf8.count
+        return String(unsafeUninitializedCapacity: count) { out in
+            for (i, byte) in text.utf8.enumerated() { out[i] = byte &- 0x41 < 26 ? byte | 0x20 : byte }
+            return count
+        }
     }
 
     init?(characters url: String) {

@@ -10,7 +10,8 @@ import Testing
         "http://host:99999/", "http://host:8o/", "http://[::1]", "http://[::1]:", "http://[::1]:80/x", "http://[::1]x/",
         "http://[::1", "http://[]/", "http://a@b@c/", "http://@/", "http://h#frag", "http://h/p#frag", "HTTP://H/",
         "http://h:1:2/", "ws://h", "a://b://c", "http://h?q/with/slash", "http://h/%41%42", "http:///path",
-        "http:/h/", "http:h", "http://h\\x/", "http:// h /", "http://h;p=1/",
+        "http:/h/", "http:h", "http://h\\x/", "http:// h /", "http://h;p=1/", "http://h:-0/", "http://h:-1/", "http://h:-/",
+        "http://h:+/", "http://h:0080/", "http://h:65535/", "http://h:65536/", "http://h:00000000000000000080/", "http://[::1]:+8/",
     ]
 
     @Test func parts() throws {
