@@ -8,12 +8,18 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
     public let regex: Regex<AnyRegexOutput>
     /// How many capture groups the pattern declares ($1...$N may refer to them).
     public let captureCount: Int
+    /// ASCII every match must start with, for a pattern anchored by "^"
+    /// ("^http://api\.test/v1" gives "http://api.test/v1"); empty when unknown.
+    /// Most patterns of a profile do not match most requests, and comparing
+    /// bytes says so far sooner than running the regex.
+    let requiredPrefix: [UInt8]
 
     /// Compiles `source`; the thrown error's description says what is wrong.
     public init(_ source: String) throws {
         self.source = source
         regex = try Regex(source)
         captureCount = CompiledRegex.countCaptures(source)
+        requiredPrefix = CompiledRegex.literalPrefix(source)
     }
 
     public static func == (a: CompiledRegex, b: CompiledRegex) -> Bool { a.source == b.source }
@@ -23,7 +29,52 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
     /// The first match anywhere in `text` (profile regexes are searches, as in Surge:
     /// anchor with ^ and $ to match a whole URL).
     public func firstMatch(in text: String) -> Regex<AnyRegexOutput>.Match? {
-        try? regex.firstMatch(in: text)
+        if !requiredPrefix.isEmpty, Self.cannotStart(text, with: requiredPrefix) { return nil }
+        return try? regex.firstMatch(in: text)
+    }
+
+    /// True only when `text` surely does not begin with `prefix`: an ASCII
+    /// byte that differs. Regex compares Characters under canonical
+    /// equivalence (U+212A KELVIN SIGN matches "K"), so a text that is not
+    /// ASCII where it differs is left to the regex.
+    static func cannotStart(_ text: String, with prefix: [UInt8]) -> Bool {
+        var bytes = text.utf8.makeIterator()
+        for expected in prefix {
+            guard let byte = bytes.next() else { return true }
+            if byte != expected { return byte < 0x80 }
+        }
+        return false
+    }
+
+    /// The literal text right after a leading "^", up to the first
+    /// metacharacter. Nothing for a pattern with "|" (another branch need not
+    /// share it) or "(?" (flags such as case-insensitivity, lookarounds), and a
+    /// literal followed by "*", "?" or "{" is not required, so it ends before it.
+    static func literalPrefix(_ pattern: String) -> [UInt8] {
+        let p = Array(pattern.utf8)
+        guard p.first == UInt8(ascii: "^"), !p.contains(UInt8(ascii: "|")) else { return [] }
+        for i in p.indices.dropLast() where p[i] == UInt8(ascii: "(") && p[i + 1] == UInt8(ascii: "?") { return [] }
+        let meta = Set(".[](){}*+?|^$\\".utf8)
+        let escapable = Set(".[](){}*+?|^$\\/-:=&%,@~_#!".utf8)
+        var prefix: [UInt8] = []
+        var i = 1
+        while i < p.count {
+            let literal: UInt8, width: Int
+            if p[i] == UInt8(ascii: "\\") {
+                guard i + 1 < p.count, escapable.contains(p[i + 1]) else { break }
+                literal = p[i + 1]; width = 2
+            } else if p[i] < 0x80, p[i] >= 0x20, !meta.contains(p[i]) {
+                literal = p[i]; width = 1
+            } else {
+                break
+            }
+            let next = i + width < p.count ? p[i + width] : nil
+            if let next, next == UInt8(ascii: "*") || next == UInt8(ascii: "?") || next == UInt8(ascii: "{") { break }
+            prefix.append(literal)
+            if next == UInt8(ascii: "+") { break }
+            i += width
+        }
+        return prefix
     }
 
     public func matches(_ text: String) -> Bool { firstMatch(in: text) != nil }

@@ -1,0 +1,71 @@
+import Testing
+@testable import Rules
+
+/// `CompiledRegex` skips the regex when a text cannot begin with the
+/// pattern's literal prefix; that must never change an answer.
+@Suite struct CompiledRegexTests {
+    @Test func literalPrefixes() {
+        let cases: [(String, String)] = [
+            (#"^http://api\.test/v1/config$"#, "http://api.test/v1/config"),
+            (#"^http://([a-z0-9-]+\.)*test/"#, "http://"),
+            (#"^https?://a\.test/"#, "http"),
+            (#"^http://ab*c"#, "http://a"),
+            (#"^http://ab+c"#, "http://ab"),
+            (#"^http://a{2}"#, "http://"),
+            (#"^http://a\d"#, "http://a"),
+            (#"^http://a|^https://b"#, ""),
+            (#"^(?i)http://a"#, ""),
+            (#"^http://a(?=b)"#, ""),
+            (#"http://a"#, ""),
+            (#".*"#, ""),
+            (#"^\Qa.b\E"#, ""),
+            (#"^http://é"#, "http://"),
+            (#"^http://a\.test/x\-y\/z"#, "http://a.test/x-y/z"),
+        ]
+        for (pattern, prefix) in cases {
+            #expect(CompiledRegex.literalPrefix(pattern) == Array(prefix.utf8), "\(pattern)")
+        }
+    }
+
+    @Test func aTextThatIsNotASCIIWhereItDiffersGoesToTheRegex() throws {
+        // U+212A KELVIN SIGN is canonically equivalent to "K": only the regex may say.
+        let regex = try CompiledRegex(#"^http://K\.test/"#)
+        #expect(!CompiledRegex.cannotStart("http://\u{212A}.test/", with: regex.requiredPrefix))
+        #expect(CompiledRegex.cannotStart("http://L.test/", with: regex.requiredPrefix))
+        #expect(CompiledRegex.cannotStart("http://", with: regex.requiredPrefix))
+        #expect(regex.matches("http://K.test/x"))
+    }
+
+    /// The shortcut against the regex alone, on URLs that share more or less
+    /// of each pattern's prefix.
+    @Test func theShortcutNeverChangesAnAnswer() throws {
+        let patterns = [
+            #"^http://api\.test/v1/([a-z]+)"#, #"^http://([a-z0-9-]+\.)*test/"#, #"^https?://a\.test/"#, #"^http://ab*c"#,
+            #"^http://ab+c"#, #"^http://a{2}x"#, #"^http://a\d"#, #"^http://a\.test/x\-y"#, #"^http://K\.test/"#,
+        ]
+        let pieces = ["http", "s", "://", "api", ".test", "/v1/", "x", "a", "b", "c", "aa", "K", "\u{212A}", "-y", "1", "é", "e\u{301}", "/",
+                      "v1/abc", "aax", "a.test/", "bc", "bbc", "ax", "a1", "x-y", "K.test/", "\u{212A}.test/", "://a.test/"]
+        var state: UInt64 = 0x5eed_0002
+        for pattern in patterns {
+            let regex = try CompiledRegex(pattern)
+            #expect(!regex.requiredPrefix.isEmpty, "\(pattern)")
+            var matched = 0
+            for _ in 0 ..< 2_000 {
+                // Some of the prefix, then anything: the texts that nearly match are the ones that matter.
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                let kept = state >> 63 == 0 ? regex.requiredPrefix.count : Int(state >> 33) % (regex.requiredPrefix.count + 1)
+                var text = String(decoding: regex.requiredPrefix.prefix(kept), as: UTF8.self)
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                for _ in 0 ..< Int(state >> 62) + 1 {
+                    state = state &* 6364136223846793005 &+ 1442695040888963407
+                    text += pieces[Int(state >> 33) % pieces.count]
+                }
+                let plain = try regex.regex.firstMatch(in: text)
+                let fast = regex.firstMatch(in: text)
+                #expect(plain?.range == fast?.range, "\(pattern) on \(text)")
+                if plain != nil { matched += 1 }
+            }
+            #expect(matched > 20, "\(pattern) matched \(matched) texts: too few to tell")
+        }
+    }
+}
