@@ -3,7 +3,8 @@
 // libFuzzer harness for the matching side of Rules, over text that comes from
 // requests: the input is split at NUL-free "\n" into a Map Local name, a URL, a
 // host and a glob/template. Checks: LocalPath never yields a path outside its
-// folder; RequestURL either refuses or gives a lowercased, non-empty host; the
+// folder; RequestURL either refuses or gives a lowercased, non-empty host, and
+// reads an ASCII URL as its Character parser does; the
 // domain index agrees with the plain suffix test; globs, templates and the
 // engine finish on anything.
 
@@ -47,6 +48,12 @@ public func fuzzMatching(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(!url.host.isEmpty && url.host == url.host.lowercased())
         _ = url.hostHeader
     }
+    // ASCII URLs are read by bytes; the Character parser must agree.
+    if part(1).utf8.allSatisfy({ $0 < 0x80 }) {
+        precondition(RequestURL.parse(ascii: part(1)) == RequestURL(characters: part(1)), "RequestURL paths disagree on \(part(1))")
+    }
+    // An address is four dotted decimals of at most 255, or has a colon.
+    if let v4 = IPv4Address(part(2)) { precondition(v4.description.split(separator: ".").count == 4) }
 
     let host = part(2)
     let expected = names.indices.first { i in
