@@ -71,12 +71,12 @@ public struct ExecCommand {
         }
         let setup = try NamespaceSetup.create(name: "sluice-exec-\(ProcessControl.currentID)", mtu: options.mtu)
         defer { setup.remove() }
-        // CMD alone sees Sluice's DNS: a resolv.conf bind-mounted in a mount namespace of its own.
         // Each flow holds a socket: lift the soft open-files limit (CMD gets its own back).
         var launcher = ["/proc/self/exe", "__launch"]
         if let before = OpenFilesLimit.raiseSoftToHard(), before.soft < before.hard {
             launcher += ["--nofile", "\(before.soft)"]
         }
+        // CMD alone sees Sluice's DNS: a resolv.conf bind-mounted in a mount namespace of its own.
         var launch = options.command
         var resolvPath: String?
         if options.dns != .off {

@@ -2,10 +2,6 @@ internal import Sys
 internal import Stack
 
 extension ProxyServer {
-    static func isDescriptorShortage(_ error: Errno) -> Bool {
-        error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem
-    }
-
     /// accept(2) failed for want of a descriptor. The client stays in the
     /// listen backlog, so the listeners would stay readable and a
     /// level-triggered loop would retry at once, over and over: they are not
@@ -32,7 +28,6 @@ extension ProxyServer {
     func warnOfDescriptorShortage(_ error: Errno) {
         if let last = lastDescriptorWarning, now < last + .seconds(10) { return }
         lastDescriptorWarning = now
-        let limit = error == .tooManyOpenFiles ? OpenFilesLimit.current().map { " (the limit is \($0.soft))" } ?? "" : " (the system's: fs.file-max)"
-        log("sluice: proxy: out of file descriptors\(limit): new clients wait in the listen backlog, new upstream connections fail, until some close; raise the hard limit (ulimit -Hn, or LimitNOFILE= for a service)")
+        log("sluice: proxy: \(OpenFilesLimit.shortage(error)): new clients wait in the listen backlog, new upstream connections fail, until some close; raise the hard limit (ulimit -Hn, or LimitNOFILE= for a service)")
     }
 }

@@ -139,7 +139,7 @@ final class ProxyServer {
             let accepted: Socket.Accepted?
             do { accepted = try box.socket.accept() } catch {
                 statistics.errors += 1
-                if Self.isDescriptorShortage(error) {
+                if error.isDescriptorShortage {
                     pauseListeners(error)
                 } else {
                     log("sluice: proxy: accept on \(listener) listener: \(error)")
@@ -384,7 +384,7 @@ final class ProxyServer {
         connection.phase = .connecting
         let socket: Socket
         do { socket = try Socket(.tcp, family: address.family) } catch {
-            if Self.isDescriptorShortage(error) { warnOfDescriptorShortage(error) }
+            if error.isDescriptorShortage { warnOfDescriptorShortage(error) }
             fail(connection, .generalFailure, reason: "socket: \(error)")
             return
         }

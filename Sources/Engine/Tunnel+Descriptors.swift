@@ -8,14 +8,9 @@ extension Tunnel {
     /// every new flow until some close.
     func socketFailed(_ error: Errno) {
         io.statistics.upstreamErrors += 1
-        guard error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem else { return }
+        guard error.isDescriptorShortage else { return }
         if let last = lastDescriptorWarning, now < last + .seconds(10) { return }
         lastDescriptorWarning = now
-        if error == .tooManyOpenFiles {
-            let limit = OpenFilesLimit.current().map { " (the limit is \($0.soft))" } ?? ""
-            EngineLog.warning("out of file descriptors\(limit): new flows are refused until some close; raise the hard limit (ulimit -Hn, or LimitNOFILE= for a service)")
-        } else {
-            EngineLog.warning("the system is out of file descriptors (ENFILE): new flows are refused until some close; see sysctl fs.file-max")
-        }
+        EngineLog.warning("\(OpenFilesLimit.shortage(error)): new flows are refused until some close; raise the hard limit (ulimit -Hn, or LimitNOFILE= for a service)")
     }
 }

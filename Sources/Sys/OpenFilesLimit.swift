@@ -33,6 +33,17 @@ public enum OpenFilesLimit {
         guard setrlimit(resource, &limit) == 0 else { throw Errno.current }
     }
 
+    /// What ran out, for the message that says so: `error` is EMFILE or ENFILE.
+    public static func shortage(_ error: Errno) -> String {
+        if error == .tooManyOpenFilesInSystem { return "the system is out of file descriptors (ENFILE; see sysctl fs.file-max)" }
+        return "out of file descriptors" + (current().map { " (the limit is \($0.soft))" } ?? "")
+    }
+
     /// RLIMIT_NOFILE, which Glibc imports as an enum case.
     private static var resource: __rlimit_resource_t { __rlimit_resource_t(RLIMIT_NOFILE.rawValue) }
+}
+
+extension Errno {
+    /// EMFILE or ENFILE: no descriptor for a new socket, until some close.
+    public var isDescriptorShortage: Bool { self == .tooManyOpenFiles || self == .tooManyOpenFilesInSystem }
 }
