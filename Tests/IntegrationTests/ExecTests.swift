@@ -190,6 +190,30 @@ final class ExecTests {
         #expect(r.stderr.contains("1 UDP sessions"))
     }
 
+    /// SIGINT and SIGTERM stop Sluice gracefully: the open flow is closed
+    /// (the server sees its connection go), the capture is flushed (tcpdump
+    /// reads it to the end), and nothing is left behind.
+    @Test(arguments: [SIGINT, SIGTERM]) func aStopSignalClosesFlowsFlushesTheCaptureAndCleansUp(_ signal: Int32) throws {
+        let capture = work.appendingPathComponent("stop-\(signal).pcap").path
+        func downloading() -> Bool {
+            ((try? net.run(["ss", "-tnH", "state", "established", "( sport = :8080 )"], in: server).output) ?? "").contains("10.88.0.1")
+        }
+        var started = false
+        let r = try runSluice(["exec", "--pcap", capture, "--", "curl", "-s", "--limit-rate", "100k", "-o", "/dev/null",
+                               "http://10.88.0.2:8080/20m.bin"], in: host, timeout: 60) { process in
+            started = TestNetwork.waitUntil(seconds: 10) { downloading() }
+            kill(process.processIdentifier, signal)
+        }
+        #expect(started, "the download never started: \(r.stderr)")
+        #expect(r.status == 128 + signal, "\(r.stderr)")
+        #expect(r.stderr.contains("signal \(signal): stopping"), "\(r.stderr)")
+        #expect(TestNetwork.waitUntil(seconds: 5) { !downloading() }, "the server still holds the connection")
+        let read = try net.run(["tcpdump", "-nr", capture, "tcp[tcpflags] & tcp-syn != 0"], check: false)
+        #expect(read.status == 0 && read.output.contains("> 10.88.0.2.8080: Flags [S]"), "\(read.output)")
+        #expect(!(try net.run(["ip", "netns", "list"]).output).contains("sluice-exec-\(r.pid)"))
+        #expect(!FileManager.default.fileExists(atPath: "/run/sluice/exec-\(r.pid).resolv.conf"))
+    }
+
     @Test func staleNamespacesOfAKilledSluiceAreRemovedNextTime() throws {
         // A Sluice killed with SIGKILL cannot clean up; the next one does.
         let r = try runSluice(["exec", "--", "sleep", "30"], in: host, timeout: 20) { process in
