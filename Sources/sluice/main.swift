@@ -214,7 +214,8 @@ func summarize(_ text: String) {
 ProcessControl.lineBufferStandardOutput()
 switch arguments.first {
 case "__launch":
-    // Internal: `sluice exec` runs this inside the command's namespace to give it Sluice's resolv.conf.
+    // Internal: `sluice exec` runs this inside the command's namespace to give it Sluice's resolv.conf
+    // (--resolv) and the open-files soft limit Sluice started with (--nofile).
     var rest = arguments.dropFirst()
     var resolv: String?
     var openFiles: UInt64?

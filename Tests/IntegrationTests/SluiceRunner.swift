@@ -27,8 +27,8 @@ struct SluiceRun {
 
 /// Runs sluice (inside `namespace` when given) to completion, bounded by
 /// `timeout` seconds; `whileRunning` may act on the process meanwhile.
-/// `through` is a command that execs sluice (keeping its pid), such as
-/// `prlimit --nofile=256: --`.
+/// `through` (with a namespace) is a command that execs sluice, keeping its
+/// pid, such as `prlimit --nofile=256: --`.
 func runSluice(_ arguments: [String], in namespace: String? = nil, environment: [String] = [], through: [String] = [],
                timeout: Double = 60, whileRunning: ((Process) -> Void)? = nil) throws -> SluiceRun {
     let p = Process()
@@ -37,12 +37,9 @@ func runSluice(_ arguments: [String], in namespace: String? = nil, environment: 
         // Commands run as root unless a test says otherwise, whatever the runner's own sudo variables.
         p.arguments = ["ip", "netns", "exec", namespace, "env", "-u", "SUDO_UID", "-u", "SUDO_GID", "-u", "SUDO_USER"]
             + environment + through + [sluiceBinary] + arguments
-    } else if through.isEmpty {
+    } else {
         p.executableURL = URL(fileURLWithPath: sluiceBinary)
         p.arguments = arguments
-    } else {
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = through + [sluiceBinary] + arguments
     }
     // Files, not pipes: nothing can block on a full pipe, and nothing is shared across threads.
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-test-\(getpid())-\(UUID().uuidString)")
