@@ -13,6 +13,9 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
     /// Most patterns of a profile do not match most requests, and comparing
     /// bytes says so far sooner than running the regex.
     let requiredPrefix: [UInt8]
+    /// True for the patterns that match at the start of any text (".*", a
+    /// [Statistics] line's "count everything"), so `matches` need not run them.
+    let matchesEverything: Bool
 
     /// Compiles `source`; the thrown error's description says what is wrong.
     public init(_ source: String) throws {
@@ -20,7 +23,13 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
         regex = try Regex(source)
         captureCount = CompiledRegex.countCaptures(source)
         requiredPrefix = CompiledRegex.literalPrefix(source)
+        matchesEverything = CompiledRegex.everywhere.contains(source)
     }
+
+    /// Patterns that match the empty string at the start of any text: "." never
+    /// has to match, so newlines and other text cannot make them fail. Kept to
+    /// exact spellings; anything cleverer goes to the regex.
+    static let everywhere: Set<String> = ["", "^", ".*", "^.*", ".*?", "^.*?", "(.*)", "^(.*)", "(.*?)", "^(.*?)"]
 
     public static func == (a: CompiledRegex, b: CompiledRegex) -> Bool { a.source == b.source }
     public func hash(into hasher: inout Hasher) { hasher.combine(source) }
@@ -77,7 +86,7 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
         return prefix
     }
 
-    public func matches(_ text: String) -> Bool { firstMatch(in: text) != nil }
+    public func matches(_ text: String) -> Bool { matchesEverything || firstMatch(in: text) != nil }
 
     /// Counts capturing groups in the pattern text: an unescaped "(" outside a
     /// bracket expression that is not "(?" — except the named forms "(?<name>",

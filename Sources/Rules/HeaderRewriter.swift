@@ -3,6 +3,7 @@
 /// another for the same URL.
 public struct HeaderRewriter: Sendable {
     private let entries: [(rewrite: HeaderRewrite, template: URLTemplate?)]
+    private let index: LiteralPrefixIndex
 
     public init(_ profile: Profile) { self.init(rewrites: profile.headerRewrites) }
 
@@ -11,6 +12,7 @@ public struct HeaderRewriter: Sendable {
             if case let .replaceRegex(_, _, replacement) = rewrite.operation { return (rewrite, URLTemplate(replacement)) }
             return (rewrite, nil)
         }
+        index = LiteralPrefixIndex(prefixes: rewrites.map(\.regex.requiredPrefix))
     }
 
     /// Applies the `direction` lines whose regex matches `url` (for responses,
@@ -19,7 +21,9 @@ public struct HeaderRewriter: Sendable {
     @discardableResult
     public func apply(_ direction: HeaderRewriteDirection, url: String, to headers: inout [HeaderField]) -> [Int] {
         var applied: [Int] = []
-        for (rewrite, template) in entries where rewrite.direction == direction && rewrite.regex.matches(url) {
+        for i in index.candidates(for: url) {
+            let (rewrite, template) = entries[i]
+            guard rewrite.direction == direction, rewrite.regex.matches(url) else { continue }
             applied.append(rewrite.line)
             Self.apply(rewrite.operation, template: template, to: &headers)
         }

@@ -32,13 +32,18 @@ public struct MapLocalAnswer: Sendable, Equatable, CustomStringConvertible {
 /// [Map Local], compiled once; first match wins.
 public struct MapLocalResolver: Sendable {
     private let entries: [MapLocal]
+    private let index: LiteralPrefixIndex
 
     public init(_ profile: Profile) { self.init(entries: profile.mapLocals) }
 
-    public init(entries: [MapLocal]) { self.entries = entries }
+    public init(entries: [MapLocal]) {
+        self.entries = entries
+        index = LiteralPrefixIndex(prefixes: entries.map(\.regex.requiredPrefix))
+    }
 
     public func resolve(url: String) -> MapLocalAnswer? {
-        for entry in entries {
+        for i in index.candidates(for: url) {
+            let entry = entries[i]
             guard let match = entry.regex.firstMatch(in: url) else { continue }
             var headers = entry.headers
             switch entry.data {

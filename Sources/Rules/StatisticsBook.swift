@@ -105,10 +105,11 @@ public struct StatisticsBook: Sendable {
     /// The key a request counts under, or nil when the definition's regex does
     /// not match its URL (the request is then not this book's business).
     public static func key(for definition: StatisticsDefinition, url: String, host: String) -> String? {
-        guard let match = definition.regex.firstMatch(in: url) else { return nil }
         switch definition.key {
-        case .host: return host
+        case .host:
+            return definition.regex.matches(url) ? host : nil
         case let .capture(n):
+            guard let match = definition.regex.firstMatch(in: url) else { return nil }
             guard n < match.output.count, let text = match.output[n].substring else { return "" }
             return String(text)
         }

@@ -32,15 +32,18 @@ public enum URLRewriteAction: Sendable, Equatable, CustomStringConvertible {
 /// `(.*)` to the end the replacement is the whole new URL.
 public struct URLRewriter: Sendable {
     private let entries: [(rewrite: URLRewrite, template: URLTemplate)]
+    private let index: LiteralPrefixIndex
 
     public init(_ profile: Profile) { self.init(rewrites: profile.urlRewrites) }
 
     public init(rewrites: [URLRewrite]) {
         entries = rewrites.map { ($0, URLTemplate($0.replacement)) }
+        index = LiteralPrefixIndex(prefixes: rewrites.map(\.regex.requiredPrefix))
     }
 
     public func rewrite(url: String) -> URLRewriteAction {
-        for (rewrite, template) in entries {
+        for i in index.candidates(for: url) {
+            let (rewrite, template) = entries[i]
             guard let match = rewrite.regex.firstMatch(in: url) else { continue }
             if let kind = RejectResponse(rewrite.mode) { return .reject(kind, line: rewrite.line) }
             let newURL = String(url[..<match.range.lowerBound]) + template.expand(match) + String(url[match.range.upperBound...])
