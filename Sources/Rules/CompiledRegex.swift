@@ -16,13 +16,20 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
     /// True for the patterns that match at the start of any text (".*", a
     /// [Statistics] line's "count everything"), so `matches` need not run them.
     let matchesEverything: Bool
+    /// True when the pattern is "^" and `requiredPrefix` and nothing else
+    /// ("^http://api\.test/", the usual header-rewrite line): beginning with
+    /// the prefix is then the whole question, as long as the text goes on
+    /// in ASCII (a combining mark would join the prefix's last Character).
+    let isPrefixOnly: Bool
 
     /// Compiles `source`; the thrown error's description says what is wrong.
     public init(_ source: String) throws {
         self.source = source
         regex = try Regex(source)
         captureCount = CompiledRegex.countCaptures(source)
-        requiredPrefix = CompiledRegex.literalPrefix(source)
+        let literal = CompiledRegex.literalScan(source)
+        requiredPrefix = literal.prefix
+        isPrefixOnly = literal.whole && !literal.prefix.isEmpty
         matchesEverything = CompiledRegex.everywhere.contains(source)
     }
 
@@ -59,10 +66,13 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
     /// metacharacter. Nothing for a pattern with "|" (another branch need not
     /// share it) or "(?" (flags such as case-insensitivity, lookarounds), and a
     /// literal followed by "*", "?" or "{" is not required, so it ends before it.
-    static func literalPrefix(_ pattern: String) -> [UInt8] {
+    static func literalPrefix(_ pattern: String) -> [UInt8] { literalScan(pattern).prefix }
+
+    /// The literal prefix, and whether it is the whole pattern after "^".
+    static func literalScan(_ pattern: String) -> (prefix: [UInt8], whole: Bool) {
         let p = Array(pattern.utf8)
-        guard p.first == UInt8(ascii: "^"), !p.contains(UInt8(ascii: "|")) else { return [] }
-        for i in p.indices.dropLast() where p[i] == UInt8(ascii: "(") && p[i + 1] == UInt8(ascii: "?") { return [] }
+        guard p.first == UInt8(ascii: "^"), !p.contains(UInt8(ascii: "|")) else { return ([], false) }
+        for i in p.indices.dropLast() where p[i] == UInt8(ascii: "(") && p[i + 1] == UInt8(ascii: "?") { return ([], false) }
         let meta = Set(".[](){}*+?|^$\\".utf8)
         let escapable = Set(".[](){}*+?|^$\\/-:=&%,@~_#!".utf8)
         var prefix: [UInt8] = []
@@ -83,10 +93,25 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
             if next == UInt8(ascii: "+") { break }
             i += width
         }
-        return prefix
+        return (prefix, i == p.count)
     }
 
-    public func matches(_ text: String) -> Bool { matchesEverything || firstMatch(in: text) != nil }
+    public func matches(_ text: String) -> Bool {
+        if matchesEverything { return true }
+        if isPrefixOnly, Self.surelyStarts(text, with: requiredPrefix) { return true }
+        return firstMatch(in: text) != nil
+    }
+
+    /// True only when `text` begins with `prefix` and the byte after it, if
+    /// any, is ASCII, so that no Character straddles the prefix's end.
+    static func surelyStarts(_ text: String, with prefix: [UInt8]) -> Bool {
+        var bytes = text.utf8.makeIterator()
+        for expected in prefix {
+            guard bytes.next() == expected else { return false }
+        }
+        guard let after = bytes.next() else { return true }
+        return after < 0x80
+    }
 
     /// Counts capturing groups in the pattern text: an unescaped "(" outside a
     /// bracket expression that is not "(?" — except the named forms "(?<name>",

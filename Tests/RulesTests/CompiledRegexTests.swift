@@ -68,4 +68,36 @@ import Testing
             #expect(matched > 20, "\(pattern) matched \(matched) texts: too few to tell")
         }
     }
+
+    /// A pattern that is "^" and a literal answers `matches` from its bytes;
+    /// that must be the regex's answer, also where Characters straddle the
+    /// literal's end (a combining mark) or stand in for it (KELVIN SIGN).
+    @Test func aPrefixOnlyPatternAnswersAsItsRegex() throws {
+        let prefixOnly = [#"^http://api\.test/"#, #"^http://K\.test"#, #"^http://a\.test/x\-y"#, #"^a"#]
+        let notPrefixOnly = [#"^http://a\.test/$"#, #"^http://ab+"#, #"^http://a\d"#, #"http://a"#, #"^http://ab?"#, #"^"#, #"^http://a(b)"#]
+        for pattern in notPrefixOnly { #expect(!(try CompiledRegex(pattern)).isPrefixOnly, "\(pattern)") }
+        let pieces = ["http://", "api", ".test/", "K", "\u{212A}", ".test", "a", "\u{301}", "x-y", "/", "é", "\r\n", "\n", "q"]
+        var state: UInt64 = 0x5eed_0003
+        for pattern in prefixOnly {
+            let regex = try CompiledRegex(pattern)
+            #expect(regex.isPrefixOnly, "\(pattern)")
+            var matched = 0, straddled = 0
+            for _ in 0 ..< 2_000 {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                var text = state >> 63 == 0 ? String(decoding: regex.requiredPrefix, as: UTF8.self) : ""
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                for _ in 0 ..< Int(state >> 62) + 1 {
+                    state = state &* 6364136223846793005 &+ 1442695040888963407
+                    text += pieces[Int(state >> 33) % pieces.count]
+                }
+                let plain = try regex.regex.firstMatch(in: text) != nil
+                #expect(regex.matches(text) == plain, "\(pattern) on \(text.debugDescription)")
+                if plain { matched += 1 }
+                if text.utf8.starts(with: regex.requiredPrefix), !plain { straddled += 1 }
+            }
+            #expect(matched > 200, "\(pattern) matched \(matched) texts: too few to tell")
+            // Texts that begin with the bytes yet do not match (a mark joined the last Character): the case that needs care.
+            #expect(straddled > 20, "\(pattern): only \(straddled) straddling texts")
+        }
+    }
 }

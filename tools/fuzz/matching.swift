@@ -5,7 +5,8 @@
 // host and a glob/template. Checks: LocalPath never yields a path outside its
 // folder; RequestURL either refuses or gives a lowercased, non-empty host, and
 // reads an ASCII URL as its Character parser does; the
-// domain index agrees with the plain suffix test; globs, templates and the
+// domain index agrees with the plain suffix test, and the rewriters' prefix
+// trie with comparing each prefix; globs, templates and the
 // engine finish on anything.
 
 let folder = "/srv/fuzz"
@@ -71,6 +72,13 @@ public func fuzzMatching(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                           domain: host.isEmpty ? nil : host, applicationProtocol: size % 2 == 0 ? .http : nil,
                           request: size % 3 == 0 ? RequestFacts(method: part(0), url: part(1),
                                                                 headers: [HeaderField(name: "User-Agent", value: glob)]) : nil)
+    // The rewriters' prefix trie names exactly the lines a one-by-one prefix
+    // comparison leaves: prefixes from the fourth part (ASCII, split at spaces).
+    let prefixes = glob.split(separator: " ", maxSplits: 16).map { Array($0.utf8.filter { $0 < 0x80 }) }
+    let candidates = LiteralPrefixIndex(prefixes: prefixes).candidates(for: part(1))
+    let oneByOne = prefixes.indices.filter { prefixes[$0].isEmpty || !CompiledRegex.cannotStart(part(1), with: prefixes[$0]) }
+    precondition(candidates == oneByOne, "prefix index disagrees on \(part(1))")
+
     let engine = makeEngine()
     for final in [false, true] {
         let outcome = engine.evaluate(facts, final: final)
