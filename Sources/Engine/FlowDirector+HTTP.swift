@@ -119,8 +119,10 @@ extension FlowDirector {
 
     /// [Header Rewrite] works on Rules' header list; heads keep theirs.
     static func rewritten(_ headers: HTTPHeaders, _ rewriter: HeaderRewriter, _ direction: HeaderRewriteDirection, url: String) -> HTTPHeaders {
+        let matched = rewriter.matching(direction, url: url)
+        guard !matched.isEmpty else { return headers }
         var fields = headers.map { HeaderField(name: $0.name, value: $0.value) }
-        guard !rewriter.apply(direction, url: url, to: &fields).isEmpty else { return headers }
+        rewriter.apply(matched, to: &fields)
         return HTTPHeaders(fields.map { HTTPHeader(name: $0.name, value: $0.value) })
     }
 

@@ -4,6 +4,8 @@
 public struct HeaderRewriter: Sendable {
     private let entries: [(rewrite: HeaderRewrite, template: URLTemplate?)]
     private let index: LiteralPrefixIndex
+    private let hasRequestLines: Bool
+    private let hasResponseLines: Bool
 
     public init(_ profile: Profile) { self.init(rewrites: profile.headerRewrites) }
 
@@ -13,6 +15,8 @@ public struct HeaderRewriter: Sendable {
             return (rewrite, nil)
         }
         index = LiteralPrefixIndex(prefixes: rewrites.map(\.regex.requiredPrefix))
+        hasRequestLines = rewrites.contains { $0.direction == .request }
+        hasResponseLines = rewrites.contains { $0.direction == .response }
     }
 
     /// Applies the `direction` lines whose regex matches `url` (for responses,
@@ -20,14 +24,24 @@ public struct HeaderRewriter: Sendable {
     /// the entries that matched, whether or not they changed anything.
     @discardableResult
     public func apply(_ direction: HeaderRewriteDirection, url: String, to headers: inout [HeaderField]) -> [Int] {
-        var applied: [Int] = []
-        for i in index.candidates(for: url) {
-            let (rewrite, template) = entries[i]
-            guard rewrite.direction == direction, rewrite.regex.matches(url) else { continue }
-            applied.append(rewrite.line)
-            Self.apply(rewrite.operation, template: template, to: &headers)
+        apply(matching(direction, url: url), to: &headers)
+    }
+
+    /// The entries of `direction` whose regex matches `url`, in profile order:
+    /// empty, and without allocating, when none does; the caller can then
+    /// leave the headers as they are.
+    public func matching(_ direction: HeaderRewriteDirection, url: String) -> [Int] {
+        guard direction == .request ? hasRequestLines : hasResponseLines else { return [] }
+        return index.candidates(for: url).filter { entries[$0].rewrite.direction == direction && entries[$0].rewrite.regex.matches(url) }
+    }
+
+    /// Applies the entries `matching` found. Returns their lines.
+    @discardableResult
+    public func apply(_ matched: [Int], to headers: inout [HeaderField]) -> [Int] {
+        matched.map { i in
+            Self.apply(entries[i].rewrite.operation, template: entries[i].template, to: &headers)
+            return entries[i].rewrite.line
         }
-        return applied
     }
 
     static func apply(_ operation: HeaderOperation, template: URLTemplate?, to headers: inout [HeaderField]) {
