@@ -110,11 +110,20 @@ import Testing
             let url = Self.randomURL(&state)
             for direction in [HeaderRewriteDirection.request, .response] {
                 let expected = try rewrites.filter { try $0.direction == direction && $0.regex.regex.firstMatch(in: url) != nil }.map(\.line)
+                #expect(rewriter.matching(direction, url: url).map { rewrites[$0].line } == expected, "\(url)")
                 var headers: [HeaderField] = []
                 #expect(rewriter.apply(direction, url: url, to: &headers) == expected, "\(url)")
                 #expect(headers.map(\.value) == expected.map(String.init), "\(url)")
             }
         }
+    }
+
+    /// A profile without lines for a direction matches none there.
+    @Test func aDirectionWithoutLinesMatchesNothing() throws {
+        let rewriter = HeaderRewriter(rewrites: [HeaderRewrite(direction: .request, regex: try CompiledRegex(".*"),
+                                                               operation: .delete(name: "X-A"), line: 3)])
+        #expect(rewriter.matching(.response, url: "http://a.test/").isEmpty)
+        #expect(rewriter.matching(.request, url: "http://a.test/") == [0])
     }
 
     /// `matchesEverything` skips the regex only for spellings that match any text.
