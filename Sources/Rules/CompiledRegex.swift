@@ -21,6 +21,8 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
     /// the prefix is then the whole question, as long as the text goes on
     /// in ASCII (a combining mark would join the prefix's last Character).
     let isPrefixOnly: Bool
+    /// The pattern over bytes, when it is in `ByteMatcher`'s subset.
+    let byteMatcher: ByteMatcher?
 
     /// Compiles `source`; the thrown error's description says what is wrong.
     public init(_ source: String) throws {
@@ -31,6 +33,7 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
         requiredPrefix = literal.prefix
         isPrefixOnly = literal.whole && !literal.prefix.isEmpty
         matchesEverything = CompiledRegex.everywhere.contains(source)
+        byteMatcher = ByteMatcher(source)
     }
 
     /// Patterns that match the empty string at the start of any text: "." never
@@ -46,6 +49,8 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
     /// anchor with ^ and $ to match a whole URL).
     public func firstMatch(in text: String) -> Regex<AnyRegexOutput>.Match? {
         if !requiredPrefix.isEmpty, Self.cannotStart(text, with: requiredPrefix) { return nil }
+        // The captures need Regex; whether there is a match at all, bytes can say.
+        if byteMatcher?.matches(text) == false { return nil }
         return try? regex.firstMatch(in: text)
     }
 
@@ -99,7 +104,9 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
     public func matches(_ text: String) -> Bool {
         if matchesEverything { return true }
         if isPrefixOnly, Self.surelyStarts(text, with: requiredPrefix) { return true }
-        return firstMatch(in: text) != nil
+        if !requiredPrefix.isEmpty, Self.cannotStart(text, with: requiredPrefix) { return false }
+        if let answer = byteMatcher?.matches(text) { return answer }
+        return (try? regex.firstMatch(in: text)) != nil
     }
 
     /// True only when `text` begins with `prefix` and the byte after it, if

@@ -6,7 +6,7 @@
 // folder; RequestURL either refuses or gives a lowercased, non-empty host, and
 // reads an ASCII URL as its Character parser does; the
 // domain index agrees with the plain suffix test, and the rewriters' prefix
-// trie with comparing each prefix; globs, templates and the
+// trie with comparing each prefix; the byte matcher, globs, templates and the
 // engine finish on anything.
 
 let folder = "/srv/fuzz"
@@ -78,6 +78,11 @@ public func fuzzMatching(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let candidates = LiteralPrefixIndex(prefixes: prefixes).candidates(for: part(1))
     let oneByOne = prefixes.indices.filter { prefixes[$0].isEmpty || !CompiledRegex.cannotStart(part(1), with: prefixes[$0]) }
     precondition(candidates == oneByOne, "prefix index disagrees on \(part(1))")
+
+    // The byte matcher takes any pattern and text without trapping; each
+    // answer is linear in the text (Regex is not compared here: some
+    // patterns take it exponential time).
+    if let matcher = ByteMatcher(glob) { _ = matcher.matches(part(1)) }
 
     let engine = makeEngine()
     for final in [false, true] {
