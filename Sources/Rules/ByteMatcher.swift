@@ -44,10 +44,8 @@ struct ByteMatcher: Sendable {
     /// True when the pattern matches somewhere in `text`; nil when the text
     /// is not for bytes (anything but printable ASCII in it).
     func matches(_ text: String) -> Bool? {
-        var utf8 = text.utf8
-        if let answer = utf8.withContiguousStorageIfAvailable({ matches(bytes: $0) }) { return answer }
-        utf8 = String(text).utf8
-        return Array(utf8).withUnsafeBufferPointer { matches(bytes: $0) }
+        if let answer = text.utf8.withContiguousStorageIfAvailable({ matches(bytes: $0) }) { return answer }
+        return Array(text.utf8).withUnsafeBufferPointer { matches(bytes: $0) }
     }
 
     func matches(bytes: UnsafeBufferPointer<UInt8>) -> Bool? {

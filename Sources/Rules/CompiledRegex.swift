@@ -101,6 +101,8 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
         return (prefix, i == p.count)
     }
 
+    /// Whether the pattern matches anywhere in `text`: the cheapest sure
+    /// answer first (bytes of a literal, then the byte matcher), Regex last.
     public func matches(_ text: String) -> Bool {
         if matchesEverything { return true }
         if isPrefixOnly, Self.surelyStarts(text, with: requiredPrefix) { return true }
