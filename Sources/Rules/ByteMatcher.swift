@@ -8,8 +8,8 @@
 /// make a request slow. Only a subset is compiled: literals and the usual
 /// escapes, `.`, bracket classes of ASCII characters and ranges, `\d \D \w \W`,
 /// groups (capturing or `(?:`), `|`, the quantifiers `* + ? {n} {n,} {n,m}`
-/// (lazy or not: the answer is the same), and `^ $`. Anything else, such as
-/// flags, lookaround, backreferences, `\s`, `\b` or a class with set
+/// (lazy or not: the answer is the same), `^ $`, and "(?i)" at the very
+/// start. Anything else, such as other flags, lookaround, backreferences, `\s`, `\b` or a class with set
 /// operations, is left to `Regex`, as is any text with a byte that is not
 /// printable ASCII: there Swift's Characters (canonical equivalence,
 /// "\r\n" as one) and line rules differ from bytes. On the rest the two agree,
@@ -31,6 +31,11 @@ struct ByteMatcher: Sendable {
     /// `maximumInstructions`, from counted repetition).
     init?(_ pattern: String) {
         var parser = Parser(bytes: Array(pattern.utf8))
+        // "(?i)" in front, the one flag profiles write: both cases of each letter.
+        if parser.bytes.starts(with: Array("(?i)".utf8)) {
+            parser.caseInsensitive = true
+            parser.position = 4
+        }
         guard let node = parser.parseAlternation(), parser.position == parser.bytes.count else { return nil }
         var program: [Instruction] = []
         guard Self.emit(node, into: &program) else { return nil }
@@ -138,6 +143,7 @@ struct ByteMatcher: Sendable {
         /// Groups open around the current position; past 32 the pattern is
         /// left to Regex, so the recursion here stays shallow whatever the input.
         var depth = 0
+        var caseInsensitive = false
 
         var peek: UInt8? { position < bytes.count ? bytes[position] : nil }
 
@@ -227,8 +233,16 @@ struct ByteMatcher: Sendable {
                 return nil
             default:
                 guard byte >= 0x20, byte < 0x7F else { return nil }
-                return Self.single(byte)
+                return folded(Self.single(byte))
             }
+        }
+
+        /// With "(?i)", a set holds both cases of each ASCII letter in it.
+        func folded(_ node: Node) -> Node {
+            guard caseInsensitive, case let .bytes(low, high) = node else { return node }
+            // Bits 1...26 of `high` are "A"..."Z", bits 33...58 "a"..."z".
+            let upper: UInt64 = 0x7FF_FFFE, lower = upper << 32
+            return .bytes(low: low, high: high | (high & upper) << 32 | (high & lower) >> 32)
         }
 
         /// After a backslash: a punctuation character stands for itself; \d \D \w \W are classes.
@@ -288,7 +302,8 @@ struct ByteMatcher: Sendable {
                     if b < 64 { low |= 1 << UInt64(b) } else { high |= 1 << UInt64(b - 64) }
                 }
             }
-            return negated ? Self.complement(.bytes(low: low, high: high)) : .bytes(low: low, high: high)
+            let members = folded(.bytes(low: low, high: high))
+            return negated ? Self.complement(members) : members
         }
 
         mutating func consume(_ byte: UInt8) -> Bool {
