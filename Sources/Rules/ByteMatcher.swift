@@ -9,13 +9,14 @@
 /// escapes, `.`, bracket classes of ASCII characters and ranges, `\d \D \w \W`,
 /// groups (capturing or `(?:`), `|`, the quantifiers `* + ? {n} {n,} {n,m}`
 /// (lazy or not: the answer is the same), `^ $`, and "(?i)" at the very
-/// start. Anything else, such as other flags, lookaround, backreferences, `\s`, `\b` or a class with set
-/// operations, is left to `Regex`, as is any text with a byte that is not
+/// start. Anything else, such as other flags, lookaround, backreferences,
+/// `\s`, `\b` or a class with set operations, is left to `Regex`, as is any
+/// text with a byte that is not
 /// printable ASCII: there Swift's Characters (canonical equivalence,
 /// "\r\n" as one) and line rules differ from bytes. On the rest the two agree,
 /// which `ByteMatcherTests` checks against `Regex` on generated patterns.
 struct ByteMatcher: Sendable {
-    enum Instruction: Sendable, Equatable {
+    enum Instruction: Sendable {
         /// One byte in the set (a bitmap over 0..<128).
         case byte(low: UInt64, high: UInt64)
         case split(Int, Int)
@@ -129,7 +130,6 @@ struct ByteMatcher: Sendable {
 
     indirect enum Node {
         case bytes(low: UInt64, high: UInt64)
-        case empty
         case atStart
         case atEnd
         case sequence([Node])
@@ -340,8 +340,6 @@ struct ByteMatcher: Sendable {
         switch node {
         case let .bytes(low, high):
             program.append(.byte(low: low, high: high))
-        case .empty:
-            break
         case .atStart:
             program.append(.atStart)
         case .atEnd:
