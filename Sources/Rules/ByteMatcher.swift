@@ -1,32 +1,56 @@
-/// "Does this pattern match anywhere in this text", answered over bytes for the
-/// plain regexes profiles use (`^https?://[a-z0-9.-]+\.test/api/`), without
-/// Swift's `Regex`, which costs about a microsecond a URL even when the
-/// answer is no.
+/// "Does this pattern match anywhere in this text, and where are its groups",
+/// answered over bytes for the plain regexes profiles use
+/// (`^https?://[a-z0-9.-]+\.test/api/(.*)`), without Swift's `Regex`, which
+/// costs about a microsecond a URL even when the answer is no, and which
+/// backtracks: nested repetition takes it exponential time on some texts.
 ///
-/// It runs a Thompson automaton in lock step over the text (a Pike VM with no
-/// captures): time linear in the text whatever the pattern, so no pattern can
-/// make a request slow. Only a subset is compiled: literals and the usual
-/// escapes, `.`, bracket classes of ASCII characters and ranges, `\d \D \w \W`,
-/// groups (capturing or `(?:`), `|`, the quantifiers `* + ? {n} {n,} {n,m}`
-/// (lazy or not: the answer is the same), `^ $`, and "(?i)" at the very
-/// start. Anything else, such as other flags, lookaround, backreferences,
-/// `\s`, `\b` or a class with set operations, is left to `Regex`, as is any
-/// text with a byte that is not
-/// printable ASCII: there Swift's Characters (canonical equivalence,
-/// "\r\n" as one) and line rules differ from bytes. On the rest the two agree,
-/// which `ByteMatcherTests` checks against `Regex` on generated patterns.
+/// It runs a Thompson automaton in lock step over the text (a Pike VM):
+/// time linear in the text whatever the pattern, so no pattern can make a
+/// request slow. Threads are kept in the order a backtracking engine would
+/// try them, so the match and its groups are the ones `Regex` finds
+/// (leftmost, then the first alternative, greedy or lazy as written).
+///
+/// Only a subset is compiled: literals and the usual escapes, `.`, bracket
+/// classes of ASCII characters and ranges, `\d \D \w \W`, groups (capturing
+/// or `(?:`), `|`, the quantifiers `* + ? {n} {n,} {n,m}` (greedy or lazy),
+/// `^ $`, and "(?i)" at the very start. Anything else, such as other flags,
+/// lookaround, backreferences, `\s`, `\b` or a class with set operations, is
+/// left to `Regex`, as is any text with a byte that is not printable ASCII:
+/// there Swift's Characters (canonical equivalence, "\r\n" as one) and line
+/// rules differ from bytes. On the rest the two agree, which
+/// `ByteMatcherTests` checks against `Regex` on generated patterns, groups
+/// and all.
 struct ByteMatcher: Sendable {
     enum Instruction: Sendable {
         /// One byte in the set (a bitmap over 0..<128).
         case byte(low: UInt64, high: UInt64)
+        /// Both ways, the first preferred (as a backtracking engine tries it first).
         case split(Int, Int)
         case jump(Int)
+        /// Records the position in a capture slot (2n and 2n+1: group n's bounds).
+        case save(Int)
         case atStart
         case atEnd
         case match
     }
 
     let program: [Instruction]
+    /// Two per group, group 0 (the whole match) first.
+    let slotCount: Int
+    /// False when the groups found by lock step may differ from Regex's: an
+    /// unbounded repetition whose body can match nothing and holds a group.
+    /// A backtracking engine may run such a body once more on nothing
+    /// (`(a|)*` on "ab" ends with group 1 empty at 1), which the lock step's
+    /// rule "one thread per instruction and position" cuts. The match itself
+    /// is the same; only its groups are then left to Regex.
+    let capturesAreExact: Bool
+    /// The bytes a match can begin with: a search skips the others while no
+    /// thread is alive.
+    let startBytes: (low: UInt64, high: UInt64)
+    /// A match can be empty, so no byte can be skipped.
+    let startCanBeEmpty: Bool
+    /// Every match begins at offset 0 ("^" before anything else).
+    let anchoredAtStart: Bool
 
     /// Nil when the pattern is outside the subset (or too large, past
     /// `maximumInstructions`, from counted repetition).
@@ -38,10 +62,14 @@ struct ByteMatcher: Sendable {
             parser.position = 4
         }
         guard let node = parser.parseAlternation(), parser.position == parser.bytes.count else { return nil }
-        var program: [Instruction] = []
+        var program: [Instruction] = [.save(0)]
         guard Self.emit(node, into: &program) else { return nil }
+        program.append(.save(1))
         program.append(.match)
         self.program = program
+        slotCount = 2 * (parser.groupCount + 1)
+        capturesAreExact = !Self.loopsOverNothingAroundAGroup(node)
+        (startBytes, startCanBeEmpty, anchoredAtStart) = Self.startFacts(program)
     }
 
     /// Also bounds the recursion through splits and jumps in `add`.
@@ -55,75 +83,181 @@ struct ByteMatcher: Sendable {
     }
 
     func matches(bytes: UnsafeBufferPointer<UInt8>) -> Bool? {
-        // Printable ASCII only: newlines (and \v, \f, which Swift counts as
-        // such for "." and "$") and anything beyond ASCII go to Regex.
         for byte in bytes where byte < 0x20 || byte > 0x7E { return nil }
-        var current = ThreadList(capacity: program.count)
-        var next = ThreadList(capacity: program.count)
-        var position = 0
-        while true {
-            // A search: a new thread starts at every position.
-            if add(0, at: position, count: bytes.count, to: &current) { return true }
-            if position == bytes.count { return false }
-            let byte = bytes[position]
-            next.clear()
-            for pc in current.threads {
-                guard case let .byte(low, high) = program[pc] else { continue }
-                let bit = byte < 64 ? low >> UInt64(byte) & 1 : high >> UInt64(byte - 64) & 1
-                if bit == 1, add(pc + 1, at: position + 1, count: bytes.count, to: &next) { return true }
+        return run(bytes, from: 0, slots: 0) != nil
+    }
+
+    /// What a search over bytes found.
+    enum Search: Equatable {
+        /// The text has a byte that is not printable ASCII: ask Regex.
+        case notForBytes
+        case noMatch
+        /// Capture slots: group n spans `slots[2n] ..< slots[2n+1]` in UTF-8
+        /// offsets, -1 for a group that took no part.
+        case match(slots: [Int])
+    }
+
+    /// The first match at or after byte offset `start` (a "^" still means
+    /// offset 0, as in Regex's `matches(of:)`), with its groups.
+    func firstMatch(bytes: UnsafeBufferPointer<UInt8>, from start: Int = 0) -> Search {
+        for byte in bytes where byte < 0x20 || byte > 0x7E { return .notForBytes }
+        return run(bytes, from: start, slots: slotCount).map { .match(slots: $0) } ?? .noMatch
+    }
+
+    /// The lock-step search. With `slots` 0 it only asks whether there is a
+    /// match and stops at the first one found; otherwise it keeps the threads
+    /// in priority order and returns the winner's slots. Its lists live in
+    /// one temporary allocation (on the stack for the usual sizes), so a
+    /// search allocates nothing but the slots it returns.
+    private func run(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, slots: Int) -> [Int]? {
+        let size = program.count
+        let words = size * (3 + 2 * slots) + 2 * slots
+        return program.withUnsafeBufferPointer { program in
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: words) { memory in
+                memory.initialize(repeating: 0)
+                let base = memory.baseAddress!
+                var machine = Machine(program: program, slots: slots, count: bytes.count, seen: base,
+                                      currentThreads: base + size, nextThreads: base + 2 * size,
+                                      currentSlots: base + 3 * size, nextSlots: base + 3 * size + size * slots,
+                                      scratch: base + 3 * size + 2 * size * slots, found: base + 3 * size + 2 * size * slots + slots)
+                var position = start
+                while true {
+                    // The next list holds the threads at `position`. A thread
+                    // that starts here comes after them all; once a match is
+                    // found, later starts cannot win.
+                    if !machine.matched {
+                        if machine.nextCount == 0 {
+                            if anchoredAtStart, position > 0 { break }
+                            if !startCanBeEmpty {
+                                // No thread alive: skip to a byte a match can begin with.
+                                while position < bytes.count, !Self.contains(startBytes, bytes[position]) { position += 1 }
+                                if position == bytes.count { break }
+                            }
+                        }
+                        machine.scratch.update(repeating: -1, count: slots)
+                        if machine.add(0, at: position), slots == 0 { return [] }
+                    }
+                    if position == bytes.count || machine.nextCount == 0 && machine.matched { break }
+                    machine.advance()
+                    let byte = bytes[position]
+                    position += 1
+                    for index in 0 ..< machine.currentCount {
+                        let pc = Int(machine.currentThreads[index])
+                        guard case let .byte(low, high) = program[pc], Self.contains((low, high), byte) else { continue }
+                        machine.scratch.update(from: machine.currentSlots + index * slots, count: slots)
+                        // A match cuts every thread after this one: they are the
+                        // alternatives a backtracking engine would try only if this failed.
+                        if machine.add(pc + 1, at: position) {
+                            if slots == 0 { return [] }
+                            break
+                        }
+                    }
+                }
+                guard machine.matched else { return nil }
+                return (0 ..< slots).map { Int(machine.found[$0]) }
             }
-            swap(&current, &next)
-            position += 1
         }
     }
 
-    /// Follows jumps, splits and assertions from `pc` at `position`; true if
-    /// the match state is reached.
-    private func add(_ pc: Int, at position: Int, count: Int, to list: inout ThreadList) -> Bool {
-        guard list.insert(pc) else { return false }
-        switch program[pc] {
-        case .byte:
-            list.threads.append(pc)
-            return false
-        case let .split(a, b):
-            return add(a, at: position, count: count, to: &list) || add(b, at: position, count: count, to: &list)
-        case let .jump(target):
-            return add(target, at: position, count: count, to: &list)
-        case .atStart:
-            return position == 0 && add(pc + 1, at: position, count: count, to: &list)
-        case .atEnd:
-            return position == count && add(pc + 1, at: position, count: count, to: &list)
-        case .match:
-            return true
+    @inline(__always)
+    static func contains(_ set: (low: UInt64, high: UInt64), _ byte: UInt8) -> Bool {
+        (byte < 64 ? set.low >> UInt64(byte) : set.high >> UInt64(byte &- 64)) & 1 == 1
+    }
+
+    /// The two thread lists (pcs and, per thread, its capture slots), the
+    /// visited marks and the scratch slots, all in memory `run` lends it.
+    private struct Machine {
+        let program: UnsafeBufferPointer<Instruction>
+        let slots: Int
+        let count: Int
+        /// `seen[pc] == position + 1`: pc was added at that position already.
+        let seen: UnsafeMutablePointer<Int32>
+        var currentThreads: UnsafeMutablePointer<Int32>
+        var nextThreads: UnsafeMutablePointer<Int32>
+        var currentSlots: UnsafeMutablePointer<Int32>
+        var nextSlots: UnsafeMutablePointer<Int32>
+        let scratch: UnsafeMutablePointer<Int32>
+        let found: UnsafeMutablePointer<Int32>
+        var currentCount = 0
+        var nextCount = 0
+        var matched = false
+
+        /// The next list becomes the current one, and the next one empty.
+        mutating func advance() {
+            swap(&currentThreads, &nextThreads)
+            swap(&currentSlots, &nextSlots)
+            currentCount = nextCount
+            nextCount = 0
+        }
+
+        /// Follows jumps, splits, saves and assertions from `pc` at
+        /// `position`, adding the threads that wait on a byte to the next
+        /// list in priority order; true when the match state is reached (its
+        /// slots are then in `found`, and lower paths are not followed).
+        mutating func add(_ pc: Int, at position: Int) -> Bool {
+            let stamp = Int32(truncatingIfNeeded: position + 1)
+            if seen[pc] == stamp { return false }
+            seen[pc] = stamp
+            switch program[pc] {
+            case .byte:
+                nextThreads[nextCount] = Int32(truncatingIfNeeded: pc)
+                (nextSlots + nextCount * slots).update(from: scratch, count: slots)
+                nextCount += 1
+                return false
+            case let .split(a, b):
+                return add(a, at: position) || add(b, at: position)
+            case let .jump(target):
+                return add(target, at: position)
+            case let .save(slot):
+                guard slot < slots else { return add(pc + 1, at: position) }
+                let saved = scratch[slot]
+                scratch[slot] = Int32(truncatingIfNeeded: position)
+                defer { scratch[slot] = saved }
+                return add(pc + 1, at: position)
+            case .atStart:
+                return position == 0 && add(pc + 1, at: position)
+            case .atEnd:
+                return position == count && add(pc + 1, at: position)
+            case .match:
+                found.update(from: scratch, count: slots)
+                matched = true
+                return true
+            }
         }
     }
 
-    /// The threads waiting on a byte, and which instructions were visited at this position.
-    struct ThreadList {
-        var threads: [Int] = []
-        private var seen: [UInt32]
-        private var generation: UInt32 = 1
-
-        init(capacity: Int) {
-            seen = Array(repeating: 0, count: capacity)
-            threads.reserveCapacity(capacity)
-        }
-
-        mutating func clear() {
-            threads.removeAll(keepingCapacity: true)
-            generation &+= 1
-            if generation == 0 {
-                for i in seen.indices { seen[i] = 0 }
-                generation = 1
+    /// The bytes a match can begin with, and whether one can be empty,
+    /// found by following the program from its start with every assertion
+    /// passing (so the set is never too small); and whether every path
+    /// passes "^" before its first byte.
+    static func startFacts(_ program: [Instruction]) -> (bytes: (low: UInt64, high: UInt64), canBeEmpty: Bool, anchored: Bool) {
+        func explore(_ pc: Int, startPasses: Bool, visited: inout [Bool], set: inout (low: UInt64, high: UInt64)) -> Bool {
+            if visited[pc] { return false }
+            visited[pc] = true
+            switch program[pc] {
+            case let .byte(low, high):
+                set.low |= low; set.high |= high
+                return false
+            case let .split(a, b):
+                let first = explore(a, startPasses: startPasses, visited: &visited, set: &set)
+                return explore(b, startPasses: startPasses, visited: &visited, set: &set) || first
+            case let .jump(target):
+                return explore(target, startPasses: startPasses, visited: &visited, set: &set)
+            case .save, .atEnd:
+                return explore(pc + 1, startPasses: startPasses, visited: &visited, set: &set)
+            case .atStart:
+                return startPasses && explore(pc + 1, startPasses: startPasses, visited: &visited, set: &set)
+            case .match:
+                return true
             }
         }
-
-        /// False if `pc` was visited already at this position.
-        mutating func insert(_ pc: Int) -> Bool {
-            if seen[pc] == generation { return false }
-            seen[pc] = generation
-            return true
-        }
+        var visited = [Bool](repeating: false, count: program.count)
+        var bytes: (low: UInt64, high: UInt64) = (0, 0)
+        let canBeEmpty = explore(0, startPasses: true, visited: &visited, set: &bytes)
+        visited = [Bool](repeating: false, count: program.count)
+        var unanchored: (low: UInt64, high: UInt64) = (0, 0)
+        let emptyWithoutStart = explore(0, startPasses: false, visited: &visited, set: &unanchored)
+        return (bytes, canBeEmpty, !emptyWithoutStart && unanchored == (0, 0))
     }
 
     // MARK: Parsing
@@ -134,7 +268,41 @@ struct ByteMatcher: Sendable {
         case atEnd
         case sequence([Node])
         case alternation([Node])
-        case repeated(Node, minimum: Int, maximum: Int?)
+        /// `capture` is the group's number, nil for "(?:".
+        case group(Node, capture: Int?)
+        case repeated(Node, minimum: Int, maximum: Int?, greedy: Bool)
+
+        /// True when the node can match the empty string.
+        var canMatchNothing: Bool {
+            switch self {
+            case .bytes: false
+            case .atStart, .atEnd: true
+            case let .sequence(items): items.allSatisfy(\.canMatchNothing)
+            case let .alternation(branches): branches.contains(where: \.canMatchNothing)
+            case let .group(inner, _): inner.canMatchNothing
+            case let .repeated(inner, minimum, _, _): minimum == 0 || inner.canMatchNothing
+            }
+        }
+
+        var holdsAGroup: Bool {
+            switch self {
+            case .bytes, .atStart, .atEnd: false
+            case let .sequence(nodes), let .alternation(nodes): nodes.contains(where: \.holdsAGroup)
+            case let .group(inner, capture): capture != nil || inner.holdsAGroup
+            case let .repeated(inner, _, _, _): inner.holdsAGroup
+            }
+        }
+    }
+
+    /// See `capturesAreExact`.
+    static func loopsOverNothingAroundAGroup(_ node: Node) -> Bool {
+        switch node {
+        case .bytes, .atStart, .atEnd: false
+        case let .sequence(nodes), let .alternation(nodes): nodes.contains(where: loopsOverNothingAroundAGroup)
+        case let .group(inner, _): loopsOverNothingAroundAGroup(inner)
+        case let .repeated(inner, _, maximum, _):
+            maximum == nil && inner.canMatchNothing && inner.holdsAGroup || loopsOverNothingAroundAGroup(inner)
+        }
     }
 
     struct Parser {
@@ -144,6 +312,8 @@ struct ByteMatcher: Sendable {
         /// left to Regex, so the recursion here stays shallow whatever the input.
         var depth = 0
         var caseInsensitive = false
+        /// Capturing groups opened so far: a group's number is its "(" in order.
+        var groupCount = 0
 
         var peek: UInt8? { position < bytes.count ? bytes[position] : nil }
 
@@ -163,12 +333,12 @@ struct ByteMatcher: Sendable {
                 while let quantifier = peek, quantifier == UInt8(ascii: "*") || quantifier == UInt8(ascii: "+")
                     || quantifier == UInt8(ascii: "?") || quantifier == UInt8(ascii: "{") {
                     guard case let (minimum, maximum)? = parseQuantifier() else { return nil }
-                    // A lazy quantifier gives the same yes or no; a possessive one ("+") does not.
-                    _ = consume(UInt8(ascii: "?"))
+                    let lazy = consume(UInt8(ascii: "?"))
+                    // Possessive ("a*+") has no lock-step form.
                     if peek == UInt8(ascii: "+") { return nil }
                     // Stacked quantifiers ("a**") mean different things in different engines.
                     if case .repeated = atom { return nil }
-                    atom = .repeated(atom, minimum: minimum, maximum: maximum)
+                    atom = .repeated(atom, minimum: minimum, maximum: maximum, greedy: !lazy)
                 }
                 items.append(atom)
             }
@@ -210,13 +380,18 @@ struct ByteMatcher: Sendable {
             switch byte {
             case UInt8(ascii: "("):
                 // "(?:" only; every other "(?" is a flag, a lookaround or a name.
-                if consume(UInt8(ascii: "?")) { guard consume(UInt8(ascii: ":")) else { return nil } }
+                var capture: Int?
+                if consume(UInt8(ascii: "?")) {
+                    guard consume(UInt8(ascii: ":")) else { return nil }
+                } else {
+                    groupCount += 1
+                    capture = groupCount
+                }
                 guard depth < 32 else { return nil }
                 depth += 1
                 defer { depth -= 1 }
                 guard let inner = parseAlternation(), consume(UInt8(ascii: ")")) else { return nil }
-                // Wrapped, so that "(a+)*" is not taken for a stacked "a+*".
-                return .sequence([inner])
+                return .group(inner, capture: capture)
             case UInt8(ascii: "["):
                 return parseClass()
             case UInt8(ascii: "."):
@@ -346,6 +521,10 @@ struct ByteMatcher: Sendable {
             program.append(.atEnd)
         case let .sequence(items):
             for item in items { guard emit(item, into: &program) else { return false } }
+        case let .group(inner, capture):
+            if let capture { program.append(.save(2 * capture)) }
+            guard emit(inner, into: &program) else { return false }
+            if let capture { program.append(.save(2 * capture + 1)) }
         case let .alternation(branches):
             // split L1, next; L1: branch; jump end; next: ...
             var jumps: [Int] = []
@@ -362,8 +541,10 @@ struct ByteMatcher: Sendable {
                 }
             }
             for j in jumps { program[j] = .jump(program.count) }
-        case let .repeated(inner, minimum, maximum):
+        case let .repeated(inner, minimum, maximum, greedy):
             for _ in 0 ..< minimum { guard emit(inner, into: &program) else { return false } }
+            // Greedy tries one more first, lazy one fewer.
+            func choice(more: Int, fewer: Int) -> Instruction { greedy ? .split(more, fewer) : .split(fewer, more) }
             if let maximum {
                 // Each optional copy: split into it or past every one left.
                 var splits: [Int] = []
@@ -372,7 +553,7 @@ struct ByteMatcher: Sendable {
                     program.append(.split(program.count + 1, -1))
                     guard emit(inner, into: &program) else { return false }
                 }
-                for s in splits { program[s] = .split(s + 1, program.count) }
+                for s in splits { program[s] = choice(more: s + 1, fewer: program.count) }
             } else {
                 // loop: split body, end; body; jump loop
                 let loop = program.count
@@ -381,7 +562,7 @@ struct ByteMatcher: Sendable {
                 // the visited set of each position ends that path.
                 guard emit(inner, into: &program) else { return false }
                 program.append(.jump(loop))
-                program[loop] = .split(loop + 1, program.count)
+                program[loop] = choice(more: loop + 1, fewer: program.count)
             }
         }
         return program.count <= maximumInstructions

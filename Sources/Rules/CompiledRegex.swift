@@ -47,11 +47,54 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
 
     /// The first match anywhere in `text` (profile regexes are searches, as in Surge:
     /// anchor with ^ and $ to match a whole URL).
-    public func firstMatch(in text: String) -> Regex<AnyRegexOutput>.Match? {
+    public func firstMatch(in text: String) -> PatternMatch? {
         if !requiredPrefix.isEmpty, Self.cannotStart(text, with: requiredPrefix) { return nil }
-        // The captures need Regex; whether there is a match at all, bytes can say.
-        if byteMatcher?.matches(text) == false { return nil }
-        return try? regex.firstMatch(in: text)
+        switch byteSearch(text, from: 0) {
+        case .noMatch?:
+            return nil
+        case let .match(slots)? where bytesFindGroups:
+            return PatternMatch(slots: slots, in: text)
+        case .match?, .notForBytes?, nil:
+            // Not for bytes, or the groups need Regex (the match exists).
+            return (try? regex.firstMatch(in: text)).map(PatternMatch.init)
+        }
+    }
+
+    /// Every match, left to right, as Regex's `matches(of:)` finds them: the
+    /// next search starts where a match ended, or one further after an empty
+    /// one, and "^" means the start of the text.
+    public func allMatches(in text: String) -> [PatternMatch] {
+        if bytesFindGroups {
+            var found: [PatternMatch] = []
+            var start = 0
+            let count = text.utf8.count
+            search: while start <= count {
+                switch byteSearch(text, from: start) {
+                case let .match(slots)?:
+                    found.append(PatternMatch(slots: slots, in: text))
+                    start = slots[0] == slots[1] ? slots[1] + 1 : slots[1]
+                case .noMatch?:
+                    break search
+                case .notForBytes?, nil:
+                    return text.matches(of: regex).map(PatternMatch.init)
+                }
+            }
+            return found
+        }
+        return text.matches(of: regex).map(PatternMatch.init)
+    }
+
+    /// True when a match from the byte matcher can be used whole, groups and all.
+    private var bytesFindGroups: Bool {
+        guard let byteMatcher else { return false }
+        return byteMatcher.capturesAreExact || captureCount == 0
+    }
+
+    /// The byte matcher's search from UTF-8 offset `start`; nil without one.
+    private func byteSearch(_ text: String, from start: Int) -> ByteMatcher.Search? {
+        guard let byteMatcher else { return nil }
+        return text.utf8.withContiguousStorageIfAvailable { byteMatcher.firstMatch(bytes: $0, from: start) }
+            ?? Array(text.utf8).withUnsafeBufferPointer { byteMatcher.firstMatch(bytes: $0, from: start) }
     }
 
     /// True only when `text` surely does not begin with `prefix`: an ASCII

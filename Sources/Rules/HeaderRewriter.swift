@@ -64,7 +64,7 @@ public struct HeaderRewriter: Sendable {
     static func replaceAll(in value: String, pattern: CompiledRegex, with template: URLTemplate) -> String {
         var out = ""
         var rest = value.startIndex
-        for match in value.matches(of: pattern.regex) {
+        for match in pattern.allMatches(in: value) {
             out += value[rest ..< match.range.lowerBound]
             out += template.expand(match)
             rest = match.range.upperBound

@@ -60,7 +60,7 @@ public struct MapLocalResolver: Sendable {
                 return MapLocalAnswer(status: entry.statusCode, headers: headers, body: .bytes(TinyGIF.bytes), line: entry.line)
             case let .directory(folder):
                 // $1 names the file; its query and fragment are the request's, not part of the name.
-                var relative = match.output.count > 1 ? match.output[1].substring.map(String.init) ?? "" : ""
+                var relative = match.groups.count > 1 ? match.groups[1].map(String.init) ?? "" : ""
                 if let cut = relative.firstIndex(where: { $0 == "?" || $0 == "#" }) { relative = String(relative[..<cut]) }
                 guard let path = LocalPath.resolve(directory: folder, relative: relative) else {
                     return MapLocalAnswer(status: 404, headers: [], body: .bytes([]), line: entry.line)

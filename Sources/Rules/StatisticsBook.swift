@@ -110,7 +110,7 @@ public struct StatisticsBook: Sendable {
             return definition.regex.matches(url) ? host : nil
         case let .capture(n):
             guard let match = definition.regex.firstMatch(in: url) else { return nil }
-            guard n < match.output.count, let text = match.output[n].substring else { return "" }
+            guard n < match.groups.count, let text = match.groups[n] else { return "" }
             return String(text)
         }
     }

@@ -51,12 +51,8 @@ public struct URLTemplate: Sendable, Hashable, CustomStringConvertible {
         return out
     }
 
-    public func expand(_ match: Regex<AnyRegexOutput>.Match) -> String {
-        expand(groups: Self.groups(of: match))
-    }
-
-    static func groups(of match: Regex<AnyRegexOutput>.Match) -> [Substring?] {
-        (0 ..< match.output.count).map { match.output[$0].substring }
+    public func expand(_ match: PatternMatch) -> String {
+        expand(groups: match.groups)
     }
 
     public var description: String { text }

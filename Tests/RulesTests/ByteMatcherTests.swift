@@ -54,26 +54,27 @@ import Testing
         #expect(matcher.matches("axb") == true)
     }
 
-    /// Generated patterns over a small alphabet, against Regex on generated
-    /// texts over the same alphabet: every construct of the subset, nested.
-    @Test func agreesWithRegexOnGeneratedPatterns() throws {
-        let alphabet = ["a", "b", ".", "/", "-", "1", "_", "A", ":", "B", "z", "Z"]
-        var state: UInt64 = 0x5eed_b17e
-        var compiled = 0, yes = 0, no = 0, failed = 0, refused = 0
+    /// Patterns over a small alphabet with every construct of the subset,
+    /// nested, and texts over the same alphabet.
+    struct Generator {
+        static let alphabet = ["a", "b", ".", "/", "-", "1", "_", "A", ":", "B", "z", "Z"]
+        var state: UInt64
 
-        func atom(_ depth: Int) -> String {
+        mutating func next() -> Int { ByteMatcherTests.next(&state) }
+
+        mutating func atom(_ depth: Int) -> String {
             // Groups in groups at most two deep: Regex backtracks, and deeper
             // nests of quantifiers take it exponential time on some texts.
-            switch Self.next(&state) % (depth >= 2 ? 6 : 9) {
+            switch next() % (depth >= 2 ? 6 : 9) {
             case 0:
-                let letter = alphabet[Self.next(&state) % alphabet.count]
+                let letter = Self.alphabet[next() % Self.alphabet.count]
                 return letter == "." ? "\\." : letter
             case 1: return "."
-            case 2: return ["\\d", "\\w", "\\D", "\\W", "\\.", "\\/", "\\-"][Self.next(&state) % 7]
+            case 2: return ["\\d", "\\w", "\\D", "\\W", "\\.", "\\/", "\\-"][next() % 7]
             case 3:
                 let members = ["a-b", "0-9", "a", ".", "/", "\\d", "\\w", "-", "_", "A-Z", ":", "B", "Z-a", "y-z"]
-                var text = Self.next(&state) % 3 == 0 ? "[^" : "["
-                for _ in 0 ..< Self.next(&state) % 3 + 1 { text += members[Self.next(&state) % members.count] }
+                var text = next() % 3 == 0 ? "[^" : "["
+                for _ in 0 ..< next() % 3 + 1 { text += members[next() % members.count] }
                 return text + "]"
             case 4: return "^"
             case 5: return "$"
@@ -82,30 +83,44 @@ import Testing
             default: return "(" + pattern(depth + 1) + "|" + pattern(depth + 1) + ")"
             }
         }
-        func piece(_ depth: Int) -> String {
-            let quantifiers = ["", "", "", "*", "+", "?", "{2}", "{1,}", "{0,2}", "*?", "+?", "{1,3}?"]
+
+        mutating func piece(_ depth: Int) -> String {
+            let quantifiers = ["", "", "", "*", "+", "?", "{2}", "{1,}", "{0,2}", "*?", "+?", "{1,3}?", "??"]
             let base = atom(depth)
             // Regex refuses a quantified anchor.
             if base == "^" || base == "$" { return base }
             // A group gets bounded quantifiers only: Regex backtracks, and "(a*)*"
             // takes it exponential time (the byte matcher is linear).
-            if base.hasPrefix("(") { return base + ["", "?", "{2}", "{0,2}", "{1,3}?"][Self.next(&state) % 5] }
-            return base + quantifiers[Self.next(&state) % quantifiers.count]
+            if base.hasPrefix("(") { return base + ["", "?", "{2}", "{0,2}", "{1,3}?", "??"][next() % 6] }
+            return base + quantifiers[next() % quantifiers.count]
         }
-        func pattern(_ depth: Int) -> String {
+
+        mutating func pattern(_ depth: Int = 0) -> String {
             var text = ""
-            for _ in 0 ..< Self.next(&state) % (depth == 0 ? 4 : 2) + 1 { text += piece(depth) }
+            for _ in 0 ..< next() % (depth == 0 ? 4 : 2) + 1 { text += piece(depth) }
             return text
         }
 
+        mutating func source() -> String { (next() % 4 == 0 ? "(?i)" : "") + pattern() }
+
+        mutating func text(maximumLength: Int = 7) -> String {
+            var text = ""
+            for _ in 0 ..< next() % maximumLength { text += Self.alphabet[next() % Self.alphabet.count] }
+            return text
+        }
+    }
+
+    /// Generated patterns against Regex on generated texts: the same yes or no.
+    @Test func agreesWithRegexOnGeneratedPatterns() throws {
+        var generator = Generator(state: 0x5eed_b17e)
+        var compiled = 0, yes = 0, no = 0, failed = 0, refused = 0
         for _ in 0 ..< 3_000 {
-            let source = (Self.next(&state) % 4 == 0 ? "(?i)" : "") + pattern(0)
+            let source = generator.source()
             guard let regex = try? Regex(source) else { refused += 1; continue }
             guard let matcher = ByteMatcher(source) else { failed += 1; if failed < 40 { print("NOTCOMPILED \(source)") }; continue }
             compiled += 1
             for _ in 0 ..< 12 {
-                var text = ""
-                for _ in 0 ..< Self.next(&state) % 7 { text += alphabet[Self.next(&state) % alphabet.count] }
+                let text = generator.text()
                 let expected = try regex.firstMatch(in: text) != nil
                 #expect(matcher.matches(text) == expected, "\(source) on \(text.debugDescription)")
                 if expected { yes += 1 } else { no += 1 }
@@ -113,6 +128,60 @@ import Testing
         }
         #expect(compiled > 1_000 && failed * 20 < compiled, "\(compiled) generated patterns compiled, \(failed) not, \(refused) refused by Regex")
         #expect(yes > 2_000 && no > 2_000, "\(yes) matches, \(no) misses: too lopsided to tell")
+    }
+
+    /// The same generated patterns: the match Regex finds first, every group
+    /// of it, and every match of `matches(of:)` (Header Rewrite's replace),
+    /// found over bytes.
+    @Test func findsRegexsMatchesAndGroupsOnGeneratedPatterns() throws {
+        var generator = Generator(state: 0x9a7_c0de)
+        var compared = 0, withGroups = 0, several = 0
+        func offsets(_ match: PatternMatch, in text: String) -> [String] {
+            match.groups.map { group in
+                group.map { "\(text.utf8.distance(from: text.startIndex, to: $0.startIndex))..<\(text.utf8.distance(from: text.startIndex, to: $0.endIndex))" } ?? "none"
+            }
+        }
+        for _ in 0 ..< 3_000 {
+            let source = generator.source()
+            guard (try? Regex(source)) != nil, let compiled = try? CompiledRegex(source), let matcher = compiled.byteMatcher else { continue }
+            #expect(matcher.capturesAreExact, "\(source): no unbounded repetition over a group is generated")
+            for _ in 0 ..< 12 {
+                let text = generator.text(maximumLength: 9)
+                let expected = try compiled.regex.firstMatch(in: text).map(PatternMatch.init)
+                let search = text.utf8.withContiguousStorageIfAvailable { matcher.firstMatch(bytes: $0) }
+                let found: PatternMatch? = switch search {
+                case let .match(slots)?: PatternMatch(slots: slots, in: text)
+                case .noMatch?, .notForBytes?, nil: nil
+                }
+                #expect(search != .notForBytes)
+                #expect(expected.map { offsets($0, in: text) } == found.map { offsets($0, in: text) }, "\(source) on \(text.debugDescription)")
+                let all = text.matches(of: compiled.regex).map { offsets(PatternMatch($0), in: text) }
+                #expect(compiled.allMatches(in: text).map { offsets($0, in: text) } == all, "all of \(source) on \(text.debugDescription)")
+                compared += 1
+                if let expected, expected.groups.dropFirst().contains(where: { $0 != nil }) { withGroups += 1 }
+                if all.count > 1 { several += 1 }
+            }
+        }
+        #expect(compared > 10_000 && withGroups > 2_000 && several > 2_000, "\(compared) compared, \(withGroups) with groups, \(several) with several matches")
+    }
+
+    /// Unbounded repetition over a group that can match nothing: Regex may
+    /// run the body once more on nothing, which lock step cannot follow, so
+    /// those groups come from Regex; the match is still found over bytes.
+    @Test func groupsInLoopsOverNothingAreLeftToRegex() throws {
+        let cases: [(String, String)] = [("(a*)*", "b"), ("(a|)*", "ab"), ("(a|b*)*c", "abbc"), ("x(?:(a)?)+", "xa"), ("(a*)+$", "aa")]
+        for (source, text) in cases {
+            let compiled = try CompiledRegex(source)
+            let matcher = try #require(compiled.byteMatcher)
+            #expect(!matcher.capturesAreExact, "\(source)")
+            let expected = try #require(try compiled.regex.firstMatch(in: text))
+            let found = try #require(compiled.firstMatch(in: text))
+            #expect(found.range == expected.range && found.groups == PatternMatch(expected).groups, "\(source) on \(text)")
+            #expect(compiled.allMatches(in: text).map(\.groups) == text.matches(of: compiled.regex).map { PatternMatch($0).groups })
+        }
+        for source in ["(a+)*", "(?:a*)*", "(a)*", "(a*)?", "(a*){2}", "((a)|b)+"] {
+            #expect(try #require(ByteMatcher(source)).capturesAreExact, "\(source)")
+        }
     }
 
     /// CompiledRegex.matches through the byte path agrees with the regex, the

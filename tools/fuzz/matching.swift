@@ -82,7 +82,22 @@ public func fuzzMatching(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // The byte matcher takes any pattern and text without trapping; each
     // answer is linear in the text (Regex is not compared here: some
     // patterns take it exponential time).
-    if let matcher = ByteMatcher(glob) { _ = matcher.matches(part(1)) }
+    // The search with groups agrees with the yes or no, and every group it
+    // reports lies inside the text, start before end.
+    if let matcher = ByteMatcher(glob) {
+        let text = part(1)
+        let answer = matcher.matches(text)
+        let search = Array(text.utf8).withUnsafeBufferPointer { matcher.firstMatch(bytes: $0) }
+        switch search {
+        case let .match(slots):
+            precondition(answer == true && slots.count == matcher.slotCount, "search found what matches denied")
+            for group in stride(from: 0, to: slots.count, by: 2) where slots[group] >= 0 {
+                precondition(slots[group] <= slots[group + 1] && slots[group + 1] <= text.utf8.count, "group outside the text")
+            }
+        case .noMatch: precondition(answer == false, "search missed what matches found")
+        case .notForBytes: precondition(answer == nil, "search and matches disagree on the text")
+        }
+    }
 
     let engine = makeEngine()
     for final in [false, true] {
