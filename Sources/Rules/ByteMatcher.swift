@@ -11,10 +11,10 @@
 /// (leftmost, then the first alternative, greedy or lazy as written).
 ///
 /// Only a subset is compiled: literals and the usual escapes, `.`, bracket
-/// classes of ASCII characters and ranges, `\d \D \w \W`, groups (capturing
+/// classes of ASCII characters and ranges, `\d \D \w \W \s \S`, groups (capturing
 /// or `(?:`), `|`, the quantifiers `* + ? {n} {n,} {n,m}` (greedy or lazy),
 /// `^ $`, and "(?i)" at the very start. Anything else, such as other flags,
-/// lookaround, backreferences, `\s`, `\b` or a class with set operations, is
+/// lookaround, backreferences, `\b` or a class with set operations, is
 /// left to `Regex`, as is any text with a byte that is not printable ASCII:
 /// there Swift's Characters (canonical equivalence, "\r\n" as one) and line
 /// rules differ from bytes. On the rest the two agree, which
@@ -420,7 +420,8 @@ struct ByteMatcher: Sendable {
             return .bytes(low: low, high: high | (high & upper) << 32 | (high & lower) >> 32)
         }
 
-        /// After a backslash: a punctuation character stands for itself; \d \D \w \W are classes.
+        /// After a backslash: a punctuation character stands for itself; \d \D \w
+        /// \W \s \S \h \H are classes; \t \n \r \f \v match nothing here.
         mutating func parseEscape(inClass: Bool) -> Node? {
             guard let byte = peek else { return nil }
             position += 1
@@ -429,6 +430,12 @@ struct ByteMatcher: Sendable {
             case UInt8(ascii: "D"): return inClass ? nil : Self.complement(Self.set(Self.digits))
             case UInt8(ascii: "w"): return Self.set(Self.wordCharacters)
             case UInt8(ascii: "W"): return inClass ? nil : Self.complement(Self.set(Self.wordCharacters))
+            // Whitespace: in printable ASCII only the space is.
+            case UInt8(ascii: "s"), UInt8(ascii: "h"): return Self.single(0x20)
+            case UInt8(ascii: "S"), UInt8(ascii: "H"): return inClass ? nil : Self.complement(Self.single(0x20))
+            // Controls and vertical space, which no text given to bytes holds.
+            case UInt8(ascii: "t"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "f"), UInt8(ascii: "v"):
+                return .bytes(low: 0, high: 0)
             default:
                 guard Self.escapable.contains(byte) else { return nil }
                 return Self.single(byte)
@@ -452,9 +459,10 @@ struct ByteMatcher: Sendable {
                 let start: UInt8
                 if byte == UInt8(ascii: "\\") {
                     position += 1
+                    let letter = peek.map { ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") } ?? false
                     guard case let .bytes(l, h)? = parseEscape(inClass: true) else { return nil }
-                    if l.nonzeroBitCount + h.nonzeroBitCount != 1 {
-                        // \d or \w: not the start of a range.
+                    if letter {
+                        // \d, \w, \s...: a class, not the start of a range.
                         low |= l; high |= h
                         if peek == UInt8(ascii: "-"), position + 1 < bytes.count, bytes[position + 1] != UInt8(ascii: "]") { return nil }
                         continue

@@ -39,8 +39,8 @@ import Testing
     }
 
     @Test func outsideTheSubsetIsLeftToRegex() {
-        for pattern in [#"a(?i)b"#, #"(?m)^a"#, #"(?-i)a"#, #"(?i:a)"#, #"(?is)a"#, #"a(?=b)"#, #"(a)\1"#, #"\bword"#, #"a\sb"#, #"[[:alpha:]]"#, #"[a-z--[aeiou]]"#,
-                        #"[a&&b]"#, #"a{,3}"#, #"a{3,2}"#, #"a**"#, #"a++"#, #"\Qa.b\E"#, #"\x41"#, #"\t"#, "é", #"(?<n>a)"#,
+        for pattern in [#"a(?i)b"#, #"(?m)^a"#, #"(?-i)a"#, #"(?i:a)"#, #"(?is)a"#, #"a(?=b)"#, #"(a)\1"#, #"\bword"#, #"[\S]"#, #"[\s-z]"#, #"[[:alpha:]]"#, #"[a-z--[aeiou]]"#,
+                        #"[a&&b]"#, #"a{,3}"#, #"a{3,2}"#, #"a**"#, #"a++"#, #"\Qa.b\E"#, #"\x41"#, "é", #"(?<n>a)"#,
                         #"a{1000}"#, #"(((a{100}){10}){10})"#, String(repeating: "(", count: 40) + "a" + String(repeating: ")", count: 40), "[]", "[a", "(a", "a)", "*a", #"\"#, "[z-a]"] {
             #expect(ByteMatcher(pattern) == nil, "\(pattern) should be left to Regex")
         }
@@ -57,7 +57,7 @@ import Testing
     /// Patterns over a small alphabet with every construct of the subset,
     /// nested, and texts over the same alphabet.
     struct Generator {
-        static let alphabet = ["a", "b", ".", "/", "-", "1", "_", "A", ":", "B", "z", "Z"]
+        static let alphabet = ["a", "b", ".", "/", "-", "1", "_", "A", ":", "B", "z", "Z", " "]
         var state: UInt64
 
         mutating func next() -> Int { ByteMatcherTests.next(&state) }
@@ -70,9 +70,9 @@ import Testing
                 let letter = Self.alphabet[next() % Self.alphabet.count]
                 return letter == "." ? "\\." : letter
             case 1: return "."
-            case 2: return ["\\d", "\\w", "\\D", "\\W", "\\.", "\\/", "\\-"][next() % 7]
+            case 2: return ["\\d", "\\w", "\\D", "\\W", "\\.", "\\/", "\\-", "\\s", "\\S", "\\h", "\\t"][next() % 11]
             case 3:
-                let members = ["a-b", "0-9", "a", ".", "/", "\\d", "\\w", "-", "_", "A-Z", ":", "B", "Z-a", "y-z"]
+                let members = ["a-b", "0-9", "a", ".", "/", "\\d", "\\w", "-", "_", "A-Z", ":", "B", "Z-a", "y-z", "\\s", " ", "\\n"]
                 var text = next() % 3 == 0 ? "[^" : "["
                 for _ in 0 ..< next() % 3 + 1 { text += members[next() % members.count] }
                 return text + "]"
