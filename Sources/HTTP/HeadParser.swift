@@ -88,10 +88,21 @@ enum HeadParser {
             while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
             while end > start, line[end - 1] == 0x20 || line[end - 1] == 0x09 { end -= 1 }
             let raw = line.window(start, end - start)
-            for byte in raw where !HTTPSyntax.isFieldValueByte(byte) { throw .invalidHeaderValue }
-            // A value that is not UTF-8 could not round-trip through String,
-            // and a rewritten head must carry the bytes the app sent.
-            guard let value = String(validating: raw, as: UTF8.self) else { throw .invalidHeaderValue }
+            var high: UInt8 = 0
+            for byte in raw {
+                guard HTTPSyntax.isFieldValueByte(byte) else { throw .invalidHeaderValue }
+                high |= byte
+            }
+            let value: String
+            if high < 0x80 {
+                // ASCII, as nearly every value is: nothing to validate.
+                value = ascii(raw)
+            } else {
+                // A value that is not UTF-8 could not round-trip through String,
+                // and a rewritten head must carry the bytes the app sent.
+                guard let text = String(validating: raw, as: UTF8.self) else { throw .invalidHeaderValue }
+                value = text
+            }
             fields.append(HTTPHeader(name: ascii(line.window(0, colon)), value: value))
         }
         return HTTPHeaders(fields)

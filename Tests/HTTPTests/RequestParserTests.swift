@@ -28,6 +28,19 @@ import HTTP
         #expect(message.head.description == "GET /index.html?q=1 HTTP/1.1 host=a.test")
     }
 
+    /// ASCII values take the short way in; UTF-8 ones are validated and kept
+    /// as sent (serialising the head gives back its bytes).
+    @Test(arguments: Split.all)
+    func valuesKeepTheirBytes(split: Split) throws {
+        let text = "GET / HTTP/1.1\r\nHost: a.test\r\nX-Name: café \u{1F600}\r\nX-Plain: a\tb ~\r\n\r\n"
+        var parser = HTTPRequestParser()
+        let trace = try drive(&parser, bytes(text), split)
+        let message = try #require(trace.messages.first)
+        #expect(message.head.headers["X-Name"] == "café \u{1F600}")
+        #expect(message.head.headers["X-Plain"] == "a\tb ~")
+        #expect(message.head.serialized() == bytes(text))
+    }
+
     @Test(arguments: Split.all)
     func contentLengthBody(split: Split) throws {
         var parser = HTTPRequestParser()
