@@ -109,11 +109,14 @@ extension FlowDirector {
         return PlannedRequest(head: head.serialized(), target: target, route: route, exchange: exchange)
     }
 
-    /// http-response rewrites for the request `exchange` answers.
-    func rewriteResponse(_ head: HTTPResponseHead, for exchange: HTTPExchange?) -> HTTPResponseHead {
-        guard let headerRewriter, let exchange else { return head }
+    /// http-response rewrites for the request `exchange` answers; nil when
+    /// no line applies, so the head can go on as it came.
+    func rewriteResponse(_ head: HTTPResponseHead, for exchange: HTTPExchange?) -> HTTPResponseHead? {
+        guard let headerRewriter, let exchange else { return nil }
+        let matched = headerRewriter.matching(.response, url: exchange.url)
+        guard !matched.isEmpty else { return nil }
         var head = head
-        head.headers = Self.rewritten(head.headers, headerRewriter, .response, url: exchange.url)
+        head.headers = Self.rewritten(head.headers, headerRewriter, matched)
         return head
     }
 
@@ -121,6 +124,11 @@ extension FlowDirector {
     static func rewritten(_ headers: HTTPHeaders, _ rewriter: HeaderRewriter, _ direction: HeaderRewriteDirection, url: String) -> HTTPHeaders {
         let matched = rewriter.matching(direction, url: url)
         guard !matched.isEmpty else { return headers }
+        return rewritten(headers, rewriter, matched)
+    }
+
+    /// `headers` with the lines `matched` applied.
+    static func rewritten(_ headers: HTTPHeaders, _ rewriter: HeaderRewriter, _ matched: [Int]) -> HTTPHeaders {
         var fields = headers.map { HeaderField(name: $0.name, value: $0.value) }
         rewriter.apply(matched, to: &fields)
         return HTTPHeaders(fields.map { HTTPHeader(name: $0.name, value: $0.value) })

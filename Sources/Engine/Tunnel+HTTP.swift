@@ -282,11 +282,20 @@ extension Tunnel {
                     if head.status >= 200, !session.inFlight.isEmpty {
                         session.inFlight[0].status = head.status
                         session.inFlight[0].headAt = now
+                        session.inFlight[0].responseHead = rewritten ?? head
                     }
-                    if !session.inFlight.isEmpty, head.status >= 200 { session.inFlight[0].responseHead = rewritten }
-                    let bytes = rewritten.serialized()
-                    bytes.withUnsafeBytes { writeApp($0, session: session, connection: connection) }
-                    if !session.inFlight.isEmpty { session.inFlight[0].responseBytes += bytes.count }
+                    let written: Int
+                    if rewritten == nil, let whole = session.responses.lastHeadInInput {
+                        // Unchanged and all in this read: the server's bytes go on as they came.
+                        writeApp(UnsafeRawBufferPointer(rebasing: rest[rest.startIndex + whole.lowerBound ..< rest.startIndex + whole.upperBound]),
+                                 session: session, connection: connection)
+                        written = whole.count
+                    } else {
+                        let bytes = (rewritten ?? head).serialized()
+                        bytes.withUnsafeBytes { writeApp($0, session: session, connection: connection) }
+                        written = bytes.count
+                    }
+                    if !session.inFlight.isEmpty { session.inFlight[0].responseBytes += written }
                 case let .body(consumed)?:
                     writeApp(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
                     noteResponseBody(rest[0 ..< consumed], session: session)

@@ -39,6 +39,11 @@ public struct HTTPResponseParser: Sendable {
         if nextMethod < methods.count { nextMethod += 1 }
     }
 
+    /// Where the head of the last `.head` step lies in the input that step
+    /// was parsed from, when the head came whole in it (nil when it began in
+    /// an earlier input): its bytes can then be forwarded as they came.
+    public var lastHeadInInput: Range<Int>? { headReader.lastHeadInInput }
+
     public var isIdle: Bool {
         if case .head = state { return headReader.isEmpty }
         return false

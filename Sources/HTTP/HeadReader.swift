@@ -11,6 +11,9 @@ struct HeadReader: Sendable {
     /// clients send an extra CRLF after a POST body.
     private var skippingBlankLines = true
     private var total = 0
+    /// Where the head `read` last returned lies in that call's input, when
+    /// all of it was there; nil when part of it came in an earlier input.
+    private(set) var lastHeadInInput: Range<Int>?
 
     /// Nothing of a head has been seen (blank lines do not count).
     var isEmpty: Bool { skippingBlankLines }
@@ -71,7 +74,9 @@ struct HeadReader: Sendable {
         let head: Head
         if buffer.isEmpty {
             head = try parse(input.window(start, end - start))
+            lastHeadInInput = start ..< end
         } else {
+            lastHeadInInput = nil
             buffer.append(contentsOf: input.window(start, end - start))
             // withUnsafeBytes rethrows untyped errors; a Result keeps the type.
             let result: Result<Head, HTTPParseError> = buffer.withUnsafeBytes { bytes in

@@ -21,6 +21,28 @@ import HTTP
         #expect(parser.isIdle)
     }
 
+    /// The engine forwards a head's own bytes when they all came in one read:
+    /// the parser says where they lie, and says nothing for a head that began
+    /// in an earlier read.
+    @Test func saysWhereAWholeHeadLies() throws {
+        let head = "HTTP/1.1 200 OK\r\nX-Odd:tight\r\nContent-Length: 2\r\n\r\n"
+        var parser = HTTPResponseParser()
+        parser.expectResponse(to: .get)
+        parser.expectResponse(to: .get)
+        let input = bytes(head + "hi" + head)
+        var step = try input.withUnsafeBytes { try parser.parse($0) }
+        guard case let .head(_, consumed)? = step else { Issue.record("\(String(describing: step))"); return }
+        #expect(consumed == head.utf8.count && parser.lastHeadInInput == 0 ..< head.utf8.count)
+        step = try input[consumed...].withUnsafeBytes { try parser.parse($0) }
+        guard case .end(2)? = step else { Issue.record("\(String(describing: step))"); return }
+        // The second head, split across two reads.
+        let second = Array(input[(consumed + 2)...])
+        #expect(try second[..<10].withUnsafeBytes { try parser.parse($0) } == nil)
+        step = try second[10...].withUnsafeBytes { try parser.parse($0) }
+        guard case .head? = step else { Issue.record("\(String(describing: step))"); return }
+        #expect(parser.lastHeadInInput == nil)
+    }
+
     @Test(arguments: Split.all)
     func chunkedWithTrailers(split: Split) throws {
         var parser = HTTPResponseParser()

@@ -167,6 +167,53 @@ final class ProfileTests {
         #expect(r.stdout.contains("X-Seen-By: sluice"), "\(r.stdout)")
     }
 
+    /// A response head no http-response line touches goes to the app with the
+    /// server's own bytes (odd spacing kept); one that a line changes is
+    /// written anew.
+    @Test func anUntouchedResponseHeadKeepsTheServersBytes() throws {
+        _ = try net.start(["/usr/bin/python3", "-c", """
+        import socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9103)); s.listen(4); s.settimeout(30)
+        for _ in range(2):
+            c, _ = s.accept(); c.settimeout(30); data = b""
+            while b"\\r\\n\\r\\n" not in data:
+                chunk = c.recv(4096)
+                if not chunk: break
+                data += chunk
+            c.sendall(b"HTTP/1.1 200 Fine\\r\\nX-Odd:tight\\r\\nX-Trail: v \\r\\nContent-Length: 3\\r\\nConnection: close\\r\\n\\r\\nok\\n"); c.close()
+        """], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9103"))
+        let client = work.appendingPathComponent("raw-head-client.py").path
+        try """
+        import socket
+        for path in ["/raw", "/changed"]:
+            c = socket.create_connection(("origin.test", 9103), timeout=10)
+            c.sendall(b"GET " + path.encode() + b" HTTP/1.1\\r\\nHost: origin.test:9103\\r\\n\\r\\n")
+            data = b""
+            while True:
+                chunk = c.recv(4096)
+                if not chunk: break
+                data += chunk
+            print(repr(data))
+        """.write(toFile: client, atomically: true, encoding: .utf8)
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Header Rewrite]
+        http-request ^http://origin\\.test:9103/ header-add X-Env staging
+        http-response ^http://origin\\.test:9103/changed header-add X-Seen-By sluice
+        """)
+        let r = try exec("/usr/bin/python3 \(client)", profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(r.stdout)")
+        #expect(lines.first == #"b'HTTP/1.1 200 Fine\r\nX-Odd:tight\r\nX-Trail: v \r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n'"#, "\(r.stdout)")
+        #expect(lines.last?.contains(#"X-Odd: tight\r\nX-Trail: v\r\n"#) == true && lines.last?.contains(#"X-Seen-By: sluice\r\n"#) == true, "\(r.stdout)")
+    }
+
     @Test func headerModeRewriteKeepsMethodAndBody() throws {
         let received = try rawListener(port: 9100)
         let path = try profile("""
