@@ -323,7 +323,12 @@ struct ProfileBuilder {
             return nil
         }
         do {
-            return try CompiledRegex(source)
+            let compiled = try CompiledRegex(source)
+            if compiled.byteMatcher == nil, NestedRepetition.find(in: source) != nil {
+                warning(line, column, "regex '\(source)' repeats a group that itself repeats, and is outside the forms Sluice matches in linear time: Swift's Regex, which matches it, can take exponential time on some texts, and every flow waits meanwhile",
+                        hint: "keep to literals, ., classes, \\d \\w \\s, groups, |, quantifiers, ^ $ and a leading (?i), which are matched in linear time, or repeat one level only")
+            }
+            return compiled
         } catch {
             self.error(line, column, "regex \(RuleCondition.quote(source)) does not compile", hint: "\(error)")
             return nil

@@ -306,6 +306,33 @@ let errorCases: [ErrorCase] = [
         ])
     }
 
+    /// Nested repetition is warned about only where Swift's Regex runs it:
+    /// outside the linear subset (here because of \b or a lookahead).
+    @Test func nestedRepetitionOutsideTheLinearSubsetIsWarnedAbout() throws {
+        let text = """
+        [Rule]
+        URL-REGEX,"^http://(\\w+\\.)+test\\b",DIRECT
+        URL-REGEX,"^http://(\\w+\\.)+test/",DIRECT
+        URL-REGEX,"(a+)+$",REJECT
+        URL-REGEX,"(?=x)(a|b*){2,}",REJECT
+        URL-REGEX,"(?=x)(a{2}b)+[(]+",REJECT
+        FINAL,DIRECT
+        [Header Rewrite]
+        http-response ^http://a\\.test/ header-replace-regex Set-Cookie "(?:(?!x)[^;]*;?)*" "y"
+        """
+        let profile = try loadProfile(text).get()
+        #expect(profile.warnings.map(\.line) == [2, 5, 9], "\(profile.warnings)")
+        #expect(profile.warnings.first?.description.hasPrefix(#"sluice.conf:2: warning: regex '^http://(\w+\.)+test\b' repeats a group that itself repeats"#) == true,
+                "\(profile.warnings)")
+    }
+
+    @Test func nestedRepetitionIsFoundInTheText() {
+        for (pattern, expected) in [("(a+)+", 4), ("(a*)*", 4), ("(?:x|y*){3,}", 8), ("((a)+)+", 6), ("(a{2,})*?", 7), ("(a\\+)+", nil),
+                                    ("[(a+)]+", nil), ("(a+){2}", nil), ("(a?)+", nil), ("(a+)", nil), ("\\Q(a+)+\\E", nil), ("a{,3}(b+)+", 9)] as [(String, Int?)] {
+            #expect(NestedRepetition.find(in: pattern) == expected, "\(pattern)")
+        }
+    }
+
     @Test func warningsTravelWithErrors() {
         guard case let .failure(failure) = loadProfile("[Rule]\nIP-CIDR,10.1.0.0/8,DIRECT\nFINAL,NOPE\n") else { Issue.record("loaded"); return }
         #expect(failure.errors.count == 1)
