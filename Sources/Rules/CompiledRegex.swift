@@ -81,6 +81,8 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
             }
             return found
         }
+        // The groups need Regex; whether there is any match, bytes can say.
+        if case .noMatch? = byteSearch(text, from: 0) { return [] }
         return text.matches(of: regex).map(PatternMatch.init)
     }
 

@@ -8,6 +8,7 @@
 //   sluice-bench stack-loop N         N data segments, untimed, for valgrind's count
 //   sluice-bench rules [--rounds N]   ns per rule evaluation against 10, 10,000 and 100,000 rules
 //   sluice-bench rules-loop N         N evaluations against 10,000 rules, untimed, for valgrind's count
+//   sluice-bench regex [--rounds N]   ns per URL-regex call, over bytes and through Swift's Regex
 //   sluice-bench capture [--rounds N] [--ring BYTES]  ns per packet handed to the pcap recorder (the loop's side)
 //   sluice-bench capture-loop N       N packets recorded, untimed, for valgrind's count
 //
@@ -145,6 +146,10 @@ case "rules":
     benchRules(rounds: rounds)
 case "rules-loop":
     rulesLoop(arguments.count > 1 ? Int(arguments[1]) ?? 1000 : 1000)
+case "regex":
+    var rounds = 5
+    if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { rounds = max(1, n) }
+    benchRegexes(rounds: rounds)
 case "capture":
     var rounds = 5
     if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { rounds = max(1, n) }
@@ -154,5 +159,5 @@ case "capture":
 case "capture-loop":
     captureLoop(arguments.count > 1 ? Int(arguments[1]) ?? 1000 : 1000)
 default:
-    print("usage: sluice-bench wire [--rounds N] | wire-loop N | stack [--rounds N] | stack-loop N | rules [--rounds N] | rules-loop N | capture [--rounds N] [--ring BYTES] | capture-loop N")
+    print("usage: sluice-bench wire [--rounds N] | wire-loop N | stack [--rounds N] | stack-loop N | rules [--rounds N] | rules-loop N | regex [--rounds N] | capture [--rounds N] [--ring BYTES] | capture-loop N")
 }

@@ -179,6 +179,9 @@ import Testing
             #expect(found.range == expected.range && found.groups == PatternMatch(expected).groups, "\(source) on \(text)")
             #expect(compiled.allMatches(in: text).map(\.groups) == text.matches(of: compiled.regex).map { PatternMatch($0).groups })
         }
+        // No match at all is known from bytes, so Regex is not asked.
+        #expect(try CompiledRegex("(a|)*x").allMatches(in: "bbb").isEmpty)
+        #expect(try CompiledRegex("(a|)*x").firstMatch(in: "bbb") == nil)
         for source in ["(a+)*", "(?:a*)*", "(a)*", "(a*)?", "(a*){2}", "((a)|b)+"] {
             #expect(try #require(ByteMatcher(source)).capturesAreExact, "\(source)")
         }
