@@ -13,8 +13,17 @@ public struct IPv4Address: Hashable, Sendable, Comparable, CustomStringConvertib
     /// decimal digits, each at most 255; nil for anything else. Byte by byte:
     /// the rules ask of every request's host whether it is an address.
     public init?(_ text: some StringProtocol) {
+        // One generic call for the bytes, then a plain loop: walking a
+        // generic string's UTF-8 byte by byte goes through witness tables.
+        let parsed = text.utf8.withContiguousStorageIfAvailable { Self.parse($0) }
+            ?? Array(text.utf8).withUnsafeBufferPointer { Self.parse($0) }
+        guard let parsed else { return nil }
+        value = parsed
+    }
+
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32? {
         var value: UInt32 = 0, part: UInt32 = 0, digits = 0, parts = 0
-        for byte in text.utf8 {
+        for byte in bytes {
             if byte == UInt8(ascii: ".") {
                 guard digits > 0, parts < 3 else { return nil }
                 value = value << 8 | part
@@ -27,7 +36,7 @@ public struct IPv4Address: Hashable, Sendable, Comparable, CustomStringConvertib
             }
         }
         guard digits > 0, parts == 3 else { return nil }
-        self.value = value << 8 | part
+        return value << 8 | part
     }
 
     public static let any = IPv4Address(0)
@@ -75,7 +84,9 @@ public struct IPv6Address: Hashable, Sendable, Comparable, CustomStringConvertib
     /// Parses RFC 4291 §2.2 text, with "::" and an embedded IPv4 tail.
     public init?(_ text: some StringProtocol) {
         // Every IPv6 text has a colon; most text asked about (host names) has none.
-        guard text.utf8.contains(UInt8(ascii: ":")) else { return nil }
+        let colon = text.utf8.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: ":")) }
+            ?? text.utf8.contains(UInt8(ascii: ":"))
+        guard colon else { return nil }
         let s = String(text)
         var head: [UInt16] = [], tail: [UInt16] = []
         let halves = s.components(separatedByDoubleColon: ())
