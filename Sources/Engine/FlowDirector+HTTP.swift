@@ -56,10 +56,14 @@ extension FlowDirector {
         let host = parts?.host ?? HostPort.hostPart(of: head.host ?? "")
         let port = parts?.port ?? 80
         requestFacts.applicationProtocol = .http
-        requestFacts.request = SniffedRequest(method: head.method.rawValue, url: url, headers: head.headers.map { ($0.name, $0.value) })
+        let hostIsAddress = IPAddress(host) != nil
+        requestFacts.request = SniffedRequest(method: head.method.rawValue, url: url,
+                                              headers: head.headers.map { HeaderField(name: $0.name, value: $0.value) },
+                                              host: parts.map { ($0.host, hostIsAddress) })
+        exchange.host = parts?.host
         if exchange.rewrittenFrom != nil || facts.domainSource != .dns {
             // An address literal names no domain.
-            requestFacts.domain = IPAddress(host) == nil ? host : nil
+            requestFacts.domain = hostIsAddress ? nil : host
             requestFacts.domainSource = requestFacts.domain == nil ? nil : .host
         }
         var route = FlowRoute.direct
@@ -137,7 +141,7 @@ extension FlowDirector {
     /// Statistics learn how a request ended.
     func record(_ exchange: HTTPExchange, now: Instant) {
         guard let profile, !books.isEmpty else { return }
-        let host = RequestURL(exchange.url)?.host ?? ""
+        let host = exchange.host ?? RequestURL(exchange.url)?.host ?? ""
         let latency = UInt64(max((exchange.headAt ?? now).nanoseconds - exchange.started.nanoseconds, 0))
         for (index, definition) in profile.statistics.enumerated() where index < books.count {
             guard let key = StatisticsBook.key(for: definition, url: exchange.url, host: host) else { continue }

@@ -110,8 +110,12 @@ final class FlowDirector {
         case nil: result.applicationProtocol = nil
         }
         if let request = facts.request {
-            result.request = RequestFacts(method: request.method, url: request.url,
-                                          headers: request.headers.map { HeaderField(name: $0.name, value: $0.value) })
+            if let host = request.host {
+                result.request = RequestFacts(method: request.method, url: request.url, headers: request.headers,
+                                              host: host.name, hostIsAddress: host.isAddress)
+            } else {
+                result.request = RequestFacts(method: request.method, url: request.url, headers: request.headers)
+            }
         }
         return result
     }

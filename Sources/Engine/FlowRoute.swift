@@ -1,3 +1,4 @@
+internal import Rules
 internal import Stack
 internal import Wire
 
@@ -81,7 +82,10 @@ struct SniffedRequest {
     var method: String
     /// Absolute: http://host/path?query
     var url: String
-    var headers: [(name: String, value: String)]
+    var headers: [HeaderField]
+    /// The URL's host and whether it is an address, when the caller took the
+    /// URL apart already (HTTP mode does, per request); nil: the rules do.
+    var host: (name: String?, isAddress: Bool)? = nil
 }
 
 /// The decision for a new flow, or a request for its first bytes.

@@ -100,6 +100,9 @@ struct HTTPExchange {
     var rule: String
     var policy: String
     var rewrittenFrom: String?
+    /// The URL's host as the rules saw it; nil for a request answered before
+    /// the rules ran (statistics then take it from the URL).
+    var host: String?
     var mocked: Bool
     var started: Instant
     var requestBytes = 0

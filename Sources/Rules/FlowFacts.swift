@@ -61,6 +61,13 @@ public struct RequestFacts: Sendable, Equatable, CustomStringConvertible {
         (host, hostIsAddress) = Self.host(of: url)
     }
 
+    /// For a caller that took `url` apart already: `host` must be what
+    /// `RequestURL(url)?.host` gives (HTTP mode has it for each request).
+    public init(method: String, url: String, headers: [HeaderField], host: String?, hostIsAddress: Bool) {
+        self.method = method; self.url = url; self.headers = headers
+        self.host = host; self.hostIsAddress = hostIsAddress
+    }
+
     static func host(of url: String) -> (String?, Bool) {
         guard let host = RequestURL(url)?.host else { return (nil, false) }
         return (host, IPAddress(host) != nil)
