@@ -576,3 +576,71 @@ struct ByteMatcher: Sendable {
         return program.count <= maximumInstructions
     }
 }
+
+extension ByteMatcher {
+    /// The longest run of bytes that every match of `pattern` contains, in
+    /// lower case (a text holds it, in either case, or cannot match), when it
+    /// is at least `minimumLength` long; nil when the pattern is outside the
+    /// subset or has no such run (`^https?://[^/]+/` has "://" only, which
+    /// every URL has: too short to be asked for). Runs are read from the parts
+    /// every match goes through: the top-level sequence, groups without "|",
+    /// and the first round of a repetition of at least one. A run found in
+    /// "http://" or "https://" is passed over, since every URL has one.
+    static func requiredLiteral(_ pattern: String, minimumLength: Int = 3) -> [UInt8]? {
+        var parser = Parser(bytes: Array(pattern.utf8))
+        if parser.bytes.starts(with: Array("(?i)".utf8)) {
+            parser.caseInsensitive = true
+            parser.position = 4
+        }
+        guard let node = parser.parseAlternation(), parser.position == parser.bytes.count else { return nil }
+        var best: [UInt8] = [], run: [UInt8] = []
+        // Every URL holds "http://" or "https://": a run inside them tells nothing.
+        let everywhere = [Array("https://".utf8), Array("http://".utf8)]
+        func flush() {
+            if run.count > best.count, !everywhere.contains(where: { Self.contains($0, run) }) { best = run }
+            run.removeAll()
+        }
+        func walk(_ node: Node) {
+            switch node {
+            case let .bytes(low, high):
+                if let byte = Self.lowercaseByte(low: low, high: high) { run.append(byte) } else { flush() }
+            case .atStart, .atEnd:
+                // Zero width: the bytes on either side are still adjacent.
+                break
+            case let .sequence(items):
+                for item in items { walk(item) }
+            case let .group(inner, _):
+                walk(inner)
+            case .alternation:
+                flush()
+            case let .repeated(inner, minimum, maximum, _):
+                guard minimum >= 1 else { flush(); return }
+                // The first round is contiguous; what follows it may be another round.
+                walk(inner)
+                if maximum != 1 || minimum != 1 { flush() }
+            }
+        }
+        walk(node)
+        flush()
+        return best.count >= minimumLength ? best : nil
+    }
+
+    static func contains(_ text: [UInt8], _ part: [UInt8]) -> Bool {
+        guard part.count <= text.count else { return false }
+        return (0 ... text.count - part.count).contains { text[$0 ..< $0 + part.count].elementsEqual(part) }
+    }
+
+    /// The byte a one-byte set stands for, lowercased; a letter's two cases
+    /// (from "(?i)") count as the letter. Nil for any other set.
+    static func lowercaseByte(low: UInt64, high: UInt64) -> UInt8? {
+        let count = low.nonzeroBitCount + high.nonzeroBitCount
+        let first = low != 0 ? UInt8(low.trailingZeroBitCount) : UInt8(64 + high.trailingZeroBitCount)
+        if count == 1 {
+            return first >= UInt8(ascii: "A") && first <= UInt8(ascii: "Z") ? first | 0x20 : first
+        }
+        // "A"..."Z" are bits 1...26 of `high`, "a"..."z" bits 33...58.
+        guard count == 2, low == 0, first >= UInt8(ascii: "A"), first <= UInt8(ascii: "Z"),
+              high == (1 << UInt64(first - 64)) | (1 << UInt64(first - 64 + 32)) else { return nil }
+        return first | 0x20
+    }
+}

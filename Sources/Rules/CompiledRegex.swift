@@ -23,6 +23,9 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
     let isPrefixOnly: Bool
     /// The pattern over bytes, when it is in `ByteMatcher`'s subset.
     let byteMatcher: ByteMatcher?
+    /// Bytes every match contains (lowercased, three or more), for the
+    /// rule engine's index of URL-REGEX lines; nil when unknown.
+    let requiredLiteral: [UInt8]?
 
     /// Compiles `source`; the thrown error's description says what is wrong.
     public init(_ source: String) throws {
@@ -34,6 +37,7 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
         isPrefixOnly = literal.whole && !literal.prefix.isEmpty
         matchesEverything = CompiledRegex.everywhere.contains(source)
         byteMatcher = ByteMatcher(source)
+        requiredLiteral = byteMatcher == nil ? nil : ByteMatcher.requiredLiteral(source)
     }
 
     /// Patterns that match the empty string at the start of any text: "." never

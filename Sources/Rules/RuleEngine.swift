@@ -6,6 +6,9 @@
 ///   at a cost set by the host's label count or the address width, never by the
 ///   number of such rules. DOMAIN-KEYWORD goes through `KeywordMatcher`
 ///   (linear in keywords, which profiles have few of).
+/// - URL-REGEX rules whose regex has a run of bytes every match contains go
+///   through a `RequiredLiteralIndex`: one pass over the URL names the few
+///   whose run it holds, and only those run their regex.
 /// - Every other rule (DOMAIN-REGEX, ports, PROTOCOL, the HTTP-level rules and
 ///   AND/OR/NOT) is scanned in order, but only up to the best index found so
 ///   far: a rule after a decided match cannot change the decision.
@@ -28,6 +31,7 @@ public struct RuleEngine: Sendable {
     private var domains = DomainSuffixIndex<Int>()
     private var keywords = KeywordMatcher()
     private var prefixes = PrefixTrie<Int>()
+    private var urlLiterals = RequiredLiteralIndex()
     /// Indices of the rules scanned in order, ascending.
     private var linear: [Int] = []
     /// The first indexed domain rule (DOMAIN, -SUFFIX, -KEYWORD): while the name
@@ -53,7 +57,9 @@ public struct RuleEngine: Sendable {
                 prefixes.insert(prefix.network, prefixLength: prefix.length, index: index, value: index)
             case let .ipCIDR6(prefix, _):
                 prefixes.insert(prefix.network, prefixLength: prefix.length, index: index, value: index)
-            case .domainRegex, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
+            case let .urlRegex(regex):
+                if let literal = regex.requiredLiteral { urlLiterals.insert(literal, owner: index) } else { indexed = false }
+            case .domainRegex, .destinationPort, .sourcePort, .protocol, .method, .header, .userAgent,
                  .and, .or, .not:
                 indexed = false
             }
@@ -61,6 +67,7 @@ public struct RuleEngine: Sendable {
             if !indexed { linear.append(index) }
             if indexed, rule.condition.isDomainCondition, firstIndexedDomainRule == .max { firstIndexedDomainRule = index }
         }
+        urlLiterals.build()
     }
 
     public var ruleCount: Int { rules.count }
@@ -76,6 +83,18 @@ public struct RuleEngine: Sendable {
         }
         if let destination = facts.destination, let hit = prefixes.lookup(destination), hit.index < best {
             best = hit.index
+        }
+        if !urlLiterals.isEmpty {
+            if let request = facts.request {
+                // The first candidate whose regex matches; nil candidates: try them all.
+                for index in urlLiterals.candidates(in: request.url) ?? urlLiterals.owners {
+                    if index >= best { break }
+                    if rules[index].condition.verdict(facts, final: final) == .match { best = index; break }
+                }
+            } else if facts.mayLearnMore(final: final) {
+                // Every indexed URL-REGEX waits for the request; the first bounds the answer.
+                firstUnknown = min(firstUnknown, urlLiterals.owners[0])
+            }
         }
         for index in linear {
             if index >= best || index >= firstUnknown { break }

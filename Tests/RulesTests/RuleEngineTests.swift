@@ -162,7 +162,7 @@ func httpFlow(_ url: String, method: String = "GET", headers: [HeaderField] = []
         var conditions: [(RuleCondition, String)] = []
         for i in 0 ..< 60 {
             let c: RuleCondition
-            switch next(9) {
+            switch next(12) {
             case 0: c = .domain(names[next(names.count)])
             case 1: c = .domainSuffix(names[next(names.count)])
             case 2: c = .domainKeyword(["track", "ads", "zz"][next(3)])
@@ -171,6 +171,10 @@ func httpFlow(_ url: String, method: String = "GET", headers: [HeaderField] = []
             case 5: c = .method(["GET", "POST"][next(2)])
             case 6: c = .domainRegex(rx("^[ab]\\."))
             case 7: c = .and([.protocol(.http), .domainSuffix(names[next(names.count)])])
+            // URL-REGEX lines, most with a literal the index keys on, some without.
+            case 9, 10, 11:
+                c = .urlRegex(rx([#"^https?://([a-z]+\.)*ads\.test/"#, #"/track/pixel"#, #"(?i)BANNER"#, #"^http://api\.test/v2"#,
+                                  #"\.(png|gif)$"#, #"^http://[a-z.]+/$"#, #"x{2}yz"#][next(7)]))
             default: c = .not(.destinationPort(PortRange(UInt16(next(3)))))
             }
             conditions.append((c, "p\(i)"))
@@ -184,7 +188,8 @@ func httpFlow(_ url: String, method: String = "GET", headers: [HeaderField] = []
                 destination: next(4) == 0 ? nil : .v4(IPv4Address(10, UInt8(next(5)), UInt8(next(3)), 1)),
                 destinationPort: UInt16([80, 443, 22, 0][next(4)]), sourcePort: 40000, domain: domain,
                 applicationProtocol: hasRequest ? .http : [nil, .tls][next(2)],
-                request: hasRequest ? RequestFacts(method: ["GET", "POST"][next(2)], url: "http://\(domain ?? "10.0.0.1")/") : nil)
+                request: hasRequest ? RequestFacts(method: ["GET", "POST"][next(2)],
+                                                   url: "http://\(domain ?? "10.0.0.1")/" + ["", "track/pixel", "Banner.png", "v2/x", "a.gif", "xxyz", "\u{212A}"][next(7)]) : nil)
             for final in [false, true] {
                 var expected = RuleOutcome.matched(RuleDecision(ruleIndex: nil, line: 70, text: "FINAL,DIRECT", policy: "DIRECT"))
                 for (i, (c, p)) in conditions.enumerated() {

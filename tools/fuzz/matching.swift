@@ -97,6 +97,17 @@ public func fuzzMatching(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         case .noMatch: precondition(answer == false, "search missed what matches found")
         case .notForBytes: precondition(answer == nil, "search and matches disagree on the text")
         }
+        // The URL-REGEX index's promise: a text the pattern matches holds its required literal.
+        if answer == true, let literal = ByteMatcher.requiredLiteral(glob, minimumLength: 1) {
+            let lowered = Array(text.utf8).map(RequiredLiteralIndex.lower)
+            let holds = lowered.count >= literal.count
+                && (0 ... lowered.count - literal.count).contains { Array(lowered[$0 ..< $0 + literal.count]) == literal }
+            precondition(holds, "a match without the required literal")
+            var index = RequiredLiteralIndex()
+            index.insert(literal, owner: 0)
+            index.build()
+            precondition(index.candidates(in: text) == [0], "the index missed a literal the text holds")
+        }
     }
 
     let engine = makeEngine()
