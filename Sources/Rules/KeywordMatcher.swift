@@ -1,12 +1,14 @@
 /// DOMAIN-KEYWORD rules: a host matches when it contains the keyword anywhere,
-/// ASCII case-insensitively. The keywords are kept in rule order and tried one
-/// after another, so the first hit is the smallest index.
+/// ASCII case-insensitively (other bytes compare as they are). The first hit
+/// is the smallest rule index.
 ///
-/// This is linear in the number of keywords (times the host length). Profiles
-/// carry tens of keywords, not thousands; if that changes, an Aho-Corasick
-/// automaton over the same entries answers in one pass over the host.
+/// Once built, the keywords are one `LiteralAutomaton`, and a host is read
+/// once whatever their number (ad-blocking lists carry hundreds). Until
+/// `build`, they are tried one after another, in rule order.
 public struct KeywordMatcher: Sendable {
     private var keywords: [(index: Int, bytes: [UInt8])] = []
+    private var automaton = LiteralAutomaton()
+    private var built = false
 
     public init() {}
 
@@ -19,7 +21,15 @@ public struct KeywordMatcher: Sendable {
         guard !bytes.isEmpty else { return false }
         let at = keywords.firstIndex { $0.index > index } ?? keywords.endIndex
         keywords.insert((index, bytes), at: at)
+        automaton.insert(bytes, owner: index)
+        built = false
         return true
+    }
+
+    /// Makes `firstMatch` one pass over the host; call it after the last insert.
+    public mutating func build() {
+        automaton.build()
+        built = true
     }
 
     /// The smallest rule index whose keyword `host` contains, considering only
@@ -31,6 +41,11 @@ public struct KeywordMatcher: Sendable {
     }
 
     private func firstMatch(bytes: UnsafeBufferPointer<UInt8>, below limit: Int) -> Int? {
+        guard let first = keywords.first, first.index < limit else { return nil }
+        if built {
+            guard let hit = automaton.firstOwner(occurringIn: bytes), hit < limit else { return nil }
+            return hit
+        }
         for (index, keyword) in keywords {
             if index >= limit { return nil }
             if Self.contains(bytes, keyword) { return index }

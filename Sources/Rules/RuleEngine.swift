@@ -4,10 +4,10 @@
 /// - DOMAIN and DOMAIN-SUFFIX rules live in a `DomainSuffixIndex`, IP-CIDR and
 ///   IP-CIDR6 in a `PrefixTrie`: each answers "the smallest matching rule index"
 ///   at a cost set by the host's label count or the address width, never by the
-///   number of such rules. DOMAIN-KEYWORD goes through `KeywordMatcher`
-///   (linear in keywords, which profiles have few of).
+///   number of such rules. DOMAIN-KEYWORD goes through `KeywordMatcher`, one
+///   pass over the host whatever the number of keywords.
 /// - URL-REGEX rules whose regex has a run of bytes every match contains go
-///   through a `RequiredLiteralIndex`: one pass over the URL names the few
+///   through a `LiteralAutomaton`: one pass over the URL names the few
 ///   whose run it holds, and only those run their regex.
 /// - Every other rule (DOMAIN-REGEX, ports, PROTOCOL, the HTTP-level rules and
 ///   AND/OR/NOT) is scanned in order, but only up to the best index found so
@@ -31,7 +31,7 @@ public struct RuleEngine: Sendable {
     private var domains = DomainSuffixIndex<Int>()
     private var keywords = KeywordMatcher()
     private var prefixes = PrefixTrie<Int>()
-    private var urlLiterals = RequiredLiteralIndex()
+    private var urlLiterals = LiteralAutomaton()
     /// Indices of the rules scanned in order, ascending.
     private var linear: [Int] = []
     /// The first indexed domain rule (DOMAIN, -SUFFIX, -KEYWORD): while the name
@@ -68,6 +68,7 @@ public struct RuleEngine: Sendable {
             if indexed, rule.condition.isDomainCondition, firstIndexedDomainRule == .max { firstIndexedDomainRule = index }
         }
         urlLiterals.build()
+        keywords.build()
     }
 
     public var ruleCount: Int { rules.count }

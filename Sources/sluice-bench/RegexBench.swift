@@ -70,4 +70,32 @@ func benchURLRules(rounds: Int) {
         print("  \(count) URL-REGEX lines: \(format1(median(times))) ns")
         if sink == 42 { print("") }
     }
+    benchKeywordRules(rounds: rounds)
+}
+
+/// The same for DOMAIN-KEYWORD lines and new flows' host names.
+func benchKeywordRules(rounds: Int) {
+    let hosts = ["www.example.test", "api.service.internal.test", "cdn-123.static.news.test"]
+    print("DOMAIN-KEYWORD benchmark: RuleEngine.evaluate of \(hosts.count) TLS flows that no line matches, median of \(rounds) rounds (ns per evaluation)")
+    for count in [10, 500, 2000] {
+        var text = "[Rule]\n"
+        for i in 0 ..< count { text += "DOMAIN-KEYWORD,adkw\(i)x,REJECT\n" }
+        text += "FINAL,DIRECT\n"
+        guard case let .success(profile) = ProfileParser.parse(text, file: "bench.conf", baseDirectory: "/") else {
+            print("  the generated profile does not load"); return
+        }
+        let engine = RuleEngine(profile)
+        let flows = hosts.map { FlowFacts(transport: .tcp, destinationPort: 443, domain: $0, applicationProtocol: .tls) }
+        var sink = 0
+        let clock = ContinuousClock()
+        var times: [Double] = []
+        for _ in 0 ..< rounds {
+            let iterations = 300
+            let start = clock.now
+            for _ in 0 ..< iterations { for flow in flows { if case let .matched(d) = engine.evaluate(flow, final: true) { sink &+= d.line } } }
+            times.append((clock.now - start).nanosecondsDouble / Double(iterations * flows.count))
+        }
+        print("  \(count) DOMAIN-KEYWORD lines: \(format1(median(times))) ns")
+        if sink == 42 { print("") }
+    }
 }

@@ -105,6 +105,38 @@ import Wire
         #expect(k.firstMatch(in: "trackerads.test", below: 3) == nil)
         #expect(k.firstMatch(in: "example.test") == nil)
         #expect(k.firstMatch(in: "ad") == nil)
+        // Built into one automaton, the same answers.
+        k.build()
+        #expect(k.firstMatch(in: "eu.TRACKER.test") == 7)
+        #expect(k.firstMatch(in: "trackerads.test") == 3)
+        #expect(k.firstMatch(in: "trackerads.test", below: 3) == nil)
+        #expect(k.firstMatch(in: "example.test") == nil)
+        #expect(k.firstMatch(in: "ad") == nil)
+    }
+
+    /// The automaton against the keyword-by-keyword reading, on random
+    /// keywords (overlapping, some not ASCII) inserted in any order.
+    @Test func builtKeywordsAgreeWithTheLinearReading() {
+        var state: UInt64 = 0xbeef
+        func next(_ n: Int) -> Int { ByteMatcherTests.next(&state) % n }
+        let pieces = ["a", "b", "A", "ab", "é", ".", "x"]
+        for _ in 0 ..< 200 {
+            var plain = KeywordMatcher(), built = KeywordMatcher()
+            var used = Set<Int>()
+            for _ in 0 ..< next(10) + 1 {
+                let index = next(40)
+                guard used.insert(index).inserted else { continue }
+                let keyword = (0 ..< next(3) + 1).map { _ in pieces[next(pieces.count)] }.joined()
+                plain.insert(keyword, index: index)
+                built.insert(keyword, index: index)
+            }
+            built.build()
+            for _ in 0 ..< 20 {
+                let host = (0 ..< next(8)).map { _ in pieces[next(pieces.count)] }.joined()
+                let limit = next(3) == 0 ? next(40) : .max
+                #expect(built.firstMatch(in: host, below: limit) == plain.firstMatch(in: host, below: limit), "\(host) below \(limit)")
+            }
+        }
     }
 
     @Test func glob() {

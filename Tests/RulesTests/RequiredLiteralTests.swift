@@ -38,7 +38,7 @@ import Testing
                 let text = generator.text(maximumLength: 10)
                 guard try regex.firstMatch(in: text) != nil else { continue }
                 matched += 1
-                let lowered = Array(text.utf8).map(RequiredLiteralIndex.lower)
+                let lowered = Array(text.utf8).map(LiteralAutomaton.lower)
                 let holds = lowered.count >= literal.count && (0 ... lowered.count - literal.count).contains { Array(lowered[$0 ..< $0 + literal.count]) == literal }
                 #expect(holds, "\(source) matched \(text.debugDescription) without \(String(decoding: literal, as: UTF8.self).debugDescription)")
             }
@@ -52,7 +52,7 @@ import Testing
         func next(_ n: Int) -> Int { ByteMatcherTests.next(&state) % n }
         let alphabet = Array("abAB./-x".utf8)
         for _ in 0 ..< 200 {
-            var index = RequiredLiteralIndex()
+            var index = LiteralAutomaton()
             var literals: [[UInt8]] = []
             var owner = 0
             for _ in 0 ..< next(12) + 1 {
@@ -64,10 +64,10 @@ import Testing
             index.build()
             for _ in 0 ..< 20 {
                 let text = String(decoding: (0 ..< next(14)).map { _ in alphabet[next(alphabet.count)] }, as: UTF8.self)
-                let lowered = Array(text.utf8).map(RequiredLiteralIndex.lower)
+                let lowered = Array(text.utf8).map(LiteralAutomaton.lower)
                 var expected: [Int] = []
                 for (i, literal) in literals.enumerated() {
-                    let low = literal.map(RequiredLiteralIndex.lower)
+                    let low = literal.map(LiteralAutomaton.lower)
                     if lowered.count >= low.count, (0 ... lowered.count - low.count).contains(where: { Array(lowered[$0 ..< $0 + low.count]) == low }),
                        expected.last != index.owners[i] {
                         expected.append(index.owners[i])
@@ -77,7 +77,7 @@ import Testing
             }
         }
         // A text that is not ASCII is for the regexes to judge: no answer from the index.
-        var index = RequiredLiteralIndex()
+        var index = LiteralAutomaton()
         index.insert(Array("kelvin".utf8), owner: 0)
         index.build()
         #expect(index.candidates(in: "\u{212A}elvin") == nil)

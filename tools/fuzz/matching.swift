@@ -99,11 +99,11 @@ public func fuzzMatching(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         // The URL-REGEX index's promise: a text the pattern matches holds its required literal.
         if answer == true, let literal = ByteMatcher.requiredLiteral(glob, minimumLength: 1) {
-            let lowered = Array(text.utf8).map(RequiredLiteralIndex.lower)
+            let lowered = Array(text.utf8).map(LiteralAutomaton.lower)
             let holds = lowered.count >= literal.count
                 && (0 ... lowered.count - literal.count).contains { Array(lowered[$0 ..< $0 + literal.count]) == literal }
             precondition(holds, "a match without the required literal")
-            var index = RequiredLiteralIndex()
+            var index = LiteralAutomaton()
             index.insert(literal, owner: 0)
             index.build()
             precondition(index.candidates(in: text) == [0], "the index missed a literal the text holds")
