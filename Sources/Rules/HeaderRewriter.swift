@@ -14,7 +14,7 @@ public struct HeaderRewriter: Sendable {
             if case let .replaceRegex(_, _, replacement) = rewrite.operation { return (rewrite, URLTemplate(replacement)) }
             return (rewrite, nil)
         }
-        index = LiteralPrefixIndex(prefixes: rewrites.map(\.regex.requiredPrefix))
+        index = LiteralPrefixIndex(prefixes: rewrites.map(\.regex.requiredPrefix), literals: rewrites.map(\.regex.requiredLiteral))
         hasRequestLines = rewrites.contains { $0.direction == .request }
         hasResponseLines = rewrites.contains { $0.direction == .response }
     }

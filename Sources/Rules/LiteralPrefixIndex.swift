@@ -12,6 +12,14 @@
 /// whose prefix the text begins with, and, where the text has a non-ASCII byte
 /// before a prefix ends, every line below that point (canonical equivalence
 /// is left to the regex, as `cannotStart` leaves it).
+///
+/// Ad-blocking modules write thousands of `^https?://…` lines, whose prefix
+/// ("http") rules nothing out. So a line may also give the run of bytes every
+/// match of its regex contains (`CompiledRegex.requiredLiteral`); the runs
+/// form a `LiteralAutomaton`, and a line whose run an ASCII text lacks is no
+/// candidate either. Such lines stay out of the trie: the automaton names
+/// the few whose run the text holds, and their prefixes are compared one by
+/// one, so the cost does not grow with their number.
 struct LiteralPrefixIndex: Sendable {
     private struct Node: Sendable {
         var bytes: [UInt8] = []
@@ -25,10 +33,24 @@ struct LiteralPrefixIndex: Sendable {
     private var nodes: [Node] = [Node()]
     /// Lines with no known prefix: always candidates, ascending.
     private var unprefixed: [Int] = []
+    private var literals = LiteralAutomaton()
+    /// The lines with a run, ascending, and every line's prefix.
+    private var literalLines: [Int] = []
+    private var prefixes: [[UInt8]] = []
 
-    /// `prefixes[i]` is line i's required prefix (empty when unknown).
-    init(prefixes: [[UInt8]]) {
+    /// `prefixes[i]` is line i's required prefix (empty when unknown);
+    /// `literals[i]`, if given, a run every match of line i contains.
+    init(prefixes: [[UInt8]], literals lineLiterals: [[UInt8]?] = []) {
+        self.prefixes = prefixes
+        for (line, literal) in lineLiterals.enumerated() {
+            guard let literal, !literal.isEmpty else { continue }
+            literals.insert(literal, owner: line)
+            literalLines.append(line)
+        }
+        literals.build()
+        var next = 0
         for (line, prefix) in prefixes.enumerated() {
+            if next < literalLines.count, literalLines[next] == line { next += 1; continue }
             guard !prefix.isEmpty else { unprefixed.append(line); continue }
             var node = 0
             for byte in prefix {
@@ -47,7 +69,7 @@ struct LiteralPrefixIndex: Sendable {
     }
 
     /// The lines that may match `text`, ascending. Allocates nothing when
-    /// there are none.
+    /// there are none and no line has a run.
     func candidates(for text: String) -> [Int] {
         var found = unprefixed
         var node = 0
@@ -67,6 +89,14 @@ struct LiteralPrefixIndex: Sendable {
         if node >= 0, !nodes[node].ending.isEmpty { found += nodes[node].ending; gathered = true }
         // Each node's lines are ascending, but lines of different nodes interleave.
         if gathered { found.sort() }
-        return found
+        guard !literals.isEmpty else { return found }
+        // The lines with a run: those whose run the text holds (all of them
+        // when it is not ASCII), less those whose prefix it cannot start with.
+        let holding = (literals.candidates(in: text) ?? literalLines).filter {
+            prefixes[$0].isEmpty || !CompiledRegex.cannotStart(text, with: prefixes[$0])
+        }
+        if holding.isEmpty { return found }
+        if found.isEmpty { return holding }
+        return (found + holding).sorted()
     }
 }

@@ -38,7 +38,7 @@ public struct MapLocalResolver: Sendable {
 
     public init(entries: [MapLocal]) {
         self.entries = entries
-        index = LiteralPrefixIndex(prefixes: entries.map(\.regex.requiredPrefix))
+        index = LiteralPrefixIndex(prefixes: entries.map(\.regex.requiredPrefix), literals: entries.map(\.regex.requiredLiteral))
     }
 
     public func resolve(url: String) -> MapLocalAnswer? {

@@ -38,7 +38,7 @@ public struct URLRewriter: Sendable {
 
     public init(rewrites: [URLRewrite]) {
         entries = rewrites.map { ($0, URLTemplate($0.replacement)) }
-        index = LiteralPrefixIndex(prefixes: rewrites.map(\.regex.requiredPrefix))
+        index = LiteralPrefixIndex(prefixes: rewrites.map(\.regex.requiredPrefix), literals: rewrites.map(\.regex.requiredLiteral))
     }
 
     public func rewrite(url: String) -> URLRewriteAction {

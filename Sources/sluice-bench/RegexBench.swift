@@ -71,6 +71,34 @@ func benchURLRules(rounds: Int) {
         if sink == 42 { print("") }
     }
     benchKeywordRules(rounds: rounds)
+    benchRejectRewrites(rounds: rounds)
+}
+
+/// [URL Rewrite] reject lines as ad-blocking modules write them
+/// (`^https?://…`, a prefix that rules nothing out): URLRewriter.rewrite of
+/// URLs that no line matches.
+func benchRejectRewrites(rounds: Int) {
+    let urls = ["http://10.89.0.2:8080/1k", "http://api.example.test/v2/users?id=1&x=2",
+                "https://www.news.test/2026/12/01/article-about-something.html"]
+    print("URL Rewrite benchmark: URLRewriter.rewrite of \(urls.count) URLs that no reject line matches, median of \(rounds) rounds (ns per URL)")
+    for count in [10, 500, 2000] {
+        let rewrites = (0 ..< count).map { i in
+            URLRewrite(regex: try! CompiledRegex(i % 2 == 0 ? "^https?://([a-z0-9-]+\\.)*adserver\(i)\\.test/" : "^https?://[^/]+/ads/\(i)/"),
+                       replacement: "_", mode: .reject, line: i + 1)
+        }
+        let rewriter = URLRewriter(rewrites: rewrites)
+        var sink = 0
+        let clock = ContinuousClock()
+        var times: [Double] = []
+        for _ in 0 ..< rounds {
+            let iterations = 300
+            let start = clock.now
+            for _ in 0 ..< iterations { for url in urls { if case .none = rewriter.rewrite(url: url) { sink &+= 1 } } }
+            times.append((clock.now - start).nanosecondsDouble / Double(iterations * urls.count))
+        }
+        print("  \(count) reject lines: \(format1(median(times))) ns")
+        if sink == 42 { print("") }
+    }
 }
 
 /// The same for DOMAIN-KEYWORD lines and new flows' host names.

@@ -66,8 +66,11 @@ import Testing
     static let patterns = [
         #"^http://svc1\.test/(.*)"#, #"^http://svc2\.test/(.*)"#, #"^http://svc\d+\.test/"#, #"^http://svc1\.test/v1/(.*)"#,
         #"^http://K\.test/"#, #"\.png$"#, #"^https?://a\.test/"#, #"^http://a\.test/x"#, #"^http://([a-z]+\.)*test/"#,
+        // Ad-blocking lines, whose prefix rules nothing out: the required literal does.
+        #"^https?://([a-z]+\.)*ads\.test/"#, #"(?i)/BANNER/"#, #"^https?://[^/]+/v1/x"#,
     ]
-    static let urlPieces = ["svc1.test/", "svc2.test/", "a.test/", "K.test/", "\u{212A}.test/", "svc1.test/v1/", "svc1", "svc2", "svc12", ".test/", "v1/", "a", "x", "K", "\u{212A}", "y.png", "é", "b."]
+    static let urlPieces = ["svc1.test/", "svc2.test/", "a.test/", "K.test/", "\u{212A}.test/", "svc1.test/v1/", "svc1", "svc2", "svc12", ".test/", "v1/", "a", "x", "K", "\u{212A}", "y.png", "é", "b.",
+                            "ads.test/", "x.ads.test/", "banner/", "BaNNer/", "/"]
 
     static func randomURL(_ state: inout UInt64) -> String {
         // Mostly a scheme first, or few URLs would match anything.
