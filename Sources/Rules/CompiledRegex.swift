@@ -1,11 +1,19 @@
-/// A regex from the profile, compiled once at load. Swift's `Regex` is neither
+internal import Synchronization
+
+/// A regex from the profile, checked once at load. Swift's `Regex` is neither
 /// Equatable nor Sendable; the profile needs both (reloads compare profiles, the
-/// engine hands them between threads), so equality is the source text's and the
-/// compiled value is only ever read.
+/// engine hands them between threads), so equality is the source text's.
+///
+/// A compiled `Regex` holds about 17 KB, and an ad-blocking profile has
+/// thousands of patterns that the byte matcher answers alone, groups and all.
+/// For those the `Regex` is compiled at load only to check the pattern, and
+/// again on first use if a text needs it (one that is not printable ASCII);
+/// the others keep theirs from load.
 public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, CustomStringConvertible {
     /// The pattern as written in the profile, after unquoting.
     public let source: String
-    public let regex: Regex<AnyRegexOutput>
+    /// The compiled `Regex`, once made; guarded, since profiles are shared between threads.
+    private let compiled: Mutex<RegexBox?>
     /// How many capture groups the pattern declares ($1...$N may refer to them).
     public let captureCount: Int
     /// ASCII every match must start with, for a pattern anchored by "^"
@@ -30,14 +38,29 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
     /// Compiles `source`; the thrown error's description says what is wrong.
     public init(_ source: String) throws {
         self.source = source
-        regex = try Regex(source)
+        let regex = try Regex(source)
         captureCount = CompiledRegex.countCaptures(source)
         let literal = CompiledRegex.literalScan(source)
         requiredPrefix = literal.prefix
         isPrefixOnly = literal.whole && !literal.prefix.isEmpty
         matchesEverything = CompiledRegex.everywhere.contains(source)
-        byteMatcher = ByteMatcher(source)
-        requiredLiteral = byteMatcher == nil ? nil : ByteMatcher.requiredLiteral(source)
+        let matcher = ByteMatcher(source)
+        byteMatcher = matcher
+        requiredLiteral = matcher == nil ? nil : ByteMatcher.requiredLiteral(source)
+        let groups = captureCount
+        let answeredByBytes = matcher.map { $0.capturesAreExact || groups == 0 } ?? false
+        compiled = Mutex(answeredByBytes ? nil : RegexBox(regex))
+    }
+
+    /// The pattern as Swift's `Regex`, compiled again if it was let go at load.
+    public var regex: Regex<AnyRegexOutput> {
+        compiled.withLock { box in
+            if let box { return box }
+            // It compiled at load, so it compiles now.
+            let made = RegexBox(try! Regex(source))
+            box = made
+            return made
+        }.regex
     }
 
     /// Patterns that match the empty string at the start of any text: "." never
@@ -204,4 +227,11 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
         }
         return count
     }
+}
+
+/// A `Regex` that may cross threads: it is made once and only read after.
+final class RegexBox: @unchecked Sendable {
+    let regex: Regex<AnyRegexOutput>
+
+    init(_ regex: Regex<AnyRegexOutput>) { self.regex = regex }
 }

@@ -4,6 +4,21 @@ import Testing
 /// `CompiledRegex` skips the regex when a text cannot begin with the
 /// pattern's literal prefix; that must never change an answer.
 @Suite struct CompiledRegexTests {
+    /// A pattern the byte matcher answers lets its Regex go at load; a text
+    /// that is not ASCII makes it again, once, whichever thread asks first.
+    @Test func aRegexLetGoAtLoadIsMadeAgainWhenNeeded() async throws {
+        let regex = try CompiledRegex(#"^http://a\.test/(\w+)"#)
+        #expect(regex.byteMatcher?.capturesAreExact == true)
+        let answers = await withTaskGroup(of: String?.self) { group in
+            for _ in 0 ..< 8 { group.addTask { regex.firstMatch(in: "http://a.test/café").flatMap { $0.groups[1].map(String.init) } } }
+            var all: [String?] = []
+            for await answer in group { all.append(answer) }
+            return all
+        }
+        #expect(answers == Array(repeating: "café", count: 8))
+        #expect(regex.matches("http://a.test/x") && !regex.matches("http://b.test/x"))
+    }
+
     @Test func literalPrefixes() {
         let cases: [(String, String)] = [
             (#"^http://api\.test/v1/config$"#, "http://api.test/v1/config"),
