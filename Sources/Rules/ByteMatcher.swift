@@ -338,6 +338,9 @@ struct ByteMatcher: Sendable {
                     if peek == UInt8(ascii: "+") { return nil }
                     // Stacked quantifiers ("a**") mean different things in different engines.
                     if case .repeated = atom { return nil }
+                    // Regex refuses a quantified anchor ("^*").
+                    if case .atStart = atom { return nil }
+                    if case .atEnd = atom { return nil }
                     atom = .repeated(atom, minimum: minimum, maximum: maximum, greedy: !lazy)
                 }
                 items.append(atom)
@@ -408,6 +411,8 @@ struct ByteMatcher: Sendable {
                 return nil
             default:
                 guard byte >= 0x20, byte < 0x7F else { return nil }
+                // "<{...}>" is interpolation syntax, which Regex refuses.
+                if byte == UInt8(ascii: "<"), peek == UInt8(ascii: "{") { return nil }
                 return folded(Self.single(byte))
             }
         }
@@ -445,6 +450,7 @@ struct ByteMatcher: Sendable {
         /// "[...]" and "[^...]" of ASCII characters, ranges and \d \w; nested
         /// brackets, POSIX names and set operations are left to Regex.
         mutating func parseClass() -> Node? {
+            if Self.classReadsOtherwise(bytes, from: position) { return nil }
             let negated = consume(UInt8(ascii: "^"))
             var low: UInt64 = 0, high: UInt64 = 0
             var first = true
@@ -476,7 +482,9 @@ struct ByteMatcher: Sendable {
                 var end = start
                 if peek == UInt8(ascii: "-"), position + 1 < bytes.count, bytes[position + 1] != UInt8(ascii: "]") {
                     position += 1
-                    guard let last = peek, last != UInt8(ascii: "\\"), last != UInt8(ascii: "["), last >= 0x20, last < 0x7F else { return nil }
+                    // "x--" would be a set subtraction to Regex.
+                    guard let last = peek, last != UInt8(ascii: "\\"), last != UInt8(ascii: "["), last != UInt8(ascii: "-"),
+                          last >= 0x20, last < 0x7F else { return nil }
                     position += 1
                     guard last >= start else { return nil }
                     end = last
@@ -487,6 +495,26 @@ struct ByteMatcher: Sendable {
             }
             let members = folded(.bytes(low: low, high: high))
             return negated ? Self.complement(members) : members
+        }
+
+        /// True when Swift's Regex reads the class starting at `start` (after
+        /// its "[") as more than members: "--", "&&" or "~~" anywhere in it
+        /// (set operations, even where a range ends), or "[:" ... ":]" (a
+        /// POSIX name). Such a class is left to Regex, which may refuse it.
+        static func classReadsOtherwise(_ bytes: [UInt8], from start: Int) -> Bool {
+            var i = start
+            if i < bytes.count, bytes[i] == UInt8(ascii: "^") { i += 1 }
+            let first = i
+            var previous: UInt8?
+            while i < bytes.count {
+                let byte = bytes[i]
+                if byte == UInt8(ascii: "\\") { previous = nil; i += 2; continue }
+                if byte == UInt8(ascii: "]"), i > first { break }
+                if byte == previous, byte == UInt8(ascii: "-") || byte == UInt8(ascii: "&") || byte == UInt8(ascii: "~") { return true }
+                previous = byte
+                i += 1
+            }
+            return first < bytes.count && bytes[first] == UInt8(ascii: ":") && i < bytes.count && bytes[i - 1] == UInt8(ascii: ":")
         }
 
         mutating func consume(_ byte: UInt8) -> Bool {

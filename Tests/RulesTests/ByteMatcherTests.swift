@@ -46,6 +46,27 @@ import Testing
         }
     }
 
+    /// CompiledRegex makes no Regex at load for a pattern the byte matcher
+    /// takes, so the byte matcher must take only what Regex accepts. Junk
+    /// built from metacharacters, escapes and class syntax finds the corners
+    /// (quantified anchors, "--" in a class, "[:...:]", "<{...}>").
+    @Test func acceptsOnlyWhatRegexAccepts() {
+        let pieces = ["a", "b", ".", "^", "$", "*", "+", "?", "{", "}", "{2}", "{1,3}", "{,2}", "{2,}", "{0}", "{0,0}", "{3,1}",
+                      "(", ")", "(?:", "(?i)", "[", "]", "[^", "-", "\\", "\\d", "\\.", "\\w", "\\s", "\\S", "\\t", "\\b",
+                      "\\-", "\\]", "\\[", "\\/", "\\Q", "\\E", "\\x41", "\\p{L}", "[:alpha:]", "|", "0", "9", ",", " ",
+                      "/", ":", "a-z", "&", "&&", "--", "~", "~~", "#", "'", "=", "!", "<", ">", "@", "%", "_"]
+        var state: UInt64 = 0xacce_97
+        var accepted = 0
+        for _ in 0 ..< 60_000 {
+            var pattern = ""
+            for _ in 0 ..< Self.next(&state) % 7 + 1 { pattern += pieces[Self.next(&state) % pieces.count] }
+            guard ByteMatcher(pattern) != nil else { continue }
+            accepted += 1
+            #expect((try? Regex(pattern)) != nil, "the byte matcher took \(pattern.debugDescription), which Regex refuses")
+        }
+        #expect(accepted > 10_000, "only \(accepted) patterns taken: too few to tell")
+    }
+
     @Test func textsThatAreNotPrintableASCIIAreLeftToRegex() throws {
         let matcher = try #require(ByteMatcher("a.b"))
         for text in ["a\nb", "a\rb", "a\u{0B}b", "a\u{0C}b", "aéb", "a\u{212A}b", "a\tb"] {
