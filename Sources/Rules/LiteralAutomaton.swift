@@ -91,19 +91,8 @@ struct LiteralAutomaton: Sendable {
 
     /// The owners whose string occurs in `bytes`, compared as bytes, ascending.
     func owners(occurringIn bytes: UnsafeBufferPointer<UInt8>) -> [Int] {
-        precondition(built, "build the automaton after the last insert")
         var found: [Int] = []
-        var node = 0
-        for raw in bytes {
-            let byte = Self.lower(raw)
-            while node != 0, step(node, byte) == nil { node = Int(failure[node]) }
-            node = step(node, byte).map(Int.init) ?? 0
-            var report = outputs[node].isEmpty ? Int(nextOutput[node]) : node
-            while report > 0 {
-                for id in outputs[report] { found.append(owners[Int(id)]) }
-                report = Int(nextOutput[report])
-            }
-        }
+        scan(bytes) { found.append($0) }
         found.sort()
         var unique: [Int] = []
         unique.reserveCapacity(found.count)
@@ -113,20 +102,26 @@ struct LiteralAutomaton: Sendable {
 
     /// The smallest owner whose string occurs in `bytes`.
     func firstOwner(occurringIn bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-        precondition(built, "build the automaton after the last insert")
         var best: Int?
+        scan(bytes) { owner in if best.map({ owner < $0 }) ?? true { best = owner } }
+        return best
+    }
+
+    /// Follows the automaton over `bytes`, reporting the owner of every
+    /// string that ends at each byte.
+    private func scan(_ bytes: UnsafeBufferPointer<UInt8>, _ report: (Int) -> Void) {
+        precondition(built, "build the automaton after the last insert")
         var node = 0
         for raw in bytes {
             let byte = Self.lower(raw)
             while node != 0, step(node, byte) == nil { node = Int(failure[node]) }
             node = step(node, byte).map(Int.init) ?? 0
-            var report = outputs[node].isEmpty ? Int(nextOutput[node]) : node
-            while report > 0 {
-                for id in outputs[report] where best.map({ owners[Int(id)] < $0 }) ?? true { best = owners[Int(id)] }
-                report = Int(nextOutput[report])
+            var ending = outputs[node].isEmpty ? Int(nextOutput[node]) : node
+            while ending > 0 {
+                for id in outputs[ending] { report(owners[Int(id)]) }
+                ending = Int(nextOutput[ending])
             }
         }
-        return best
     }
 
     @inline(__always)

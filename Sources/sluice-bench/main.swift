@@ -9,7 +9,7 @@
 //   sluice-bench rules [--rounds N]   ns per rule evaluation against 10, 10,000 and 100,000 rules
 //   sluice-bench rules-loop N         N evaluations against 10,000 rules, untimed, for valgrind's count
 //   sluice-bench regex [--rounds N]   ns per URL-regex call, over bytes and through Swift's Regex, and
-//                                     per evaluation of 10, 500 and 2,000 URL-REGEX or DOMAIN-KEYWORD rules
+//                                     per evaluation against ad-blocking lists of 10, 500 and 2,000 lines
 //   sluice-bench capture [--rounds N] [--ring BYTES]  ns per packet handed to the pcap recorder (the loop's side)
 //   sluice-bench capture-loop N       N packets recorded, untimed, for valgrind's count
 //
@@ -151,7 +151,6 @@ case "regex":
     var rounds = 5
     if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { rounds = max(1, n) }
     benchRegexes(rounds: rounds)
-    benchURLRules(rounds: rounds)
 case "capture":
     var rounds = 5
     if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { rounds = max(1, n) }
