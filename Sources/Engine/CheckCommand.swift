@@ -52,6 +52,7 @@ public struct CheckCommand {
             let warnings = profile.warnings + ProfileLoader.fileWarnings(profile)
             for warning in warnings { diagnostics(warning.description) }
             let summary = Self.summary(profile, warnings: warnings.count)
+            if let note = Self.unindexedNote(profile) { diagnostics(note) }
             if options.dumpJSON {
                 output(ProfileJSON.render(profile))
                 diagnostics(summary)
@@ -60,6 +61,24 @@ public struct CheckCommand {
             }
             return 0
         }
+    }
+
+    /// The URL patterns that run on every request, by line, when there are
+    /// any: an ad-blocking list's author can see which lines cost the most.
+    public static func unindexedNote(_ profile: Profile) -> String? {
+        var lines: [Int] = []
+        for rule in profile.rules {
+            if case let .urlRegex(regex) = rule.condition, regex.runsOnEveryURL { lines.append(rule.line) }
+        }
+        lines += profile.urlRewrites.filter(\.regex.runsOnEveryURL).map(\.line)
+        lines += profile.mapLocals.filter(\.regex.runsOnEveryURL).map(\.line)
+        lines += profile.headerRewrites.filter(\.regex.runsOnEveryURL).map(\.line)
+        guard !lines.isEmpty else { return nil }
+        lines.sort()
+        let shown = lines.prefix(10).map(String.init).joined(separator: ", ") + (lines.count > 10 ? " and \(lines.count - 10) more" : "")
+        return "\(profile.file): note: \(lines.count == 1 ? "1 URL pattern runs" : "\(lines.count) URL patterns run") on every HTTP request "
+            + "(line\(lines.count == 1 ? "" : "s") \(shown)): no literal text of three bytes or more outside \"http(s)://\" "
+            + "lets Sluice pass \(lines.count == 1 ? "it" : "them") over; the other URL patterns are indexed"
     }
 
     /// `FILE: ok (N rules and FINAL, M proxies, ...)`.

@@ -53,6 +53,16 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
         compiled = Mutex(answeredByBytes ? nil : RegexBox(try Regex(source)))
     }
 
+    /// True when neither index can pass this pattern over for a URL: it has
+    /// no required run, and its required prefix is empty or part of
+    /// "http://" or "https://", which every URL begins with. As a URL-REGEX,
+    /// URL Rewrite, Map Local or Header Rewrite line it runs on every
+    /// request; `sluice check` names such lines.
+    public var runsOnEveryURL: Bool {
+        guard requiredLiteral == nil else { return false }
+        return requiredPrefix.isEmpty || "https://".utf8.starts(with: requiredPrefix) || "http://".utf8.starts(with: requiredPrefix)
+    }
+
     /// The pattern as Swift's `Regex`, made on first use when load did not.
     public var regex: Regex<AnyRegexOutput> {
         compiled.withLock { box in

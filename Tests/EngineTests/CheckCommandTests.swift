@@ -32,6 +32,29 @@ import Sys
         }
     }
 
+    /// URL patterns no index can pass over are named, so that a list's
+    /// author can see which lines run on every request.
+    @Test func patternsThatRunOnEveryRequestAreNamed() throws {
+        let text = """
+        [Rule]
+        URL-REGEX,"\\.(png|gif)$",REJECT
+        URL-REGEX,"^https?://[^/]+/ads/",REJECT
+        URL-REGEX,"^http://api\\.test/",DIRECT
+        FINAL,DIRECT
+        [URL Rewrite]
+        ^https?://[a-z]+/ _ reject
+        """
+        try withProfile(text + "\n") { path in
+            let result = run([path])
+            #expect(result.status == 0)
+            #expect(result.diagnostics == ["\(path): note: 2 URL patterns run on every HTTP request (lines 2, 7): no literal text of three bytes or more outside \"http(s)://\" lets Sluice pass them over; the other URL patterns are indexed"],
+                    "\(result.diagnostics)")
+        }
+        try withProfile("[Rule]\nURL-REGEX,\"^https?://[^/]+/ads/\",REJECT\nFINAL,DIRECT\n") { path in
+            #expect(run([path]).diagnostics.isEmpty)
+        }
+    }
+
     @Test func badProfileListsEveryErrorAndFails() throws {
         try withProfile("[Rule]\nDOMAIN-SUFIX,ads.test,REJECT\nFINAL,DIRCT\n") { path in
             let result = run([path])
