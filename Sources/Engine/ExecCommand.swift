@@ -114,6 +114,7 @@ enum TunnelSession {
     static let signalToken: UInt64 = 4
     static let childToken: UInt64 = 5
     static let controlToken: UInt64 = 9
+    static let reloadToken: UInt64 = 10
 
     static func configuration(mtu: Int, busyPoll: Int, dns: ExecCommand.DNSChoice, faults: FaultInjector.Plan?, faultSeed: UInt64) -> Tunnel.Configuration {
         var configuration = Tunnel.Configuration()
@@ -137,19 +138,15 @@ enum TunnelSession {
         }
     }
 
-    /// SIGHUP: the profile is read again; open flows keep their routes, new
-    /// ones follow the new profile. A profile with errors changes nothing.
-    static func reload(_ tunnel: Tunnel, from path: String?, log: (String) -> Void) {
-        guard let path else {
-            log("sluice: SIGHUP: running on the built-in default profile; nothing to reload")
-            return
-        }
-        do {
-            let profile = try ProfileLoader.loadForRun(path)
+    /// SIGHUP's read has finished: open flows keep their routes, new ones
+    /// follow the new profile. A profile with errors changes nothing.
+    static func apply(_ outcome: ProfileReloader.Outcome, from path: String, to tunnel: Tunnel, log: (String) -> Void) {
+        switch outcome {
+        case let .loaded(profile):
             tunnel.apply(profile, log: log)
             log("sluice: SIGHUP: reloaded \(path) (\(profile.rules.count + 1) rules); open flows keep their routes")
-        } catch {
-            log(error.description)
+        case let .failed(errors):
+            log(errors)
             log("sluice: SIGHUP: \(path) has errors; still using the previous profile")
         }
     }
@@ -173,6 +170,12 @@ enum TunnelSession {
             try tunnel.watch(rawDescriptor: watch.rawValue, token: childToken)
             exitWatch = DescriptorBox(watch)
         }
+        // SIGHUP reads the profile on a worker thread (ProfileReloader).
+        var reloader: ProfileReloader?
+        if let profilePath {
+            do { reloader = try ProfileReloader(path: profilePath) } catch { throw EngineError.system("eventfd", error) }
+            try tunnel.watch(rawDescriptor: reloader!.descriptor, token: reloadToken)
+        }
         var status: Int32?
         var stopping = false
         try tunnel.run(handleOther: { token in
@@ -180,7 +183,11 @@ enum TunnelSession {
             case signalToken:
                 guard let signal = try? signals.signals.next() else { return true }
                 if signal == Signal.hangup {
-                    reload(tunnel, from: profilePath, log: log)
+                    guard let reloader else {
+                        log("sluice: SIGHUP: running on the built-in default profile; nothing to reload")
+                        return true
+                    }
+                    if let outcome = reloader.start() { apply(outcome, from: reloader.path, to: tunnel, log: log) }
                     return true
                 }
                 log("sluice: signal \(signal): stopping")
@@ -191,6 +198,11 @@ enum TunnelSession {
             case controlToken:
                 control?.serve(controlTarget)
                 for line in controlTarget.takeLog() { log(line) }
+                return true
+            case reloadToken:
+                guard let reloader, let (outcome, readAgain) = reloader.finish() else { return true }
+                apply(outcome, from: reloader.path, to: tunnel, log: log)
+                if readAgain, let outcome = reloader.start() { apply(outcome, from: reloader.path, to: tunnel, log: log) }
                 return true
             case childToken:
                 if let exit = try? child?.poll() {

@@ -365,6 +365,48 @@ final class ProfileTests {
         #expect(r.stderr.contains("still using the previous profile"), "\(r.stderr)")
     }
 
+    /// A profile that takes seconds to read (120,000 patterns outside the byte
+    /// matcher's subset, each compiled by Regex) is read on a worker thread:
+    /// a request made while it is read is answered at once, from the old
+    /// profile, and the new one applies when the read is done. The margins
+    /// are wide (a second against the read's two or more), and the test says
+    /// so when the read was too quick to tell.
+    @Test func aSlowReloadDoesNotHoldTheTunnel() throws {
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+        """)
+        var big = "[Rule]\nDOMAIN,origin.test,REJECT\n"
+        for i in 0 ..< 120_000 { big += "URL-REGEX,\"(?=x)\(i)\\b\",REJECT\n" }
+        big += "FINAL,DIRECT\n" + Self.hosts + "\n"
+        let bigPath = work.appendingPathComponent("big.conf").path
+        try big.write(toFile: bigPath, atomically: true, encoding: .utf8)
+        let r = try exec("""
+        curl -s -o /dev/null -w 'before %{http_code}\\n' http://origin.test:8080/hello.txt
+        cp \(bigPath) \(path)
+        kill -HUP $PPID
+        start=$(date +%s%N)
+        curl -s -o /dev/null -w 'during %{http_code}\\n' http://origin.test:8080/hello.txt
+        echo "during-ms $(( ($(date +%s%N) - start) / 1000000 ))"
+        for i in $(seq 300); do
+          code=$(curl -s -o /dev/null -w '%{http_code}' http://origin.test:8080/hello.txt)
+          [ "$code" = 403 ] && break
+          sleep 0.05
+        done
+        echo "after $code"
+        echo "reload-ms $(( ($(date +%s%N) - start) / 1000000 ))"
+        """, profile: path, timeout: 90)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "before 200" && lines.dropFirst().first == "during 200" && lines.contains("after 403"), "\(r.stdout)")
+        let during = lines.first { $0.hasPrefix("during-ms ") }.flatMap { Int($0.dropFirst(10)) } ?? .max
+        let reload = lines.first { $0.hasPrefix("reload-ms ") }.flatMap { Int($0.dropFirst(10)) } ?? 0
+        #expect(reload >= 1_500, "the reload took \(reload) ms: too quick to tell whether it held the tunnel")
+        #expect(during < 1_000, "a request during the reload took \(during) ms (the reload took \(reload) ms)")
+        #expect(r.stderr.contains("reloaded"), "\(r.stderr)")
+    }
+
     @Test func aBadProfileStopsBeforeAnythingStarts() throws {
         let path = try profile("""
         [General]
