@@ -48,6 +48,8 @@ final class ProfileReloader {
         let shared = self.shared, path = self.path
         do {
             worker = try WorkerThread {
+                // The loop comes first: the read takes what CPU it leaves.
+                WorkerThread.lowerCurrentPriority()
                 let outcome = Self.read(path)
                 shared.outcome.withLock { $0 = outcome }
                 _ = try? shared.wake.signal()
