@@ -28,6 +28,7 @@ final class ProxyServer {
     static let httpToken: UInt64 = 2
     static let signalToken: UInt64 = 3
     static let resolverToken: UInt64 = 4
+    static let reloadToken: UInt64 = 5
     static let firstConnectionToken: UInt64 = 16
 
     let configuration: Configuration

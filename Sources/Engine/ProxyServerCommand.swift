@@ -100,21 +100,36 @@ public struct ProxyCommand {
         try server.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: ProxyServer.signalToken)
         log("sluice: proxy: \(shown.joined(separator: ", "))\(configuration.credentials == nil ? "" : " (authentication required)"); "
             + "rules from \(options.profile ?? "the built-in default (everything DIRECT)"); Ctrl-C stops")
-        let profilePath = options.profile
+        // SIGHUP reads the profile on a worker thread, as in the tunnel.
+        var reloader: ProfileReloader?
+        if let path = options.profile {
+            do { reloader = try ProfileReloader(path: path) } catch { throw EngineError.system("eventfd", error) }
+            try server.watch(rawDescriptor: reloader!.descriptor, token: ProxyServer.reloadToken)
+        }
+        func apply(_ outcome: ProfileReloader.Outcome, from path: String) {
+            switch outcome {
+            case let .loaded(profile):
+                server.apply(profile)
+                log("sluice: SIGHUP: reloaded \(path); open connections keep their routes")
+            case let .failed(errors):
+                log(errors)
+                log("sluice: SIGHUP: \(path) has errors; still using the previous profile")
+            }
+        }
         try server.run(handleOther: { token in
+            if token == ProxyServer.reloadToken {
+                guard let reloader, let (outcome, readAgain) = reloader.finish() else { return true }
+                apply(outcome, from: reloader.path)
+                if readAgain, let outcome = reloader.start() { apply(outcome, from: reloader.path) }
+                return true
+            }
             guard token == ProxyServer.signalToken, let signal = try? signals.signals.next() else { return true }
             if signal == Signal.hangup {
-                guard let profilePath else {
+                guard let reloader else {
                     log("sluice: SIGHUP: running on the built-in default profile; nothing to reload")
                     return true
                 }
-                do {
-                    server.apply(try ProfileLoader.loadForRun(profilePath))
-                    log("sluice: SIGHUP: reloaded \(profilePath); open connections keep their routes")
-                } catch {
-                    log("\(error)")
-                    log("sluice: SIGHUP: \(profilePath) has errors; still using the previous profile")
-                }
+                if let outcome = reloader.start() { apply(outcome, from: reloader.path) }
                 return true
             }
             log("sluice: signal \(signal): stopping")
