@@ -200,9 +200,7 @@ enum TunnelSession {
                 for line in controlTarget.takeLog() { log(line) }
                 return true
             case reloadToken:
-                guard let reloader, let (outcome, readAgain) = reloader.finish() else { return true }
-                apply(outcome, from: reloader.path, to: tunnel, log: log)
-                if readAgain, let outcome = reloader.start() { apply(outcome, from: reloader.path, to: tunnel, log: log) }
+                if let reloader { reloader.deliver { apply($0, from: reloader.path, to: tunnel, log: log) } }
                 return true
             case childToken:
                 if let exit = try? child?.poll() {

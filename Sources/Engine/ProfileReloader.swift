@@ -60,17 +60,20 @@ final class ProfileReloader {
         }
     }
 
-    /// After the eventfd fired: the finished read's outcome (its thread
-    /// joined), and whether another read is due.
-    func finish() -> (outcome: Outcome, readAgain: Bool)? {
+    /// After the eventfd fired: hands the finished read's outcome to `apply`
+    /// (its thread joined), then starts the read a later SIGHUP asked for.
+    func deliver(_ apply: (Outcome) -> Void) {
         _ = try? shared.wake.drain()
         guard let outcome = shared.outcome.withLock({ value -> Outcome? in
             defer { value = nil }
             return value
-        }) else { return nil }
+        }) else { return }
         worker = nil
-        defer { readAgain = false }
-        return (outcome, readAgain)
+        apply(outcome)
+        if readAgain {
+            readAgain = false
+            if let outcome = start() { apply(outcome) }
+        }
     }
 
     private static func read(_ path: String) -> Outcome {

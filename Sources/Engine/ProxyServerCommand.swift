@@ -118,9 +118,7 @@ public struct ProxyCommand {
         }
         try server.run(handleOther: { token in
             if token == ProxyServer.reloadToken {
-                guard let reloader, let (outcome, readAgain) = reloader.finish() else { return true }
-                apply(outcome, from: reloader.path)
-                if readAgain, let outcome = reloader.start() { apply(outcome, from: reloader.path) }
+                if let reloader { reloader.deliver { apply($0, from: reloader.path) } }
                 return true
             }
             guard token == ProxyServer.signalToken, let signal = try? signals.signals.next() else { return true }
