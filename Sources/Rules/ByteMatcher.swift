@@ -21,7 +21,8 @@
 /// `ByteMatcherTests` checks against `Regex` on generated patterns, groups
 /// and all.
 struct ByteMatcher: Sendable {
-    enum Instruction: Sendable {
+    /// The program as `emit` writes it.
+    enum Emitted {
         /// One byte in the set (a bitmap over 0..<128).
         case byte(low: UInt64, high: UInt64)
         /// Both ways, the first preferred (as a backtracking engine tries it first).
@@ -34,7 +35,30 @@ struct ByteMatcher: Sendable {
         case match
     }
 
+    /// The program as it is kept: the same instructions in 12 bytes each
+    /// instead of 24, the byte sets in `sets` (a profile holds thousands of
+    /// programs for as long as it is loaded).
+    enum Instruction: Sendable {
+        /// This one byte: most of a pattern is literal text.
+        case literal(UInt8)
+        /// One byte in `sets[set]`.
+        case byte(set: Int32)
+        case split(Int32, Int32)
+        case jump(Int32)
+        case save(Int32)
+        case atStart
+        case atEnd
+        case match
+    }
+
     let program: [Instruction]
+    /// The byte sets of `.byte` instructions, each once.
+    let sets: [ByteSet]
+
+    struct ByteSet: Sendable, Equatable {
+        var low: UInt64
+        var high: UInt64
+    }
     /// Two per group, group 0 (the whole match) first.
     let slotCount: Int
     /// False when the groups found by lock step may differ from Regex's: an
@@ -62,14 +86,39 @@ struct ByteMatcher: Sendable {
             parser.position = 4
         }
         guard let node = parser.parseAlternation(), parser.position == parser.bytes.count else { return nil }
-        var program: [Instruction] = [.save(0)]
-        guard Self.emit(node, into: &program) else { return nil }
-        program.append(.save(1))
-        program.append(.match)
+        var emitted: [Emitted] = [.save(0)]
+        guard Self.emit(node, into: &emitted) else { return nil }
+        emitted.append(.save(1))
+        emitted.append(.match)
+        (startBytes, startCanBeEmpty, anchoredAtStart) = Self.startFacts(emitted)
+        // Kept for the profile's life, so exactly as long as it is.
+        var sets: [ByteSet] = []
+        var program: [Instruction] = []
+        program.reserveCapacity(emitted.count)
+        for instruction in emitted {
+            switch instruction {
+            case let .byte(low, high) where low.nonzeroBitCount + high.nonzeroBitCount == 1:
+                program.append(.literal(low != 0 ? UInt8(low.trailingZeroBitCount) : UInt8(64 + high.trailingZeroBitCount)))
+            case let .byte(low, high):
+                let set = ByteSet(low: low, high: high)
+                if let index = sets.firstIndex(of: set) {
+                    program.append(.byte(set: Int32(index)))
+                } else {
+                    sets.append(set)
+                    program.append(.byte(set: Int32(sets.count - 1)))
+                }
+            case let .split(a, b): program.append(.split(Int32(a), Int32(b)))
+            case let .jump(target): program.append(.jump(Int32(target)))
+            case let .save(slot): program.append(.save(Int32(slot)))
+            case .atStart: program.append(.atStart)
+            case .atEnd: program.append(.atEnd)
+            case .match: program.append(.match)
+            }
+        }
         self.program = program
+        self.sets = sets.withUnsafeBufferPointer { Array($0) }
         slotCount = 2 * (parser.groupCount + 1)
         capturesAreExact = !Self.loopsOverNothingAroundAGroup(node)
-        (startBytes, startCanBeEmpty, anchoredAtStart) = Self.startFacts(program)
     }
 
     /// Also bounds the recursion through splits and jumps in `add`.
@@ -143,7 +192,11 @@ struct ByteMatcher: Sendable {
                     position += 1
                     for index in 0 ..< machine.currentCount {
                         let pc = Int(machine.currentThreads[index])
-                        guard case let .byte(low, high) = program[pc], Self.contains((low, high), byte) else { continue }
+                        switch program[pc] {
+                        case let .literal(expected): guard byte == expected else { continue }
+                        case let .byte(set): guard Self.contains((sets[Int(set)].low, sets[Int(set)].high), byte) else { continue }
+                        case .split, .jump, .save, .atStart, .atEnd, .match: continue
+                        }
                         machine.scratch.update(from: machine.currentSlots + index * slots, count: slots)
                         // A match cuts every thread after this one: they are the
                         // alternatives a backtracking engine would try only if this failed.
@@ -199,16 +252,17 @@ struct ByteMatcher: Sendable {
             if seen[pc] == stamp { return false }
             seen[pc] = stamp
             switch program[pc] {
-            case .byte:
+            case .literal, .byte:
                 nextThreads[nextCount] = Int32(truncatingIfNeeded: pc)
                 (nextSlots + nextCount * slots).update(from: scratch, count: slots)
                 nextCount += 1
                 return false
             case let .split(a, b):
-                return add(a, at: position) || add(b, at: position)
+                return add(Int(a), at: position) || add(Int(b), at: position)
             case let .jump(target):
-                return add(target, at: position)
-            case let .save(slot):
+                return add(Int(target), at: position)
+            case let .save(wide):
+                let slot = Int(wide)
                 guard slot < slots else { return add(pc + 1, at: position) }
                 let saved = scratch[slot]
                 scratch[slot] = Int32(truncatingIfNeeded: position)
@@ -230,7 +284,7 @@ struct ByteMatcher: Sendable {
     /// found by following the program from its start with every assertion
     /// passing (so the set is never too small); and whether every path
     /// passes "^" before its first byte.
-    static func startFacts(_ program: [Instruction]) -> (bytes: (low: UInt64, high: UInt64), canBeEmpty: Bool, anchored: Bool) {
+    static func startFacts(_ program: [Emitted]) -> (bytes: (low: UInt64, high: UInt64), canBeEmpty: Bool, anchored: Bool) {
         func explore(_ pc: Int, startPasses: Bool, visited: inout [Bool], set: inout (low: UInt64, high: UInt64)) -> Bool {
             if visited[pc] { return false }
             visited[pc] = true
@@ -546,7 +600,7 @@ struct ByteMatcher: Sendable {
     // MARK: Compiling
 
     /// Appends `node`'s instructions; false past `maximumInstructions`.
-    static func emit(_ node: Node, into program: inout [Instruction]) -> Bool {
+    static func emit(_ node: Node, into program: inout [Emitted]) -> Bool {
         guard program.count < maximumInstructions else { return false }
         switch node {
         case let .bytes(low, high):
@@ -580,7 +634,7 @@ struct ByteMatcher: Sendable {
         case let .repeated(inner, minimum, maximum, greedy):
             for _ in 0 ..< minimum { guard emit(inner, into: &program) else { return false } }
             // Greedy tries one more first, lazy one fewer.
-            func choice(more: Int, fewer: Int) -> Instruction { greedy ? .split(more, fewer) : .split(fewer, more) }
+            func choice(more: Int, fewer: Int) -> Emitted { greedy ? .split(more, fewer) : .split(fewer, more) }
             if let maximum {
                 // Each optional copy: split into it or past every one left.
                 var splits: [Int] = []
