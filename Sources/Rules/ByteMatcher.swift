@@ -75,17 +75,13 @@ struct ByteMatcher: Sendable {
     let startCanBeEmpty: Bool
     /// Every match begins at offset 0 ("^" before anything else).
     let anchoredAtStart: Bool
+    /// Bytes every match contains (`requiredLiteral(in:)`), for the indexes.
+    let requiredLiteral: [UInt8]?
 
     /// Nil when the pattern is outside the subset (or too large, past
     /// `maximumInstructions`, from counted repetition).
     init?(_ pattern: String) {
-        var parser = Parser(bytes: Array(pattern.utf8))
-        // "(?i)" in front, the one flag profiles write: both cases of each letter.
-        if parser.bytes.starts(with: Array("(?i)".utf8)) {
-            parser.caseInsensitive = true
-            parser.position = 4
-        }
-        guard let node = parser.parseAlternation(), parser.position == parser.bytes.count else { return nil }
+        guard let (node, groupCount) = Self.parse(pattern) else { return nil }
         var emitted: [Emitted] = [.save(0)]
         guard Self.emit(node, into: &emitted) else { return nil }
         emitted.append(.save(1))
@@ -117,8 +113,21 @@ struct ByteMatcher: Sendable {
         }
         self.program = program
         self.sets = sets.withUnsafeBufferPointer { Array($0) }
-        slotCount = 2 * (parser.groupCount + 1)
+        slotCount = 2 * (groupCount + 1)
         capturesAreExact = !Self.loopsOverNothingAroundAGroup(node)
+        requiredLiteral = Self.requiredLiteral(in: node)
+    }
+
+    /// The pattern's tree and its number of capturing groups; nil outside the subset.
+    static func parse(_ pattern: String) -> (Node, groupCount: Int)? {
+        var parser = Parser(bytes: Array(pattern.utf8))
+        // "(?i)" in front, the one flag profiles write: both cases of each letter.
+        if parser.bytes.starts(with: Array("(?i)".utf8)) {
+            parser.caseInsensitive = true
+            parser.position = 4
+        }
+        guard let node = parser.parseAlternation(), parser.position == parser.bytes.count else { return nil }
+        return (node, parser.groupCount)
     }
 
     /// Also bounds the recursion through splits and jumps in `add`.
@@ -669,12 +678,10 @@ extension ByteMatcher {
     /// and the first round of a repetition of at least one. A run found in
     /// "http://" or "https://" is passed over, since every URL has one.
     static func requiredLiteral(_ pattern: String, minimumLength: Int = 3) -> [UInt8]? {
-        var parser = Parser(bytes: Array(pattern.utf8))
-        if parser.bytes.starts(with: Array("(?i)".utf8)) {
-            parser.caseInsensitive = true
-            parser.position = 4
-        }
-        guard let node = parser.parseAlternation(), parser.position == parser.bytes.count else { return nil }
+        parse(pattern).flatMap { requiredLiteral(in: $0.0, minimumLength: minimumLength) }
+    }
+
+    static func requiredLiteral(in node: Node, minimumLength: Int = 3) -> [UInt8]? {
         var best: [UInt8] = [], run: [UInt8] = []
         // Every URL holds "http://" or "https://": a run inside them tells nothing.
         let everywhere = [Array("https://".utf8), Array("http://".utf8)]

@@ -47,7 +47,7 @@ public final class CompiledRegex: @unchecked Sendable, Equatable, Hashable, Cust
         matchesEverything = CompiledRegex.everywhere.contains(source)
         let matcher = ByteMatcher(source)
         byteMatcher = matcher
-        requiredLiteral = matcher == nil ? nil : ByteMatcher.requiredLiteral(source)
+        requiredLiteral = matcher?.requiredLiteral
         let groups = captureCount
         let answeredByBytes = matcher.map { $0.capturesAreExact || groups == 0 } ?? false
         compiled = Mutex(answeredByBytes ? nil : RegexBox(try Regex(source)))
