@@ -19,9 +19,12 @@ struct ControlClient {
     /// Answers are refused beyond this (a flow list of a busy tunnel fits easily).
     static let maximumReplyBytes = 64 << 20
 
-    func request(_ method: String, _ target: String, body: String? = nil) throws(Failure) -> Reply {
+    /// A reload answers when its read is done, which for a long list takes seconds.
+    static let reloadTimeoutSeconds = 120
+
+    func request(_ method: String, _ target: String, body: String? = nil, timeoutSeconds: Int = 5) throws(Failure) -> Reply {
         let socket: UnixSocket
-        do { socket = try UnixSocket.connect(to: path) } catch {
+        do { socket = try UnixSocket.connect(to: path, timeoutMilliseconds: timeoutSeconds * 1000) } catch {
             throw Failure(description: Self.explainConnect(error, path: path))
         }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: sluice\r\nConnection: close\r\n"
@@ -34,7 +37,7 @@ struct ControlClient {
             try socket.writeAll(Array(head.utf8))
             bytes = try socket.readToEnd(limit: Self.maximumReplyBytes)
         } catch {
-            let detail = error == .wouldBlock ? "no answer within 5 seconds" : "\(error)"
+            let detail = error == .wouldBlock ? "no answer within \(timeoutSeconds) seconds" : "\(error)"
             throw Failure(description: "sluice: the control socket \(path) accepted but did not answer: \(detail)")
         }
         return try Self.parse(bytes, path: path)

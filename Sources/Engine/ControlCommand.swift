@@ -118,7 +118,7 @@ public struct ControlCommand {
                 body.endObject()
                 return report(try client.request("PUT", "/groups/\(Self.percentEncoded(group))", body: body.text), print: print, complain: complain)
             case .reload:
-                return report(try client.request("POST", "/reload"), print: print, complain: complain)
+                return report(try client.request("POST", "/reload", timeoutSeconds: ControlClient.reloadTimeoutSeconds), print: print, complain: complain)
             case let .top(interval, count):
                 var round = 0
                 while count.map({ round < $0 }) ?? true {

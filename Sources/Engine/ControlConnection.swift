@@ -21,6 +21,12 @@ final class ControlConnection {
     /// The client shut its side: answer what was asked, then close.
     var readClosed = false
     var interest: Epoll.Events = [.readable]
+    /// A reload this client asked for is being read: its answer comes with
+    /// read number `generation` (`finishReload`), and nothing after it is
+    /// parsed or read until then, so that answers keep their order.
+    var awaitingReload: (generation: Int, close: Bool)?
+    /// What arrived after the awaited request, parsed once it is answered.
+    var unparsed: [UInt8] = []
 
     /// A client that does not read its answers stops being read from beyond this.
     static let maximumQueuedOutput = 1 << 20
@@ -33,10 +39,14 @@ final class ControlConnection {
     var hasOutput: Bool { outputOffset < output.count }
 
     /// Done: every answer written and nothing more will be read.
-    var finished: Bool { !hasOutput && (closing || readClosed) }
+    var finished: Bool { !hasOutput && awaitingReload == nil && (closing || readClosed) }
 
     /// Parses `input` and queues an answer for each complete request.
     func receive(_ input: UnsafeRawBufferPointer, target: some ControlTarget) {
+        guard awaitingReload == nil else {
+            unparsed.append(contentsOf: input)
+            return
+        }
         var rest = input
         while !closing {
             let step: HTTPRequestStep?
@@ -66,15 +76,33 @@ final class ControlConnection {
                     return
                 }
                 head = nil
-                let response = ControlRouter.respond(to: ControlRequest(method: request.method, target: request.target, body: body),
-                                                     target: target)
-                answer(response, close: !request.keepAlive)
+                switch ControlRouter.respond(to: ControlRequest(method: request.method, target: request.target, body: body),
+                                             target: target) {
+                case let .now(response):
+                    answer(response, close: !request.keepAlive)
+                case let .afterReload(generation):
+                    awaitingReload = (generation, !request.keepAlive)
+                    unparsed.append(contentsOf: rest.suffix(from: step.consumed))
+                    return
+                }
             case .upgraded:
                 answer(.error(400, "no protocol upgrades here"), close: true)
                 return
             }
             rest = rest.suffix(from: step.consumed)
         }
+    }
+
+    /// Read number `generation` has been applied: answers the reload if it
+    /// waited for that read (or an earlier one), then what came after it.
+    func finishReload(generation: Int, _ result: Result<String, ControlFailure>, target: some ControlTarget) {
+        guard let awaited = awaitingReload, awaited.generation <= generation else { return }
+        awaitingReload = nil
+        answer(ControlRouter.outcome(result), close: awaited.close)
+        guard !unparsed.isEmpty else { return }
+        let rest = unparsed
+        unparsed = []
+        rest.withUnsafeBytes { receive($0, target: target) }
     }
 
     /// The client closed its side: a request cut short gets no answer.
@@ -107,7 +135,9 @@ final class ControlConnection {
     /// What to watch the socket for now.
     var wantedEvents: Epoll.Events {
         var events: Epoll.Events = []
-        if !closing, !readClosed, output.count - outputOffset < Self.maximumQueuedOutput { events.insert(.readable) }
+        if !closing, !readClosed, awaitingReload == nil, output.count - outputOffset < Self.maximumQueuedOutput {
+            events.insert(.readable)
+        }
         if hasOutput { events.insert(.writable) }
         return events
     }

@@ -8,7 +8,7 @@ struct ControlRequest {
 }
 
 /// One control response: always JSON, always with its length.
-struct ControlResponse: Equatable {
+struct ControlResponse: Error, Equatable {
     var status: Int
     var json: [UInt8]
     /// For 405: the methods the path takes.
@@ -66,6 +66,14 @@ struct ControlResponse: Equatable {
     }
 }
 
+/// A request's answer: at once, or when a reload's read is done.
+enum ControlAnswer: Equatable {
+    case now(ControlResponse)
+    /// Given by `ControlServer.finishReloads` once read number `generation`
+    /// has been applied; the client's later requests wait behind it.
+    case afterReload(generation: Int)
+}
+
 /// Maps a request to the target's answer. Paths and methods:
 ///
 ///     GET    /flows                 the open flows
@@ -78,61 +86,79 @@ enum ControlRouter {
     /// Bodies bigger than this are refused (413): the API takes only small JSON objects.
     static let maximumBodyBytes = 64 * 1024
 
-    static func respond(to request: ControlRequest, target: some ControlTarget) -> ControlResponse {
+    /// What a request asks for, once its path and method are known to fit.
+    enum Endpoint: Equatable {
+        case flows, stats, groups, reload
+        case close(String)
+        case select(group: String)
+    }
+
+    static func respond(to request: ControlRequest, target: some ControlTarget) -> ControlAnswer {
+        switch route(request) {
+        case let .failure(refusal):
+            return .now(refusal)
+        case .success(.flows):
+            return .now(flows(target))
+        case .success(.stats):
+            var json = JSONWriter()
+            target.writeStatistics(into: &json)
+            return .now(ControlResponse(status: 200, json: json.bytes))
+        case .success(.groups):
+            var json = JSONWriter()
+            json.beginObject()
+            json.key("groups")
+            json.beginArray()
+            for group in target.groups() { group.write(into: &json) }
+            json.endArray()
+            json.endObject()
+            return .now(ControlResponse(status: 200, json: json.bytes))
+        case .success(.reload):
+            switch target.reload() {
+            case let .finished(result): return .now(outcome(result))
+            case let .reading(generation): return .afterReload(generation: generation)
+            }
+        case let .success(.close(id)):
+            return .now(close(id, target))
+        case let .success(.select(group)):
+            return .now(select(group: group, body: request.body, target))
+        }
+    }
+
+    /// The endpoint a request's path and method name, or the answer that refuses it.
+    static func route(_ request: ControlRequest) -> Result<Endpoint, ControlResponse> {
         // The query, if any, selects nothing: it is ignored.
         let pathText = request.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        guard pathText.hasPrefix("/") else { return .error(400, "the request target must be a path such as /flows") }
+        guard pathText.hasPrefix("/") else { return .failure(.error(400, "the request target must be a path such as /flows")) }
         var segments: [String] = []
         for raw in pathText.split(separator: "/", omittingEmptySubsequences: true) {
-            guard let segment = percentDecoded(raw) else { return .error(400, "bad percent-encoding in the path") }
+            guard let segment = percentDecoded(raw) else { return .failure(.error(400, "bad percent-encoding in the path")) }
             segments.append(segment)
         }
         let method = request.method
+        func only(_ allowed: HTTPMethod, _ endpoint: Endpoint) -> Result<Endpoint, ControlResponse> {
+            method == allowed ? .success(endpoint) : .failure(notAllowed([allowed.rawValue]))
+        }
         switch segments.count {
         case 1:
             switch segments[0] {
-            case "flows":
-                guard method == .get else { return notAllowed(["GET"]) }
-                return flows(target)
-            case "stats":
-                guard method == .get else { return notAllowed(["GET"]) }
-                var json = JSONWriter()
-                target.writeStatistics(into: &json)
-                return ControlResponse(status: 200, json: json.bytes)
-            case "groups":
-                guard method == .get else { return notAllowed(["GET"]) }
-                var json = JSONWriter()
-                json.beginObject()
-                json.key("groups")
-                json.beginArray()
-                for group in target.groups() { group.write(into: &json) }
-                json.endArray()
-                json.endObject()
-                return ControlResponse(status: 200, json: json.bytes)
-            case "reload":
-                guard method == .post else { return notAllowed(["POST"]) }
-                return outcome(target.reload())
-            default:
-                break
+            case "flows": return only(.get, .flows)
+            case "stats": return only(.get, .stats)
+            case "groups": return only(.get, .groups)
+            case "reload": return only(.post, .reload)
+            default: break
             }
         case 2:
             switch segments[0] {
-            case "flows":
-                guard method == .delete else { return notAllowed(["DELETE"]) }
-                return close(segments[1], target)
-            case "groups":
-                guard method == .put else { return notAllowed(["PUT"]) }
-                return select(group: segments[1], body: request.body, target)
-            default:
-                break
+            case "flows": return only(.delete, .close(segments[1]))
+            case "groups": return only(.put, .select(group: segments[1]))
+            default: break
             }
         case 3 where segments[0] == "flows" && segments[2] == "close":
-            guard method == .post else { return notAllowed(["POST"]) }
-            return close(segments[1], target)
+            return only(.post, .close(segments[1]))
         default:
             break
         }
-        return .error(404, "no such endpoint: \(pathText) (try /flows, /stats, /groups, /reload)")
+        return .failure(.error(404, "no such endpoint: \(pathText) (try /flows, /stats, /groups, /reload)"))
     }
 
     static func notAllowed(_ methods: [String]) -> ControlResponse {

@@ -86,6 +86,12 @@ final class ControlServer {
     }
 
     func service(_ connection: ControlConnection, events: Epoll.Events, target: some ControlTarget) {
+        // A client gone while its reload is read: nobody to answer, and epoll
+        // would report the hang-up on every wait until then.
+        if connection.awaitingReload != nil, events.contains(.hangup) || events.contains(.error) {
+            drop(connection.token)
+            return
+        }
         if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
             // Bounded: a client that keeps sending shares the loop with the traffic.
             for _ in 0 ..< 16 where connection.wantedEvents.contains(.readable) {
@@ -102,6 +108,21 @@ final class ControlServer {
                 connection.receive(UnsafeRawBufferPointer(rebasing: scratch[0 ..< n]), target: target)
             }
         }
+        settle(connection)
+    }
+
+    /// Read number `generation` has been applied with `result`: the clients
+    /// that waited for it get their answers, and their later requests are served.
+    func finishReloads(generation: Int, _ result: Result<String, ControlFailure>, target: some ControlTarget) {
+        for connection in connections.values where connection.awaitingReload != nil {
+            connection.finishReload(generation: generation, result, target: target)
+            settle(connection)
+        }
+    }
+
+    /// Writes what the client can take, then drops it if it is done or gone,
+    /// or watches its socket for what it needs now.
+    func settle(_ connection: ControlConnection) {
         guard connection.flush(), !connection.finished else {
             drop(connection.token)
             return

@@ -15,7 +15,19 @@ protocol ControlTarget: AnyObject {
     /// Switches a select group to one of its members; the message says what changed.
     func select(group: String, member: String) -> Result<String, ControlFailure>
     /// Reads the profile again (as SIGHUP does); a profile with errors changes nothing.
-    func reload() -> Result<String, ControlFailure>
+    func reload() -> ControlReload
+}
+
+/// How a reload request goes. The read runs on a worker thread (a long
+/// ad-blocking list takes seconds), so that the tunnel and the other clients
+/// go on meanwhile; the loop applies it when done and then gives the answer
+/// (`ControlServer.finishReloads`).
+enum ControlReload: Equatable {
+    /// Answered at once: nothing to reload, or no worker thread could be
+    /// started and the file was read on the loop's thread.
+    case finished(Result<String, ControlFailure>)
+    /// Read number `generation`, the first to begin after this request, will answer it.
+    case reading(generation: Int)
 }
 
 /// Why a control request could not be carried out, and the HTTP status that says so.

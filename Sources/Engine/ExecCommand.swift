@@ -138,25 +138,18 @@ enum TunnelSession {
         }
     }
 
-    /// SIGHUP's read has finished: open flows keep their routes, new ones
-    /// follow the new profile. A profile with errors changes nothing.
-    static func apply(_ outcome: ProfileReloader.Outcome, from path: String, to tunnel: Tunnel, log: (String) -> Void) {
-        switch outcome {
-        case let .loaded(profile):
-            tunnel.apply(profile, log: log)
-            log("sluice: SIGHUP: reloaded \(path) (\(profile.rules.count + 1) rules); open flows keep their routes")
-        case let .failed(errors):
-            log(errors)
-            log("sluice: SIGHUP: \(path) has errors; still using the previous profile")
-        }
-    }
-
     /// Runs the loop; returns the command's status (or 128 + the stop signal).
     static func run(_ tunnel: Tunnel, signals: SignalBox, child: ChildProcess?, profilePath: String?,
                     control: ControlServer? = nil, log: (String) -> Void) throws -> Int32 {
         try tunnel.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: signalToken)
+        // SIGHUP and POST /reload read the profile on a worker thread (ProfileReloader).
+        var reloader: ProfileReloader?
+        if let profilePath {
+            do { reloader = try ProfileReloader(path: profilePath) } catch { throw EngineError.system("eventfd", error) }
+            try tunnel.watch(rawDescriptor: reloader!.descriptor, token: reloadToken)
+        }
         // The control API answers from this thread, between the tunnel's events.
-        let controlTarget = TunnelControl(tunnel: tunnel, profilePath: profilePath)
+        let controlTarget = TunnelControl(tunnel: tunnel, reloader: reloader)
         if let control {
             try tunnel.watch(rawDescriptor: control.descriptor, token: controlToken)
             // Per-flow bytes are counted only when someone can ask for them.
@@ -170,12 +163,6 @@ enum TunnelSession {
             try tunnel.watch(rawDescriptor: watch.rawValue, token: childToken)
             exitWatch = DescriptorBox(watch)
         }
-        // SIGHUP reads the profile on a worker thread (ProfileReloader).
-        var reloader: ProfileReloader?
-        if let profilePath {
-            do { reloader = try ProfileReloader(path: profilePath) } catch { throw EngineError.system("eventfd", error) }
-            try tunnel.watch(rawDescriptor: reloader!.descriptor, token: reloadToken)
-        }
         var status: Int32?
         var stopping = false
         try tunnel.run(handleOther: { token in
@@ -183,11 +170,8 @@ enum TunnelSession {
             case signalToken:
                 guard let signal = try? signals.signals.next() else { return true }
                 if signal == Signal.hangup {
-                    guard let reloader else {
-                        log("sluice: SIGHUP: running on the built-in default profile; nothing to reload")
-                        return true
-                    }
-                    if let outcome = reloader.start() { apply(outcome, from: reloader.path, to: tunnel, log: log) }
+                    controlTarget.reloadOnSignal()
+                    for line in controlTarget.takeLog() { log(line) }
                     return true
                 }
                 log("sluice: signal \(signal): stopping")
@@ -200,7 +184,11 @@ enum TunnelSession {
                 for line in controlTarget.takeLog() { log(line) }
                 return true
             case reloadToken:
-                if let reloader { reloader.deliver { apply($0, from: reloader.path, to: tunnel, log: log) } }
+                reloader?.deliver { outcome, generation in
+                    let result = controlTarget.apply(outcome, generation: generation)
+                    control?.finishReloads(generation: generation, result, target: controlTarget)
+                }
+                for line in controlTarget.takeLog() { log(line) }
                 return true
             case childToken:
                 if let exit = try? child?.poll() {

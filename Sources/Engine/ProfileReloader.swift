@@ -2,18 +2,30 @@ internal import Rules
 internal import Synchronization
 internal import Sys
 
-/// SIGHUP's reload, read on a worker thread. Reading a profile compiles its
-/// patterns, and an ad-blocking list of tens of thousands of lines takes a
-/// good part of a second: on the loop's thread every flow would wait that
-/// long. The worker reads and checks the file, then wakes the loop through
-/// an eventfd, and the loop applies the result between events. A SIGHUP that
-/// comes while a read is under way asks for one more read after it, so the
-/// file as it is after the last signal is the one applied.
+/// A reload (SIGHUP, or `POST /reload` on the control socket), read on a
+/// worker thread. Reading a profile compiles its patterns, and an
+/// ad-blocking list of tens of thousands of lines takes a good part of a
+/// second: on the loop's thread every flow would wait that long. The worker
+/// reads and checks the file, then wakes the loop through an eventfd, and
+/// the loop applies the result between events. A reload asked for while a
+/// read is under way gets one more read after it, so the file as it is after
+/// the last request is the one applied.
+///
+/// Reads are numbered (`Start.reading(generation:)`): whoever waits for an
+/// answer (a control client) waits for the read of that number, the first
+/// to begin after it asked.
 final class ProfileReloader {
     enum Outcome: Sendable {
         case loaded(Profile)
         /// The errors, printed as `sluice check` prints them.
         case failed(String)
+    }
+
+    enum Start {
+        /// Read number `generation` will see the file as it is now; `deliver` hands it over.
+        case reading(generation: Int)
+        /// No thread could be started: the file was read here, on the loop's thread.
+        case finished(Outcome, generation: Int)
     }
 
     /// What the worker and the loop share.
@@ -26,8 +38,10 @@ final class ProfileReloader {
     let path: String
     private let shared: Shared
     private var worker: WorkerThread?
-    /// A SIGHUP came while a read was under way.
+    /// A reload was asked for while a read was under way.
     private var readAgain = false
+    /// Reads begun so far; the one under way, if any, is the last.
+    private(set) var generation = 0
 
     init(path: String) throws(Errno) {
         self.path = path
@@ -38,13 +52,12 @@ final class ProfileReloader {
     var descriptor: Int32 { shared.wake.descriptor.rawValue }
 
     /// Starts a read, or notes that another is due after the one under way.
-    /// Nil when the read started; the outcome at once when no thread could
-    /// be started (the file is then read here, on the loop's thread).
-    func start() -> Outcome? {
+    func start() -> Start {
         if worker != nil {
             readAgain = true
-            return nil
+            return .reading(generation: generation + 1)
         }
+        generation += 1
         let shared = self.shared, path = self.path
         do {
             worker = try WorkerThread {
@@ -54,25 +67,26 @@ final class ProfileReloader {
                 shared.outcome.withLock { $0 = outcome }
                 _ = try? shared.wake.signal()
             }
-            return nil
+            return .reading(generation: generation)
         } catch {
-            return Self.read(path)
+            return .finished(Self.read(path), generation: generation)
         }
     }
 
-    /// After the eventfd fired: hands the finished read's outcome to `apply`
-    /// (its thread joined), then starts the read a later SIGHUP asked for.
-    func deliver(_ apply: (Outcome) -> Void) {
+    /// After the eventfd fired: hands the finished read's outcome and number
+    /// to `apply` (its thread joined), then starts the read a later request
+    /// asked for.
+    func deliver(_ apply: (Outcome, Int) -> Void) {
         _ = try? shared.wake.drain()
         guard let outcome = shared.outcome.withLock({ value -> Outcome? in
             defer { value = nil }
             return value
         }) else { return }
         worker = nil
-        apply(outcome)
+        apply(outcome, generation)
         if readAgain {
             readAgain = false
-            if let outcome = start() { apply(outcome) }
+            if case let .finished(outcome, number) = start() { apply(outcome, number) }
         }
     }
 

@@ -118,7 +118,7 @@ public struct ProxyCommand {
         }
         try server.run(handleOther: { token in
             if token == ProxyServer.reloadToken {
-                if let reloader { reloader.deliver { apply($0, from: reloader.path) } }
+                if let reloader { reloader.deliver { outcome, _ in apply(outcome, from: reloader.path) } }
                 return true
             }
             guard token == ProxyServer.signalToken, let signal = try? signals.signals.next() else { return true }
@@ -127,7 +127,7 @@ public struct ProxyCommand {
                     log("sluice: SIGHUP: running on the built-in default profile; nothing to reload")
                     return true
                 }
-                if let outcome = reloader.start() { apply(outcome, from: reloader.path) }
+                if case let .finished(outcome, _) = reloader.start() { apply(outcome, from: reloader.path) }
                 return true
             }
             log("sluice: signal \(signal): stopping")

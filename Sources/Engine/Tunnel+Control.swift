@@ -5,20 +5,24 @@ internal import Stack
 internal import Sys
 internal import Wire
 
-/// The running tunnel as the control API sees it. A small adapter rather than
-/// `extension Tunnel: ControlTarget`, because a reload needs the profile's
-/// path, which the tunnel does not keep. Everything here runs on the loop's
-/// thread (ControlServer.serve is called from it).
+/// The running tunnel as the control API sees it, and the reloads of its
+/// profile (SIGHUP's and `POST /reload`'s, which share one `ProfileReloader`).
+/// A small adapter rather than `extension Tunnel: ControlTarget`, because a
+/// reload needs the profile's path and reader, which the tunnel does not
+/// keep. Everything here runs on the loop's thread (ControlServer.serve is
+/// called from it).
 final class TunnelControl: ControlTarget {
     let tunnel: Tunnel
-    /// The profile file given with --profile; nil runs on the built-in default.
-    let profilePath: String?
+    /// Reads the profile given with --profile; nil runs on the built-in default.
+    let reloader: ProfileReloader?
     /// Lines for the session's log (a reload's warnings), taken after each `serve`.
     var pendingLog: [String] = []
+    /// Who asked for each read under way or due ("SIGHUP", "control"), for the log.
+    var askedBy: [Int: [String]] = [:]
 
-    init(tunnel: Tunnel, profilePath: String?) {
+    init(tunnel: Tunnel, reloader: ProfileReloader?) {
         self.tunnel = tunnel
-        self.profilePath = profilePath
+        self.reloader = reloader
     }
 
     func log(_ line: String) { pendingLog.append(line) }
@@ -48,20 +52,51 @@ final class TunnelControl: ControlTarget {
         tunnel.select(group: group, member: member)
     }
 
-    func reload() -> Result<String, ControlFailure> {
-        guard let path = profilePath else {
-            return .failure(ControlFailure(kind: .conflict, message: "running on the built-in default profile (no --profile): nothing to reload"))
+    func reload() -> ControlReload {
+        guard reloader != nil else {
+            return .finished(.failure(ControlFailure(kind: .conflict, message: "running on the built-in default profile (no --profile): nothing to reload")))
         }
-        do {
-            let profile = try ProfileLoader.loadForRun(path)
+        return startReload(askedBy: "control")
+    }
+
+    /// SIGHUP: the same read as `POST /reload`, with nobody waiting for an answer.
+    func reloadOnSignal() {
+        guard reloader != nil else {
+            log("sluice: SIGHUP: running on the built-in default profile; nothing to reload")
+            return
+        }
+        _ = startReload(askedBy: "SIGHUP")
+    }
+
+    func startReload(askedBy asker: String) -> ControlReload {
+        guard let reloader else { preconditionFailure("startReload without a profile") }
+        switch reloader.start() {
+        case let .reading(generation):
+            if askedBy[generation]?.contains(asker) != true { askedBy[generation, default: []].append(asker) }
+            return .reading(generation: generation)
+        case let .finished(outcome, generation):
+            askedBy[generation, default: []].append(asker)
+            return .finished(apply(outcome, generation: generation))
+        }
+    }
+
+    /// Read number `generation` is done: a good profile replaces the
+    /// tunnel's (open flows keep their routes), one with errors changes
+    /// nothing. Returns the answer for the clients that waited for it.
+    func apply(_ outcome: ProfileReloader.Outcome, generation: Int) -> Result<String, ControlFailure> {
+        let path = reloader?.path ?? "the profile"
+        let asker = (askedBy.removeValue(forKey: generation) ?? ["reload"]).joined(separator: ", ")
+        switch outcome {
+        case let .loaded(profile):
             tunnel.apply(profile, log: { self.log($0) })
             let message = "reloaded \(path) (\(profile.rules.count + 1) rules); open flows keep their routes"
-            log("sluice: control: " + message)
+            log("sluice: \(asker): " + message)
             return .success(message)
-        } catch {
-            log("sluice: control: reload: \(path) has errors; still using the previous profile")
-            let lines = error.description.split(separator: "\n").map(String.init)
-            return .failure(ControlFailure(kind: .invalid, message: "\(path) has errors; still using the previous profile", errors: lines))
+        case let .failed(errors):
+            log(errors)
+            let message = "\(path) has errors; still using the previous profile"
+            log("sluice: \(asker): " + message)
+            return .failure(ControlFailure(kind: .invalid, message: message, errors: errors.split(separator: "\n").map(String.init)))
         }
     }
 }

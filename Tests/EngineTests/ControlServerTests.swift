@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import HTTP
 import Sys
 import Testing
@@ -24,6 +25,9 @@ final class FakeControlTarget: ControlTarget {
     var selections: [String: String] = ["Proxies": "proxy-a"]
     var reloads = 0
     var reloadErrors: [String]?
+    /// Reloads are "read on a worker": answered by `finishReloads`, read number `readNumber` each.
+    var reloadsTakeTime = false
+    var readNumber = 1
 
     func flows() -> [ControlFlow] { openFlows }
 
@@ -70,10 +74,11 @@ final class FakeControlTarget: ControlTarget {
         return .success("Proxies → \(member)")
     }
 
-    func reload() -> Result<String, ControlFailure> {
+    func reload() -> ControlReload {
         reloads += 1
-        if let reloadErrors { return .failure(ControlFailure(kind: .invalid, message: "p.conf has errors", errors: reloadErrors)) }
-        return .success("reloaded p.conf")
+        if reloadsTakeTime { return .reading(generation: readNumber) }
+        if let reloadErrors { return .finished(.failure(ControlFailure(kind: .invalid, message: "p.conf has errors", errors: reloadErrors))) }
+        return .finished(.success("reloaded p.conf"))
     }
 }
 
@@ -255,6 +260,61 @@ struct Reply: CustomStringConvertible {
         #expect(r.map(\.status) == [422])
         #expect(r.first?.json["errors"]?.arrayValue?.compactMap(\.stringValue) == f.target.reloadErrors)
         #expect(f.target.reloads == 2)
+    }
+
+    /// Bytes the server has written to `client` so far, without waiting.
+    func answered(_ client: borrowing UnixSocket) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var entry = pollfd(fd: client.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while poll(&entry, 1, 0) == 1, entry.revents & Int16(POLLIN) != 0 {
+            let n = buffer.withUnsafeMutableBytes { Glibc.recv(client.descriptor.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            guard n > 0 else { break }
+            bytes += buffer[0 ..< n]
+        }
+        return bytes
+    }
+
+    @Test func aReloadReadOnAWorkerIsAnsweredWhenItIsDoneAndInOrder() throws {
+        let f = try ControlFixture()
+        f.target.reloadsTakeTime = true
+        // A reload, then a request pipelined behind it.
+        let waiting = try UnixSocket.connect(to: f.path, timeoutMilliseconds: 2000)
+        f.pump()
+        try waiting.writeAll(Array("POST /reload HTTP/1.1\r\nHost: s\r\nContent-Length: 0\r\n\r\nGET /groups HTTP/1.1\r\nHost: s\r\n\r\n".utf8))
+        f.pump()
+        #expect(f.target.reloads == 1)
+        #expect(answered(waiting).isEmpty, "nothing is answered before the read is done, not even what came after it")
+        // Another client is served meanwhile.
+        #expect(try f.exchange("GET /flows HTTP/1.1\r\nHost: s\r\n\r\n").map(\.status) == [200])
+        // A client that asks while read 1 runs waits for read 2; one that hangs up while waiting is dropped.
+        f.target.readNumber = 2
+        let later = try UnixSocket.connect(to: f.path, timeoutMilliseconds: 2000)
+        f.pump()
+        try later.writeAll(Array("POST /reload HTTP/1.1\r\nHost: s\r\nContent-Length: 0\r\n\r\n".utf8))
+        later.shutdownWrite()
+        do {
+            let gone = try UnixSocket.connect(to: f.path, timeoutMilliseconds: 2000)
+            f.pump()
+            try gone.writeAll(Array("POST /reload HTTP/1.1\r\nHost: s\r\nContent-Length: 0\r\n\r\n".utf8))
+            f.pump()
+        }
+        f.pump()
+        #expect(f.server.connections.count == 2, "the client that hung up is dropped, the half-closed one kept")
+        f.server.finishReloads(generation: 1, .success("reloaded p.conf"), target: f.target)
+        f.pump()
+        let first = try Reply.split(answered(waiting))
+        #expect(first.map(\.status) == [200, 200])
+        #expect(first.first?.json["message"]?.stringValue == "reloaded p.conf")
+        #expect(first.last?.json["groups"]?.arrayValue?.count == 2)
+        #expect(answered(later).isEmpty, "asked during read 1: read 2 answers it")
+        f.server.finishReloads(generation: 2, .failure(ControlFailure(kind: .invalid, message: "p.conf has errors", errors: ["p.conf:3: error: x"])),
+                               target: f.target)
+        f.pump()
+        let second = try Reply.split(try later.readToEnd(limit: 1 << 20))
+        #expect(second.map(\.status) == [422])
+        #expect(second.first?.json["errors"]?.arrayValue?.compactMap(\.stringValue) == ["p.conf:3: error: x"])
+        #expect(f.server.connections.count == 1, "the half-closed client is done once answered")
     }
 
     @Test func wholeByteByByteAndPipelinedGiveTheSameAnswers() throws {

@@ -3,8 +3,9 @@ import Testing
 @testable import Engine
 import Sys
 
-/// SIGHUP's reader: the read happens on its own thread and is handed over
-/// when the eventfd says so; a SIGHUP during a read gets one more read.
+/// The reload's reader: the read happens on its own thread and is handed
+/// over when the eventfd says so; a reload asked for during a read gets one
+/// more read, and the reads' numbers say which answers whom.
 @Suite(.serialized) struct ProfileReloaderTests {
     let folder = "/tmp/sluice-reloader-\(ProcessControl.currentID)"
 
@@ -20,26 +21,40 @@ import Sys
         defer { Files.remove(path); Files.removeDirectory(folder) }
         try Files.write("[Rule]\nDOMAIN,a.test,REJECT\nFINAL,DIRECT\n", to: path)
         let reloader = try ProfileReloader(path: path)
-        #expect(reloader.start() == nil, "the read runs on a worker thread")
-        // A second SIGHUP while the first read may still run: one more read follows.
+        #expect(generation(reloader.start()) == 1, "the read runs on a worker thread")
+        // A second request while the first read may still run (it is not
+        // delivered yet, so it counts as running): read 2 follows, and a
+        // third request before that starts waits for read 2 too.
         try Files.write("[Rule]\nDOMAIN,a.test,REJECT\nDOMAIN,b.test,REJECT\nFINAL,DIRECT\n", to: path)
-        #expect(reloader.start() == nil)
+        #expect(generation(reloader.start()) == 2)
+        #expect(generation(reloader.start()) == 2)
         var counts: [Int] = []
+        var numbers: [Int] = []
         for _ in 0 ..< 2 {
             guard waitReadable(reloader) else { Issue.record("no read finished within 10 s"); return }
-            reloader.deliver { outcome in
+            reloader.deliver { outcome, number in
+                numbers.append(number)
                 if case let .loaded(profile) = outcome { counts.append(profile.rules.count) } else { Issue.record("\(outcome)") }
             }
             if counts.count == 2 { break }
         }
-        // The last outcome is the file as it was after the last SIGHUP.
+        // The last outcome is the file as it was after the last request.
         #expect(counts.last == 2, "\(counts)")
+        #expect(numbers == [1, 2])
         // A profile with errors comes back as its errors.
         try Files.write("[Rule]\nNONSENSE,x\n", to: path)
-        #expect(reloader.start() == nil)
+        #expect(generation(reloader.start()) == 3)
         guard waitReadable(reloader) else { Issue.record("no read finished within 10 s"); return }
         var failed = false
-        reloader.deliver { outcome in if case let .failed(errors) = outcome { failed = errors.contains("p.conf:2") } }
+        reloader.deliver { outcome, number in
+            if case let .failed(errors) = outcome { failed = errors.contains("p.conf:2") && number == 3 }
+        }
         #expect(failed)
+    }
+
+    /// The read's number when it runs on a worker thread; nil when it was read at once.
+    func generation(_ start: ProfileReloader.Start) -> Int? {
+        if case let .reading(number) = start { return number }
+        return nil
     }
 }

@@ -407,6 +407,90 @@ final class ProfileTests {
         #expect(r.stderr.contains("reloaded"), "\(r.stderr)")
     }
 
+    /// `POST /reload` (`sluice reload`) reads on the same worker thread as
+    /// SIGHUP: while a long profile is read, the control socket answers other
+    /// requests and the tunnel carries traffic, and the reload's own answer
+    /// comes when the read is done. A client asks for the reload, then
+    /// probes the control socket and the tunnel every 20 ms until its answer
+    /// comes; on a loop that reads on its own thread a probe waits seconds.
+    @Test func aSlowReloadThroughTheControlSocketHoldsNeitherTheTunnelNorTheSocket() throws {
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+        """)
+        var big = "[Rule]\nDOMAIN,origin.test,REJECT\n"
+        for i in 0 ..< 120_000 { big += "URL-REGEX,\"(?=x)\(i)\\b\",REJECT\n" }
+        big += "FINAL,DIRECT\n" + Self.hosts + "\n"
+        let bigPath = work.appendingPathComponent("big.conf").path
+        try big.write(toFile: bigPath, atomically: true, encoding: .utf8)
+        let socket = work.appendingPathComponent("control.sock").path
+        let client = work.appendingPathComponent("reload-client.py").path
+        try """
+        import json, shutil, socket, sys, time, urllib.request
+        def ask(s, request):
+            s.sendall(request)
+            data = b""
+            while b"\\r\\n\\r\\n" not in data:
+                data += s.recv(65536)
+            head, _, body = data.partition(b"\\r\\n\\r\\n")
+            length = int([l.split(b":")[1] for l in head.split(b"\\r\\n") if l.lower().startswith(b"content-length")][0])
+            while len(body) < length:
+                body += s.recv(65536)
+            return int(head.split(b" ")[1]), json.loads(body)
+        def fetch():
+            try:
+                return urllib.request.urlopen("http://origin.test:8080/hello.txt", timeout=20).status
+            except urllib.error.HTTPError as e:
+                return e.code
+        print("before", fetch())
+        shutil.copy(sys.argv[2], sys.argv[1])
+        reload = socket.socket(socket.AF_UNIX); reload.connect(sys.argv[3]); reload.settimeout(0)
+        start = time.monotonic()
+        reload.sendall(b"POST /reload HTTP/1.1\\r\\nHost: s\\r\\nContent-Length: 0\\r\\n\\r\\n")
+        probe = socket.socket(socket.AF_UNIX); probe.connect(sys.argv[3]); probe.settimeout(20)
+        worst, probes, answer, codes = 0.0, 0, b"", []
+        while time.monotonic() - start < 60:
+            try:
+                answer += reload.recv(65536)
+            except BlockingIOError:
+                pass
+            if b"\\r\\n\\r\\n" in answer:
+                break
+            t = time.monotonic()
+            status, _ = ask(probe, b"GET /stats HTTP/1.1\\r\\nHost: s\\r\\n\\r\\n")
+            code = fetch()
+            worst = max(worst, time.monotonic() - t)
+            probes += 1
+            codes.append(code)
+            if status != 200:
+                print("probe", status)
+            time.sleep(0.02)
+        # The last probe may already meet the new profile: it is applied just before the answer is sent.
+        if [c for c in codes[:-1] if c != 200]:
+            print("probe", codes)
+        print("reload-ms", int((time.monotonic() - start) * 1000))
+        print("reload-status", answer.split(b" ")[1].decode() if answer else "none")
+        print("probes", probes)
+        print("worst-probe-ms", int(worst * 1000))
+        print("after", fetch())
+        """.write(toFile: client, atomically: true, encoding: .utf8)
+        let r = try pair.exec("python3 \(client) \(path) \(bigPath) \(socket)",
+                              options: ["--profile", path, "--control", socket], timeout: 120)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        func number(_ name: String) -> Int { lines.first { $0.hasPrefix(name + " ") }.flatMap { Int($0.dropFirst(name.count + 1)) } ?? -1 }
+        #expect(lines.first == "before 200", "\(r.stdout)")
+        #expect(!lines.contains { $0.hasPrefix("probe ") }, "\(r.stdout)")
+        #expect(number("reload-status") == 200, "\(r.stdout)")
+        #expect(lines.last == "after 403", "the reloaded profile rejects origin.test: \(r.stdout)")
+        let reload = number("reload-ms")
+        #expect(reload >= 1_500, "the reload took \(reload) ms: too quick to tell whether it held anything")
+        #expect(number("probes") >= 5, "\(r.stdout)")
+        #expect(number("worst-probe-ms") < 1_000, "a probe during the reload waited: \(r.stdout)")
+        #expect(r.stderr.contains("control: reloaded"), "\(r.stderr)")
+    }
+
     @Test func aBadProfileStopsBeforeAnythingStarts() throws {
         let path = try profile("""
         [General]
