@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "RulesTests", dependencies: ["Rules", "Wire", "HTTP"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
         .testTarget(name: "SysTests", dependencies: ["Sys", "TestSupport"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Wire", "Sys", "TestSupport"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Wire", "Sys", "HTTP", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Rules", "Sys", "Stack", "Wire", "HTTP"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Wire", "Sys", "TestSupport"]),
     ]

@@ -18,9 +18,11 @@ public struct CaptureOptions: Sendable {
     public var harBodyLimit: Int?
     public init() {}
 
-    func harRecorder(profile: Profile?) -> HARRecorder? {
+    func harRecorder(profile: Profile?) throws(EngineError) -> HARRecorder? {
         guard let path = har ?? profile?.capture.harPath else { return nil }
-        return HARRecorder(path: path, bodyLimit: harBodyLimit ?? profile?.capture.harBodyLimit ?? 1 << 20)
+        do { return try HARRecorder(path: path, bodyLimit: harBodyLimit ?? profile?.capture.harBodyLimit ?? 1 << 20) } catch {
+            throw EngineError.report("sluice: HAR: \(error)")
+        }
     }
 
     func flowLogWriter() throws(EngineError) -> FlowLogWriter? {

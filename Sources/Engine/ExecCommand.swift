@@ -63,6 +63,7 @@ public struct ExecCommand {
         // A bad capture filter or path also stops Sluice before anything is created.
         let recorder = try options.capture.recorder(profile: profile)
         let flowLog = try options.capture.flowLogWriter()
+        let har = try options.capture.harRecorder(profile: profile)
         let control = try ControlServer.start(options.control, log: log)
         defer { control?.stop() }
         let signals: SignalBox
@@ -102,7 +103,7 @@ public struct ExecCommand {
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
-        tunnel.har = options.capture.harRecorder(profile: profile)
+        tunnel.har = har
         let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }

@@ -2,39 +2,34 @@ internal import Capture
 internal import HTTP
 internal import Sys
 
-/// `--har FILE`: the HTTP exchanges of HTTP-mode flows, kept in memory and
-/// written as one HAR 1.2 document when Sluice stops (HAR is a single JSON
-/// object, so it cannot be appended to line by line; the flow log can).
-/// Bodies are kept up to `bodyLimit` bytes each; entries past `maximumEntries`
-/// are counted, not kept.
+/// `--har FILE`: the HTTP exchanges of HTTP-mode flows, each written as it
+/// finishes into a HAR 1.2 document that is complete on disk at every step
+/// (`HARFileWriter`, on a thread of its own). Bodies are kept up to
+/// `bodyLimit` bytes each.
 final class HARRecorder {
     let path: String
     let bodyLimit: Int
-    static let maximumEntries = 100_000
-    var log = HARLog(creatorVersion: "0.1")
-    var dropped = 0
+    let writer: HARFileWriter
 
-    init(path: String, bodyLimit: Int) {
+    /// Creates the file (an empty archive) at once: a path that cannot be written stops Sluice before it starts.
+    init(path: String, bodyLimit: Int) throws(CaptureError) {
         self.path = path
         self.bodyLimit = bodyLimit
+        writer = try HARFileWriter(path: path, creatorVersion: "0.1")
     }
 
     func add(_ entry: HAREntry) {
-        guard log.entries.count < Self.maximumEntries else {
-            dropped += 1
-            return
-        }
-        log.entries.append(entry)
+        writer.write(entry)
     }
 
-    /// Writes the document; returns a line for the exit summary.
+    /// Writes what is queued and closes the file; returns a line for the exit summary.
     func finish() -> String {
-        do {
-            try Files.write(log.json(pretty: true) + "\n", to: path)
-        } catch {
-            return "HAR: cannot write \(path): \(error)"
-        }
-        return "HAR: \(log.entries.count) entries written to \(path)" + (dropped > 0 ? ", \(dropped) left out (limit \(Self.maximumEntries))" : "")
+        let dropped = writer.statistics.entriesDropped
+        let statistics = writer.close(comment: dropped > 0 ? "\(dropped) exchanges left out: the disk fell behind" : nil)
+        var line = "HAR: \(statistics.entriesWritten) entries written to \(path)"
+        if statistics.entriesDropped > 0 { line += ", \(statistics.entriesDropped) left out (the disk fell behind, or a write failed)" }
+        if let failure = statistics.failure { line += "; \(failure)" }
+        return line
     }
 }
 

@@ -41,12 +41,13 @@ public struct RunCommand {
         // A bad capture filter or path also stops Sluice before anything is created.
         let recorder = try options.capture.recorder(profile: profile)
         let flowLog = try options.capture.flowLogWriter()
+        let har = try options.capture.harRecorder(profile: profile)
         let control = try ControlServer.start(options.control, log: log)
         defer { control?.stop() }
         // Each flow holds a socket (OpenFilesLimit says why the soft limit is not enough).
         OpenFilesLimit.raiseSoftToHard()
         if options.wholeHost {
-            return try runWholeHost(signals: signals, profile: profile, recorder: recorder, flowLog: flowLog, control: control, log: log)
+            return try runWholeHost(signals: signals, profile: profile, recorder: recorder, flowLog: flowLog, har: har, control: control, log: log)
         }
         let raw = try NamespaceSetup.attach(to: options.namespace, mtu: options.mtu)
         // `ip netns exec NAME` gives its commands /etc/netns/NAME/resolv.conf:
@@ -76,14 +77,14 @@ public struct RunCommand {
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
-        tunnel.har = options.capture.harRecorder(profile: profile)
+        tunnel.har = har
         log("sluice: relaying namespace \(options.namespace) through \(NamespaceSetup.tunName); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }
 
     /// `sluice run --tun`: the namespace Sluice itself runs in goes through it.
-    func runWholeHost(signals: SignalBox, profile: Profile?, recorder: PacketRecorder?, flowLog: FlowLogWriter?, control: ControlServer?,
+    func runWholeHost(signals: SignalBox, profile: Profile?, recorder: PacketRecorder?, flowLog: FlowLogWriter?, har: HARRecorder?, control: ControlServer?,
                       log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
         let raw = try NamespaceSetup.attachHost(mtu: options.mtu, mark: options.mark, table: options.table,
                                                 priority: options.rulePriority)
@@ -95,7 +96,7 @@ public struct RunCommand {
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
-        tunnel.har = options.capture.harRecorder(profile: profile)
+        tunnel.har = har
         log("sluice: relaying this namespace's traffic through \(NamespaceSetup.tunName) (unmarked packets → table \(options.table); Sluice's own sockets carry mark 0x\(String(options.mark, radix: 16))); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)

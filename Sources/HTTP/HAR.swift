@@ -22,7 +22,40 @@ public struct HARLog: Sendable, Equatable {
         return json.text
     }
 
-    public func write(into json: inout JSONWriter) {
+    // MARK: Streaming
+    // A document written as it grows (`--har`): `streamHead()`, then each
+    // entry's `streamed()` bytes after `streamSeparator(first:)`, then
+    // `streamTail(empty:)`. Together they are exactly `json(pretty: true)` of
+    // the same entries, so a writer that rewrites the tail after each entry
+    // keeps a complete document on disk at every step.
+
+    /// Everything before the first entry: up to the `[` of `entries`.
+    public func streamHead() -> [UInt8] {
+        var json = JSONWriter(pretty: true)
+        writeHead(into: &json)
+        return json.bytes
+    }
+
+    /// What goes before an entry.
+    public static func streamSeparator(first: Bool) -> [UInt8] {
+        Array((first ? "\n" : ",\n").utf8) + Array(repeating: UInt8(ascii: " "), count: 2 * entryDepth)
+    }
+
+    /// Everything after the last entry (the comment included), and a newline.
+    public func streamTail(empty: Bool) -> [UInt8] {
+        var tail = empty ? "]" : "\n" + String(repeating: " ", count: 2 * (Self.entryDepth - 1)) + "]"
+        if let comment {
+            var json = JSONWriter()
+            json.string(comment)
+            tail += ",\n    \"comment\": " + json.text
+        }
+        return Array((tail + "\n  }\n}\n").utf8)
+    }
+
+    /// How deep entries sit: the document, `log`, `entries`.
+    static let entryDepth = 3
+
+    private func writeHead(into json: inout JSONWriter) {
         json.beginObject()
         json.key("log")
         json.beginObject()
@@ -37,6 +70,10 @@ public struct HARLog: Sendable, Equatable {
         json.endArray()
         json.key("entries")
         json.beginArray()
+    }
+
+    public func write(into json: inout JSONWriter) {
+        writeHead(into: &json)
         for entry in entries { entry.write(into: &json) }
         json.endArray()
         if let comment { json.field("comment", comment) }
@@ -451,6 +488,13 @@ public struct HAREntry: Sendable, Equatable {
         var json = JSONWriter(pretty: pretty)
         write(into: &json)
         return json.text
+    }
+
+    /// The entry as it sits in a pretty document's `entries` (`HARLog.streamHead`).
+    public func streamed() -> [UInt8] {
+        var json = JSONWriter(pretty: true, indentLevel: HARLog.entryDepth)
+        write(into: &json)
+        return json.bytes
     }
 
     public func write(into json: inout JSONWriter) {

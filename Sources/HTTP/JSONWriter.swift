@@ -14,14 +14,18 @@ public struct JSONWriter: Sendable {
     /// and everything the writer adds is ASCII, so this is always valid UTF-8.
     public private(set) var bytes: [UInt8] = []
     public let pretty: Bool
+    /// Pretty output as if nested this deep in an enclosing document: a
+    /// value written apart and spliced into it (a streamed HAR entry).
+    public let indentLevel: Int
 
     /// One entry per open container: whether it holds a value yet (for commas).
     private var open: [Bool] = []
     /// A key was written and its value has not: no comma, no newline before it.
     private var afterKey = false
 
-    public init(pretty: Bool = false) {
+    public init(pretty: Bool = false, indentLevel: Int = 0) {
         self.pretty = pretty
+        self.indentLevel = indentLevel
     }
 
     public var text: String { String(decoding: bytes, as: UTF8.self) }
@@ -148,7 +152,7 @@ public struct JSONWriter: Sendable {
     private mutating func newline(depth: Int) {
         guard pretty else { return }
         bytes.append(UInt8(ascii: "\n"))
-        for _ in 0 ..< depth * 2 { bytes.append(UInt8(ascii: " ")) }
+        for _ in 0 ..< (depth + indentLevel) * 2 { bytes.append(UInt8(ascii: " ")) }
     }
 
     private mutating func appendASCII(_ s: String) {

@@ -61,6 +61,24 @@ public struct FileDescriptor: ~Copyable, Sendable {
         }
     }
 
+    /// Writes all of `buffer` at `offset` of a regular file (pwrite(2)),
+    /// continuing after short writes; the file position does not move.
+    public func writeAll(_ buffer: UnsafeRawBufferPointer, at offset: Int) throws(Errno) {
+        var done = 0
+        while done < buffer.count {
+            let written = try valueOrErrno {
+                Glibc.pwrite(rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            }.get()
+            guard written > 0 else { throw Errno.noSpace }
+            done += written
+        }
+    }
+
+    /// Cuts (or extends with zeros) a regular file to `length` bytes (ftruncate(2)).
+    public func truncate(to length: Int) throws(Errno) {
+        _ = try valueOrErrno { Glibc.ftruncate(rawValue, off_t(length)) }.get()
+    }
+
     /// One read(2) into the caller's buffer. `.value(0)` means end of file.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> SysResult<Int> {
         try valueOrErrno { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }

@@ -45,7 +45,7 @@ commands:
           --pcap-per-flow DIR   also (or instead) one pcap file per flow in
                 DIR, named NNNNNN-PROTO-APP.PORT-REMOTE.PORT.pcap
           --flow-log FILE   one JSON line per connection and per HTTP request
-          --har FILE [--har-body-limit BYTES]   HTTP exchanges, written at exit
+          --har FILE [--har-body-limit BYTES]   HTTP exchanges, as they finish
   run --netns NAME [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--mtu N] [--busy-poll US]
         Attach to the existing network namespace NAME: a TUN, its addresses
         and routes more specific than any default route are added there, and

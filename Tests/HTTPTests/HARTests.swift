@@ -41,6 +41,26 @@ import HTTP
         }
     }
 
+    /// Head, entries with their separators, and tail make exactly the pretty
+    /// document: what `--har` streams is what it used to write at exit.
+    @Test func theStreamedPiecesMakeThePrettyDocument() throws {
+        let entry = try sampleEntry()
+        var other = entry
+        other.request.url = "http://a.test/\"quoted\"\n"
+        for count in [0, 1, 3] {
+            for comment in [nil, "2 exchanges left out: \"why\""] as [String?] {
+                let entries = Array([entry, other, entry].prefix(count))
+                let log = HARLog(creatorVersion: "0.1", entries: entries, comment: comment)
+                var streamed = log.streamHead()
+                for (i, entry) in entries.enumerated() {
+                    streamed += HARLog.streamSeparator(first: i == 0) + entry.streamed()
+                }
+                streamed += log.streamTail(empty: entries.isEmpty)
+                #expect(String(decoding: streamed, as: UTF8.self) == log.json(pretty: true) + "\n", "\(count) entries, comment \(comment ?? "none")")
+            }
+        }
+    }
+
     @Test func entryFields() throws {
         let e = try object(try sampleEntry().json())
         #expect(e["startedDateTime"] as? String == "2026-11-30T15:40:50.123Z")

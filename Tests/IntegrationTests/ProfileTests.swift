@@ -589,8 +589,16 @@ final class ProfileTests {
         curl -s -o /dev/null http://api.test/hello.txt
         curl -s -o /dev/null --data 'a=1' http://origin.test:8080/echo
         curl -s -o /dev/null http://mock.test/config
+        # Each exchange reaches the file as it ends, in a whole document: readable while Sluice runs.
+        for i in $(seq 100); do
+          n=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["log"]["entries"]))' \(har) 2>/dev/null || echo unreadable)
+          [ "$n" = 5 ] && break
+          sleep 0.05
+        done
+        echo "while running: $n"
         """, options: ["--profile", path, "--har", har])
         #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("while running: 5"), "\(r.stdout)")
         #expect(r.stderr.contains("HAR: 5 entries written"), "\(r.stderr)")
         let out = try net.run(["/usr/bin/python3", "-c", Self.harValidator, har]).output
         let lines = out.split(separator: "\n").map(String.init)
@@ -603,6 +611,10 @@ final class ProfileTests {
         #expect(lines[2].hasPrefix("GET http://origin.test:8080/hello.txt 200 DIRECT False http://api.test/hello.txt 'hello from nginx\\n'"), "\(out)")
         #expect(lines[3].hasPrefix("POST http://origin.test:8080/echo 200 DIRECT False None 'method=POST ") && lines[3].contains(" a=1 "), "\(out)")
         #expect(lines[4].hasPrefix("GET http://mock.test/config 200 local True None '{}'"), "\(out)")
+        // A HAR path that cannot be written stops Sluice before anything runs.
+        let bad = try pair.exec("echo ran", options: ["--har", work.appendingPathComponent("missing/flows.har").path])
+        #expect(bad.status == 1 && !bad.stdout.contains("ran"), "\(bad.stdout) \(bad.stderr)")
+        #expect(bad.stderr.contains("HAR: ") && bad.stderr.contains("missing/flows.har: cannot open"), "\(bad.stderr)")
     }
 
     @Test func checkAndMatchExplainAProfileFromTheCommandLine() throws {
