@@ -57,6 +57,7 @@ public struct ExecCommand {
     /// Runs to completion and returns the command's exit status (128 + signal if it was killed).
     public func run(log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
         guard !options.command.isEmpty else { throw EngineError.usage("sluice exec: no command given") }
+        try EngineError.requirePrivileges(for: "exec")
         let faults = try options.faults.map { text throws(EngineError) in try FaultSpec.parse(text) }
         // A bad profile stops Sluice before anything is created.
         let profile = try TunnelSession.loadProfile(options.profile)

@@ -158,6 +158,17 @@ public enum EngineError: Error, CustomStringConvertible {
         return false
     }
 
+    /// Stops `command` before it creates anything when this process cannot
+    /// make namespaces and TUNs: without that, the first thing to fail would
+    /// speak only of itself (the control socket under /run, say).
+    static func requirePrivileges(for command: String) throws(EngineError) {
+        guard let capabilities = Capabilities.current() else { return }
+        let missing = capabilities.missing([Capabilities.networkAdministration, Capabilities.systemAdministration])
+        guard !missing.isEmpty else { return }
+        throw .system(what: command, detail: "it makes a network namespace and a TUN, which needs root, or CAP_NET_ADMIN and "
+                          + "CAP_SYS_ADMIN; this process lacks \(missing.joined(separator: " and ")) (try sudo)", needsPrivilege: false)
+    }
+
     static func system(_ what: String, _ error: any Error) -> EngineError {
         if let engine = error as? EngineError { return engine }
         let errno = error as? Errno

@@ -37,6 +37,7 @@ public struct PacketDump {
     /// Runs to completion and returns the command's exit status (or 128 + signal).
     public func run(print: (String) -> Void) throws -> (status: Int32, summary: Summary) {
         guard !options.command.isEmpty else { throw EngineError.usage("sluice dump: no command given") }
+        try EngineError.requirePrivileges(for: "dump")
         // Block the stop signals before any thread starts, so all of them arrive here.
         let signals: SignalFD
         do { signals = try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup]) } catch { throw EngineError.system("signalfd", error) }

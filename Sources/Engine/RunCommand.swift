@@ -33,6 +33,7 @@ public struct RunCommand {
     public init(options: Options) { self.options = options }
 
     public func run(log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
+        try EngineError.requirePrivileges(for: "run")
         let signals: SignalBox
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)

@@ -277,6 +277,18 @@ final class ExecTests {
         #expect(r.stdout.split(separator: "\n") == ["10.88.0.2", "fd00:88::2", "-"], "\(r.stdout) \(r.stderr)")
     }
 
+    /// Without root (nor CAP_NET_ADMIN and CAP_SYS_ADMIN) exec, run and dump
+    /// say so first, in one line, before anything else can fail on the way.
+    @Test func withoutPrivilegeSluiceSaysSoBeforeAnything() throws {
+        let unprivileged = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        for arguments in [["exec", "--", "true"], ["run", "--netns", "nothing-here"], ["dump", "--", "true"]] {
+            let r = try runSluice(arguments, in: host, through: unprivileged)
+            #expect(r.status == 1, "\(arguments): \(r.stderr)")
+            #expect(r.stderr == "sluice: error: \(arguments[0]): it makes a network namespace and a TUN, which needs root, or "
+                + "CAP_NET_ADMIN and CAP_SYS_ADMIN; this process lacks CAP_NET_ADMIN and CAP_SYS_ADMIN (try sudo)\n", "\(r.stderr)")
+        }
+    }
+
     @Test func theCommandRunsAsTheUserWhoUsedSudo() throws {
         // sudo sets SUDO_UID/SUDO_GID/SUDO_USER; Sluice keeps root, the command does not.
         let r = try runSluice(["exec", "--", "sh", "-c", "id -u; id -g"], in: host,
