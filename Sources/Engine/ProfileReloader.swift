@@ -84,9 +84,11 @@ final class ProfileReloader {
         }) else { return }
         worker = nil
         apply(outcome, generation)
+        // A read that `apply` started (a pipelined reload) began after every
+        // request that asked for another: it answers them too.
         if readAgain {
             readAgain = false
-            if case let .finished(outcome, number) = start() { apply(outcome, number) }
+            if worker == nil, case let .finished(outcome, number) = start() { apply(outcome, number) }
         }
     }
 

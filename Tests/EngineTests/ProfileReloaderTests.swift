@@ -52,6 +52,33 @@ import Sys
         #expect(failed)
     }
 
+    /// A reload asked for while the last read is handed over (a control
+    /// client's pipelined POST /reload) starts the next read at once; the
+    /// requests that waited for "one more read" share it, and no read after
+    /// it is made for nobody.
+    @Test func aReadStartedWhileOneIsHandedOverServesTheWaitingRequests() throws {
+        Files.makeDirectory(folder)
+        let path = folder + "/q.conf"
+        defer { Files.remove(path); Files.removeDirectory(folder) }
+        try Files.write("[Rule]\nFINAL,DIRECT\n", to: path)
+        let reloader = try ProfileReloader(path: path)
+        #expect(generation(reloader.start()) == 1)
+        #expect(generation(reloader.start()) == 2, "asked during read 1")
+        guard waitReadable(reloader) else { Issue.record("no read finished within 10 s"); return }
+        var numbers: [Int] = []
+        reloader.deliver { _, number in
+            numbers.append(number)
+            #expect(generation(reloader.start()) == 2, "started while read 1 is handed over")
+        }
+        #expect(reloader.generation == 2, "no extra read for the request already served by read 2")
+        guard waitReadable(reloader) else { Issue.record("no read finished within 10 s"); return }
+        reloader.deliver { _, number in numbers.append(number) }
+        #expect(numbers == [1, 2])
+        #expect(generation(reloader.start()) == 3)
+        guard waitReadable(reloader) else { Issue.record("no read finished within 10 s"); return }
+        reloader.deliver { _, _ in }
+    }
+
     /// The read's number when it runs on a worker thread; nil when it was read at once.
     func generation(_ start: ProfileReloader.Start) -> Int? {
         if case let .reading(number) = start { return number }
