@@ -79,7 +79,7 @@ extension Tunnel {
         watch(control, for: [.readable])
         let waiting = associationQueue.removeValue(forKey: key) ?? []
         for datagram in waiting {
-            datagram.withUnsafeBytes { sendDatagram($0, on: flow) }
+            _ = datagram.withUnsafeBytes { sendDatagram($0, on: flow) }
         }
     }
 

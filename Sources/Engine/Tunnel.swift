@@ -1069,7 +1069,7 @@ final class Tunnel {
                 return
             }
             guard let flow = udpFlows[key] else { return }
-            sendDatagram(payload, on: flow)
+            if let error = sendDatagram(payload, on: flow) { datagramFailed(flow, error, sink: &sink) }
         case let .echoRequest(key, sequenceNumber, payload, isNew):
             if isNew {
                 io.statistics.echoFlows += 1
@@ -1173,20 +1173,49 @@ final class Tunnel {
     }
 
     /// One datagram upstream, behind a SOCKS5 UDP header when the flow goes through a relay.
-    func sendDatagram(_ payload: UnsafeRawBufferPointer, on flow: UDPFlow) {
+    /// Sends the app's datagram upstream; the error when the socket refused
+    /// it (often an ICMP error that an earlier datagram drew, which Linux
+    /// reports on the next call).
+    @discardableResult
+    func sendDatagram(_ payload: UnsafeRawBufferPointer, on flow: UDPFlow) -> Errno? {
         var datagram = payload
         if let target = flow.relayTarget {
             let header = SOCKS5UDPHeader(target: target)
             guard let length = try? header.emit(into: relayScratch), length + payload.count <= relayScratch.count else {
                 io.statistics.upstreamErrors += 1
-                return
+                return nil
             }
             relayScratch.sub(length, payload.count).copyMemory(from: payload)
             datagram = UnsafeRawBufferPointer(relayScratch.sub(0, length + payload.count))
         }
-        if (try? flow.socket.send(datagram, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
         io.statistics.bytesFromApp += payload.count
         countBytes(flow.key, up: payload.count)
+        do { _ = try flow.socket.send(datagram, to: nil) } catch {
+            io.statistics.upstreamErrors += 1
+            return error
+        }
+        return nil
+    }
+
+    /// A direct UDP session's socket reported an error: the app hears of it
+    /// as a network would tell it, by ICMP destination unreachable (port,
+    /// host or network), so that its socket gets ECONNREFUSED or
+    /// EHOSTUNREACH at once instead of waiting out its timeout. Errors of a
+    /// SOCKS5 relay's socket are the proxy's, not the destination's: dropped.
+    func datagramFailed(_ flow: UDPFlow, _ error: Errno, sink: inout TunSink) {
+        trace("\(flow.key): UDP: \(error)")
+        guard flow.relayTarget == nil, let reason = Self.unreachableReason(for: error) else { return }
+        datagrams.sendUDPUnreachable(flow.key, reason: reason, now: now, sink: &sink)
+    }
+
+    /// Which ICMP unreachable tells a UDP app about an upstream socket's error; nil for none.
+    static func unreachableReason(for error: Errno) -> UnreachableReason? {
+        switch error {
+        case .connectionRefused: .port
+        case .hostUnreachable: .host
+        case .networkUnreachable, .networkDown: .network
+        default: nil
+        }
     }
 
     func openUDP(_ key: FlowKey, to address: SysIPAddress, sink: inout TunSink) {
@@ -1196,8 +1225,13 @@ final class Tunnel {
             return
         }
         let port = key.destinationPort
-        guard (try? socket.connect(to: SocketAddress(address, port: port))) != nil else {
+        do { _ = try socket.connect(to: SocketAddress(address, port: port)) } catch {
+            // No route: the app hears it as from a network (the session stays, so its next datagram tries again).
             io.statistics.upstreamErrors += 1
+            trace("\(key): UDP connect: \(error)")
+            if let reason = Self.unreachableReason(for: error) {
+                datagrams.sendUDPUnreachable(key, reason: reason, now: now, sink: &sink)
+            }
             return
         }
         let token = nextToken
@@ -1211,7 +1245,13 @@ final class Tunnel {
 
     func readUpstreamDatagrams(_ flow: UDPFlow, sink: inout TunSink) {
         for _ in 0 ..< 64 {
-            guard case let .value((n, _))? = try? flow.socket.receive(into: scratch) else { return }
+            let received: SysResult<(Int, SocketAddress?)>
+            do { received = try flow.socket.receive(into: scratch) } catch {
+                io.statistics.upstreamErrors += 1
+                datagramFailed(flow, error, sink: &sink)
+                return
+            }
+            guard case let .value((n, _)) = received else { return }
             var payload = UnsafeRawBufferPointer(scratch.sub(0, n))
             if flow.relayTarget != nil {
                 // From a SOCKS5 relay: the header names the sender; the app sees only the payload.

@@ -129,6 +129,33 @@ public final class DatagramFlowTable {
         return written > 0
     }
 
+    /// ICMP destination unreachable for a UDP session, as a network would
+    /// send it when one of the app's datagrams met a closed port (Sluice's
+    /// socket got ECONNREFUSED) or no way to the host: the app's kernel then
+    /// reports the error on its socket (ECONNREFUSED, EHOSTUNREACH), as it
+    /// would without Sluice. The quote is the header of a datagram of the
+    /// session (RFC 792: the IP header and the first 64 bits of the data,
+    /// here the UDP header), which is what the app's kernel matches to its
+    /// socket by; the datagram that failed is not kept.
+    @discardableResult
+    public func sendUDPUnreachable(_ key: FlowKey, reason: UnreachableReason, now: Instant, sink: inout some PacketSink) -> Bool {
+        guard key.transport == .udp, let index = sessions.index(forKey: key) else { return false }
+        sessions.values[index].lastActivity = now
+        let id = identification
+        var written = 0
+        withUnsafeTemporaryAllocation(byteCount: 48, alignment: 8) { quote in
+            let length = IPFraming.writeUDP(into: quote, source: key.appAddress, sourcePort: key.appPort,
+                                            destination: key.destinationAddress, destinationPort: key.destinationPort,
+                                            payload: UnsafeRawBufferPointer(start: nil, count: 0), identification: id)
+            guard length > 0, let original = try? IPPacketView(UnsafeRawBufferPointer(rebasing: quote[0 ..< length])) else { return }
+            sink.send(capacity: 48 + 48) { buffer in
+                written = IPFraming.writeUnreachable(into: buffer, replyingTo: original, reason: reason)
+                return written
+            }
+        }
+        return written > 0
+    }
+
     /// Sends the echo reply for `sequenceNumber` as the destination would.
     @discardableResult
     public func sendEchoReply(_ key: FlowKey, sequenceNumber: UInt16, payload: UnsafeRawBufferPointer, now: Instant,

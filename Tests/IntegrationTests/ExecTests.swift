@@ -184,6 +184,38 @@ final class ExecTests {
         #expect(r.stderr.contains("No route to host"), "\(r.stdout) \(r.stderr)")
     }
 
+    /// A datagram to a closed port, or to a network no route leads to, comes
+    /// back to the app as ICMP destination unreachable, as from a real network:
+    /// its socket reports ECONNREFUSED at once (IPv4 and IPv6) instead of
+    /// waiting out its timeout, and with IP_RECVERR, ENETUNREACH (Linux tells
+    /// a UDP socket of host and network unreachables only when it asks).
+    @Test func udpErrorsReachTheAppAsICMPUnreachable() throws {
+        let client = pair.work.appendingPathComponent("udp-errors.py").path
+        try """
+        import socket, sys, time
+        for address, port, recverr in [("10.88.0.2", 5999, False), ("fd00:88::2", 5999, False), ("10.99.0.7", 5999, True)]:
+            family = socket.AF_INET6 if ":" in address else socket.AF_INET
+            s = socket.socket(family, socket.SOCK_DGRAM)
+            s.settimeout(5)
+            if recverr:
+                s.setsockopt(socket.IPPROTO_IP, 11, 1)  # IP_RECVERR
+            s.connect((address, port))
+            start = time.monotonic()
+            try:
+                s.send(b"anyone?")
+                s.recv(100)
+                result = "answered"
+            except socket.timeout:
+                result = "timed out"
+            except OSError as e:
+                result = e.strerror
+            print(address, result, "fast" if time.monotonic() - start < 1 else "slow")
+        """.write(toFile: client, atomically: true, encoding: .utf8)
+        let r = try exec("python3 \(client)")
+        #expect(r.stdout.split(separator: "\n") == ["10.88.0.2 Connection refused fast", "fd00:88::2 Connection refused fast",
+                                                     "10.99.0.7 Network is unreachable fast"], "\(r.stdout) \(r.stderr)")
+    }
+
     @Test func udpIsRelayed() throws {
         let r = try exec("dig +short +tries=1 +time=2 @10.88.0.2 api.sluice.test A")
         #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "10.88.1.81", "\(r.stdout) \(r.stderr)")

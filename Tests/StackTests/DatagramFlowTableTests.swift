@@ -110,6 +110,43 @@ import Wire
         #expect(table.count == 0)
     }
 
+    /// An upstream error on a UDP session becomes ICMP destination unreachable
+    /// from the destination, quoting an IP and UDP header of the session (the
+    /// app's kernel finds its socket by those addresses and ports).
+    @Test func anUpstreamErrorIsAnICMPUnreachableThatQuotesTheSession() {
+        let table = DatagramFlowTable()
+        var sink = CollectingSink()
+        var key4: FlowKey?, key6: FlowKey?
+        feed(table, udp4(from: 5353, to: 5999, payload: bytes(20)), sink: &sink) { if case let .udp(k, _, _) = $0 { key4 = k } }
+        feed(table, udp6(payload: bytes(20)), sink: &sink) { if case let .udp(k, _, _) = $0 { key6 = k } }
+        #expect(table.sendUDPUnreachable(key4!, reason: .port, now: .zero, sink: &sink))
+        #expect(table.sendUDPUnreachable(key6!, reason: .network, now: .zero, sink: &sink))
+        let unknown = FlowKey(transport: .udp, appAddress: .v4(app4), appPort: 1, destinationAddress: .v4(server4), destinationPort: 2)
+        #expect(!table.sendUDPUnreachable(unknown, reason: .port, now: .zero, sink: &sink), "no session, no answer")
+        #expect(sink.packets.count == 2, "and nothing else")
+        sink.packets[0].withUnsafeBytes { raw in
+            let ip = try! IPPacketView(raw)
+            #expect(ip.source == .v4(server4) && ip.destination == .v4(app4))
+            let icmp = try! ICMPv4View(ip.payload)
+            #expect(icmp.type == 3 && icmp.code == 3 && icmp.verifyChecksum())
+            let quoted = try! IPPacketView(icmp.payload)
+            #expect(quoted.source == .v4(app4) && quoted.destination == .v4(server4) && quoted.upperLayerProtocol == .udp)
+            let udp = try! UDPView(quoted.payload)
+            #expect(udp.sourcePort == 5353 && udp.destinationPort == 5999)
+        }
+        sink.packets[1].withUnsafeBytes { raw in
+            let ip = try! IPPacketView(raw)
+            #expect(ip.source == .v6(server6) && ip.destination == .v6(app6))
+            let icmp = try! ICMPv6View(ip.payload)
+            #expect(icmp.type == 1 && icmp.code == 0)
+            #expect(ip.verifyUpperLayerChecksum() == true)
+            let quoted = try! IPPacketView(icmp.payload)
+            #expect(quoted.source == .v6(app6) && quoted.destination == .v6(server6))
+            let udp = try! UDPView(quoted.payload)
+            #expect(udp.sourcePort == 6000 && udp.destinationPort == 443)
+        }
+    }
+
     @Test func theSessionLimitRefusesWithICMP() {
         var c = DatagramFlowTable.Configuration()
         c.maximumSessions = 1
