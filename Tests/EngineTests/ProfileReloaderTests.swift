@@ -25,7 +25,9 @@ import Sys
         // A second request while the first read may still run (it is not
         // delivered yet, so it counts as running): read 2 follows, and a
         // third request before that starts waits for read 2 too.
-        try Files.write("[Rule]\nDOMAIN,a.test,REJECT\nDOMAIN,b.test,REJECT\nFINAL,DIRECT\n", to: path)
+        // Replaced whole (as editors save), so that read 1 sees one version or the other, never half a file.
+        try Files.write("[Rule]\nDOMAIN,a.test,REJECT\nDOMAIN,b.test,REJECT\nFINAL,DIRECT\n", to: path + ".new")
+        try Files.rename(path + ".new", to: path)
         #expect(generation(reloader.start()) == 2)
         #expect(generation(reloader.start()) == 2)
         var counts: [Int] = []
