@@ -27,6 +27,7 @@ extension Tunnel {
         }
         let events = connection.takeEvents()
         let flow = tcpFlows[key]
+        if events.contains(.peerKeepalive), let flow, flow.connected { followKeepalive(flow, connection) }
         let upstreamReady = flow.map { $0.connected && $0.handshake == nil && !$0.upstreamWriteClosed } ?? false
         var upstreamBlocked = false
         func writeUpstream(_ bytes: UnsafeRawBufferPointer) -> Int {

@@ -687,6 +687,11 @@ final class Tunnel {
             fail(key, with: .reset, reason: "socket: \(error)", sink: &sink)
             return
         }
+        // Idle flows live as long as their ends do (no idle timeout): a
+        // server that vanished without a word is found by keepalive, with the
+        // kernel's timings (2 hours) until the app shows its own
+        // (`followKeepalive`), and its flow is then reset.
+        socket.setKeepalive()
         let result: SysResult<Void>
         do {
             result = try socket.connect(to: SocketAddress(address, port: port))
@@ -892,6 +897,22 @@ final class Tunnel {
         }
     }
 
+    /// The app probed its connection with a keepalive after `idle` of
+    /// silence. We answer its probes ourselves, so without this it would
+    /// never learn that the server behind us is gone (on a real network its
+    /// probes would go unanswered and its socket end with ETIMEDOUT). So the
+    /// upstream socket probes the server after the same silence, every
+    /// `idle` (at most 75 s) after that, and three unanswered probes end it:
+    /// the app's flow is then reset.
+    func followKeepalive(_ flow: TCPFlow, _ connection: TCPConnection) {
+        guard let idle = connection.peerKeepaliveIdle else { return }
+        let seconds = min(max(Int((idle.nanoseconds + 500_000_000) / 1_000_000_000), 1), 7200)
+        guard flow.keepaliveIdleSeconds != seconds else { return }
+        flow.keepaliveIdleSeconds = seconds
+        trace("\(flow.key): the app probes after \(seconds) s idle: the upstream does too")
+        flow.socket.setKeepalive(idleSeconds: seconds, intervalSeconds: min(seconds, 75), count: 3)
+    }
+
     /// Upstream bytes go straight into the connection's send ring: one copy, by the kernel.
     func readUpstream(_ flow: TCPFlow, sink: inout TunSink) {
         guard let connection = tcp.connection(flow.key) else { return }
@@ -954,6 +975,7 @@ final class Tunnel {
         if events.contains(.reset) {
             flow.socket.setResetOnClose()
         }
+        if events.contains(.peerKeepalive) { followKeepalive(flow, connection) }
         var upstreamBlocked = false
         if flow.connected, !flow.upstreamWriteClosed {
             upstreamBlocked = drainToUpstream(flow, connection)
@@ -1432,6 +1454,8 @@ final class TCPFlow {
     var remote: SocketAddress?
     /// The connection's counters as last seen, for the statistics once it is gone.
     var counters: TCPConnection.Counters?
+    /// The keepalive idle the upstream socket was given to follow the app's (`followKeepalive`).
+    var keepaliveIdleSeconds: Int?
 
     init(key: FlowKey, token: UInt64, socket: consuming Socket) {
         self.key = key

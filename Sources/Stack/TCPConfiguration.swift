@@ -20,8 +20,12 @@ public struct TCPConfiguration: Sendable, Equatable {
     public var keepaliveIdle: Duration? = nil
     public var keepaliveInterval: Duration = .seconds(10)
     public var keepaliveProbes = 3
-    /// A connection with no traffic at all for this long is reset; nil for never.
-    public var idleTimeout: Duration? = .seconds(600)
+    /// A connection with no traffic at all for this long is reset; nil (the
+    /// default) for never. A network lets an idle connection live (an SSH
+    /// session, a database pool's spare connection), and so must a tunnel;
+    /// the engine finds dead ones through TCP keepalive on its upstream
+    /// sockets instead (docs/tcp.md, "Idle connections").
+    public var idleTimeout: Duration? = nil
     /// Consecutive retransmission timeouts before giving up (RFC 9293 §3.8.3 R2).
     public var maximumRetransmissions = 10
     /// SYN or SYN-ACK retransmissions before giving up.

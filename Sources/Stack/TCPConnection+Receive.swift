@@ -22,6 +22,7 @@ extension TCPConnection {
         let flags = segment.flags
         let sequence = segment.sequenceNumber
         let length = payload.count + (flags.contains(.syn) ? 1 : 0) + (flags.contains(.fin) ? 1 : 0)
+        let silence = now - lastActivity
         lastActivity = now
         keepalivesUnanswered = 0
         if let idle = configuration.keepaliveIdle, state.isSynchronized { keepaliveDeadline = now + idle }
@@ -41,6 +42,15 @@ extension TCPConnection {
 
         // First: is the sequence number acceptable? (RFC 9293 §3.10.7.4, the four cases.)
         guard isAcceptable(sequence: sequence, length: length) else {
+            // RFC 1122 §4.2.3.6: a keepalive probe carries SEG.SEQ = RCV.NXT − 1
+            // and no data or one garbage octet. We answer it (below) as the
+            // peer's peer would; the engine hears of it, so that it can check
+            // the real peer behind us as often (`peerKeepaliveIdle`).
+            if !flags.contains(.rst), !flags.contains(.syn), !flags.contains(.fin), payload.count <= 1,
+               sequence == receiveNext - 1, state.isSynchronized {
+                peerKeepaliveIdle = silence
+                events.insert(.peerKeepalive)
+            }
             if !flags.contains(.rst) {
                 // RFC 9293: reply with an ACK. In TIME-WAIT a retransmitted FIN also restarts the timer.
                 if state == .timeWait, flags.contains(.fin) { timeWaitDeadline = now.advanced(byNanoseconds: timeWaitNanoseconds) }

@@ -78,6 +78,8 @@ public final class TCPConnection: CustomStringConvertible {
     var keepaliveDeadline: Instant?
     var keepalivesUnanswered = 0
     var lastActivity: Instant
+    /// The silence before the peer's last keepalive probe (`TCPEvents.peerKeepalive`).
+    public internal(set) var peerKeepaliveIdle: Duration?
     var consecutiveTimeouts = 0
     /// A sequence number whose ACK gives an RTT sample when timestamps are off (Karn's rule applies).
     var timedSequence: (sequence: SequenceNumber, sentAt: Instant)?

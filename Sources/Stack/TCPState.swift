@@ -47,11 +47,13 @@ public struct TCPEvents: OptionSet, Sendable, Hashable, CustomStringConvertible 
     public static let reset = TCPEvents(rawValue: 1 << 5)
     /// Retransmissions, keepalives or the idle timer gave up.
     public static let timedOut = TCPEvents(rawValue: 1 << 6)
+    /// The peer sent a keepalive probe (`TCPConnection.peerKeepaliveIdle` says after how long a silence).
+    public static let peerKeepalive = TCPEvents(rawValue: 1 << 7)
 
     public var description: String {
         let names: [(TCPEvents, String)] = [(.connected, "connected"), (.readable, "readable"), (.writable, "writable"),
                                             (.readClosed, "readClosed"), (.closed, "closed"), (.reset, "reset"),
-                                            (.timedOut, "timedOut")]
+                                            (.timedOut, "timedOut"), (.peerKeepalive, "peerKeepalive")]
         return "[" + names.filter { contains($0.0) }.map(\.1).joined(separator: ",") + "]"
     }
 }

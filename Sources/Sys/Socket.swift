@@ -236,6 +236,17 @@ public struct Socket: ~Copyable {
         if let receive { try? setOption(SOL_SOCKET, SO_RCVBUF, receive) }
     }
 
+    /// TCP keepalive (SO_KEEPALIVE): after `idleSeconds` without traffic the
+    /// kernel probes the peer every `intervalSeconds`, and `count` unanswered
+    /// probes end the connection with ETIMEDOUT. Nil leaves the kernel's
+    /// setting (tcp_keepalive_time, 2 hours by default, and so on).
+    public func setKeepalive(idleSeconds: Int? = nil, intervalSeconds: Int? = nil, count: Int? = nil) {
+        try? setOption(SOL_SOCKET, SO_KEEPALIVE, 1)
+        if let idleSeconds { try? setOption(Int32(IPPROTO_TCP), TCP_KEEPIDLE, Int32(clamping: idleSeconds)) }
+        if let intervalSeconds { try? setOption(Int32(IPPROTO_TCP), TCP_KEEPINTVL, Int32(clamping: intervalSeconds)) }
+        if let count { try? setOption(Int32(IPPROTO_TCP), TCP_KEEPCNT, Int32(clamping: count)) }
+    }
+
     func setOption(_ level: Int32, _ name: Int32, _ value: Int32) throws(Errno) {
         var v = value
         _ = try valueOrErrno { setsockopt(descriptor.rawValue, level, name, &v, socklen_t(MemoryLayout<Int32>.size)) }.get()

@@ -184,6 +184,47 @@ final class ExecTests {
         #expect(r.stderr.contains("No route to host"), "\(r.stdout) \(r.stderr)")
     }
 
+    /// Sluice answers the app's TCP keepalive probes itself, so it probes the
+    /// server behind it as often: when the server vanishes without a word
+    /// (its address removed: packets to it are dropped, nothing answers),
+    /// the app's connection is reset within seconds, where it would otherwise
+    /// wait forever. (An app without keepalive keeps an idle connection as
+    /// long as it likes: there is no idle timeout; StackTests'
+    /// byDefaultIdleConnectionsLive.)
+    @Test func theAppsKeepaliveFindsAServerThatVanished() throws {
+        let server = pair.work.appendingPathComponent("silent-server.py").path
+        try """
+        import socket, time
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9300)); s.listen(4); s.settimeout(60)
+        c, _ = s.accept(); c.recv(10); time.sleep(60)
+        """.write(toFile: server, atomically: true, encoding: .utf8)
+        try pair.net.start(["python3", server], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9300"))
+        let client = pair.work.appendingPathComponent("keepalive-client.py").path
+        try """
+        import socket, subprocess, sys, time
+        s = socket.create_connection(("10.88.0.2", 9300), timeout=5)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 2)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 1)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 2)
+        s.sendall(b"hello")
+        time.sleep(0.5)
+        subprocess.run(["ip", "netns", "exec", sys.argv[1], "ip", "addr", "del", "10.88.0.2/24", "dev", "s0"], check=True)
+        s.settimeout(30)
+        start = time.monotonic()
+        try:
+            print("answered", s.recv(10))
+        except socket.timeout:
+            print("no error within 30 s")
+        except OSError as e:
+            print(e.strerror, "within 15 s" if time.monotonic() - start < 15 else "later")
+        """.write(toFile: client, atomically: true, encoding: .utf8)
+        let r = try exec("python3 \(client) \(pair.server)")
+        #expect(r.stdout == "Connection reset by peer within 15 s\n", "\(r.stdout) \(r.stderr)")
+    }
+
     /// A datagram to a closed port, or to a network no route leads to, comes
     /// back to the app as ICMP destination unreachable, as from a real network:
     /// its socket reports ECONNREFUSED at once (IPv4 and IPv6) instead of

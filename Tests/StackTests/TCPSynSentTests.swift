@@ -116,6 +116,43 @@ import Wire
         #expect(h.connection.state == .established)
     }
 
+    /// By default an idle connection lives as long as its ends do, as on a
+    /// network: a day of silence sends nothing and ends nothing.
+    @Test func byDefaultIdleConnectionsLive() {
+        #expect(TCPConfiguration().idleTimeout == nil)
+        var c = plainConfiguration()
+        c.idleTimeout = TCPConfiguration().idleTimeout
+        let h = TCPHarness.established(c)
+        for _ in 0 ..< 24 {
+            h.advance(.seconds(3600))
+            h.recv([])
+        }
+        #expect(h.connection.state == .established)
+        #expect(h.connection.takeEvents().isEmpty)
+    }
+
+    /// The peer's keepalive probe (RFC 1122 §4.2.3.6: SEG.SEQ = RCV.NXT − 1,
+    /// empty or one garbage octet) is answered with an ACK, and the engine is
+    /// told after how long a silence it came; ordinary segments tell it nothing.
+    @Test func thePeersKeepaliveProbeIsAnsweredAndReported() {
+        let h = TCPHarness.established(plainConfiguration())
+        h.advance(.seconds(45))
+        h.send(fromPeer(rcv - 1, ack: snd, []))
+        h.recv([fromUs(snd, ack: rcv, [])])
+        #expect(h.connection.takeEvents() == .peerKeepalive)
+        #expect(h.connection.peerKeepaliveIdle == .seconds(45))
+        h.advance(.seconds(10))
+        h.send(fromPeer(rcv - 1, ack: snd, [], payload: [0]))
+        h.recv([fromUs(snd, ack: rcv, [])])
+        #expect(h.connection.takeEvents() == .peerKeepalive)
+        #expect(h.connection.peerKeepaliveIdle == .seconds(10))
+        // Data, a duplicate of old data, an ACK: none of them is a probe.
+        h.send(fromPeer(rcv, ack: snd, .psh, payload: bytes(10)))
+        h.send(fromPeer(rcv - 5, ack: snd, .psh, payload: bytes(5)))
+        h.send(fromPeer(rcv + 10, ack: snd, []))
+        #expect(!h.connection.takeEvents().contains(.peerKeepalive))
+    }
+
     @Test func idleConnectionsAreReset() {
         var c = plainConfiguration()
         c.idleTimeout = .seconds(60)
