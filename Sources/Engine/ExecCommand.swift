@@ -167,10 +167,23 @@ enum TunnelSession {
         }
         var status: Int32?
         var stopping = false
+        var passedCtrlC = false
         try tunnel.run(handleOther: { token in
             switch token {
             case signalToken:
-                guard let signal = try? signals.signals.next() else { return true }
+                guard let delivery = try? signals.signals.nextDelivery() else { return true }
+                let signal = delivery.signal
+                if signal == Signal.interrupt, delivery.fromKernel, let child, child.sharesOurProcessGroup {
+                    // A terminal's Ctrl-C went to CMD as well (one foreground process
+                    // group): CMD decides, as under sudo. A command that stops on it
+                    // ends the session with its status; an interactive shell, which
+                    // ignores it, keeps its tunnel. `kill -INT` (SI_USER) still stops Sluice.
+                    if !passedCtrlC {
+                        passedCtrlC = true
+                        if EngineLog.verbose { log("sluice: debug: Ctrl-C is CMD's to handle; Sluice stops when CMD exits (or on SIGTERM)") }
+                    }
+                    return true
+                }
                 if signal == Signal.hangup {
                     controlTarget.reloadOnSignal()
                     for line in controlTarget.takeLog() { log(line) }

@@ -95,6 +95,13 @@ public struct ChildProcess: Sendable {
         return Self.decode(status)
     }
 
+    /// Whether the child is in this process's process group, so that a
+    /// terminal's Ctrl-C (sent to the whole foreground group) reaches it too.
+    public var sharesOurProcessGroup: Bool {
+        let group = getpgid(pid)
+        return group >= 0 && group == getpgrp()
+    }
+
     /// Sends `signal` to the child (only ever to a child we started).
     public func signal(_ signal: Int32) {
         _ = Glibc.kill(pid, signal)

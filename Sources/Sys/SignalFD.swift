@@ -22,12 +22,31 @@ public struct SignalFD: ~Copyable {
         self.signals = signals
     }
 
+    /// One delivered signal: its number, and whether the kernel sent it
+    /// itself (SI_KERNEL: a terminal's Ctrl-C goes to the whole foreground
+    /// process group) rather than a process through kill(2) (SI_USER).
+    public struct Delivery: Equatable, Sendable {
+        public var signal: Int32
+        public var fromKernel: Bool
+
+        public init(signal: Int32, fromKernel: Bool) {
+            self.signal = signal
+            self.fromKernel = fromKernel
+        }
+    }
+
     /// The next pending signal's number, or nil when none is waiting.
     public func next() throws(Errno) -> Int32? {
+        try nextDelivery()?.signal
+    }
+
+    /// The next pending signal and where it came from, or nil when none is waiting.
+    public func nextDelivery() throws(Errno) -> Delivery? {
         var info = signalfd_siginfo()
         let result = try withUnsafeMutableBytes(of: &info) { buffer throws(Errno) in try descriptor.read(into: buffer) }
         switch result {
-        case .value(let n) where n == MemoryLayout<signalfd_siginfo>.size: return Int32(bitPattern: info.ssi_signo)
+        case .value(let n) where n == MemoryLayout<signalfd_siginfo>.size:
+            return Delivery(signal: Int32(bitPattern: info.ssi_signo), fromKernel: info.ssi_code == SI_KERNEL)
         case .value: return nil
         case .wouldBlock: return nil
         }

@@ -21,7 +21,10 @@ commands:
         rewrites, Map Local, [Statistics]; docs/profile.md). SIGHUP reloads
         the profile (a profile with errors keeps the old one). A refused connection
         reaches CMD as a RST, an unreachable host as ICMP unreachable. Exits
-        with CMD's status; the namespace is removed, also on Ctrl-C. Started
+        with CMD's status; the namespace is removed, also on Ctrl-C. A
+        terminal's Ctrl-C reaches CMD too and CMD decides, as under sudo:
+        Sluice ends when CMD does (an interactive shell keeps its tunnel);
+        kill -INT or -TERM stops Sluice at once. Started
         through sudo, CMD runs as the user who typed it.
         CMD alone sees Sluice's DNS (10.233.0.53, fd00:233::53): by default
         names get fake IPs from 198.18.0.0/15 that Sluice maps back to names

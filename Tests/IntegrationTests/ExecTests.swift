@@ -263,6 +263,50 @@ final class ExecTests {
         #expect(r.stderr.contains("1 UDP sessions"))
     }
 
+    /// A terminal's Ctrl-C goes to the whole foreground process group, CMD
+    /// included: CMD decides, as under sudo. A command that handles it goes
+    /// on with its tunnel (and its exit status is Sluice's); one that does not
+    /// ends, and Sluice with it. (kill -INT still stops Sluice: the test below.)
+    /// The session runs on a pseudo-terminal, and Ctrl-C is typed into it.
+    @Test func ctrlCAtTheTerminalIsTheCommandsToHandle() throws {
+        let driver = work.appendingPathComponent("pty-driver.py").path
+        try """
+        import os, pty, select, sys, time
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execvp(sys.argv[1], sys.argv[1:])
+        out, sent, deadline = b"", False, time.monotonic() + 30
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            if not sent and b"ready" in out:
+                os.write(fd, b"\\x03")
+                sent = True
+        _, status = os.waitpid(pid, 0)
+        sys.stdout.write(out.decode(errors="replace").replace("\\r", ""))
+        print("status", os.waitstatus_to_exitcode(status))
+        """.write(toFile: driver, atomically: true, encoding: .utf8)
+        let handles = try runSluice(["exec", "--", "bash", "-c", """
+            trap 'echo caught' INT; echo ready; sleep 5 & wait; echo went on
+            curl -s -o /dev/null -w 'curl %{http_code}\n' http://10.88.0.2:8080/hello.txt; exit 7
+            """], in: host, through: ["python3", driver], timeout: 60)
+        let lines = handles.stdout.split(separator: "\n").map(String.init)
+        // The terminal echoes ^C before the trap's line; any HTTP status shows the tunnel still carries traffic.
+        #expect(handles.stdout.contains("caught\nwent on\ncurl 404\n"), "\(handles.stdout)")
+        #expect(lines.last == "status 7", "\(handles.stdout)")
+        #expect(!handles.stdout.contains("stopping"), "\(handles.stdout)")
+        let ends = try runSluice(["exec", "--", "bash", "-c", "echo ready; sleep 20"], in: host, through: ["python3", driver], timeout: 60)
+        #expect(ends.stdout.split(separator: "\n").last == "status 130", "\(ends.stdout)")
+        #expect(ends.seconds < 15, "Sluice ended with its command")
+    }
+
     /// SIGINT and SIGTERM stop Sluice gracefully: the open flow is closed
     /// (the server sees its connection go), the capture is flushed (tcpdump
     /// reads it to the end), and nothing is left behind.
