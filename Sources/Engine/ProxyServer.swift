@@ -154,6 +154,8 @@ final class ProxyServer {
                 log("sluice: proxy: \(accepted.peer): too many connections (\(connections.count)); closed")
                 continue
             }
+            // A client that vanished without a word is found the same way.
+            accepted.socket.setKeepalive()
             let id = nextID
             nextID += 1
             let peer = accepted.peer
@@ -389,6 +391,9 @@ final class ProxyServer {
             fail(connection, .generalFailure, reason: "socket: \(error)")
             return
         }
+        // Relayed connections have no idle timeout; a target that vanished
+        // without a word is found by keepalive (the kernel's two hours).
+        socket.setKeepalive()
         let result: SysResult<Void>
         do { result = try socket.connect(to: SocketAddress(address, port: port)) } catch {
             fail(connection, Self.relayError(for: error), reason: "connect to \(SocketAddress(address, port: port)): \(error)")

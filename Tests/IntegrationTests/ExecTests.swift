@@ -225,6 +225,16 @@ final class ExecTests {
         #expect(r.stdout == "Connection reset by peer within 15 s\n", "\(r.stdout) \(r.stderr)")
     }
 
+    /// Every upstream socket carries keepalive with the kernel's timings from
+    /// the start (ss shows its timer), for apps that never probe.
+    @Test func upstreamSocketsCarryKeepalive() throws {
+        let r = try exec("""
+        exec 3<>/dev/tcp/10.88.0.2/8080
+        ip netns exec \(host) ss -tnoH state established '( dport = :8080 )'
+        """)
+        #expect(r.stdout.contains("timer:(keepalive,"), "\(r.stdout) \(r.stderr)")
+    }
+
     /// A datagram to a closed port, or to a network no route leads to, comes
     /// back to the app as ICMP destination unreachable, as from a real network:
     /// its socket reports ECONNREFUSED at once (IPv4 and IPv6) instead of

@@ -302,6 +302,38 @@ final class ProxyServerTests {
         #expect(downstreamSummary.contains("proxy: 2 connections (2 relayed"), "\(downstreamSummary)")
     }
 
+    /// Relayed connections have no idle timeout, and both of their sockets
+    /// carry keepalive (ss shows its timer), so dead ends are found.
+    @Test func relayedSocketsCarryKeepalive() throws {
+        try net.start(["python3", "-c", """
+        import socket, time
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9101)); s.listen(4); s.settimeout(30)
+        c, _ = s.accept(); time.sleep(30)
+        """], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9101"))
+        let server = try start(["--listen", "127.0.0.1:11089"], ports: [11089])
+        let r = try client("""
+        python3 -c '
+        import socket, time
+        s = socket.create_connection(("127.0.0.1", 11089), timeout=20)
+        s.sendall(b"\\x05\\x01\\x00"); assert s.recv(2) == b"\\x05\\x00"
+        s.sendall(b"\\x05\\x01\\x00\\x01" + socket.inet_aton("10.88.0.2") + (9101).to_bytes(2, "big"))
+        assert s.recv(10)[1] == 0
+        time.sleep(3)
+        ' &
+        for i in $(seq 100); do
+          ss -tnoH state established '( sport = :11089 or dport = :9101 )' | grep -c keepalive | grep -qx 2 && break
+          sleep 0.05
+        done
+        ss -tnoH state established '( sport = :11089 or dport = :9101 )'
+        wait
+        """)
+        let summary = server.stop()
+        let lines = r.output.split(separator: "\n").filter { !$0.isEmpty }
+        #expect(lines.count == 2 && lines.allSatisfy { $0.contains("timer:(keepalive,") }, "\(r.output)\n\(summary)")
+    }
+
     @Test func halfClosesPassBothWaysAndSlowReadersGetEverything() throws {
         // An echo server that answers only after the client's FIN: the FIN must cross
         // Sluice while the other direction stays open, and the answer's FIN must follow.
