@@ -1194,10 +1194,10 @@ final class Tunnel {
         }
     }
 
-    /// One datagram upstream, behind a SOCKS5 UDP header when the flow goes through a relay.
-    /// Sends the app's datagram upstream; the error when the socket refused
-    /// it (often an ICMP error that an earlier datagram drew, which Linux
-    /// reports on the next call).
+    /// One datagram upstream, behind a SOCKS5 UDP header when the flow goes
+    /// through a relay. Returns the error when the socket refused it (often an
+    /// ICMP error that an earlier datagram drew, which Linux reports on the
+    /// next call).
     @discardableResult
     func sendDatagram(_ payload: UnsafeRawBufferPointer, on flow: UDPFlow) -> Errno? {
         var datagram = payload
