@@ -72,6 +72,9 @@ final class Tunnel {
     var sniffing: [FlowKey: Instant] = [:]
     /// Accepted flows that Sluice answers itself: the bytes still to write.
     var answering: [FlowKey: PendingAnswer] = [:]
+    /// DNS over TCP to Sluice's DNS address (Tunnel+DNSStream.swift), and their resolver sockets' tokens.
+    var dnsStreams: [FlowKey: DNSStream] = [:]
+    var dnsStreamTokens: [UInt64: FlowKey] = [:]
     /// Every open flow's record (the control API's list), written to the flow log when it ends.
     var flowRecords: [FlowKey: OpenFlowRecord] = [:]
     var nextConnectionID: UInt64 = 0
@@ -375,6 +378,8 @@ final class Tunnel {
                 sniff(key, final: false, sink: &sink)
             } else if answering[key] != nil {
                 pumpAnswer(key, sink: &sink)
+            } else if !dnsStreams.isEmpty, dnsStreams[key] != nil {
+                pumpDNSStream(key, sink: &sink)
             } else {
                 tcp.flush(key, now: now, sink: &sink)
             }
@@ -436,6 +441,10 @@ final class Tunnel {
 
     /// A SYN: the rules decide now, or once the app's first bytes are in.
     func startTCP(_ key: FlowKey, sink: inout TunSink) {
+        if isDNSStream(key) {
+            startDNSStream(key, sink: &sink)
+            return
+        }
         if dns?.pool.contains(key.destinationAddress) == true, !pin(key) {
             // A fake IP nobody asked for (or one recycled since): nothing to connect to.
             refuse(key, reason: .host, sink: &sink)
@@ -846,6 +855,10 @@ final class Tunnel {
         }
         if !pooledTokens.isEmpty, let parked = pooledTokens[token] {
             closePooled(parked)
+            return
+        }
+        if !dnsStreamTokens.isEmpty, let key = dnsStreamTokens[token] {
+            dnsUpstreamReady(key, events: events)
             return
         }
         guard let key = tokens[token] else { return }
@@ -1303,6 +1316,7 @@ final class Tunnel {
                 if let flow = tcpFlows[key] { removeTCP(flow, keepConnection: true) }
                 if sniffing.removeValue(forKey: key) != nil || answering.removeValue(forKey: key) != nil { releasePin(key) }
                 if let session = httpSessions[key] { endHTTP(session, sink: &sink) }
+                if !dnsStreams.isEmpty { endDNSStream(key) }
             }
             // Connections that timed out or were reset by a timer need their sockets closed.
             // (A flow still connecting upstream has no connection yet: its SYN waits in `pending`.)
@@ -1414,6 +1428,11 @@ final class Tunnel {
         for key in Array(sniffing.keys) + Array(answering.keys) + Array(httpSessions.keys) where tcpFlows[key] == nil {
             tcp.connection(key)?.abort()
             tcp.flush(key, now: now, sink: &sink)
+        }
+        for key in Array(dnsStreams.keys) {
+            tcp.connection(key)?.abort()
+            tcp.flush(key, now: now, sink: &sink)
+            endDNSStream(key, status: .reset, error: "Sluice stopped")
         }
         sniffing.removeAll()
         answering.removeAll()

@@ -378,6 +378,52 @@ final class ExecTests {
         #expect(lines.last == "2500", "\(r.stdout) \(r.stderr)")
     }
 
+    /// DNS over TCP to Sluice's DNS address (RFC 7766), which clients use when
+    /// a UDP answer comes back truncated or when told to. In fake-IP mode the
+    /// answers are Sluice's own, over IPv4 and IPv6; in forward mode a 2.5 kB
+    /// TXT answer is truncated over UDP, and dig's automatic retry over TCP
+    /// gets it whole through Sluice's connection to the host's resolver.
+    @Test func dnsOverTCPIsAnsweredInBothModes() throws {
+        let fake = try exec("dig +tcp +short +tries=1 +time=2 web.sluice.test; dig +tcp +short +tries=1 +time=2 @fd00:233::53 AAAA web.sluice.test")
+        let lines = fake.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2 && lines[0].hasPrefix("198.18.") && lines[1].hasPrefix("fd73:6c75:6963::"), "\(fake.stdout) \(fake.stderr)")
+        let forward = try pair.exec("""
+        dig +tcp +short +tries=1 +time=2 web.sluice.test
+        dig +tries=1 +time=2 big.sluice.test TXT | grep -c 'Truncated, retrying in TCP mode'
+        dig +tries=1 +time=2 +short big.sluice.test TXT | tr -cd 'a-j' | wc -c
+        """, options: ["--dns", "forward"])
+        #expect(forward.stdout.split(separator: "\n") == ["10.88.0.2", "1", "2500"], "\(forward.stdout) \(forward.stderr)")
+        // Framing: three queries in one write, then three more a byte at a time,
+        // on one connection; every one is answered, matched by its ID.
+        let client = work.appendingPathComponent("dns-tcp.py").path
+        try """
+        import socket, struct, time
+        def query(qid, name):
+            labels = b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\\0"
+            message = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0) + labels + struct.pack(">HH", 1, 1)
+            return struct.pack(">H", len(message)) + message
+        s = socket.create_connection(("10.233.0.53", 53), timeout=5)
+        s.sendall(query(1, "a.sluice.test") + query(2, "b.sluice.test") + query(3, "c.sluice.test"))
+        for byte in query(4, "d.sluice.test") + query(5, "e.sluice.test") + query(6, "f.sluice.test"):
+            s.sendall(bytes([byte]))
+            time.sleep(0.002)
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk: break
+            data += chunk
+        ids = []
+        while len(data) >= 2:
+            length = struct.unpack(">H", data[:2])[0]
+            message, data = data[2:2 + length], data[2 + length:]
+            ids.append(struct.unpack(">H", message[:2])[0])
+        print(sorted(ids), len(data))
+        """.write(toFile: client, atomically: true, encoding: .utf8)
+        let framed = try exec("python3 \(client)")
+        #expect(framed.stdout == "[1, 2, 3, 4, 5, 6] 0\n", "\(framed.stdout) \(framed.stderr)")
+    }
+
     @Test func namesGetFakeAddressesAndConnectByName() throws {
         let hostResolvConf = try String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8)
         let expected = try digest("1m.bin")

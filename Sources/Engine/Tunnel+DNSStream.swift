@@ -1,0 +1,232 @@
+internal import Capture
+internal import Stack
+internal import Sys
+internal import Wire
+
+/// DNS over TCP to Sluice's DNS address (RFC 7766: every DNS implementation
+/// must speak it). A client turns to TCP when a UDP answer comes back
+/// truncated (TC), which a forwarded answer over 512 bytes or a long [Host]
+/// alias chain does, or when it is told to (`dig +tcp`, `options use-vc`).
+/// The connection is ended here: each message (a two-byte length, then the
+/// query) goes to FakeDNS as a UDP query would. Its own answers are written
+/// back at once; a query it forwards goes, over one TCP connection per
+/// client connection, to the host's first resolver, whose answers are passed
+/// back whole. Answers may come out of order, which RFC 7766 §6.2.1.1 allows
+/// (clients match them by ID).
+final class DNSStream {
+    /// Bytes from the app that do not yet make a whole message.
+    var input: [UInt8] = []
+    /// Framed answers the app's connection has not taken yet.
+    var output: [UInt8] = []
+    /// The connection to the host's resolver, once a query is forwarded.
+    var upstream: DNSUpstream?
+    /// Framed queries for the resolver, waiting for its connection or its window.
+    var toUpstream: [UInt8] = []
+    /// Bytes from the resolver that do not yet make a whole message.
+    var fromUpstream: [UInt8] = []
+    /// Forwarded queries whose answers have not come yet.
+    var forwarded = 0
+
+    /// The largest DNS message: its length is a 16-bit field.
+    static let maximumMessage = 65535
+    /// Answers or forwarded queries waiting beyond this stop reading the app.
+    static let backlogLimit = 256 * 1024
+}
+
+/// A DNS stream's connection to the host's resolver.
+final class DNSUpstream {
+    let socket: Socket
+    let token: UInt64
+    var connected = false
+
+    init(socket: consuming Socket, token: UInt64) {
+        self.socket = socket
+        self.token = token
+    }
+}
+
+extension Tunnel {
+    /// Whether a new TCP flow is DNS to Sluice's own DNS address.
+    func isDNSStream(_ key: FlowKey) -> Bool {
+        dns != nil && key.destinationPort == 53 && configuration.dnsAddresses.contains(key.destinationAddress)
+    }
+
+    func startDNSStream(_ key: FlowKey, sink: inout TunSink) {
+        beginRecord(key)
+        flowRecords[key]?.record.policy = "DNS (Sluice)"
+        guard acceptApp(key, sink: &sink) else {
+            finishRecord(key, status: .refused, error: "no room for the connection")
+            return
+        }
+        trace("\(key): DNS over TCP, answered here")
+        dnsStreams[key] = DNSStream()
+    }
+
+    /// Moves what can move: the app's queries in, answers out, and the end of the connection.
+    func pumpDNSStream(_ key: FlowKey, sink: inout TunSink) {
+        guard let stream = dnsStreams[key], let connection = tcp.connection(key) else {
+            endDNSStream(key)
+            return
+        }
+        _ = connection.takeEvents()
+        // Backpressure: an app that asks without reading its answers, or a slow
+        // resolver, stops our reading, and the app's window closes.
+        flushDNSStream(stream, connection: connection)
+        while connection.readableCount > 0, stream.output.count < DNSStream.backlogLimit, stream.toUpstream.count < DNSStream.backlogLimit {
+            let bytes = connection.peekReadable()
+            stream.input.append(contentsOf: bytes)
+            connection.consume(bytes.count)
+        }
+        var offset = 0
+        while stream.input.count - offset >= 2 {
+            let length = Int(stream.input[offset]) << 8 | Int(stream.input[offset + 1])
+            guard stream.input.count - offset - 2 >= length else { break }
+            stream.input.withUnsafeBytes { raw in
+                answerDNSMessage(UnsafeRawBufferPointer(rebasing: raw[offset + 2 ..< offset + 2 + length]), on: stream, key: key)
+            }
+            offset += 2 + length
+        }
+        if offset > 0 { stream.input.removeFirst(offset) }
+        flushDNSStream(stream, connection: connection)
+        // The app is done asking, and every answer is out: our FIN follows.
+        if connection.isReadClosed, stream.forwarded == 0, stream.output.isEmpty { connection.shutdownWrite() }
+        tcp.flush(key, connection: connection, now: now, sink: &sink)
+        if connection.state == .closed || connection.state == .timeWait { endDNSStream(key) }
+    }
+
+    /// One query: answered here, or forwarded to the host's resolver.
+    func answerDNSMessage(_ message: UnsafeRawBufferPointer, on stream: DNSStream, key: FlowKey) {
+        switch dns!.respond(toMessage: message, now: now, into: dnsScratch, maximumLength: dnsScratch.count) {
+        case let .answer(length):
+            stream.output += [UInt8(length >> 8), UInt8(length & 0xff)]
+            stream.output += UnsafeRawBufferPointer(dnsScratch.sub(0, length))
+        case .forward:
+            stream.toUpstream += [UInt8(message.count >> 8), UInt8(message.count & 0xff)]
+            stream.toUpstream += message
+            stream.forwarded += 1
+            if stream.upstream == nil { openDNSUpstream(stream, key: key) }
+            writeDNSUpstream(stream, key: key)
+        case .drop:
+            break
+        }
+    }
+
+    func flushDNSStream(_ stream: DNSStream, connection: TCPConnection) {
+        guard !stream.output.isEmpty else { return }
+        let n = stream.output.withUnsafeBytes { connection.write($0) }
+        io.statistics.bytesToApp += n
+        stream.output.removeFirst(n)
+    }
+
+    func openDNSUpstream(_ stream: DNSStream, key: FlowKey) {
+        guard let server = resolver.servers.first, let socket = try? Socket(.tcp, family: server.address.family, mark: configuration.mark) else {
+            failDNSStream(key, reason: "no resolver to forward to")
+            return
+        }
+        guard (try? socket.connect(to: server)) != nil else {
+            failDNSStream(key, reason: "connect to the resolver \(server) failed")
+            return
+        }
+        let token = nextToken
+        nextToken += 1
+        guard (try? epoll.add(socket.descriptor, events: [.writable], token: token)) != nil else {
+            failDNSStream(key, reason: "epoll")
+            return
+        }
+        stream.upstream = DNSUpstream(socket: socket, token: token)
+        dnsStreamTokens[token] = key
+        trace("\(key): DNS over TCP: forwarding to \(server)")
+    }
+
+    func writeDNSUpstream(_ stream: DNSStream, key: FlowKey) {
+        guard let upstream = stream.upstream, upstream.connected, !stream.toUpstream.isEmpty else { return }
+        let result = stream.toUpstream.withUnsafeBytes { try? upstream.socket.write($0) }
+        switch result {
+        case let .value(n)?: stream.toUpstream.removeFirst(n)
+        case .wouldBlock?: break
+        case nil: failDNSStream(key, reason: "writing to the resolver failed")
+        }
+        watchDNSUpstream(stream)
+    }
+
+    func watchDNSUpstream(_ stream: DNSStream) {
+        guard let upstream = stream.upstream else { return }
+        var wanted: Epoll.Events = upstream.connected ? [.readable] : [.writable]
+        if upstream.connected, !stream.toUpstream.isEmpty { wanted.insert(.writable) }
+        try? epoll.modify(upstream.socket.descriptor, events: wanted, token: upstream.token)
+    }
+
+    /// The resolver's socket is ready: connected, writable, or with answers.
+    func dnsUpstreamReady(_ key: FlowKey, events: Epoll.Events) {
+        guard let stream = dnsStreams[key], let upstream = stream.upstream else { return }
+        if !upstream.connected {
+            if let error = upstream.socket.pendingError() {
+                failDNSStream(key, reason: "connect to the resolver: \(error)")
+                return
+            }
+            guard events.contains(.writable) else { return }
+            upstream.connected = true
+        }
+        writeDNSUpstream(stream, key: key)
+        guard dnsStreams[key] != nil else { return }
+        if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
+            for _ in 0 ..< 16 {
+                let result: SysResult<Int>
+                do { result = try upstream.socket.read(into: scratch) } catch {
+                    failDNSStream(key, reason: "reading from the resolver: \(error)")
+                    return
+                }
+                guard case let .value(n) = result else { break }
+                if n == 0 {
+                    // The resolver closed: fine when nothing is owed, else the app's questions are lost.
+                    if stream.forwarded > 0 {
+                        failDNSStream(key, reason: "the resolver closed with \(stream.forwarded) questions unanswered")
+                        return
+                    }
+                    closeDNSUpstream(stream)
+                    break
+                }
+                stream.fromUpstream += UnsafeRawBufferPointer(scratch.sub(0, n))
+                guard stream.fromUpstream.count <= 2 + DNSStream.maximumMessage + 2 * 65536 else {
+                    failDNSStream(key, reason: "the resolver sent more than it was asked for")
+                    return
+                }
+            }
+            var offset = 0
+            while stream.fromUpstream.count - offset >= 2 {
+                let length = Int(stream.fromUpstream[offset]) << 8 | Int(stream.fromUpstream[offset + 1])
+                guard stream.fromUpstream.count - offset - 2 >= length else { break }
+                stream.output += stream.fromUpstream[offset ..< offset + 2 + length]
+                stream.forwarded = max(stream.forwarded - 1, 0)
+                offset += 2 + length
+            }
+            if offset > 0 { stream.fromUpstream.removeFirst(offset) }
+        }
+        var sink = TunSink(io: io)
+        pumpDNSStream(key, sink: &sink)
+    }
+
+    func closeDNSUpstream(_ stream: DNSStream) {
+        guard let upstream = stream.upstream else { return }
+        try? epoll.remove(upstream.socket.descriptor)
+        dnsStreamTokens[upstream.token] = nil
+        stream.upstream = nil
+    }
+
+    /// The resolver cannot be reached or broke off: the app's connection is
+    /// reset, so that its resolver library tries the next server or says so.
+    func failDNSStream(_ key: FlowKey, reason: String) {
+        EngineLog.warning("\(key): DNS over TCP: \(reason)")
+        io.statistics.upstreamErrors += 1
+        var sink = TunSink(io: io)
+        tcp.connection(key)?.abort()
+        tcp.flush(key, now: now, sink: &sink)
+        endDNSStream(key, status: .failed, error: reason)
+    }
+
+    func endDNSStream(_ key: FlowKey, status: FlowRecord.Status = .closed, error: String? = nil) {
+        guard let stream = dnsStreams.removeValue(forKey: key) else { return }
+        closeDNSUpstream(stream)
+        finishRecord(key, status: status, error: error)
+    }
+}
