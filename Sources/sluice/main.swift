@@ -26,10 +26,11 @@ commands:
         Sluice ends when CMD does (an interactive shell keeps its tunnel);
         kill -INT or -TERM stops Sluice at once. Started
         through sudo, CMD runs as the user who typed it.
-        CMD alone sees Sluice's DNS (10.233.0.53, fd00:233::53): by default
-        names get fake IPs from 198.18.0.0/15 that Sluice maps back to names
-        and resolves through the host's resolvers; --dns forward relays
-        queries to them; --dns off leaves CMD the host's resolv.conf.
+        CMD alone sees Sluice's DNS (10.233.0.53, fd00:233::53; UDP and
+        TCP): by default names get fake IPs from 198.18.0.0/15 that Sluice
+        maps back to names and resolves through the host's resolvers; --dns
+        forward relays queries to them; --dns off leaves CMD the host's
+        resolv.conf.
         --host-loopback lets CMD reach services on Sluice's own loopback
         (127.0.0.1, ::1) at 10.233.0.2 and fd00:233::2; off by default.
         --mtu sets the TUN's MTU (default 65520, as slirp4netns: the path
