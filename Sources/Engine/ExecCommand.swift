@@ -37,6 +37,8 @@ public struct ExecCommand {
         public var dns: DNSChoice = .fake
         /// Lets the command reach Sluice's loopback services at 10.233.0.2 / fd00:233::2.
         public var hostLoopback = false
+        /// `--forward`: ports Sluice listens on and connects to the command's ports.
+        public var forwards: [PortForward] = []
         /// The profile (`--profile FILE`); nil: the built-in default, everything DIRECT.
         public var profile: String?
         /// `--pcap FILE` and friends.
@@ -105,6 +107,9 @@ public struct ExecCommand {
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
         tunnel.har = har
+        for forward in options.forwards {
+            try tunnel.listen(forward, app: IPAddress(NamespaceSetup.addressV4)!, gateway: IPAddress(NamespaceSetup.gatewayV4)!)
+        }
         let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }

@@ -75,6 +75,11 @@ final class Tunnel {
     /// DNS over TCP to Sluice's DNS address (Tunnel+DNSStream.swift), and their resolver sockets' tokens.
     var dnsStreams: [FlowKey: DNSStream] = [:]
     var dnsStreamTokens: [UInt64: FlowKey] = [:]
+    /// `--forward` listeners by token (Tunnel+Forward.swift), the app's and our
+    /// addresses on the TUN for their connections, and the last port used on our side.
+    var forwardListeners: [UInt64: ForwardListener] = [:]
+    var forwardAddresses: (app: IPAddress, gateway: IPAddress)?
+    var nextForwardPort: UInt16 = 32767
     /// Every open flow's record (the control API's list), written to the flow log when it ends.
     var flowRecords: [FlowKey: OpenFlowRecord] = [:]
     var nextConnectionID: UInt64 = 0
@@ -859,6 +864,10 @@ final class Tunnel {
         }
         if !dnsStreamTokens.isEmpty, let key = dnsStreamTokens[token] {
             dnsUpstreamReady(key, events: events)
+            return
+        }
+        if !forwardListeners.isEmpty, let listener = forwardListeners[token] {
+            acceptForwarded(listener)
             return
         }
         guard let key = tokens[token] else { return }

@@ -141,6 +141,23 @@ public final class TCPFlowTable {
         return connection
     }
 
+    /// Opens a connection to the app (an active open, RFC 9293 §3.10.1): the
+    /// engine forwards a connection that arrived on the host side to a port
+    /// the app listens on. `key.appAddress`/`appPort` are the app's end,
+    /// `destinationAddress`/`destinationPort` ours. Nil when the flow exists
+    /// or the table is full.
+    public func open(_ key: FlowKey, now: Instant, configuration tcp: TCPConfiguration? = nil,
+                     sink: inout some PacketSink) -> TCPConnection? {
+        guard connection(key) == nil, pending[key] == nil, connections.count < configuration.maximumFlows else { return nil }
+        let connection = TCPConnection(connectingFrom: key.destinationPort, to: key.appPort,
+                                       initialSequence: initialSequence(for: key, now: now),
+                                       configuration: tcp ?? configuration.tcp, now: now,
+                                       timestampOffset: UInt32(truncatingIfNeeded: mix(configuration.secret, UInt64(key.destinationPort))))
+        connections[key] = connection
+        flush(key, connection: connection, now: now, sink: &sink)
+        return connection
+    }
+
     /// Refuses a pending SYN as the engine decided.
     public func refuse(_ key: FlowKey, with refusal: Refusal, sink: inout some PacketSink) {
         guard let syn = pending.removeValue(forKey: key) else { return }

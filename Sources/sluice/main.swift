@@ -12,7 +12,7 @@ profile's loglevel decides (error is -q, debug is -v).
 Sluice puts a program behind a TUN device and handles its traffic in user space.
 
 commands:
-  exec [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--host-loopback] [--mtu N] [--busy-poll US]
+  exec [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--host-loopback] [--forward SPEC] [--mtu N] [--busy-poll US]
        [--faults SPEC [--fault-seed N]] [--control PATH | --no-control] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose traffic (IPv4 and IPv6)
         goes through Sluice: TCP, UDP and ping are relayed from Sluice's own
@@ -31,6 +31,9 @@ commands:
         maps back to names and resolves through the host's resolvers; --dns
         forward relays queries to them; --dns off leaves CMD the host's
         resolv.conf.
+        --forward [ADDRESS:]PORT:APP-PORT (repeatable) listens on PORT
+        (127.0.0.1 unless ADDRESS is given) and connects each client to
+        CMD's APP-PORT, for servers CMD runs (as pasta -t).
         --host-loopback lets CMD reach services on Sluice's own loopback
         (127.0.0.1, ::1) at 10.233.0.2 and fd00:233::2; off by default.
         --mtu sets the TUN's MTU (default 65520, as slirp4netns: the path
@@ -260,6 +263,15 @@ case "exec":
         }
         if first == "--host-loopback" {
             options.hostLoopback = true
+            continue
+        }
+        if first == "--forward" {
+            guard let value = rest.first, let forward = PortForward.parse(value) else {
+                complain("sluice exec: --forward wants [ADDRESS:]PORT:APP-PORT, such as 8080:80 or 0.0.0.0:8080:80")
+                ProcessControl.exit(2)
+            }
+            rest.removeFirst()
+            options.forwards.append(forward)
             continue
         }
         if first == "--profile", let value = rest.first {

@@ -378,6 +378,29 @@ final class ExecTests {
         #expect(lines.last == "2500", "\(r.stdout) \(r.stderr)")
     }
 
+    /// `--forward`: servers CMD runs are reached from Sluice's namespace
+    /// through Sluice's own TCP stack (an active open into the TUN): a
+    /// download and an upload, sha256-checked, and a port where CMD has no
+    /// server, whose client is reset.
+    @Test func forwardedPortsReachTheCommandsServers() throws {
+        let upload = work.appendingPathComponent("forwarded-upload.sha").path
+        let file = work.appendingPathComponent("1m.bin").path
+        let r = try pair.exec("""
+        cd \(work.path)
+        python3 -m http.server 8000 --bind 10.233.0.1 >/dev/null 2>&1 &
+        (nc -l -p 8001 | sha256sum | cut -c1-64 > \(upload)) &
+        for i in $(seq 100); do [ "$(ss -ltnH | grep -c -E ':800[01] ')" = 2 ] && break; sleep 0.05; done
+        ip netns exec \(host) curl -sS http://127.0.0.1:18080/1m.bin | sha256sum | cut -c1-64
+        ip netns exec \(host) sh -c 'nc -N 127.0.0.1 18081 < \(file)'
+        wait %2
+        cat \(upload)
+        ip netns exec \(host) curl -sS -o /dev/null http://127.0.0.1:18082/ 2>/dev/null; echo "no server: $?"
+        kill %1
+        """, options: ["--forward", "18080:8000", "--forward", "127.0.0.1:18081:8001", "--forward", "18082:9999"])
+        let expected = try digest("1m.bin")
+        #expect(r.stdout.split(separator: "\n").map(String.init) == [expected, expected, "no server: 56"], "\(r.stdout) \(r.stderr)")
+    }
+
     /// DNS over TCP to Sluice's DNS address (RFC 7766), which clients use when
     /// a UDP answer comes back truncated or when told to. In fake-IP mode the
     /// answers are Sluice's own, over IPv4 and IPv6; in forward mode a 2.5 kB

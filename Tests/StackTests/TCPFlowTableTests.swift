@@ -58,6 +58,34 @@ import Wire
         #expect(reply.segment.header.sourcePort == localPort && reply.segment.header.destinationPort == remotePort)
     }
 
+    /// An active open toward the app (a forwarded port): a SYN from our side,
+    /// then the app's SYN-ACK is answered and the connection is established;
+    /// a second open of the same flow is refused.
+    @Test func anActiveOpenConnectsToTheApp() {
+        let table = plainTable()
+        var sink = CollectingSink()
+        let key = FlowKey(transport: .tcp, appAddress: app4, appPort: 8000, destinationAddress: server4, destinationPort: 40001)
+        let connection = table.open(key, now: .milliseconds(5), sink: &sink)
+        #expect(connection?.state == .synSent)
+        #expect(table.open(key, now: .milliseconds(6), sink: &sink) == nil, "the flow exists")
+        #expect(sink.packets.count == 1)
+        let syn = tcp(sink.packets[0])
+        #expect(syn.source == server4 && syn.destination == app4)
+        #expect(syn.segment.header.flags == [.syn])
+        #expect(syn.segment.header.sourcePort == 40001 && syn.segment.header.destinationPort == 8000)
+        let ours = syn.segment.header.sequenceNumber
+        var synAck = TCPHeader(sourcePort: 8000, destinationPort: 40001, sequenceNumber: remoteISS, acknowledgmentNumber: ours + 1,
+                               flags: [.syn, .ack], windowSize: 64000)
+        synAck.options.maximumSegmentSize = 1000
+        #expect(input(table, datagram(Segment(header: synAck, payload: []), from: app4, to: server4), sink: &sink) == .segment(key))
+        #expect(connection?.state == .established)
+        #expect(connection?.takeEvents().contains(.connected) == true)
+        table.flush(key, now: .milliseconds(7), sink: &sink)
+        #expect(sink.packets.count == 2, "and nothing else")
+        let ack = tcp(sink.packets[1])
+        #expect(ack.segment.header.flags == [.ack] && ack.segment.header.acknowledgmentNumber == remoteISS + 1)
+    }
+
     @Test func lazyAcceptWaitsAndIgnoresRetransmittedSyns() {
         let table = plainTable()
         var sink = CollectingSink()

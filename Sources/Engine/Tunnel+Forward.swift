@@ -1,0 +1,119 @@
+internal import Stack
+internal import Sys
+internal import Wire
+
+/// `--forward [ADDRESS:]PORT:APP-PORT`: a service CMD offers inside its
+/// namespace, reached from Sluice's side, as pasta's `-t` and slirp4netns's
+/// port forwarding do. Sluice listens on ADDRESS:PORT (127.0.0.1 unless
+/// given) and opens each client's connection through the TUN to APP-PORT
+/// on CMD's address, with its own TCP stack (an active open, from the TUN's
+/// gateway address). From then on the pair is an ordinary relayed flow: the
+/// accepted socket plays the upstream, with the same backpressure both ways.
+public struct PortForward: Sendable, Equatable, CustomStringConvertible {
+    /// Where Sluice listens (an IPv4 or IPv6 literal) and on which port.
+    public var host: String
+    public var port: UInt16
+    public var appPort: UInt16
+
+    /// `8080:80`, `0.0.0.0:8080:80` or `[::1]:8080:80`; nil for anything else.
+    public static func parse(_ text: String) -> PortForward? {
+        guard let colon = text.lastIndex(of: ":"), let appPort = UInt16(text[text.index(after: colon)...]), appPort > 0 else { return nil }
+        let front = text[..<colon]
+        if let port = UInt16(front), port > 0 { return PortForward(host: "127.0.0.1", port: port, appPort: appPort) }
+        guard let second = front.lastIndex(of: ":"), let port = UInt16(front[front.index(after: second)...]), port > 0 else { return nil }
+        var host = String(front[..<second])
+        if host.hasPrefix("["), host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+        } else if host.contains(":") {
+            return nil // an IPv6 address needs its brackets: "::1:8080:80" could be read two ways
+        }
+        guard IPAddress(host) != nil else { return nil }
+        return PortForward(host: host, port: port, appPort: appPort)
+    }
+
+    var listen: SocketAddress { SocketAddress(IPAddress(host)!.sysAddress, port: port) }
+
+    public var description: String { "\(listen) → \(appPort)" }
+}
+
+/// One `--forward` listener.
+final class ForwardListener {
+    let socket: Socket
+    let forward: PortForward
+    let token: UInt64
+
+    init(socket: consuming Socket, forward: PortForward, token: UInt64) {
+        self.socket = socket
+        self.forward = forward
+        self.token = token
+    }
+}
+
+extension Tunnel {
+    /// Listens for `forward`; the app's end is `app`, ours on the TUN `gateway`.
+    func listen(_ forward: PortForward, app: IPAddress, gateway: IPAddress) throws(EngineError) {
+        let socket: Socket
+        do { socket = try Socket(.tcp, family: forward.listen.address.family) } catch { throw EngineError.system("socket", error) }
+        do { try socket.bind(forward.listen) } catch { throw EngineError.report("sluice: --forward \(forward): cannot listen on \(forward.listen): \(error)") }
+        do { try socket.listen() } catch { throw EngineError.system("listen \(forward.listen)", error) }
+        let token = nextToken
+        nextToken += 1
+        do { try epoll.add(socket.descriptor, events: .readable, token: token) } catch { throw EngineError.system("epoll_ctl", error) }
+        forwardListeners[token] = ForwardListener(socket: socket, forward: forward, token: token)
+        forwardAddresses = (app, gateway)
+    }
+
+    /// Clients waiting on a `--forward` listener: each gets a connection to the app.
+    func acceptForwarded(_ listener: ForwardListener) {
+        guard let (app, gateway) = forwardAddresses else { return }
+        var sink = TunSink(io: io)
+        for _ in 0 ..< 64 {
+            let accepted: Socket.Accepted?
+            do { accepted = try listener.socket.accept() } catch {
+                if error.isDescriptorShortage { socketFailed(error) }
+                return
+            }
+            guard let accepted else { return }
+            let peer = accepted.peer
+            guard let key = freeForwardKey(app: app, appPort: listener.forward.appPort, gateway: gateway) else {
+                EngineLog.warning("sluice: --forward \(listener.forward): no free port toward the app; \(peer) closed")
+                continue
+            }
+            var tcpConfiguration = configuration.tcp.tcp
+            tcpConfiguration.maximumSegmentSize = configuration.mtu - (key.isIPv6 ? 60 : 40)
+            guard tcp.open(key, now: now, configuration: tcpConfiguration, sink: &sink) != nil else {
+                EngineLog.warning("sluice: --forward \(listener.forward): too many flows; \(peer) closed")
+                continue
+            }
+            let token = nextToken
+            nextToken += 1
+            let flow = TCPFlow(key: key, token: token, socket: accepted.socket)
+            flow.connected = true
+            flow.socket.setKeepalive()
+            guard (try? epoll.add(flow.socket.descriptor, events: [.readable], token: token)) != nil else {
+                tcp.connection(key)?.abort()
+                tcp.flush(key, now: now, sink: &sink)
+                continue
+            }
+            flow.interest = [.readable]
+            tcpFlows[key] = flow
+            tokens[token] = key
+            io.statistics.tcpFlows += 1
+            beginRecord(key)
+            flowRecords[key]?.record.policy = "forward"
+            flowRecords[key]?.record.upstream = "\(peer)"
+            trace("\(key): forwarded from \(peer) (\(listener.forward))")
+        }
+    }
+
+    /// A flow key toward the app whose port on our side is free.
+    func freeForwardKey(app: IPAddress, appPort: UInt16, gateway: IPAddress) -> FlowKey? {
+        for _ in 0 ..< 1024 {
+            nextForwardPort = nextForwardPort >= 60999 ? 32768 : nextForwardPort + 1
+            let key = FlowKey(transport: .tcp, appAddress: app, appPort: appPort, destinationAddress: gateway,
+                              destinationPort: nextForwardPort)
+            if tcp.connection(key) == nil, tcpFlows[key] == nil { return key }
+        }
+        return nil
+    }
+}
