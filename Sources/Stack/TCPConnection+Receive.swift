@@ -406,7 +406,7 @@ extension TCPConnection {
         sendWindowUpdateAcknowledgment = segment.acknowledgmentNumber
         if ackAcceptable {
             acknowledge(upTo: segment.acknowledgmentNumber, segment: segment, now: now)
-            state = .established
+            state = finQueued ? .finWait1 : .established
             events.insert(.connected)
             if let idle = configuration.keepaliveIdle { keepaliveDeadline = now + idle }
             ackNow = true

@@ -276,9 +276,16 @@ public final class TCPConnection: CustomStringConvertible {
             finQueued = true
             state = .lastAck
         case .synSent:
-            // Nothing was synchronized: just forget the connection.
-            state = .closed
-            events.insert(.closed)
+            if sendBuffer.count > 0 {
+                // Bytes wait for the handshake (a forwarded client that wrote
+                // and closed at once): the FIN follows them, FIN-WAIT-1 begins
+                // when the SYN-ACK comes.
+                finQueued = true
+            } else {
+                // Nothing was synchronized and nothing waits: just forget the connection.
+                state = .closed
+                events.insert(.closed)
+            }
         case .closed, .listen, .finWait1, .finWait2, .closing, .lastAck, .timeWait:
             return
         }

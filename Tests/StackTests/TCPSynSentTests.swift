@@ -2,9 +2,8 @@ import Testing
 @testable import Stack
 import Wire
 
-/// Active open, RFC 9293 §3.10.7.3. Sluice never opens towards the app, but
-/// the deterministic simulation connects two of our stacks, and a complete
-/// state machine is easier to trust than a partial one.
+/// Active open, RFC 9293 §3.10.7.3: `exec --forward` opens towards the app,
+/// and the deterministic simulation connects two of our stacks.
 @Suite struct TCPSynSentTests {
     func connecting(_ configuration: TCPConfiguration = plainConfiguration()) -> TCPHarness {
         let h = TCPHarness()
@@ -28,6 +27,25 @@ import Wire
         h.recv([fromUs(localISS, .syn, window: 65535,
                        options: TCPOptions(maximumSegmentSize: 1000, windowScale: 5, sackPermitted: true,
                                            timestamps: TCPTimestamps(value: 10_000, echoReply: 0)))])
+    }
+
+    /// A forwarded client that writes and closes before the app's SYN-ACK:
+    /// its bytes, then the FIN, follow the handshake. With nothing buffered,
+    /// a close in SYN-SENT just forgets the connection (RFC 9293 §3.10.4).
+    @Test func bytesAndAFinWrittenBeforeTheHandshakeFollowIt() {
+        let h = connecting()
+        h.sent.removeAll()
+        #expect(bytes(5).withUnsafeBytes { h.connection.write($0) } == 5)
+        h.connection.shutdownWrite()
+        #expect(h.connection.state == .synSent)
+        h.poll()
+        h.recv([])
+        h.send(fromPeer(remoteISS, ack: localISS + 1, .syn, options: mssOption(1000)))
+        #expect(h.connection.state == .finWait1)
+        h.recv([fromUs(localISS + 1, ack: remoteISS + 1, [.psh, .fin], payload: bytes(5))])
+        let empty = connecting()
+        empty.connection.shutdownWrite()
+        #expect(empty.connection.state == .closed)
     }
 
     @Test func synAckEstablishes() {
