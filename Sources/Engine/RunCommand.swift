@@ -1,4 +1,5 @@
 internal import Sys
+internal import Wire
 internal import Stack
 internal import Rules
 internal import Capture
@@ -11,6 +12,8 @@ public struct RunCommand {
         /// The namespace to attach to; empty for whole-host mode (`--tun`).
         public var namespace: String
         public var wholeHost = false
+        /// `--forward` (with --netns): ports Sluice listens on and connects to the namespace's.
+        public var forwards: [PortForward] = []
         // (The TUN's MTU: large for the same reason as exec's.)
         public var mark: UInt32 = 0x2333
         public var table: UInt32 = 2333
@@ -79,6 +82,9 @@ public struct RunCommand {
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
         tunnel.har = har
+        for forward in options.forwards {
+            try tunnel.listen(forward, app: IPAddress(NamespaceSetup.addressV4)!, gateway: IPAddress(NamespaceSetup.gatewayV4)!)
+        }
         log("sluice: relaying namespace \(options.namespace) through \(NamespaceSetup.tunName); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)

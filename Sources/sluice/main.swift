@@ -53,12 +53,13 @@ commands:
                 DIR, named NNNNNN-PROTO-APP.PORT-REMOTE.PORT.pcap
           --flow-log FILE   one JSON line per connection and per HTTP request
           --har FILE [--har-body-limit BYTES]   HTTP exchanges, as they finish
-  run --netns NAME [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--mtu N] [--busy-poll US]
+  run --netns NAME [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--forward SPEC] [--mtu N] [--busy-poll US]
         Attach to the existing network namespace NAME: a TUN, its addresses
         and routes more specific than any default route are added there, and
         its traffic is relayed like exec's until Ctrl-C; then all of it goes.
         Commands started with `ip netns exec NAME` get Sluice's DNS through
         /etc/netns/NAME/resolv.conf (unless that file already exists).
+        --forward as for exec, to the namespace's servers.
   run --tun [--profile FILE] [CAPTURE] [--mtu N] [--busy-poll US]
         Whole-host mode: the namespace Sluice runs in sends every unmarked
         packet (policy rule, table 2333) into Sluice's TUN; Sluice's own
@@ -355,6 +356,12 @@ case "run":
             options.busyPoll = micros
         case "--tun":
             options.wholeHost = true
+        case "--forward":
+            guard let value = rest.first, let forward = PortForward.parse(value) else {
+                complain("sluice run: --forward wants [ADDRESS:]PORT:APP-PORT, such as 8080:80 or 0.0.0.0:8080:80"); ProcessControl.exit(2)
+            }
+            rest.removeFirst()
+            options.forwards.append(forward)
         case "--profile":
             guard let path = rest.first else { complain("sluice run: --profile needs a file"); ProcessControl.exit(2) }
             rest.removeFirst()
@@ -378,6 +385,10 @@ case "run":
     }
     guard !options.namespace.isEmpty || options.wholeHost else {
         complain("sluice run: which namespace? for example: sluice run --netns app (see `ip netns list`), or --tun for this host")
+        ProcessControl.exit(2)
+    }
+    guard options.forwards.isEmpty || !options.wholeHost else {
+        complain("sluice run: --forward reaches servers in a namespace Sluice attaches to (--netns); with --tun they are this host's own")
         ProcessControl.exit(2)
     }
     do {

@@ -45,6 +45,30 @@ final class RunTests {
         #expect(!FileManager.default.fileExists(atPath: "/etc/netns/\(app)"))
     }
 
+    /// `run --netns NAME --forward`: a server in the namespace Sluice attached
+    /// to is reached from Sluice's side (ExecTests tests the same for exec);
+    /// with --tun, --forward is refused.
+    @Test func forwardReachesAServerInTheAttachedNamespace() throws {
+        let net = pair.net
+        let expected = try pair.digest("1m.bin")
+        try net.start(["python3", "-m", "http.server", "8000", "--directory", pair.work.path], in: app)
+        #expect(TestNetwork.waitUntil(seconds: 10) { ((try? net.run(["ss", "-ltnH"], in: self.app).output) ?? "").contains(":8000 ") })
+        var digest = ""
+        let r = try runSluice(["run", "--netns", app, "--forward", "18090:8000"], in: pair.host, timeout: 60) { process in
+            let listening = TestNetwork.waitUntil(seconds: 10) {
+                ((try? net.run(["ss", "-ltnH"], in: self.pair.host).output) ?? "").contains("127.0.0.1:18090 ")
+            }
+            if listening {
+                digest = (try? net.run(["sh", "-c", "curl -sS http://127.0.0.1:18090/1m.bin | sha256sum"], in: self.pair.host).output) ?? ""
+            }
+            kill(process.processIdentifier, SIGINT)
+        }
+        #expect(String(digest.prefix(64)) == expected, "\(digest) \(r.stderr)")
+        #expect(r.status == 0, "\(r.stderr)")
+        let refused = try runSluice(["run", "--tun", "--forward", "18091:80"], in: pair.host, timeout: 20)
+        #expect(refused.status == 2 && refused.stderr.contains("--forward reaches servers in a namespace"), "\(refused.stderr)")
+    }
+
     @Test func wholeHostModeInANamespaceThatPlaysTheHost() throws {
         // Sluice runs in the host namespace and relays that namespace's own traffic:
         // every unmarked packet is routed into its TUN, its own sockets are marked.
