@@ -24,13 +24,18 @@ struct NamespaceSetup {
     let name: String
     let mtu: Int
 
-    /// Removes namespaces an earlier Sluice made and could not remove (it was
-    /// killed with SIGKILL): those named `sluice-exec-PID` or `sluice-dump-PID`
+    /// Removes what an earlier Sluice made and could not remove (it was
+    /// killed with SIGKILL): namespaces named `sluice-exec-PID` or
+    /// `sluice-dump-PID`, and exec's `/run/sluice/exec-PID.resolv.conf`,
     /// whose process is gone.
     static func removeStale() {
         for name in NetworkNamespace.names() where name.hasPrefix("sluice-exec-") || name.hasPrefix("sluice-dump-") {
             guard let pid = Int32(name.split(separator: "-").last ?? ""), !NetworkNamespace.processExists(pid) else { continue }
             try? NetworkNamespace.delete(named: name)
+        }
+        for name in Files.names(in: "/run/sluice") where name.hasPrefix("exec-") && name.hasSuffix(".resolv.conf") {
+            guard let pid = Int32(name.dropFirst(5).dropLast(12)), !NetworkNamespace.processExists(pid) else { continue }
+            Files.remove("/run/sluice/" + name)
         }
     }
 

@@ -5,6 +5,20 @@ internal import Glibc
 /// resolv.conf it gives a command), kept here so Sys stays the only layer
 /// that talks to the kernel.
 public enum Files {
+    /// The names in a folder (without `.` and `..`); empty when it cannot be read.
+    public static func names(in directory: String) -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// The whole file, or nil when it cannot be read.
     public static func read(_ path: String, limit: Int = 1 << 20) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -106,16 +106,7 @@ public struct NetworkNamespace: ~Copyable, Sendable {
     /// Whether /run/netns/NAME exists.
     /// The names under /run/netns, as `ip netns list` shows them.
     public static func names() -> [String] {
-        guard let dir = opendir(runDirectory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != ".", name != ".." { names.append(name) }
-        }
-        return names
+        Files.names(in: runDirectory)
     }
 
     /// True while a process with this id exists.

@@ -353,9 +353,12 @@ final class ExecTests {
         let name = "sluice-exec-\(r.pid)"
         let stale = try net.run(["ip", "netns", "list"]).output
         #expect(stale.contains(name), "the killed Sluice's namespace should still be there: \(stale)")
+        let resolv = "/run/sluice/exec-\(r.pid).resolv.conf"
+        #expect(FileManager.default.fileExists(atPath: resolv), "the killed Sluice's resolv.conf should still be there")
         _ = try exec("true")
         let after = try net.run(["ip", "netns", "list"]).output
         #expect(!after.contains(name + " ") && !after.hasSuffix(name) && !after.contains(name + "\n"), "\(after)")
+        #expect(!FileManager.default.fileExists(atPath: resolv), "the next Sluice removes the dead one's resolv.conf too")
         // The orphaned `sleep 30` is in the dead namespace; it is ours, by its command line only, so it is left to finish.
     }
 
