@@ -31,6 +31,8 @@ final class DNSStream {
     static let maximumMessage = 65535
     /// Answers or forwarded queries waiting beyond this stop reading the app.
     static let backlogLimit = 256 * 1024
+    /// A connection silent this long is reset.
+    static let idleTimeout: Duration = .seconds(30)
 }
 
 /// A DNS stream's connection to the host's resolver.
@@ -54,7 +56,9 @@ extension Tunnel {
     func startDNSStream(_ key: FlowKey, sink: inout TunSink) {
         beginRecord(key)
         flowRecords[key]?.record.policy = "DNS (Sluice)"
-        guard acceptApp(key, sink: &sink) else {
+        // RFC 7766 §6.2.3: a server closes idle connections, or clients that
+        // never close them would hold flows without end.
+        guard acceptApp(key, idleTimeout: DNSStream.idleTimeout, sink: &sink) else {
             finishRecord(key, status: .refused, error: "no room for the connection")
             return
         }

@@ -471,10 +471,11 @@ final class Tunnel {
 
     /// Accepts the app's side of a flow (its SYN waited in the table until now).
     @discardableResult
-    func acceptApp(_ key: FlowKey, sink: inout TunSink) -> Bool {
+    func acceptApp(_ key: FlowKey, idleTimeout: Duration? = nil, sink: inout TunSink) -> Bool {
         // The MSS follows from the TUN's MTU, less IPv4's 20 or IPv6's 40 bytes of header and TCP's 20.
         var tcpConfiguration = configuration.tcp.tcp
         tcpConfiguration.maximumSegmentSize = configuration.mtu - (key.isIPv6 ? 60 : 40)
+        if let idleTimeout { tcpConfiguration.idleTimeout = idleTimeout }
         return tcp.accept(key, now: now, configuration: tcpConfiguration, sink: &sink) != nil
     }
 

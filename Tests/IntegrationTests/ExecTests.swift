@@ -459,6 +459,27 @@ final class ExecTests {
         #expect(framed.stdout == "[1, 2, 3, 4, 5, 6] 0\n", "\(framed.stdout) \(framed.stderr)")
     }
 
+    /// RFC 7766 §6.2.3: a DNS-over-TCP connection left idle is closed by the
+    /// server, here after 30 s, so clients that never close cannot pile up flows.
+    @Test func anIdleDNSOverTCPConnectionIsClosed() throws {
+        let r = try exec("""
+        python3 -c '
+        import socket, time
+        s = socket.create_connection(("10.233.0.53", 53), timeout=5)
+        start = time.monotonic()
+        s.settimeout(60)
+        try:
+            data = s.recv(10)
+            print("closed" if not data else "data")
+        except ConnectionResetError:
+            print("closed")
+        elapsed = time.monotonic() - start
+        print("after", "25-45 s" if 25 <= elapsed <= 45 else "%.0f s" % elapsed)
+        '
+        """)
+        #expect(r.stdout == "closed\nafter 25-45 s\n", "\(r.stdout) \(r.stderr)")
+    }
+
     @Test func namesGetFakeAddressesAndConnectByName() throws {
         let hostResolvConf = try String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8)
         let expected = try digest("1m.bin")
