@@ -17,27 +17,54 @@ struct BusyPollWindowTests {
     @Test func opensStepByStepWhileEventsComeSoonAfterItCloses() {
         var window = BusyPollWindow(maximumMicroseconds: 50)
         // A request-response tunnel: the next packet comes 30 µs after the
-        // loop runs out of work, and the window is too short to see it.
+        // loop runs out of work, and the window is too short to see it. The
+        // first short sleep alone does not open it (see the next test).
         var seen: [Int64] = []
-        for _ in 0 ..< 5 {
+        for _ in 0 ..< 6 {
             window.observe(idle: 30 * microsecond, caught: false)
             seen.append(window.current)
         }
-        #expect(seen == [12_500, 25_000, 50_000, 50_000, 50_000])
+        #expect(seen == [0, 12_500, 25_000, 50_000, 50_000, 50_000])
+    }
+
+    /// A ping or a DNS query: the reply comes soon after the request, then
+    /// the tunnel idles. Polling after the reply would be wasted every time,
+    /// so a closed window stays closed; one left open by earlier traffic
+    /// closes as the lulls come and does not reopen.
+    @Test func aRequestAndItsReplyBetweenLullsDoNotOpenIt() {
+        var window = BusyPollWindow(maximumMicroseconds: 1000)
+        for _ in 0 ..< 50 {
+            window.observe(idle: 100 * microsecond, caught: false)
+            #expect(window.current == 0, "no poll after the reply")
+            window.observe(idle: 4_000 * microsecond, caught: false)
+            #expect(window.current == 0)
+        }
+        // A burst opens it; then the pings again.
+        for _ in 0 ..< 4 { window.observe(idle: 20 * microsecond, caught: false) }
+        #expect(window.current == 1000 * microsecond)
+        var seen: [Int64] = []
+        for _ in 0 ..< 5 {
+            window.observe(idle: 100 * microsecond, caught: true)
+            window.observe(idle: 4_000 * microsecond, caught: false)
+            seen.append(window.current)
+        }
+        #expect(seen == [500_000, 250_000, 0, 0, 0])
     }
 
     @Test func anEventCaughtByPollingKeepsTheWindow() {
         var window = BusyPollWindow(maximumMicroseconds: 50)
         window.observe(idle: 10 * microsecond, caught: false)
         window.observe(idle: 10 * microsecond, caught: false)
+        window.observe(idle: 10 * microsecond, caught: false)
         let open = window.current
+        #expect(open == 25_000)
         for _ in 0 ..< 100 { window.observe(idle: 3 * microsecond, caught: true) }
         #expect(window.current == open)
     }
 
     @Test func aQuietTunnelClosesItWithinThreeLongSleeps() {
         var window = BusyPollWindow(maximumMicroseconds: 50)
-        for _ in 0 ..< 3 { window.observe(idle: 20 * microsecond, caught: false) }
+        for _ in 0 ..< 4 { window.observe(idle: 20 * microsecond, caught: false) }
         #expect(window.current == 50 * microsecond)
         // Traffic stops: each wait is a long sleep after a wasted poll.
         var seen: [Int64] = []
@@ -50,7 +77,10 @@ struct BusyPollWindowTests {
 
     @Test func anEventJustPastTheMaximumDoesNotOpenIt() {
         var window = BusyPollWindow(maximumMicroseconds: 50)
+        window.observe(idle: 50 * microsecond, caught: false)
         window.observe(idle: 50 * microsecond + 1, caught: false)
+        #expect(window.current == 0)
+        window.observe(idle: 50 * microsecond, caught: false)
         #expect(window.current == 0)
         window.observe(idle: 50 * microsecond, caught: false)
         #expect(window.current == 12_500)
