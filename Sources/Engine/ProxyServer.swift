@@ -259,21 +259,11 @@ final class ProxyServer {
             connection.received.removeFirst(consumed)
             begin(connection, target: target)
         case let .forward(target, head, consumed)?:
-            let request = Self.sniffedRequest(connection.received)
             connection.received.removeFirst(consumed)
-            connection.forwardHead = InboundConnection.closingHead(head)
-            begin(connection, target: target, request: request)
+            forward(connection, target: target, head: head)
         case let .refuse(bytes, reason)?:
             refuse(connection, bytes: bytes, reason: reason)
         }
-    }
-
-    /// Method and absolute URL of a forwarded request, so URL rules match it as they do a sniffed one.
-    static func sniffedRequest(_ bytes: [UInt8]) -> SniffedRequest? {
-        guard let end = bytes.firstIndex(of: 0x0d) ?? bytes.firstIndex(of: 0x0a) else { return nil }
-        let parts = bytes[..<end].split(separator: 0x20)
-        guard parts.count == 3 else { return nil }
-        return SniffedRequest(method: String(decoding: parts[0], as: UTF8.self), url: String(decoding: parts[1], as: UTF8.self), headers: [])
     }
 
     func refuse(_ connection: InboundConnection, bytes: [UInt8], reason: RelayError) {
@@ -285,22 +275,9 @@ final class ProxyServer {
 
     // MARK: Routing
 
-    func begin(_ connection: InboundConnection, target: ProxyTarget, request: SniffedRequest? = nil) {
+    func begin(_ connection: InboundConnection, target: ProxyTarget) {
         connection.target = target
-        var facts = FlowFacts(key: FlowKey(transport: .tcp, appAddress: Self.wireAddress(connection.peer.address),
-                                           appPort: connection.peer.port, destinationAddress: .v4(.any),
-                                           destinationPort: target.port))
-        switch target.host {
-        case let .ipv4(a): facts.key.destinationAddress = .v4(a)
-        case let .ipv6(a): facts.key.destinationAddress = .v6(a)
-        case let .domain(name):
-            facts.domain = name
-            facts.domainSource = .host
-        }
-        if let request {
-            facts.applicationProtocol = .http
-            facts.request = request
-        }
+        let facts = flowFacts(for: connection, target: target)
         let route: FlowRoute
         switch director.decide(facts, final: true) {
         case let .route(decided, reason):
@@ -324,16 +301,28 @@ final class ProxyServer {
         case .refuse:
             statistics.refusedByRules += 1
             fail(connection, .notAllowed, reason: "refused: \(connection.route)", counted: false)
-        case let .answer(bytes):
+        case .answer:
+            // A tunnel (CONNECT, SOCKS5) has no HTTP to answer in: a refusal.
             statistics.refusedByRules += 1
-            if connection.forwardHead != nil {
-                // A plain HTTP request gets the rule's own answer (403 page, tiny GIF).
-                log("sluice: proxy: \(connection.peer) → \(target): answered locally: \(connection.route)")
-                close(connection, answer: bytes)
-            } else {
-                fail(connection, .notAllowed, reason: "refused: \(connection.route)", counted: false)
-            }
+            fail(connection, .notAllowed, reason: "refused: \(connection.route)", counted: false)
         }
+    }
+
+    /// What the rules know of a client's target: an address is the
+    /// destination; a name goes in `domain` (source `.host`) with no address,
+    /// so DOMAIN rules match and IP-CIDR rules do not pretend to know one.
+    func flowFacts(for connection: InboundConnection, target: ProxyTarget) -> FlowFacts {
+        var facts = FlowFacts(key: FlowKey(transport: .tcp, appAddress: Self.wireAddress(connection.peer.address),
+                                           appPort: connection.peer.port, destinationAddress: .v4(.any),
+                                           destinationPort: target.port))
+        switch target.host {
+        case let .ipv4(a): facts.key.destinationAddress = .v4(a)
+        case let .ipv6(a): facts.key.destinationAddress = .v6(a)
+        case let .domain(name):
+            facts.domain = name
+            facts.domainSource = .host
+        }
+        return facts
     }
 
     /// Connects to a host given as an address literal or a name: a [Host]
@@ -540,6 +529,9 @@ final class ProxyServer {
     func fail(_ connection: InboundConnection, _ error: RelayError, reason: String, counted: Bool = true) {
         if counted { statistics.failed += 1 }
         log("sluice: proxy: \(connection.peer) → \(connection.target.map { "\($0)" } ?? "?"): \(reason)")
+        connection.exchange?.failure = reason
+        connection.exchange?.failureKind = Self.errorKind(for: error)
+        connection.responses = nil
         let reply: [UInt8]
         switch connection.listener {
         case .socks5: reply = connection.socks.reply(for: .failed(error))
@@ -609,10 +601,15 @@ final class ProxyServer {
 
     func readUpstream(_ connection: InboundConnection) {
         guard let upstream = connection.upstream else { return }
+        defer { scanResponse(connection) }
         for _ in 0 ..< 4 {
-            guard !connection.upstreamReadClosed, connection.toClient.hasRoom else { return }
+            guard !connection.upstreamReadClosed, upstreamHasRoom(connection) else { return }
+            var window = connection.toClient.freeSpace
+            if connection.responses != nil {
+                window = UnsafeMutableRawBufferPointer(rebasing: window.prefix(connection.toClient.storage.count / 2 - connection.toClient.count))
+            }
             let result: SysResult<Int>
-            do { result = try upstream.socket.read(into: connection.toClient.freeSpace) } catch {
+            do { result = try upstream.socket.read(into: window) } catch {
                 abort(connection, reason: "upstream: \(error)")
                 return
             }
@@ -625,20 +622,27 @@ final class ProxyServer {
         }
     }
 
+    /// Room for the upstream's bytes. While a response head is awaited, half
+    /// the buffer stays free (reads stop at the half), so the head, at most
+    /// `responseHeadLimit` (a quarter), can grow by its rewrites in place.
+    func upstreamHasRoom(_ connection: InboundConnection) -> Bool {
+        connection.responses == nil ? connection.toClient.hasRoom : connection.toClient.count < connection.toClient.storage.count / 2
+    }
+
     /// Writes what each side owes, passes half-closes on once a buffer drains,
     /// ends the connection when both directions are done, and watches each
     /// socket for what it can do next (reading only into a buffer with room).
     func pump(_ connection: InboundConnection) {
         guard connections[connection.id] === connection else { return }
         // To the client.
-        while !connection.toClient.isEmpty, !connection.clientWriteClosed {
+        while connection.sendableToClient > 0, !connection.clientWriteClosed {
             let result: SysResult<Int>
-            do { result = try connection.client.write(connection.toClient.readable) } catch {
+            do { result = try connection.client.write(UnsafeRawBufferPointer(rebasing: connection.toClient.readable.prefix(connection.sendableToClient))) } catch {
                 abort(connection, reason: "client: \(error)")
                 return
             }
             guard case let .value(n) = result, n > 0 else { break }
-            connection.toClient.consume(n)
+            connection.sentToClient(n)
             if connection.phase == .relaying { connection.bytesDown += n }
         }
         if connection.phase == .closing {
@@ -663,6 +667,11 @@ final class ProxyServer {
                 upstream.socket.shutdown(.write)
                 connection.upstreamWriteClosed = true
             }
+            if connection.upstreamReadClosed, connection.responses != nil {
+                responseFailed(connection, reason: "the upstream closed before answering")
+                pump(connection)
+                return
+            }
             if connection.upstreamReadClosed, connection.toClient.isEmpty, !connection.clientWriteClosed {
                 connection.client.shutdown(.write)
                 connection.clientWriteClosed = true
@@ -686,13 +695,13 @@ final class ProxyServer {
             if connection.phase == .proxyHandshake { upstream.insert(.readable) }
         case .relaying:
             if !connection.clientReadClosed, connection.toUpstream.hasRoom { client.insert(.readable) }
-            if !connection.upstreamReadClosed, connection.toClient.hasRoom { upstream.insert(.readable) }
+            if !connection.upstreamReadClosed, upstreamHasRoom(connection) { upstream.insert(.readable) }
             if !connection.toUpstream.isEmpty { upstream.insert(.writable) }
         case .closing, .associated:
             // Reading (and dropping) lets a client's reset or close end the wait early.
             if !connection.clientDrained { client.insert(.readable) }
         }
-        if !connection.toClient.isEmpty, !connection.clientWriteClosed { client.insert(.writable) }
+        if connection.sendableToClient > 0, !connection.clientWriteClosed { client.insert(.writable) }
         let rawClient = connection.client.descriptor.rawValue
         connection.clientParked = setInterest(client, current: &connection.clientInterest, parked: connection.clientParked,
                                               hungUp: connection.clientHungUp, descriptor: rawClient, token: connection.clientToken)
@@ -742,6 +751,7 @@ final class ProxyServer {
         try? epoll.remove(connection.client.descriptor)
         statistics.bytesUp += connection.bytesUp
         statistics.bytesDown += connection.bytesDown
+        recordExchange(connection)
         trace("\(connection.description): ends, \(connection.bytesUp) bytes up, \(connection.bytesDown) down")
     }
 
@@ -801,6 +811,8 @@ public struct ProxyServerStatistics: Sendable, CustomStringConvertible {
     public var relayed = 0
     /// Clients a profile rule refused (REJECT and friends).
     public var refusedByRules = 0
+    /// Plain HTTP requests the profile answered itself: URL Rewrite redirects and rejections, Map Local.
+    public var answeredHere = 0
     /// Clients refused by the listener: bad requests, wrong credentials, timeouts.
     public var handshakeFailures = 0
     public var authFailures = 0
@@ -815,11 +827,14 @@ public struct ProxyServerStatistics: Sendable, CustomStringConvertible {
     public var datagramsUp = 0
     public var datagramsDown = 0
     public var datagramsDropped = 0
+    /// The profile's [Statistics] tables, when it has any.
+    public var requestStatistics: String?
 
     public var description: String {
-        "proxy: \(connections) connections (\(relayed) relayed, \(refusedByRules) refused by rules, "
+        "proxy: \(connections) connections (\(relayed) relayed, \(refusedByRules) refused by rules, \(answeredHere) answered by the profile, "
             + "\(handshakeFailures) bad or unauthenticated requests (\(authFailures) wrong credentials), \(failed) unreachable), "
             + "\(bytesUp) bytes up, \(bytesDown) bytes down, \(associations) UDP associations (\(datagramsUp) datagrams up, "
             + "\(datagramsDown) down, \(datagramsDropped) dropped), \(errors) errors"
+            + (requestStatistics.map { "\n" + $0 } ?? "")
     }
 }

@@ -134,6 +134,8 @@ public struct ProxyCommand {
             return false
         })
         server.closeAll()
-        return server.statistics
+        var statistics = server.statistics
+        statistics.requestStatistics = server.director.statisticsSummary
+        return statistics
     }
 }

@@ -1,3 +1,4 @@
+internal import HTTP
 internal import Relay
 internal import Stack
 internal import Sys
@@ -36,6 +37,29 @@ final class RelayBuffer {
     func consume(_ n: Int) {
         start += n
         if start == end { start = 0; end = 0 }
+    }
+
+    /// Forgets the unsent bytes (a failure reply takes their place).
+    func removeAll() {
+        start = 0
+        end = 0
+    }
+
+    /// Puts `bytes` in place of the unsent bytes at `range` (offsets into
+    /// `readable`); false, changing nothing, when the result would not fit.
+    func replace(_ range: Range<Int>, with bytes: [UInt8]) -> Bool {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count)
+        let newCount = count - range.count + bytes.count
+        guard newCount <= storage.count else { return false }
+        compact()
+        let base = storage.baseAddress!
+        let tail = count - range.upperBound
+        if tail > 0 {
+            (base + range.lowerBound + bytes.count).copyMemory(from: base + range.upperBound, byteCount: tail)
+        }
+        bytes.withUnsafeBytes { (base + range.lowerBound).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        end = newCount
+        return true
     }
 
     /// Copies `bytes` in whole, or nothing when they do not fit.
@@ -91,8 +115,21 @@ final class InboundConnection {
     /// Client bytes the handshake has not consumed (the request, and anything pipelined after it).
     var received: [UInt8] = []
     var target: ProxyTarget?
-    /// For an absolute-form HTTP request: the origin-form head to send first.
+    /// For an absolute-form HTTP request: the head to send first, as planned
+    /// (origin form, or absolute form to an upstream HTTP proxy).
     var forwardHead: [UInt8]?
+    /// That request, planned as a tunnel's HTTP request is: the response head
+    /// gets its http-response rewrites, and [Statistics] books record it when
+    /// the connection ends.
+    var exchange: HTTPExchange?
+    /// While the final response head is awaited: its parser. Bytes from where
+    /// that head starts (`heldFrom`, an offset into `toClient.readable`) wait
+    /// in `toClient` until it is whole, so it can be rewritten; nil once it
+    /// has come, and everything after passes through.
+    var responses: HTTPResponseParser?
+    var heldFrom = 0
+    /// How much of `toClient.readable` the response parser has seen.
+    var parsedDown = 0
     var route = "?"
     var upstream: SocketBox?
     var proxyHandshake: ProxyHandshake?
@@ -150,13 +187,24 @@ final class InboundConnection {
                 destinationAddress: .v6(.any), destinationPort: 0)
     }
 
+    /// What may be written to the client now: all of `toClient`, except a response head still being read.
+    var sendableToClient: Int { responses == nil ? toClient.count : heldFrom }
+
+    /// The client took `n` bytes: offsets into `toClient.readable` move with them.
+    func sentToClient(_ n: Int) {
+        toClient.consume(n)
+        guard responses != nil else { return }
+        heldFrom -= n
+        parsedDown -= n
+    }
+
     var description: String {
         "#\(id) \(peer) \(listener) → \(target.map { "\($0)" } ?? "?") [\(phase.rawValue)]"
     }
 }
 
 extension InboundConnection {
-    /// Rewrites an origin-form head to ask for `Connection: close`: this
+    /// Rewrites a request head to ask for `Connection: close`: this
     /// listener relays one request per connection (the next request may name
     /// another host, which the rules must see), so the origin must end the
     /// connection after its response. Works on bytes: header values need not be UTF-8.

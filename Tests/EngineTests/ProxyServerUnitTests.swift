@@ -34,6 +34,23 @@ struct ProxyServerUnitTests {
         #expect(buffer.isEmpty && buffer.freeSpace.count == 8)
     }
 
+    /// A response head rewritten in place: what follows it moves, longer or shorter.
+    @Test func relayBufferReplacesARangeOfTheUnsentBytes() {
+        let buffer = RelayBuffer(capacity: 10)
+        #expect(buffer.append([0, 1, 2, 3, 4, 5]))
+        buffer.consume(2)
+        #expect(buffer.replace(1 ..< 3, with: [7, 7, 7, 7]))
+        #expect(Array(buffer.readable) == [2, 7, 7, 7, 7, 5])
+        #expect(buffer.replace(0 ..< 5, with: [9]))
+        #expect(Array(buffer.readable) == [9, 5])
+        #expect(buffer.replace(2 ..< 2, with: Array(repeating: 1, count: 8)))
+        #expect(buffer.count == 10)
+        #expect(!buffer.replace(0 ..< 1, with: [1, 2]), "one byte too many: nothing changes")
+        #expect(Array(buffer.readable) == [9, 5] + Array(repeating: 1, count: 8))
+        buffer.removeAll()
+        #expect(buffer.isEmpty && buffer.freeSpace.count == 10)
+    }
+
     @Test func optionsDefaultToLoopbackSOCKS() throws {
         let none = try ProxyCommand.parse([]).get()
         #expect(none == ProxyCommand.Options(socksListen: "127.0.0.1:1080"))

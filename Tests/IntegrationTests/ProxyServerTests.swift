@@ -20,8 +20,13 @@ final class ProxyServerTests {
     blocked.test = 10.88.0.2
     """
 
+    static let locations = """
+    location = /echo { default_type text/plain; return 200 "method=$request_method host=$host env=$http_x_env token=$http_x_debug_token\\n"; }
+    location = /fail { return 500 "failing\\n"; }
+    """
+
     init() throws {
-        pair = try ServerPair("inbound")
+        pair = try ServerPair("inbound", locations: Self.locations)
         try pair.makeFile("1m.bin", bytes: 1_048_576)
         try "hello from nginx\n".write(to: pair.work.appendingPathComponent("hello.txt"), atomically: true, encoding: .utf8)
         sha1m = try pair.digest("1m.bin")
@@ -123,6 +128,79 @@ final class ProxyServerTests {
         let summary = server.stop()
         #expect(r.output == "hello from nginx\nhello from nginx\nhello from nginx\n\(sha1m)\n\(sha1m)\n404\n", "\(r.output)\n\(summary)")
         #expect(summary.contains("proxy: 6 connections (6 relayed"), "\(summary)")
+    }
+
+    /// Plain HTTP through the HTTP listener meets the profile's HTTP rules as
+    /// a tunnel's app does: URL Rewrite (a new upstream, a redirect), Map
+    /// Local, Header Rewrite both ways, a 502 for an upstream that answers
+    /// nothing, and [Statistics] in the exit summary. Until 2026-12-01 only
+    /// the [Rule] lines applied here.
+    @Test func httpRulesApplyToForwardedRequests() throws {
+        _ = try net.start(["/usr/bin/python3", "-c", """
+        import socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9105)); s.listen(4); s.settimeout(30)
+        c, _ = s.accept(); c.settimeout(30); c.recv(65536); c.close()
+        """], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9105"))
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+        closed.test = 10.88.0.2
+
+        [URL Rewrite]
+        ^http://api\\.test/(.*) http://origin.test:8080/$1 header
+        ^http://legacy\\.test/(.*) http://origin.test:8080/$1 302
+
+        [Map Local]
+        ^http://mock\\.test/config$ data-type=text data="{}" header="Content-Type:application/json"
+
+        [Header Rewrite]
+        http-request ^http://origin\\.test:8080/ header-add X-Env staging
+        http-request ^http://origin\\.test:8080/ header-del X-Debug-Token
+        http-response ^http://origin\\.test:8080/ header-add X-Seen-By sluice
+
+        [Statistics]
+        all = ".*", key=host
+        """)
+        let server = try start(["--http-listen", "127.0.0.1:18089", "--profile", path], ports: [18089])
+        let proxy = "--proxy http://127.0.0.1:18089"
+        let r = try client("""
+        curl -sS -m 10 \(proxy) -H 'X-Debug-Token: secret' http://origin.test:8080/echo
+        curl -sS -m 10 \(proxy) http://api.test/echo
+        curl -s -m 10 -o /dev/null -w '%{http_code} %{redirect_url}\\n' \(proxy) http://legacy.test/hello.txt
+        curl -s -m 10 -w ' %{http_code} %{content_type}\\n' \(proxy) http://mock.test/config
+        curl -s -m 10 -D - -o /dev/null \(proxy) http://origin.test:8080/hello.txt | tr -d '\\r' | grep -i '^x-seen-by:'
+        curl -s -m 10 -o /dev/null -w '%{http_code}\\n' \(proxy) http://origin.test:8080/fail
+        curl -sS -m 30 \(proxy) http://origin.test:8080/1m.bin | sha256sum | cut -c1-64
+        curl -s -m 10 -w ' %{http_code}\\n' \(proxy) http://closed.test:9105/
+        curl -s -m 10 -o /dev/null -w '%{http_code}\\n' \(proxy) http://closed.test:9/
+        """)
+        let summary = server.stop()
+        let lines = r.output.split(separator: "\n").map(String.init)
+        #expect(lines == [
+            "method=GET host=origin.test env=staging token=",
+            "method=GET host=origin.test env=staging token=",
+            "302 http://origin.test:8080/hello.txt",
+            "{} 200 application/json",
+            "X-Seen-By: sluice",
+            "500",
+            sha1m,
+            "sluice: the upstream closed before answering",
+            " 502",
+            "502",
+        ], "\(r.output)\n\(summary)")
+        #expect(summary.contains("2 answered by the profile"), "\(summary)")
+        // The table: origin.test 5 requests (4 × 2xx, 1 × 5xx), the redirect
+        // and the mock under their own hosts, closed.test's two failures.
+        let rows = summary.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        func row(_ key: String) -> [String]? { rows.first { $0.first == key }.map { Array($0.prefix(6)) } }
+        #expect(row("origin.test") == ["origin.test", "5", "4", "0", "0", "1"], "\(summary)")
+        #expect(row("legacy.test") == ["legacy.test", "1", "0", "1", "0", "0"], "\(summary)")
+        #expect(row("mock.test") == ["mock.test", "1", "1", "0", "0", "0"], "\(summary)")
+        #expect(row("closed.test") == ["closed.test", "2", "0", "0", "0", "0"], "\(summary)")
+        #expect(summary.contains("refused 1"), "\(summary)")
     }
 
     @Test func credentialsAreRequiredWhenSet() throws {
