@@ -110,16 +110,7 @@ extension ProxyServer {
     /// goes out (so does a proxy route without udp-relay, as in the tunnel);
     /// REJECT, and a udp-relay SOCKS5 proxy (not driven here yet), drop it.
     func forward(_ payload: UnsafeRawBufferPointer, to target: ProxyTarget, connection: InboundConnection, association: UDPAssociation) {
-        var facts = FlowFacts(key: FlowKey(transport: .udp, appAddress: Self.wireAddress(connection.peer.address),
-                                           appPort: connection.peer.port, destinationAddress: .v4(.any),
-                                           destinationPort: target.port))
-        switch target.host {
-        case let .ipv4(a): facts.key.destinationAddress = .v4(a)
-        case let .ipv6(a): facts.key.destinationAddress = .v6(a)
-        case let .domain(name):
-            facts.domain = name
-            facts.domainSource = .host
-        }
+        let facts = flowFacts(for: connection, target: target, transport: .udp)
         guard case let .route(route, reason) = director.decide(facts, final: true) else { return }
         switch route {
         case .direct:

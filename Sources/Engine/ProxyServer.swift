@@ -311,8 +311,8 @@ final class ProxyServer {
     /// What the rules know of a client's target: an address is the
     /// destination; a name goes in `domain` (source `.host`) with no address,
     /// so DOMAIN rules match and IP-CIDR rules do not pretend to know one.
-    func flowFacts(for connection: InboundConnection, target: ProxyTarget) -> FlowFacts {
-        var facts = FlowFacts(key: FlowKey(transport: .tcp, appAddress: Self.wireAddress(connection.peer.address),
+    func flowFacts(for connection: InboundConnection, target: ProxyTarget, transport: IPProtocol = .tcp) -> FlowFacts {
+        var facts = FlowFacts(key: FlowKey(transport: transport, appAddress: Self.wireAddress(connection.peer.address),
                                            appPort: connection.peer.port, destinationAddress: .v4(.any),
                                            destinationPort: target.port))
         switch target.host {
