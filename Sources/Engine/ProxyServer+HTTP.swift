@@ -9,8 +9,9 @@ internal import Wire
 /// as a tunnel's HTTP request is (`FlowDirector.plan`: URL Rewrite, Map Local,
 /// the rule, Header Rewrite), so a client pointed at `sluice proxy` sees the
 /// profile's HTTP rules as an app in the tunnel does. The response head gets
-/// the http-response rewrites; [Statistics] record the request when the
-/// connection ends. Still one request per connection (docs/proxy-server.md).
+/// the http-response rewrites; [Statistics] record each exchange. A client's
+/// connection is kept alive across requests, and so is the upstream one while
+/// the requests go to the same place (`HTTPForwarding`, docs/proxy-server.md).
 extension ProxyServer {
     func forward(_ connection: InboundConnection, target: ProxyTarget, head bytes: [UInt8]) {
         connection.target = target
@@ -43,12 +44,22 @@ extension ProxyServer {
         case .direct, .proxy:
             break
         }
-        connection.exchange = planned.exchange
-        connection.forwardHead = InboundConnection.closingHead(planned.head)
-        var responses = HTTPResponseParser(limits: HTTPParserLimits(maxHeadBytes: responseHeadLimit))
-        responses.expectResponse(to: head.method)
-        connection.responses = responses
+        let closeAfter = !head.keepAlive || connection.clientReadClosed
+        connection.forwarding = HTTPForwarding(exchange: planned.exchange, method: head.method, closeAfter: closeAfter,
+                                               responseHeadLimit: responseHeadLimit,
+                                               bytesUp: connection.bytesUp, bytesDown: connection.bytesDown)
+        connection.forwardHead = InboundConnection.forwardedHead(planned.head, close: closeAfter, upgrade: head.upgrade != nil)
         let upstream = planned.target
+        if connection.upstream != nil, connection.upstreamTarget == upstream {
+            // Kept alive from the last exchange, and still quiet (an idle upstream that spoke or closed was dropped).
+            trace("\(connection.description): reusing the upstream connection to \(upstream)")
+            connection.phase = .relaying
+            connection.deadline = nil
+            startExchange(connection)
+            return
+        }
+        dropUpstream(connection)
+        connection.upstreamTarget = upstream
         switch planned.route {
         case let .proxy(proxy) where proxy.kind == .http:
             // A forward proxy takes the absolute-form head itself (with our credentials): no CONNECT.
@@ -68,83 +79,236 @@ extension ProxyServer {
         }
     }
 
+    /// The path is open: the planned head and whatever the client sent
+    /// after its request head go to the upstream's buffer, and the parsers
+    /// start where this exchange's bytes start.
+    func startExchange(_ connection: InboundConnection) {
+        guard var forwarding = connection.forwarding else { return }
+        forwarding.requestScanned = connection.toUpstream.count
+        forwarding.responseScanned = connection.toClient.count
+        forwarding.heldFrom = connection.toClient.count
+        connection.forwarding = forwarding
+        // These fit: a ≤16 KiB head and ≤20 KiB of early bytes in a buffer the last request left empty or nearly.
+        if let head = connection.forwardHead, !connection.toUpstream.append(head) {
+            responseFailed(connection, reason: "the request head does not fit the buffer")
+            return
+        }
+        connection.forwardHead = nil
+        if !connection.toUpstream.append(connection.received) {
+            responseFailed(connection, reason: "the request does not fit the buffer")
+            return
+        }
+        connection.received = []
+        scanRequest(connection)
+    }
+
+    /// Follows the request into `toUpstream`. Whatever the client sent after
+    /// its end is its next request: it waits in `received` until this
+    /// exchange is over, and the client is not read meanwhile.
+    func scanRequest(_ connection: InboundConnection) {
+        guard var forwarding = connection.forwarding, var parser = forwarding.requests else { return }
+        // A request that ends with its head (no body) is reported by a call
+        // on what is left, even when nothing is; nil means "all taken, more wanted".
+        for _ in 0 ..< 4096 {
+            let readable = connection.toUpstream.readable
+            let step: HTTPRequestStep?
+            do { step = try parser.parse(UnsafeRawBufferPointer(rebasing: readable[forwarding.requestScanned...])) } catch {
+                // The head was read before, so this is the body's framing (a bad chunk): cut the connection.
+                forwarding.requests = nil
+                connection.forwarding = forwarding
+                abort(connection, reason: "bad request body: \(error)")
+                return
+            }
+            switch step {
+            case nil, .upgraded?:
+                // (`.upgraded` comes only after `upgrade()`, which is never asked for here.)
+                forwarding.requestScanned = readable.count
+            case let .head(_, consumed)?, let .body(consumed)?:
+                forwarding.requestScanned += consumed
+                continue
+            case let .end(consumed)?:
+                forwarding.requestScanned += consumed
+                let next = forwarding.requestScanned
+                if next < readable.count {
+                    connection.received = Array(readable[next...]) + connection.received
+                    connection.toUpstream.truncate(to: next)
+                }
+                forwarding.requests = nil
+                connection.forwarding = forwarding
+                return
+            }
+            break
+        }
+        forwarding.requests = parser
+        connection.forwarding = forwarding
+    }
+
     /// The longest response head taken: a quarter of the relay buffer (16 KiB;
     /// nginx's own default buffer for one is 4–8 KiB), so rewrites have room.
     var responseHeadLimit: Int { configuration.bufferSize / 4 }
 
-    /// Reads response heads out of what the upstream sent. Interim (1xx)
-    /// heads go on as they came; the final one waits until it is whole, takes
-    /// the profile's http-response rewrites, and then the parser stops: the
-    /// body and the close pass through.
+    /// Follows the response into `toClient`. Interim (1xx) heads go on as
+    /// they came; the final one waits until it is whole and takes the
+    /// profile's http-response rewrites in place; the body passes as it is
+    /// read, until the parser says where it ends.
     func scanResponse(_ connection: InboundConnection) {
-        guard connections[connection.id] === connection, var parser = connection.responses else { return }
-        for _ in 0 ..< 16 {
+        guard connections[connection.id] === connection, var forwarding = connection.forwarding,
+              var parser = forwarding.responses else { return }
+        // A message that ends with its head (a HEAD's answer, 204, 304) is
+        // reported by a call on what is left, even when nothing is.
+        for _ in 0 ..< 4096 {
             let readable = connection.toClient.readable
-            guard connection.parsedDown < readable.count else { break }
+            let rest = UnsafeRawBufferPointer(rebasing: readable[forwarding.responseScanned...])
             let step: HTTPResponseStep?
-            do { step = try parser.parse(UnsafeRawBufferPointer(rebasing: readable[connection.parsedDown...])) } catch {
+            do { step = try parser.parse(rest) } catch {
+                connection.forwarding = forwarding
                 responseFailed(connection, reason: "bad response: \(error)")
                 return
             }
-            guard case let .head(head, consumed)? = step else {
-                // nil: the parser holds a partial head and wants more. Body
-                // steps cannot come before a final head.
-                connection.parsedDown = readable.count
-                break
-            }
-            let end = connection.parsedDown + consumed
-            connection.parsedDown = end
-            if head.isInformational, head.status != 101 {
-                connection.heldFrom = end
+            switch step {
+            case nil:
+                forwarding.responseScanned = readable.count
+            case let .head(head, consumed)?:
+                let end = forwarding.responseScanned + consumed
+                forwarding.responseScanned = end
+                if head.isInformational, head.status != 101 {
+                    forwarding.heldFrom = end
+                    forwarding.responseStarted = true
+                    continue
+                }
+                forwarding.exchange.status = head.status
+                forwarding.exchange.headAt = now
+                let rewritten = director.rewriteResponse(head, for: forwarding.exchange)
+                forwarding.exchange.responseHead = rewritten ?? head
+                if let rewritten, let held = forwarding.heldFrom {
+                    let bytes = rewritten.serialized()
+                    guard connection.toClient.replace(held ..< end, with: bytes) else {
+                        connection.forwarding = forwarding
+                        responseFailed(connection, reason: "the rewritten response head does not fit the buffer")
+                        return
+                    }
+                    forwarding.responseScanned = held + bytes.count
+                }
+                if !head.keepAlive { forwarding.closeAfter = true }
+                forwarding.heldFrom = nil
+                forwarding.responseStarted = true
                 continue
-            }
-            connection.exchange?.status = head.status
-            connection.exchange?.headAt = now
-            let rewritten = director.rewriteResponse(head, for: connection.exchange)
-            connection.exchange?.responseHead = rewritten ?? head
-            if let rewritten, !connection.toClient.replace(connection.heldFrom ..< end, with: rewritten.serialized()) {
-                responseFailed(connection, reason: "the rewritten response head does not fit the buffer")
+            case let .body(consumed)?:
+                forwarding.responseScanned += consumed
+                continue
+            case let .end(consumed)?:
+                forwarding.responseScanned += consumed
+                if forwarding.responseScanned < readable.count {
+                    // Bytes after the response nobody asked for: not a connection to use again.
+                    trace("\(connection.description): \(readable.count - forwarding.responseScanned) bytes after the response; dropped")
+                    connection.toClient.truncate(to: forwarding.responseScanned)
+                    forwarding.closeAfter = true
+                }
+                forwarding.responses = nil
+                connection.forwarding = forwarding
+                return
+            case .upgraded?:
+                // 101 Switching Protocols: opaque bytes both ways from here, the
+                // client's early ones (held in `received`) first.
+                forwarding.passthrough = true
+                forwarding.responses = nil
+                forwarding.requests = nil
+                forwarding.responseScanned = readable.count
+                connection.forwarding = forwarding
+                if !connection.received.isEmpty, connection.toUpstream.append(connection.received) { connection.received = [] }
                 return
             }
-            connection.responses = nil
-            connection.heldFrom = 0
-            connection.parsedDown = 0
+            break
+        }
+        forwarding.responses = parser
+        connection.forwarding = forwarding
+    }
+
+    /// The upstream closed: a response that runs to the close ends here; one
+    /// cut short fails.
+    func upstreamClosedDuringExchange(_ connection: InboundConnection) {
+        guard var forwarding = connection.forwarding, !forwarding.passthrough else { return }
+        forwarding.closeAfter = true
+        guard var parser = forwarding.responses else {
+            connection.forwarding = forwarding
             return
         }
-        connection.responses = parser
+        let step = try? parser.finish()
+        if case .end? = step {
+            forwarding.responses = nil
+            connection.forwarding = forwarding
+            return
+        }
+        connection.forwarding = forwarding
+        responseFailed(connection, reason: forwarding.responseStarted ? "the upstream closed in the middle of the response" : "the upstream closed before answering")
+    }
+
+    /// After each pump: an exchange whose request and response have both
+    /// ended is recorded; then the connection closes (once the client has
+    /// the last bytes) or waits for the client's next request.
+    /// Returns whether it did (the connection then wants another pump).
+    @discardableResult
+    func finishExchangeIfDone(_ connection: InboundConnection) -> Bool {
+        guard connection.phase == .relaying, let forwarding = connection.forwarding, !forwarding.passthrough else { return false }
+        guard forwarding.responses == nil, forwarding.requests == nil || forwarding.closeAfter else { return false }
+        recordExchange(connection)
+        connection.forwarding = nil
+        connection.requestsServed += 1
+        if forwarding.closeAfter || connection.clientReadClosed || connection.upstreamReadClosed {
+            // The client learns the end from the response (its framing, or `Connection: close`); then we close.
+            close(connection, answer: [])
+            return true
+        }
+        trace("\(connection.description): exchange done; waiting for the next request")
+        connection.phase = .handshake
+        connection.http = HTTPProxyServerHandshake(credentials: configuration.credentials)
+        connection.deadline = now + configuration.keepAliveIdle
+        if !connection.received.isEmpty { stepHTTP(connection) }
+        return true
+    }
+
+    /// An upstream kept for the next request spoke or closed: it cannot be used again.
+    func idleUpstreamStirred(_ connection: InboundConnection) {
+        trace("\(connection.description): the idle upstream connection closed; dropped")
+        dropUpstream(connection)
     }
 
     /// No usable response came (the upstream closed first, or sent something
-    /// that is not HTTP): a 502 if the client has seen nothing yet, else a reset.
+    /// that is not HTTP): a 502 if the client has seen none of it yet, else a reset.
     func responseFailed(_ connection: InboundConnection, reason: String) {
-        connection.exchange?.failure = reason
-        connection.exchange?.failureKind = .protocolError
-        let started = connection.bytesDown > 0 || connection.heldFrom > 0
-        connection.responses = nil
-        connection.heldFrom = 0
-        connection.parsedDown = 0
-        log("sluice: proxy: \(connection.peer) → \(connection.exchange?.url ?? "?"): \(reason)")
-        if started {
+        guard var forwarding = connection.forwarding else {
+            abort(connection, reason: reason)
+            return
+        }
+        forwarding.exchange.failure = reason
+        forwarding.exchange.failureKind = .protocolError
+        forwarding.responses = nil
+        connection.forwarding = forwarding
+        log("sluice: proxy: \(connection.peer) → \(forwarding.exchange.url): \(reason)")
+        guard !forwarding.responseStarted, let held = forwarding.heldFrom else {
             abort(connection, reason: reason)
             return
         }
         statistics.errors += 1
+        recordExchange(connection)
         dropUpstream(connection)
-        connection.toClient.removeAll()
+        // What an earlier response left unsent stays; this one's bytes go.
+        connection.toClient.truncate(to: held)
         close(connection, answer: HTTPResponse.simple(status: 502, reason: "Bad Gateway", text: "sluice: \(reason)\n"))
     }
 
-    /// The request's record for the [Statistics] books, once its connection ends.
+    /// The exchange's record for the [Statistics] books.
     func recordExchange(_ connection: InboundConnection) {
-        guard var exchange = connection.exchange else { return }
-        connection.exchange = nil
-        exchange.requestBytes = connection.bytesUp
-        exchange.responseBytes = connection.bytesDown
-        if exchange.status == nil, exchange.failure == nil {
-            exchange.failure = "the connection ended before a response"
-            exchange.failureKind = .other
+        guard var forwarding = connection.forwarding, !forwarding.recorded else { return }
+        forwarding.exchange.requestBytes = connection.bytesUp - forwarding.bytesUpAtStart
+        forwarding.exchange.responseBytes = connection.bytesDown - forwarding.bytesDownAtStart
+        if forwarding.exchange.status == nil, forwarding.exchange.failure == nil {
+            forwarding.exchange.failure = "the connection ended before a response"
+            forwarding.exchange.failureKind = .other
         }
-        director.record(exchange, now: now)
+        director.record(forwarding.exchange, now: now)
+        forwarding.recorded = true
+        connection.forwarding = forwarding
     }
 
     static func errorKind(for error: RelayError) -> ConnectionErrorKind {

@@ -22,6 +22,8 @@ final class ProxyServer {
         var maximumConnections = 2048
         /// How long a refusal or failure reply may take to drain before the connection is cut.
         var closingGrace: Duration = .seconds(5)
+        /// How long a kept-alive HTTP client may wait between requests (nginx's default is 75 s).
+        var keepAliveIdle: Duration = .seconds(60)
     }
 
     static let socksToken: UInt64 = 1
@@ -257,6 +259,8 @@ final class ProxyServer {
             return
         case let .connect(target, consumed)?:
             connection.received.removeFirst(consumed)
+            // A kept-alive client may turn to a tunnel: its idle upstream is no use for it.
+            dropUpstream(connection)
             begin(connection, target: target)
         case let .forward(target, head, consumed)?:
             connection.received.removeFirst(consumed)
@@ -431,7 +435,9 @@ final class ProxyServer {
             readProxyHandshake(connection)
         case .relaying, .closing:
             if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { readUpstream(connection) }
-        case .handshake, .resolving, .associated:
+        case .handshake:
+            idleUpstreamStirred(connection)
+        case .resolving, .associated:
             return
         }
         pump(connection)
@@ -516,22 +522,26 @@ final class ProxyServer {
         // All of these fit fresh 64 KiB buffers: a reply, one ≤16 KiB read, a ≤16 KiB head and ≤20 KiB of early bytes.
         _ = connection.toClient.append(reply)
         _ = connection.toClient.append(leftover)
-        if let head = connection.forwardHead { _ = connection.toUpstream.append(head) }
-        _ = connection.toUpstream.append(connection.received)
-        connection.received = []
         connection.phase = .relaying
         connection.deadline = nil
-        statistics.relayed += 1
+        // A kept-alive client's later upstreams are the same client relayed.
+        if connection.requestsServed == 0 { statistics.relayed += 1 }
         trace("\(connection.description): relaying")
+        if connection.forwarding != nil {
+            startExchange(connection)
+        } else {
+            _ = connection.toUpstream.append(connection.received)
+            connection.received = []
+        }
     }
 
     /// The connection cannot be made: the client gets its listener's failure reply, then the connection closes.
     func fail(_ connection: InboundConnection, _ error: RelayError, reason: String, counted: Bool = true) {
         if counted { statistics.failed += 1 }
         log("sluice: proxy: \(connection.peer) → \(connection.target.map { "\($0)" } ?? "?"): \(reason)")
-        connection.exchange?.failure = reason
-        connection.exchange?.failureKind = Self.errorKind(for: error)
-        connection.responses = nil
+        connection.forwarding?.exchange.failure = reason
+        connection.forwarding?.exchange.failureKind = Self.errorKind(for: error)
+        connection.forwarding?.responses = nil
         let reply: [UInt8]
         switch connection.listener {
         case .socks5: reply = connection.socks.reply(for: .failed(error))
@@ -545,6 +555,8 @@ final class ProxyServer {
     func close(_ connection: InboundConnection, answer: [UInt8]) {
         resolving[connection.resolverKey] = nil
         connection.phase = .closing
+        // Everything in the client's buffer now goes, nothing held back.
+        connection.forwarding?.heldFrom = nil
         connection.received = []
         _ = connection.toClient.append(answer)
         connection.clientReadClosed = true
@@ -555,9 +567,12 @@ final class ProxyServer {
         guard let upstream = connection.upstream else { return }
         try? epoll.remove(upstream.socket.descriptor)
         connection.upstream = nil
+        connection.upstreamTarget = nil
         connection.upstreamInterest = []
         connection.upstreamHungUp = false
         connection.upstreamParked = false
+        connection.upstreamReadClosed = false
+        connection.upstreamWriteClosed = false
         connection.proxyHandshake = nil
     }
 
@@ -584,7 +599,7 @@ final class ProxyServer {
             return
         }
         for _ in 0 ..< 4 {
-            guard !connection.clientReadClosed, connection.toUpstream.hasRoom else { return }
+            guard !connection.clientReadClosed, connection.toUpstream.hasRoom, readsClient(connection) else { return }
             let result: SysResult<Int>
             do { result = try connection.client.read(into: connection.toUpstream.freeSpace) } catch {
                 abort(connection, reason: "client: \(error)")
@@ -593,9 +608,16 @@ final class ProxyServer {
             guard case let .value(n) = result else { return }
             if n == 0 {
                 connection.clientReadClosed = true
+                if let forwarding = connection.forwarding, forwarding.requests != nil, !forwarding.passthrough {
+                    abort(connection, reason: "the client closed in the middle of its request")
+                }
                 return
             }
             connection.toUpstream.commit(n)
+            if let forwarding = connection.forwarding, !forwarding.passthrough {
+                scanRequest(connection)
+                guard connections[connection.id] === connection else { return }
+            }
         }
     }
 
@@ -605,7 +627,7 @@ final class ProxyServer {
         for _ in 0 ..< 4 {
             guard !connection.upstreamReadClosed, upstreamHasRoom(connection) else { return }
             var window = connection.toClient.freeSpace
-            if connection.responses != nil {
+            if connection.forwarding?.heldFrom != nil {
                 window = UnsafeMutableRawBufferPointer(rebasing: window.prefix(connection.toClient.storage.count / 2 - connection.toClient.count))
             }
             let result: SysResult<Int>
@@ -622,11 +644,18 @@ final class ProxyServer {
         }
     }
 
+    /// A plain-HTTP client is read while its request is still coming: its
+    /// next request waits in the kernel until this exchange is over.
+    func readsClient(_ connection: InboundConnection) -> Bool {
+        guard let forwarding = connection.forwarding else { return true }
+        return forwarding.passthrough || forwarding.requests != nil
+    }
+
     /// Room for the upstream's bytes. While a response head is awaited, half
     /// the buffer stays free (reads stop at the half), so the head, at most
     /// `responseHeadLimit` (a quarter), can grow by its rewrites in place.
     func upstreamHasRoom(_ connection: InboundConnection) -> Bool {
-        connection.responses == nil ? connection.toClient.hasRoom : connection.toClient.count < connection.toClient.storage.count / 2
+        connection.forwarding?.heldFrom == nil ? connection.toClient.hasRoom : connection.toClient.count < connection.toClient.storage.count / 2
     }
 
     /// Writes what each side owes, passes half-closes on once a buffer drains,
@@ -660,17 +689,25 @@ final class ProxyServer {
                     return
                 }
                 guard case let .value(n) = result, n > 0 else { break }
-                connection.toUpstream.consume(n)
+                connection.sentUpstream(n)
                 connection.bytesUp += n
+            }
+            if let forwarding = connection.forwarding, !forwarding.passthrough {
+                // Plain HTTP: the messages' framing says when an exchange ends, not the sockets' closes.
+                if connection.upstreamReadClosed {
+                    upstreamClosedDuringExchange(connection)
+                    guard connections[connection.id] === connection else { return }
+                }
+                if connection.phase != .relaying || finishExchangeIfDone(connection) {
+                    pump(connection)
+                    return
+                }
+                updateInterest(connection)
+                return
             }
             if connection.clientReadClosed, connection.toUpstream.isEmpty, !connection.upstreamWriteClosed {
                 upstream.socket.shutdown(.write)
                 connection.upstreamWriteClosed = true
-            }
-            if connection.upstreamReadClosed, connection.responses != nil {
-                responseFailed(connection, reason: "the upstream closed before answering")
-                pump(connection)
-                return
             }
             if connection.upstreamReadClosed, connection.toClient.isEmpty, !connection.clientWriteClosed {
                 connection.client.shutdown(.write)
@@ -690,11 +727,13 @@ final class ProxyServer {
         switch connection.phase {
         case .handshake:
             client.insert(.readable)
+            // An upstream kept for a kept-alive client's next request: its close (or stray bytes) retire it.
+            if connection.upstream != nil { upstream.insert(.readable) }
         case .resolving, .connecting, .proxyHandshake:
             if connection.phase == .connecting { upstream.insert(.writable) }
             if connection.phase == .proxyHandshake { upstream.insert(.readable) }
         case .relaying:
-            if !connection.clientReadClosed, connection.toUpstream.hasRoom { client.insert(.readable) }
+            if !connection.clientReadClosed, connection.toUpstream.hasRoom, readsClient(connection) { client.insert(.readable) }
             if !connection.upstreamReadClosed, upstreamHasRoom(connection) { upstream.insert(.readable) }
             if !connection.toUpstream.isEmpty { upstream.insert(.writable) }
         case .closing, .associated:
@@ -768,6 +807,10 @@ final class ProxyServer {
         for connection in connections.values {
             guard let deadline = connection.deadline, deadline <= time else { continue }
             switch connection.phase {
+            case .handshake where connection.requestsServed > 0 && connection.received.isEmpty:
+                // A kept-alive client that sent nothing more: idle, not failing.
+                trace("\(connection.description): idle for \(configuration.keepAliveIdle); closed")
+                finish(connection)
             case .handshake:
                 statistics.handshakeFailures += 1
                 log("sluice: proxy: \(connection.peer) \(connection.listener): no complete request in time; closed")

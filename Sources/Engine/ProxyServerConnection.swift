@@ -39,10 +39,11 @@ final class RelayBuffer {
         if start == end { start = 0; end = 0 }
     }
 
-    /// Forgets the unsent bytes (a failure reply takes their place).
-    func removeAll() {
-        start = 0
-        end = 0
+    /// Keeps the first `n` unsent bytes and forgets the rest.
+    func truncate(to n: Int) {
+        precondition(n >= 0 && n <= count)
+        end = start + n
+        if start == end { start = 0; end = 0 }
     }
 
     /// Puts `bytes` in place of the unsent bytes at `range` (offsets into
@@ -118,18 +119,13 @@ final class InboundConnection {
     /// For an absolute-form HTTP request: the head to send first, as planned
     /// (origin form, or absolute form to an upstream HTTP proxy).
     var forwardHead: [UInt8]?
-    /// That request, planned as a tunnel's HTTP request is: the response head
-    /// gets its http-response rewrites, and [Statistics] books record it when
-    /// the connection ends.
-    var exchange: HTTPExchange?
-    /// While the final response head is awaited: its parser. Bytes from where
-    /// that head starts (`heldFrom`, an offset into `toClient.readable`) wait
-    /// in `toClient` until it is whole, so it can be rewritten; nil once it
-    /// has come, and everything after passes through.
-    var responses: HTTPResponseParser?
-    var heldFrom = 0
-    /// How much of `toClient.readable` the response parser has seen.
-    var parsedDown = 0
+    /// The HTTP listener's plain-HTTP exchange under way (ProxyServer+HTTP.swift).
+    var forwarding: HTTPForwarding?
+    /// Plain-HTTP exchanges this connection finished: a kept-alive client
+    /// waiting for its next request is idle, not stalled in a handshake.
+    var requestsServed = 0
+    /// Where the upstream socket leads, so a next request for the same place reuses it.
+    var upstreamTarget: UpstreamTarget?
     var route = "?"
     var upstream: SocketBox?
     var proxyHandshake: ProxyHandshake?
@@ -188,14 +184,18 @@ final class InboundConnection {
     }
 
     /// What may be written to the client now: all of `toClient`, except a response head still being read.
-    var sendableToClient: Int { responses == nil ? toClient.count : heldFrom }
+    var sendableToClient: Int { forwarding?.heldFrom ?? toClient.count }
 
     /// The client took `n` bytes: offsets into `toClient.readable` move with them.
     func sentToClient(_ n: Int) {
         toClient.consume(n)
-        guard responses != nil else { return }
-        heldFrom -= n
-        parsedDown -= n
+        forwarding?.sentToClient(n)
+    }
+
+    /// The upstream took `n` bytes.
+    func sentUpstream(_ n: Int) {
+        toUpstream.consume(n)
+        forwarding?.sentUpstream(n)
     }
 
     var description: String {
@@ -204,11 +204,13 @@ final class InboundConnection {
 }
 
 extension InboundConnection {
-    /// Rewrites a request head to ask for `Connection: close`: this
-    /// listener relays one request per connection (the next request may name
-    /// another host, which the rules must see), so the origin must end the
-    /// connection after its response. Works on bytes: header values need not be UTF-8.
-    static func closingHead(_ head: [UInt8]) -> [UInt8] {
+    /// A request head without the client's hop-by-hop Connection and
+    /// Keep-Alive lines (they were for us, RFC 9110 §7.6.1), and with
+    /// `Connection: close` when this is the connection's last exchange, or
+    /// `Connection: upgrade` when it asks for a protocol switch (its Upgrade
+    /// line stays: the origin must see both to answer 101).
+    /// Works on bytes: header values need not be UTF-8.
+    static func forwardedHead(_ head: [UInt8], close: Bool, upgrade: Bool = false) -> [UInt8] {
         var lines: [ArraySlice<UInt8>] = []
         var lineStart = 0
         var i = 0
@@ -228,7 +230,12 @@ extension InboundConnection {
             out += line
             out += [0x0d, 0x0a]
         }
-        out += Array("Connection: close\r\n\r\n".utf8)
+        if upgrade {
+            out += Array("Connection: upgrade\r\n".utf8)
+        } else if close {
+            out += Array("Connection: close\r\n".utf8)
+        }
+        out += [0x0d, 0x0a]
         return out
     }
 

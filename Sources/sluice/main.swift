@@ -85,9 +85,9 @@ commands:
         upstream proxies, REJECT), as the tunnel's flows do: SOCKS5 (CONNECT,
         and UDP ASSOCIATE for DIRECT datagrams) on --listen (default
         127.0.0.1:1080) and an HTTP proxy (CONNECT and absolute-form requests,
-        one request per connection) on --http-listen. Plain HTTP requests
-        also get the profile's URL Rewrite, Map Local, Header Rewrite and
-        [Statistics] (tables in the summary). --auth requires RFC 1929 / Basic credentials on both.
+        kept alive) on --http-listen. Plain HTTP requests also get the
+        profile's URL Rewrite, Map Local, Header Rewrite and [Statistics]
+        (tables in the summary). --auth requires RFC 1929 / Basic credentials on both.
         An address other than loopback needs --auth: no open relays.
         SIGHUP reloads the profile; Ctrl-C stops and prints a summary.
   replay FILE.pcap [--profile FILE] [--format table|flowlog|har]

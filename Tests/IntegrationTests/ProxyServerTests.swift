@@ -23,6 +23,7 @@ final class ProxyServerTests {
     static let locations = """
     location = /echo { default_type text/plain; return 200 "method=$request_method host=$host env=$http_x_env token=$http_x_debug_token\\n"; }
     location = /fail { return 500 "failing\\n"; }
+    location = /conn { default_type text/plain; return 200 "$connection $connection_requests"; }
     """
 
     init() throws {
@@ -201,6 +202,133 @@ final class ProxyServerTests {
         #expect(row("mock.test") == ["mock.test", "1", "1", "0", "0", "0"], "\(summary)")
         #expect(row("closed.test") == ["closed.test", "2", "0", "0", "0", "0"], "\(summary)")
         #expect(summary.contains("refused 1"), "\(summary)")
+    }
+
+    /// A plain-HTTP client's connection is kept alive across requests, to
+    /// one origin or several (the client's `num_connects` stays 0), and so
+    /// is the upstream connection while the requests go to the same place
+    /// (nginx's `$connection_requests` counts on); bodies of every framing
+    /// cross intact. Until 2026-12-01 each request took its own connection.
+    @Test func httpClientsAreKeptAliveAcrossRequests() throws {
+        let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)")
+        let server = try start(["--http-listen", "127.0.0.1:18090", "--profile", path], ports: [18090])
+        let proxy = "--proxy http://127.0.0.1:18090"
+        let download = pair.path("kept-alive-1m.bin")
+        let r = try client("""
+        curl -sS -m 30 \(proxy) -w ' %{num_connects}\\n' http://origin.test:8080/conn \\
+          --next \(proxy) -w ' %{num_connects}\\n' -d 'field=value' http://origin.test:8080/conn \\
+          --next \(proxy) -o \(download) -w '%{http_code} %{num_connects}\\n' http://origin.test:8080/1m.bin \\
+          --next \(proxy) -w ' %{num_connects}\\n' -H 'Transfer-Encoding: chunked' -d 'abc' http://origin.test:8080/conn \\
+          --next \(proxy) -w ' %{num_connects}\\n' 'http://[fd00:88::2]:8080/conn' \\
+          --next \(proxy) -o /dev/null -w '%{http_code} %{num_connects}\\n' http://origin.test:8080/missing \\
+          --next \(proxy) -w ' %{num_connects}\\n' http://origin.test:8080/conn
+        sha256sum \(download) | cut -c1-64
+        """)
+        let summary = server.stop()
+        let lines = r.output.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(lines.count == 8, "\(r.output)\n\(summary)")
+        guard lines.count == 8, lines.allSatisfy({ !$0.isEmpty }) else { return }
+        // nginx's connection number, its request count on it, and curl's new connections.
+        let first = lines[0][0]
+        #expect(lines[0] == [first, "1", "1"], "\(r.output)")
+        #expect(lines[1] == [first, "2", "0"], "\(r.output)")
+        #expect(lines[2] == ["200", "0"], "\(r.output)")
+        #expect(lines[3] == [first, "4", "0"], "\(r.output)")
+        #expect(lines[4].count == 3 && lines[4][0] != first && lines[4][1] == "1" && lines[4][2] == "0", "another origin: \(r.output)")
+        #expect(lines[5] == ["404", "0"], "\(r.output)")
+        #expect(lines[6].count == 3 && lines[6][1] == "2" && lines[6][2] == "0", "back to the first origin, on a new upstream: \(r.output)")
+        #expect(lines[7] == [sha1m], "\(r.output)")
+        #expect(summary.contains("proxy: 1 connections (1 relayed"), "\(summary)")
+    }
+
+    /// Requests pipelined in one write are answered in order, each planned
+    /// on its own; a response framed by chunks or by the origin's close ends
+    /// where it should; an HTTP/1.0 client's origin is asked to close; and
+    /// a 101 turns the connection into a tunnel that carries the bytes the
+    /// client sent right behind its request.
+    @Test func pipelinedChunkedAndUpgradedExchanges() throws {
+        let origin = pair.path("origin-9107.py")
+        try """
+        import socket, threading
+        def handle(c):
+            c.settimeout(20); buf = b""
+            try:
+                while True:
+                    while b"\\r\\n\\r\\n" not in buf:
+                        d = c.recv(65536)
+                        if not d: return
+                        buf += d
+                    head, buf = buf.split(b"\\r\\n\\r\\n", 1)
+                    path = head.split(b" ")[1].decode()
+                    conn = ([l.split(b":", 1)[1].strip() for l in head.split(b"\\r\\n")[1:] if l.lower().startswith(b"connection:")] or [b"-"])[0].decode()
+                    if path == "/chunked":
+                        c.sendall(b"HTTP/1.1 200 OK\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n5\\r\\nhello\\r\\n7\\r\\n world!\\r\\n0\\r\\n\\r\\n")
+                    elif path == "/close10":
+                        c.sendall(("HTTP/1.0 200 OK\\r\\n\\r\\nto the close, conn=%s\\n" % conn).encode()); return
+                    elif path == "/ws":
+                        c.sendall(b"HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: test\\r\\nConnection: Upgrade\\r\\n\\r\\n")
+                        data = buf
+                        while True:
+                            if data: c.sendall(b"echo:" + data)
+                            data = c.recv(65536)
+                            if not data: return
+                    else:
+                        msg = ("%s conn=%s\\n" % (path, conn)).encode()
+                        c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(msg) + msg)
+            finally:
+                c.close()
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9107)); s.listen(16); s.settimeout(60)
+        while True:
+            c, _ = s.accept()
+            threading.Thread(target=handle, args=(c,), daemon=True).start()
+        """.write(toFile: origin, atomically: true, encoding: .utf8)
+        _ = try net.start(["/usr/bin/python3", origin], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9107"))
+        let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)")
+        let server = try start(["--http-listen", "127.0.0.1:18091", "--profile", path], ports: [18091])
+        let r = try client("""
+        get() { printf 'GET http://origin.test:9107/%s HTTP/1.1\\r\\nHost: origin.test:9107\\r\\n%b\\r\\n' "$1" "$2"; }
+        { get one ''; get chunked ''; get two 'Connection: close\\r\\n'; } | nc -N 127.0.0.1 18091 | tr -d '\\r'
+        echo ---
+        curl -sS -m 10 --proxy http://127.0.0.1:18091 http://origin.test:9107/close10 --next --proxy http://127.0.0.1:18091 -w '%{num_connects}\\n' http://origin.test:9107/after
+        curl -sS -m 10 --http1.0 --proxy http://127.0.0.1:18091 http://origin.test:9107/old
+        echo ---
+        { printf 'GET http://origin.test:9107/ws HTTP/1.1\\r\\nHost: origin.test:9107\\r\\nConnection: Upgrade\\r\\nUpgrade: test\\r\\n\\r\\nearly'; } | nc -N 127.0.0.1 18091 | tr -d '\\r'
+        echo
+        """)
+        let summary = server.stop()
+        #expect(r.output == """
+        HTTP/1.1 200 OK
+        Content-Length: 12
+
+        /one conn=-
+        HTTP/1.1 200 OK
+        Transfer-Encoding: chunked
+
+        5
+        hello
+        7
+         world!
+        0
+
+        HTTP/1.1 200 OK
+        Content-Length: 16
+
+        /two conn=close
+        ---
+        to the close, conn=-
+        /after conn=-
+        1
+        /old conn=close
+        ---
+        HTTP/1.1 101 Switching Protocols
+        Upgrade: test
+        Connection: Upgrade
+
+        echo:early
+
+        """, "\(r.output)\n\(summary)")
     }
 
     @Test func credentialsAreRequiredWhenSet() throws {

@@ -1,0 +1,58 @@
+internal import HTTP
+
+/// One plain-HTTP exchange of `sluice proxy`'s HTTP listener, as its bytes
+/// cross the connection's two relay buffers: the request (the planned head,
+/// then its body) entering `toUpstream`, the response entering `toClient`.
+/// The parsers say where each message ends, so the client's next request
+/// can be planned on its own (keep-alive), and where the response head is,
+/// so it can be rewritten. Offsets are into the buffers' unsent bytes and
+/// move as bytes are sent.
+struct HTTPForwarding {
+    var exchange: HTTPExchange
+    /// Reads the request as it enters `toUpstream`; nil once it has ended.
+    var requests: HTTPRequestParser? = HTTPRequestParser()
+    /// How much of `toUpstream` the request parser has seen.
+    var requestScanned = 0
+    /// Reads the response as it enters `toClient`; nil once it has ended.
+    var responses: HTTPResponseParser?
+    /// How much of `toClient` the response parser has seen.
+    var responseScanned = 0
+    /// Where the response head still being read starts in `toClient`: bytes
+    /// from there wait until it is whole (it may be rewritten). nil once the
+    /// final head has gone on.
+    var heldFrom: Int? = 0
+    /// Some of the response went on to the client (an interim head, or the final one).
+    var responseStarted = false
+    /// After a 101 Switching Protocols: opaque bytes both ways until the connection ends.
+    var passthrough = false
+    /// The connection ends after this exchange: the client asked (HTTP/1.0,
+    /// `Connection: close`), the origin did, or its response ran to the close.
+    var closeAfter: Bool
+    /// The [Statistics] books have it.
+    var recorded = false
+    /// The connection's byte counts when the exchange began, for its own.
+    let bytesUpAtStart: Int
+    let bytesDownAtStart: Int
+
+    init(exchange: HTTPExchange, method: HTTPMethod, closeAfter: Bool, responseHeadLimit: Int, bytesUp: Int, bytesDown: Int) {
+        self.exchange = exchange
+        var responses = HTTPResponseParser(limits: HTTPParserLimits(maxHeadBytes: responseHeadLimit))
+        responses.expectResponse(to: method)
+        self.responses = responses
+        self.closeAfter = closeAfter
+        bytesUpAtStart = bytesUp
+        bytesDownAtStart = bytesDown
+    }
+
+    /// Both messages have ended (and the connection did not become a tunnel).
+    var isComplete: Bool { requests == nil && responses == nil && !passthrough }
+
+    mutating func sentToClient(_ n: Int) {
+        if let held = heldFrom { heldFrom = held - n }
+        responseScanned -= n
+    }
+
+    mutating func sentUpstream(_ n: Int) {
+        requestScanned -= n
+    }
+}
