@@ -255,8 +255,11 @@ extension ProxyServer {
         connection.forwarding = nil
         connection.requestsServed += 1
         if forwarding.closeAfter || connection.clientReadClosed || connection.upstreamReadClosed {
-            // The client learns the end from the response (its framing, or `Connection: close`); then we close.
+            // The client learns the end from the response (its framing, or
+            // `Connection: close`); then we close, however slowly it reads
+            // what is left (no grace period: this is no refusal).
             close(connection, answer: [])
+            connection.deadline = nil
             return true
         }
         trace("\(connection.description): exchange done; waiting for the next request")

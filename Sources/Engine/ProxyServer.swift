@@ -807,6 +807,9 @@ final class ProxyServer {
         for connection in connections.values {
             guard let deadline = connection.deadline, deadline <= time else { continue }
             switch connection.phase {
+            case .handshake where connection.requestsServed > 0 && connection.received.isEmpty && !connection.toClient.isEmpty:
+                // Still taking its last response: not idle yet.
+                connection.deadline = time + configuration.keepAliveIdle
             case .handshake where connection.requestsServed > 0 && connection.received.isEmpty:
                 // A kept-alive client that sent nothing more: idle, not failing.
                 trace("\(connection.description): idle for \(configuration.keepAliveIdle); closed")
