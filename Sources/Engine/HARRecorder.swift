@@ -1,5 +1,6 @@
 internal import Capture
 internal import HTTP
+internal import Stack
 internal import Sys
 
 /// `--har FILE`: the HTTP exchanges of HTTP-mode flows, each written as it
@@ -34,50 +35,61 @@ final class HARRecorder {
 }
 
 extension Tunnel {
-    /// One exchange as a HAR entry: the request as forwarded (its URL before a
-    /// rewrite in `_rewrittenFrom`), the response as the app received it.
+    /// One exchange of an HTTP-mode flow as a HAR entry.
     func harEntry(_ exchange: HTTPExchange, session: HTTPSession) -> HAREntry? {
-        guard let head = exchange.requestHead else { return nil }
-        let request = HARRequest(head, url: exchange.url, body: exchange.requestBody, bodySize: exchange.requestBodyBytes)
+        let key = session.key
+        let connection = flowRecords[key]?.record.connectionID ?? 0
+        return exchange.harEntry(bodyLimit: bodyLimitForHAR, startedAt: wallTime(exchange.started), now: now,
+                                 serverIPAddress: "\(key.destinationAddress)", connection: "\(connection)", comment: "\(key)")
+    }
+
+    var bodyLimitForHAR: Int { har?.bodyLimit ?? 0 }
+}
+
+extension HTTPExchange {
+    /// The exchange as a HAR entry: the request as forwarded (its URL before
+    /// a rewrite in `_rewrittenFrom`), the response as the client received
+    /// it. `startedAt` is the wall time (ns since the epoch) of `started`;
+    /// `serverIPAddress` is left out for an answer of Sluice's own.
+    func harEntry(bodyLimit: Int, startedAt: UInt64, now: Instant, serverIPAddress: String?,
+                  connection: String, comment: String) -> HAREntry? {
+        guard let head = requestHead else { return nil }
+        let request = HARRequest(head, url: url, body: requestBody, bodySize: requestBodyBytes)
         var response: HARResponse
-        var responseHead = exchange.responseHead
-        var responseBody = exchange.responseBody
-        if responseHead == nil, let answer = exchange.localAnswer {
-            // Sluice's own answer: parsed back, so the entry shows what the app got.
+        var finalHead = responseHead
+        var finalBody = responseBody
+        if finalHead == nil, let answer = localAnswer {
+            // Sluice's own answer: parsed back, so the entry shows what the client got.
             var parser = HTTPResponseParser()
             parser.expectResponse(to: head.method)
             var rest = answer[...]
             while !rest.isEmpty, let step = rest.withUnsafeBytes({ try? parser.parse($0) }) {
                 switch step {
                 case let .head(parsed, consumed):
-                    responseHead = parsed
+                    finalHead = parsed
                     rest = rest.dropFirst(consumed)
                 case let .body(consumed), let .end(consumed):
-                    responseBody += rest.prefix(min(consumed, max(bodyLimitForHAR - responseBody.count, 0)))
+                    finalBody += rest.prefix(min(consumed, max(bodyLimit - finalBody.count, 0)))
                     rest = rest.dropFirst(consumed)
                 case .upgraded:
                     rest = []
                 }
             }
         }
-        if let responseHead {
-            response = HARResponse(responseHead, body: responseBody, bodySize: exchange.localAnswer != nil ? responseBody.count : exchange.responseBodyBytes)
+        if let finalHead {
+            response = HARResponse(finalHead, body: finalBody, bodySize: localAnswer != nil ? finalBody.count : responseBodyBytes)
         } else {
-            response = HARResponse(status: 0, statusText: exchange.failure ?? "no response", content: HARContent(size: 0, mimeType: ""),
+            response = HARResponse(status: 0, statusText: failure ?? "no response", content: HARContent(size: 0, mimeType: ""),
                                    redirectURL: "", headersSize: -1, bodySize: -1)
         }
-        let waited = exchange.headAt.map { Double($0.nanoseconds - exchange.started.nanoseconds) / 1e6 } ?? 0
-        let received = exchange.headAt.map { Double(now.nanoseconds - $0.nanoseconds) / 1e6 } ?? 0
-        let key = session.key
-        let connection = flowRecords[key]?.record.connectionID ?? 0
-        return HAREntry(startedDateTime: CalendarTime.rfc3339(wallTime(exchange.started)), request: request, response: response,
+        let waited = headAt.map { Double($0.nanoseconds - started.nanoseconds) / 1e6 } ?? 0
+        let received = headAt.map { Double(now.nanoseconds - $0.nanoseconds) / 1e6 } ?? 0
+        return HAREntry(startedDateTime: CalendarTime.rfc3339(startedAt), request: request, response: response,
                         timings: HARTimings(send: 0, wait: max(waited, 0), receive: max(received, 0)),
-                        serverIPAddress: exchange.localAnswer == nil ? "\(key.destinationAddress)" : nil,
-                        connection: "\(connection)",
-                        comment: "\(key)",
-                        rule: exchange.rule, policy: exchange.policy, rewrittenFrom: exchange.rewrittenFrom,
-                        mocked: exchange.mocked || exchange.localAnswer != nil)
+                        serverIPAddress: localAnswer == nil ? serverIPAddress : nil,
+                        connection: connection,
+                        comment: comment,
+                        rule: rule, policy: policy, rewrittenFrom: rewrittenFrom,
+                        mocked: mocked || localAnswer != nil)
     }
-
-    var bodyLimitForHAR: Int { har?.bodyLimit ?? 0 }
 }

@@ -35,6 +35,7 @@ extension ProxyServer {
             var exchange = planned.exchange
             exchange.localAnswer = bytes
             director.record(exchange, now: now)
+            addToHAR(exchange, connection)
             close(connection, answer: bytes)
             return
         case .refuse:
@@ -123,10 +124,17 @@ extension ProxyServer {
             case nil, .upgraded?:
                 // (`.upgraded` comes only after `upgrade()`, which is never asked for here.)
                 forwarding.requestScanned = readable.count
-            case let .head(_, consumed)?, let .body(consumed)?:
+            case let .head(_, consumed)?:
+                forwarding.requestScanned += consumed
+                continue
+            case let .body(consumed)?:
+                noteBody(readable, from: forwarding.requestScanned, count: consumed, into: &forwarding.exchange.requestBody,
+                         total: &forwarding.exchange.requestBodyBytes)
                 forwarding.requestScanned += consumed
                 continue
             case let .end(consumed)?:
+                noteBody(readable, from: forwarding.requestScanned, count: consumed, into: &forwarding.exchange.requestBody,
+                         total: &forwarding.exchange.requestBodyBytes)
                 forwarding.requestScanned += consumed
                 let next = forwarding.requestScanned
                 if next < readable.count {
@@ -194,9 +202,13 @@ extension ProxyServer {
                 forwarding.responseStarted = true
                 continue
             case let .body(consumed)?:
+                noteBody(readable, from: forwarding.responseScanned, count: consumed, into: &forwarding.exchange.responseBody,
+                         total: &forwarding.exchange.responseBodyBytes)
                 forwarding.responseScanned += consumed
                 continue
             case let .end(consumed)?:
+                noteBody(readable, from: forwarding.responseScanned, count: consumed, into: &forwarding.exchange.responseBody,
+                         total: &forwarding.exchange.responseBodyBytes)
                 forwarding.responseScanned += consumed
                 if forwarding.responseScanned < readable.count {
                     // Bytes after the response nobody asked for: not a connection to use again.
@@ -310,8 +322,25 @@ extension ProxyServer {
             forwarding.exchange.failureKind = .other
         }
         director.record(forwarding.exchange, now: now)
+        addToHAR(forwarding.exchange, connection)
         forwarding.recorded = true
         connection.forwarding = forwarding
+    }
+
+    /// Body bytes as they pass: counted, and with `--har` kept up to its limit.
+    func noteBody(_ buffer: UnsafeRawBufferPointer, from offset: Int, count: Int, into kept: inout [UInt8], total: inout Int) {
+        total += count
+        guard let har, kept.count < har.bodyLimit, count > 0 else { return }
+        kept += buffer[offset ..< offset + min(count, har.bodyLimit - kept.count)]
+    }
+
+    func addToHAR(_ exchange: HTTPExchange, _ connection: InboundConnection) {
+        guard let har else { return }
+        let server = connection.upstreamAddress.map { "\($0)" }
+        let entry = exchange.harEntry(bodyLimit: har.bodyLimit, startedAt: wallOrigin &+ UInt64(max(exchange.started.nanoseconds, 0)),
+                                      now: now, serverIPAddress: server, connection: "\(connection.id)",
+                                      comment: "\(connection.peer) via \(connection.listener) listener")
+        if let entry { har.add(entry) }
     }
 
     static func errorKind(for error: RelayError) -> ConnectionErrorKind {

@@ -46,6 +46,10 @@ final class ProxyServer {
     var statistics = ProxyServerStatistics()
     /// MonotonicClock's reading at `now == 0`.
     let origin: Int64
+    /// The wall clock (ns since the epoch) at `now == 0`, for HAR's times.
+    let wallOrigin: UInt64
+    /// `--har FILE`: the plain-HTTP exchanges, each as it finishes.
+    var har: HARRecorder?
     /// One read's worth of space.
     let scratch: UnsafeMutableRawBufferPointer
     var debug: Bool { EngineLog.verbose }
@@ -67,6 +71,7 @@ final class ProxyServer {
             if let channel = resolver.channel { try epoll.add(channel.socket.descriptor, events: .readable, token: Self.resolverToken) }
         } catch { throw EngineError.system("epoll_ctl", error) }
         origin = MonotonicClock.now()
+        wallOrigin = WallClock.now()
         scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
     }
 
@@ -397,6 +402,7 @@ final class ProxyServer {
             return
         }
         connection.upstream = SocketBox(socket)
+        connection.upstreamAddress = address
         connection.upstreamInterest = .writable
         if case .value = result { upstreamConnected(connection) }
     }
@@ -568,6 +574,7 @@ final class ProxyServer {
         try? epoll.remove(upstream.socket.descriptor)
         connection.upstream = nil
         connection.upstreamTarget = nil
+        connection.upstreamAddress = nil
         connection.upstreamInterest = []
         connection.upstreamHungUp = false
         connection.upstreamParked = false
@@ -875,12 +882,15 @@ public struct ProxyServerStatistics: Sendable, CustomStringConvertible {
     public var datagramsDropped = 0
     /// The profile's [Statistics] tables, when it has any.
     public var requestStatistics: String?
+    /// `--har`'s line.
+    public var harSummary: String?
 
     public var description: String {
         "proxy: \(connections) connections (\(relayed) relayed, \(refusedByRules) refused by rules, \(answeredHere) answered by the profile, "
             + "\(handshakeFailures) bad or unauthenticated requests (\(authFailures) wrong credentials), \(failed) unreachable), "
             + "\(bytesUp) bytes up, \(bytesDown) bytes down, \(associations) UDP associations (\(datagramsUp) datagrams up, "
             + "\(datagramsDown) down, \(datagramsDropped) dropped), \(errors) errors"
+            + (harSummary.map { "\nsluice: " + $0 } ?? "")
             + (requestStatistics.map { "\n" + $0 } ?? "")
     }
 }

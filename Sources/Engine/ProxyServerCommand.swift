@@ -15,6 +15,9 @@ public struct ProxyCommand {
         public var profile: String?
         /// `USER:PASS`, for both listeners.
         public var auth: String?
+        /// `--har FILE [--har-body-limit BYTES]`: the HTTP listener's plain-HTTP exchanges.
+        public var har: String?
+        public var harBodyLimit: Int?
 
         public init(socksListen: String? = nil, httpListen: String? = nil, profile: String? = nil, auth: String? = nil) {
             self.socksListen = socksListen; self.httpListen = httpListen; self.profile = profile; self.auth = auth
@@ -33,12 +36,18 @@ public struct ProxyCommand {
         var rest = arguments
         while let first = rest.popFirst() {
             switch first {
-            case "--listen", "--http-listen", "--profile", "--auth":
+            case "--listen", "--http-listen", "--profile", "--auth", "--har", "--har-body-limit":
                 guard let value = rest.popFirst() else { return .failure(UsageError("sluice proxy: \(first) needs a value")) }
                 switch first {
                 case "--listen": options.socksListen = value
                 case "--http-listen": options.httpListen = value
                 case "--profile": options.profile = value
+                case "--har": options.har = value
+                case "--har-body-limit":
+                    guard let n = Int(value), n >= 0 else {
+                        return .failure(UsageError("sluice proxy: --har-body-limit wants a byte count; got '\(value)'"))
+                    }
+                    options.harBodyLimit = n
                 default: options.auth = value
                 }
             default:
@@ -95,7 +104,12 @@ public struct ProxyCommand {
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)
         }
+        var capture = CaptureOptions()
+        capture.har = options.har
+        capture.harBodyLimit = options.harBodyLimit
+        let har = try capture.harRecorder(profile: profile)
         let server = try ProxyServer(configuration: configuration, log: log)
+        server.har = har
         server.apply(profile)
         try server.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: ProxyServer.signalToken)
         log("sluice: proxy: \(shown.joined(separator: ", "))\(configuration.credentials == nil ? "" : " (authentication required)"); "
@@ -136,6 +150,7 @@ public struct ProxyCommand {
         server.closeAll()
         var statistics = server.statistics
         statistics.requestStatistics = server.director.statisticsSummary
+        statistics.harSummary = har?.finish()
         return statistics
     }
 }

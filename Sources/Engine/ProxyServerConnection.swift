@@ -126,6 +126,8 @@ final class InboundConnection {
     var requestsServed = 0
     /// Where the upstream socket leads, so a next request for the same place reuses it.
     var upstreamTarget: UpstreamTarget?
+    /// The address it connected to (HAR's serverIPAddress).
+    var upstreamAddress: SysIPAddress?
     var route = "?"
     var upstream: SocketBox?
     var proxyHandshake: ProxyHandshake?

@@ -66,6 +66,10 @@ struct ProxyServerUnitTests {
         #expect(all == ProxyCommand.Options(socksListen: "[::1]:1080", profile: "p.conf", auth: "a:b"))
         #expect(throws: UsageError.self) { try ProxyCommand.parse(["--listen"]).get() }
         #expect(throws: UsageError.self) { try ProxyCommand.parse(["--socks"]).get() }
+        let har = try ProxyCommand.parse(["--http-listen", "127.0.0.1:8080", "--har", "x.har", "--har-body-limit", "0"]).get()
+        #expect(har.har == "x.har" && har.harBodyLimit == 0)
+        #expect(throws: UsageError.self) { try ProxyCommand.parse(["--har-body-limit", "-1"]).get() }
+        #expect(throws: UsageError.self) { try ProxyCommand.parse(["--har"]).get() }
     }
 
     @Test func listenAddressesAreAddresses() throws {

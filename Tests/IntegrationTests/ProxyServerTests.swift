@@ -331,6 +331,44 @@ final class ProxyServerTests {
         """, "\(r.output)\n\(summary)")
     }
 
+    /// `--har` records the HTTP listener's plain-HTTP exchanges as exec's
+    /// does: HAR 1.2, bodies, the URL before a rewrite, a local answer marked
+    /// as such, and one connection id for a kept-alive client's requests.
+    @Test func harRecordsTheHTTPListenersExchanges() throws {
+        let har = pair.path("proxy.har")
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [URL Rewrite]
+        ^http://api\\.test/(.*) http://origin.test:8080/$1 header
+
+        [Map Local]
+        ^http://mock\\.test/config$ data-type=text data="{}" header="Content-Type:application/json"
+        """)
+        let server = try start(["--http-listen", "127.0.0.1:18092", "--profile", path, "--har", har], ports: [18092])
+        let proxy = "--proxy http://127.0.0.1:18092"
+        let r = try client("""
+        curl -s -o /dev/null \(proxy) http://origin.test:8080/hello.txt --next -o /dev/null \(proxy) http://origin.test:8080/missing
+        curl -s -o /dev/null \(proxy) http://api.test/hello.txt
+        curl -s -o /dev/null \(proxy) --data 'a=1' http://origin.test:8080/echo
+        curl -s -o /dev/null \(proxy) http://mock.test/config
+        """)
+        let summary = server.stop()
+        #expect(r.status == 0, "\(r.output)")
+        #expect(summary.contains("HAR: 5 entries written"), "\(summary)")
+        let out = try net.run(["/usr/bin/python3", "-c", ProfileTests.harValidator, har]).output
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 5, "\(out)\n\(summary)")
+        guard lines.count == 5 else { return }
+        #expect(lines[0] == "GET http://origin.test:8080/hello.txt 200 DIRECT False None 'hello from nginx\\n' None 1", "\(out)")
+        #expect(lines[1].hasPrefix("GET http://origin.test:8080/missing 404 DIRECT False None") && lines[1].hasSuffix(" 1"), "\(out)")
+        #expect(lines[2].hasPrefix("GET http://origin.test:8080/hello.txt 200 DIRECT False http://api.test/hello.txt 'hello from nginx\\n'"), "\(out)")
+        #expect(lines[3].hasPrefix("POST http://origin.test:8080/echo 200 DIRECT False None 'method=POST ") && lines[3].contains(" a=1 "), "\(out)")
+        #expect(lines[4].hasPrefix("GET http://mock.test/config 200 local True None '{}'"), "\(out)")
+    }
+
     @Test func credentialsAreRequiredWhenSet() throws {
         let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)")
         let server = try start(["--listen", "127.0.0.1:11082", "--http-listen", "127.0.0.1:18082", "--profile", path,
