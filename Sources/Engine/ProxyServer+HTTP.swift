@@ -26,16 +26,24 @@ extension ProxyServer {
         }
         let planned = director.plan(head, facts: flowFacts(for: connection, target: target), now: now)
         connection.route = planned.exchange.rule.isEmpty ? planned.exchange.policy : planned.exchange.rule
+        // The connection's line names its latest request's decision, as a tunnel's HTTP-mode flow's does.
+        noteRoute(connection, target: target, route: planned.route, reason: planned.exchange.rule, policy: planned.exchange.policy)
         trace("\(connection.description): \(head.method.rawValue) \(planned.exchange.url) → \(planned.route) (\(connection.route))")
         switch planned.route {
         case let .answer(bytes):
             // A redirect or mock of URL Rewrite, a Map Local file, or a rule's REJECT page.
-            if planned.exchange.mocked { statistics.answeredHere += 1 } else { statistics.refusedByRules += 1 }
+            if planned.exchange.mocked {
+                statistics.answeredHere += 1
+            } else {
+                statistics.refusedByRules += 1
+                noteEnd(connection, .blocked)
+            }
             log("sluice: proxy: \(connection.peer) → \(planned.exchange.url): answered here: \(connection.route)")
             var exchange = planned.exchange
             exchange.localAnswer = bytes
             director.record(exchange, now: now)
             addToHAR(exchange, connection)
+            logRequest(exchange, connection)
             close(connection, answer: bytes)
             return
         case .refuse:
@@ -299,6 +307,7 @@ extension ProxyServer {
         forwarding.exchange.failureKind = .protocolError
         forwarding.responses = nil
         connection.forwarding = forwarding
+        noteEnd(connection, .failed, error: reason)
         log("sluice: proxy: \(connection.peer) → \(forwarding.exchange.url): \(reason)")
         guard !forwarding.responseStarted, let held = forwarding.heldFrom else {
             abort(connection, reason: reason)
@@ -323,6 +332,7 @@ extension ProxyServer {
         }
         director.record(forwarding.exchange, now: now)
         addToHAR(forwarding.exchange, connection)
+        logRequest(forwarding.exchange, connection)
         forwarding.recorded = true
         connection.forwarding = forwarding
     }
@@ -337,7 +347,7 @@ extension ProxyServer {
     func addToHAR(_ exchange: HTTPExchange, _ connection: InboundConnection) {
         guard let har else { return }
         let server = connection.upstreamAddress.map { "\($0)" }
-        let entry = exchange.harEntry(bodyLimit: har.bodyLimit, startedAt: wallOrigin &+ UInt64(max(exchange.started.nanoseconds, 0)),
+        let entry = exchange.harEntry(bodyLimit: har.bodyLimit, startedAt: wallTime(exchange.started),
                                       now: now, serverIPAddress: server, connection: "\(connection.id)",
                                       comment: "\(connection.peer) via \(connection.listener) listener")
         if let entry { har.add(entry) }

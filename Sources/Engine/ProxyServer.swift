@@ -1,3 +1,4 @@
+internal import Capture
 internal import Relay
 internal import Rules
 internal import Stack
@@ -50,6 +51,8 @@ final class ProxyServer {
     let wallOrigin: UInt64
     /// `--har FILE`: the plain-HTTP exchanges, each as it finishes.
     var har: HARRecorder?
+    /// `--flow-log FILE`: a line per connection and per plain-HTTP request.
+    var flowLog: FlowLogWriter?
     /// One read's worth of space.
     let scratch: UnsafeMutableRawBufferPointer
     var debug: Bool { EngineLog.verbose }
@@ -175,6 +178,7 @@ final class ProxyServer {
             }
             connection.clientInterest = .readable
             connections[id] = connection
+            openRecord(connection)
             trace("\(connection.description): accepted")
         }
     }
@@ -278,6 +282,7 @@ final class ProxyServer {
     func refuse(_ connection: InboundConnection, bytes: [UInt8], reason: RelayError) {
         statistics.handshakeFailures += 1
         if reason == .authRejected { statistics.authFailures += 1 }
+        noteEnd(connection, .failed, error: "\(reason)")
         log("sluice: proxy: \(connection.peer) \(connection.listener): refused: \(reason)")
         close(connection, answer: bytes)
     }
@@ -298,6 +303,7 @@ final class ProxyServer {
             connection.route = "DIRECT"
         }
         trace("\(connection.description): \(route) (\(connection.route))")
+        noteRoute(connection, target: target, route: route, reason: connection.route)
         switch route {
         case .direct:
             connect(connection, host: target.host.description, port: target.port)
@@ -545,6 +551,7 @@ final class ProxyServer {
     func fail(_ connection: InboundConnection, _ error: RelayError, reason: String, counted: Bool = true) {
         if counted { statistics.failed += 1 }
         log("sluice: proxy: \(connection.peer) → \(connection.target.map { "\($0)" } ?? "?"): \(reason)")
+        noteEnd(connection, counted ? Self.status(for: error) : .blocked, error: counted ? reason : nil)
         connection.forwarding?.exchange.failure = reason
         connection.forwarding?.exchange.failureKind = Self.errorKind(for: error)
         connection.forwarding?.responses = nil
@@ -784,6 +791,7 @@ final class ProxyServer {
     func abort(_ connection: InboundConnection, reason: String) {
         statistics.errors += 1
         trace("\(connection.description): aborted: \(reason)")
+        noteEnd(connection, .reset, error: reason)
         connection.client.setResetOnClose()
         connection.upstream?.socket.setResetOnClose()
         finish(connection)
@@ -798,6 +806,7 @@ final class ProxyServer {
         statistics.bytesUp += connection.bytesUp
         statistics.bytesDown += connection.bytesDown
         recordExchange(connection)
+        closeRecord(connection)
         trace("\(connection.description): ends, \(connection.bytesUp) bytes up, \(connection.bytesDown) down")
     }
 
@@ -823,6 +832,7 @@ final class ProxyServer {
                 finish(connection)
             case .handshake:
                 statistics.handshakeFailures += 1
+                noteEnd(connection, .failed, error: "no complete request in time")
                 log("sluice: proxy: \(connection.peer) \(connection.listener): no complete request in time; closed")
                 finish(connection)
             case .resolving:
@@ -845,7 +855,11 @@ final class ProxyServer {
 
     /// Closes every connection (the server is stopping).
     func closeAll() {
-        for connection in Array(connections.values) { finish(connection) }
+        for connection in Array(connections.values) {
+            // As in the tunnel's flow log: a connection still open is cut off.
+            noteEnd(connection, .reset, error: "Sluice stopped")
+            finish(connection)
+        }
     }
 
     /// Takes a (re)loaded profile: new connections follow it, open ones keep their routes.
@@ -884,6 +898,8 @@ public struct ProxyServerStatistics: Sendable, CustomStringConvertible {
     public var requestStatistics: String?
     /// `--har`'s line.
     public var harSummary: String?
+    /// `--flow-log`'s line.
+    public var flowLogSummary: String?
 
     public var description: String {
         "proxy: \(connections) connections (\(relayed) relayed, \(refusedByRules) refused by rules, \(answeredHere) answered by the profile, "
@@ -891,6 +907,7 @@ public struct ProxyServerStatistics: Sendable, CustomStringConvertible {
             + "\(bytesUp) bytes up, \(bytesDown) bytes down, \(associations) UDP associations (\(datagramsUp) datagrams up, "
             + "\(datagramsDown) down, \(datagramsDropped) dropped), \(errors) errors"
             + (harSummary.map { "\nsluice: " + $0 } ?? "")
+            + (flowLogSummary.map { "\nsluice: flow log: " + $0 } ?? "")
             + (requestStatistics.map { "\n" + $0 } ?? "")
     }
 }

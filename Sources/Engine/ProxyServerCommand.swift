@@ -18,6 +18,8 @@ public struct ProxyCommand {
         /// `--har FILE [--har-body-limit BYTES]`: the HTTP listener's plain-HTTP exchanges.
         public var har: String?
         public var harBodyLimit: Int?
+        /// `--flow-log FILE`: a JSON line per connection and per plain-HTTP request.
+        public var flowLog: String?
 
         public init(socksListen: String? = nil, httpListen: String? = nil, profile: String? = nil, auth: String? = nil) {
             self.socksListen = socksListen; self.httpListen = httpListen; self.profile = profile; self.auth = auth
@@ -36,13 +38,14 @@ public struct ProxyCommand {
         var rest = arguments
         while let first = rest.popFirst() {
             switch first {
-            case "--listen", "--http-listen", "--profile", "--auth", "--har", "--har-body-limit":
+            case "--listen", "--http-listen", "--profile", "--auth", "--har", "--har-body-limit", "--flow-log":
                 guard let value = rest.popFirst() else { return .failure(UsageError("sluice proxy: \(first) needs a value")) }
                 switch first {
                 case "--listen": options.socksListen = value
                 case "--http-listen": options.httpListen = value
                 case "--profile": options.profile = value
                 case "--har": options.har = value
+                case "--flow-log": options.flowLog = value
                 case "--har-body-limit":
                     guard let n = Int(value), n >= 0 else {
                         return .failure(UsageError("sluice proxy: --har-body-limit wants a byte count; got '\(value)'"))
@@ -107,9 +110,12 @@ public struct ProxyCommand {
         var capture = CaptureOptions()
         capture.har = options.har
         capture.harBodyLimit = options.harBodyLimit
+        capture.flowLog = options.flowLog
         let har = try capture.harRecorder(profile: profile)
+        let flowLog = try capture.flowLogWriter()
         let server = try ProxyServer(configuration: configuration, log: log)
         server.har = har
+        server.flowLog = flowLog
         server.apply(profile)
         try server.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: ProxyServer.signalToken)
         log("sluice: proxy: \(shown.joined(separator: ", "))\(configuration.credentials == nil ? "" : " (authentication required)"); "
@@ -151,6 +157,7 @@ public struct ProxyCommand {
         var statistics = server.statistics
         statistics.requestStatistics = server.director.statisticsSummary
         statistics.harSummary = har?.finish()
+        statistics.flowLogSummary = flowLog.map { "\($0.close())" }
         return statistics
     }
 }

@@ -1,3 +1,4 @@
+internal import Capture
 internal import HTTP
 internal import Relay
 internal import Stack
@@ -128,6 +129,11 @@ final class InboundConnection {
     var upstreamTarget: UpstreamTarget?
     /// The address it connected to (HAR's serverIPAddress).
     var upstreamAddress: SysIPAddress?
+    /// With `--flow-log`: the connection's line, written when it ends, and how it ended.
+    var record: FlowRecord?
+    var endStatus: FlowRecord.Status?
+    /// The next plain-HTTP request's number on this connection (the flow log's requestIndex).
+    var requestIndex = 0
     var route = "?"
     var upstream: SocketBox?
     var proxyHandshake: ProxyHandshake?

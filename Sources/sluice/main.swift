@@ -81,14 +81,15 @@ commands:
         Rewrite, Map Local, rule (and so policy) and Header Rewrite lines
         apply, in that order, with their line numbers and why. Starts nothing.
   proxy [--listen ADDR:PORT] [--http-listen ADDR:PORT] [--profile FILE] [--auth USER:PASS]
-        [--har FILE [--har-body-limit BYTES]]
+        [--har FILE [--har-body-limit BYTES]] [--flow-log FILE]
         Local proxy servers whose clients follow the profile's rules (DIRECT,
         upstream proxies, REJECT), as the tunnel's flows do: SOCKS5 (CONNECT,
         and UDP ASSOCIATE for DIRECT datagrams) on --listen (default
         127.0.0.1:1080) and an HTTP proxy (CONNECT and absolute-form requests,
         kept alive) on --http-listen. Plain HTTP requests also get the
         profile's URL Rewrite, Map Local, Header Rewrite and [Statistics]
-        (tables in the summary), and --har records them as exec's does. --auth requires RFC 1929 / Basic credentials on both.
+        (tables in the summary); --har and --flow-log record them (and
+        --flow-log every connection) as exec's do. --auth requires RFC 1929 / Basic credentials on both.
         An address other than loopback needs --auth: no open relays.
         SIGHUP reloads the profile; Ctrl-C stops and prints a summary.
   replay FILE.pcap [--profile FILE] [--format table|flowlog|har]

@@ -68,6 +68,7 @@ struct ProxyServerUnitTests {
         #expect(throws: UsageError.self) { try ProxyCommand.parse(["--socks"]).get() }
         let har = try ProxyCommand.parse(["--http-listen", "127.0.0.1:8080", "--har", "x.har", "--har-body-limit", "0"]).get()
         #expect(har.har == "x.har" && har.harBodyLimit == 0)
+        #expect(try ProxyCommand.parse(["--flow-log", "f.jsonl"]).get().flowLog == "f.jsonl")
         #expect(throws: UsageError.self) { try ProxyCommand.parse(["--har-body-limit", "-1"]).get() }
         #expect(throws: UsageError.self) { try ProxyCommand.parse(["--har"]).get() }
     }

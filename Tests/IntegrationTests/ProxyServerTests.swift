@@ -369,6 +369,57 @@ final class ProxyServerTests {
         #expect(lines[4].hasPrefix("GET http://mock.test/config 200 local True None '{}'"), "\(out)")
     }
 
+    /// `--flow-log` writes exec's format: a line per client connection (how
+    /// it was routed and how it ended) and one per plain-HTTP request.
+    @Test func theFlowLogHasALinePerConnectionAndPerRequest() throws {
+        let log = pair.path("proxy-flows.jsonl")
+        let path = try profile("""
+        [Rule]
+        DOMAIN,blocked.test,REJECT
+        FINAL,DIRECT
+        \(Self.hosts)
+        closed.test = 10.88.0.2
+
+        [Map Local]
+        ^http://mock\\.test/config$ data-type=text data="{}" header="Content-Type:application/json"
+        """)
+        let server = try start(["--listen", "127.0.0.1:11093", "--http-listen", "127.0.0.1:18093", "--profile", path, "--flow-log", log],
+                               ports: [11093, 18093])
+        let proxy = "--proxy http://127.0.0.1:18093"
+        let r = try client("""
+        curl -s -o /dev/null --socks5-hostname 127.0.0.1:11093 http://origin.test:8080/hello.txt
+        curl -s -o /dev/null --socks5-hostname 127.0.0.1:11093 http://blocked.test:8080/hello.txt
+        curl -s -o /dev/null \(proxy) http://origin.test:8080/hello.txt --next -o /dev/null \(proxy) http://origin.test:8080/missing
+        curl -s -o /dev/null \(proxy) http://mock.test/config
+        curl -s -o /dev/null \(proxy) http://closed.test:9/
+        true
+        """)
+        let summary = server.stop()
+        #expect(r.status == 0, "\(r.output)")
+        #expect(summary.contains("flow log: "), "\(summary)")
+        let out = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for line in open(sys.argv[1]):
+            r = json.loads(line)
+            if r["kind"] == "connection":
+                print("connection", r["connection"], r["domain"], r["destinationPort"], r["policy"], r["status"], r["bytesUp"] > 0)
+            else:
+                print("request", r["connection"], r["request"], r["method"], r["url"], r["status"], r["policy"])
+        """, log]).output
+        let lines = out.split(separator: "\n").map(String.init).sorted()
+        #expect(lines == [
+            "connection 1 origin.test 8080 DIRECT closed True",
+            "connection 2 blocked.test 8080 REJECT blocked False",
+            "connection 3 origin.test 8080 DIRECT closed True",
+            "connection 4 mock.test 80 local closed False",
+            "connection 5 closed.test 9 DIRECT refused False",
+            "request 3 0 GET http://origin.test:8080/hello.txt 200 DIRECT",
+            "request 3 1 GET http://origin.test:8080/missing 404 DIRECT",
+            "request 4 0 GET http://mock.test/config 200 local",
+            "request 5 0 GET http://closed.test:9/ None DIRECT",
+        ], "\(out)\n\(summary)")
+    }
+
     @Test func credentialsAreRequiredWhenSet() throws {
         let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)")
         let server = try start(["--listen", "127.0.0.1:11082", "--http-listen", "127.0.0.1:18082", "--profile", path,
