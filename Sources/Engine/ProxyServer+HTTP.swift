@@ -88,26 +88,37 @@ extension ProxyServer {
         }
     }
 
-    /// The path is open: the planned head and whatever the client sent
-    /// after its request head go to the upstream's buffer, and the parsers
-    /// start where this exchange's bytes start.
+    /// The path is open: the parsers start where this exchange's bytes
+    /// start, and the request goes to the upstream's buffer.
     func startExchange(_ connection: InboundConnection) {
         guard var forwarding = connection.forwarding else { return }
         forwarding.requestScanned = connection.toUpstream.count
         forwarding.responseScanned = connection.toClient.count
         forwarding.heldFrom = connection.toClient.count
         connection.forwarding = forwarding
-        // These fit: a ≤16 KiB head and ≤20 KiB of early bytes in a buffer the last request left empty or nearly.
-        if let head = connection.forwardHead, !connection.toUpstream.append(head) {
-            responseFailed(connection, reason: "the request head does not fit the buffer")
+        feedRequest(connection)
+    }
+
+    /// Moves the planned head, then whatever the client sent after its
+    /// request head (`received`), into the upstream's buffer as far as there
+    /// is room; the rest waits for the next pump. (The last request's body
+    /// may still fill the buffer, and pipelined bytes may be many.) The
+    /// client is read again only once `received` is empty, so bytes keep
+    /// their order.
+    func feedRequest(_ connection: InboundConnection) {
+        guard let forwarding = connection.forwarding, !forwarding.passthrough, forwarding.requests != nil else { return }
+        if let head = connection.forwardHead {
+            guard connection.toUpstream.append(head) else { return }
+            connection.forwardHead = nil
+        }
+        guard !connection.received.isEmpty else {
+            scanRequest(connection)
             return
         }
-        connection.forwardHead = nil
-        if !connection.toUpstream.append(connection.received) {
-            responseFailed(connection, reason: "the request does not fit the buffer")
-            return
-        }
-        connection.received = []
+        let n = min(connection.received.count, connection.toUpstream.room)
+        guard n > 0 else { return }
+        _ = connection.received.withUnsafeBytes { connection.toUpstream.append(UnsafeRawBufferPointer(rebasing: $0[0 ..< n])) }
+        connection.received.removeFirst(n)
         scanRequest(connection)
     }
 
@@ -235,13 +246,21 @@ extension ProxyServer {
                 forwarding.requests = nil
                 forwarding.responseScanned = readable.count
                 connection.forwarding = forwarding
-                if !connection.received.isEmpty, connection.toUpstream.append(connection.received) { connection.received = [] }
+                feedEarlyBytes(connection)
                 return
             }
             break
         }
         forwarding.responses = parser
         connection.forwarding = forwarding
+    }
+
+    /// After a 101, the bytes the client sent behind its request go first, as far as there is room.
+    func feedEarlyBytes(_ connection: InboundConnection) {
+        let n = min(connection.received.count, connection.toUpstream.room)
+        guard n > 0 else { return }
+        _ = connection.received.withUnsafeBytes { connection.toUpstream.append(UnsafeRawBufferPointer(rebasing: $0[0 ..< n])) }
+        connection.received.removeFirst(n)
     }
 
     /// The upstream closed: a response that runs to the close ends here; one

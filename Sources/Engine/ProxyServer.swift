@@ -662,7 +662,8 @@ final class ProxyServer {
     /// next request waits in the kernel until this exchange is over.
     func readsClient(_ connection: InboundConnection) -> Bool {
         guard let forwarding = connection.forwarding else { return true }
-        return forwarding.passthrough || forwarding.requests != nil
+        if forwarding.passthrough { return connection.received.isEmpty }
+        return forwarding.requests != nil && connection.forwardHead == nil && connection.received.isEmpty
     }
 
     /// Room for the upstream's bytes. While a response head is awaited, half
@@ -708,6 +709,11 @@ final class ProxyServer {
             }
             if let forwarding = connection.forwarding, !forwarding.passthrough {
                 // Plain HTTP: the messages' framing says when an exchange ends, not the sockets' closes.
+                if forwarding.requests != nil, connection.forwardHead != nil || !connection.received.isEmpty {
+                    // What waits for room goes now that the upstream took some.
+                    feedRequest(connection)
+                    guard connections[connection.id] === connection else { return }
+                }
                 if connection.upstreamReadClosed {
                     upstreamClosedDuringExchange(connection)
                     guard connections[connection.id] === connection else { return }
@@ -719,6 +725,7 @@ final class ProxyServer {
                 updateInterest(connection)
                 return
             }
+            if !connection.received.isEmpty, connection.forwarding?.passthrough == true { feedEarlyBytes(connection) }
             if connection.clientReadClosed, connection.toUpstream.isEmpty, !connection.upstreamWriteClosed {
                 upstream.socket.shutdown(.write)
                 connection.upstreamWriteClosed = true

@@ -23,6 +23,8 @@ final class RelayBuffer {
     var count: Int { end - start }
     var isEmpty: Bool { start == end }
     var hasRoom: Bool { end < storage.count || start > 0 }
+    /// How many bytes more it can take (sliding the unsent ones to the front if need be).
+    var room: Int { storage.count - count }
 
     /// The unsent bytes.
     var readable: UnsafeRawBufferPointer { UnsafeRawBufferPointer(storage.sub(start, end - start)) }

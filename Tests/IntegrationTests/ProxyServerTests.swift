@@ -261,6 +261,12 @@ final class ProxyServerTests {
                     head, buf = buf.split(b"\\r\\n\\r\\n", 1)
                     path = head.split(b" ")[1].decode()
                     conn = ([l.split(b":", 1)[1].strip() for l in head.split(b"\\r\\n")[1:] if l.lower().startswith(b"connection:")] or [b"-"])[0].decode()
+                    length = int(([l.split(b":", 1)[1].strip() for l in head.split(b"\\r\\n")[1:] if l.lower().startswith(b"content-length:")] or [b"0"])[0])
+                    while len(buf) < length:
+                        d = c.recv(65536)
+                        if not d: return
+                        buf += d
+                    body, buf = buf[:length], buf[length:]
                     if path == "/chunked":
                         c.sendall(b"HTTP/1.1 200 OK\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n5\\r\\nhello\\r\\n7\\r\\n world!\\r\\n0\\r\\n\\r\\n")
                     elif path == "/close10":
@@ -273,7 +279,7 @@ final class ProxyServerTests {
                             data = c.recv(65536)
                             if not data: return
                     else:
-                        msg = ("%s conn=%s\\n" % (path, conn)).encode()
+                        msg = ("%s conn=%s%s\\n" % (path, conn, " body=%d" % len(body) if body else "")).encode()
                         c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(msg) + msg)
             finally:
                 c.close()
@@ -290,6 +296,10 @@ final class ProxyServerTests {
         let r = try client("""
         get() { printf 'GET http://origin.test:9107/%s HTTP/1.1\\r\\nHost: origin.test:9107\\r\\n%b\\r\\n' "$1" "$2"; }
         { get one ''; get chunked ''; get two 'Connection: close\\r\\n'; } | nc -N 127.0.0.1 18091 | tr -d '\\r'
+        echo ---
+        # Two 60,000-byte bodies and a request behind them in one stream: more than a relay buffer holds at once.
+        post() { printf 'POST http://origin.test:9107/%s HTTP/1.1\\r\\nHost: origin.test:9107\\r\\nContent-Length: 60000\\r\\n\\r\\n' "$1"; head -c 60000 /dev/zero; }
+        { post big1; post big2; get last 'Connection: close\\r\\n'; } | nc -N 127.0.0.1 18091 | tr -d '\\r' | grep conn=
         echo ---
         curl -sS -m 10 --proxy http://127.0.0.1:18091 http://origin.test:9107/close10 --next --proxy http://127.0.0.1:18091 -w '%{num_connects}\\n' http://origin.test:9107/after
         curl -sS -m 10 --http1.0 --proxy http://127.0.0.1:18091 http://origin.test:9107/old
@@ -316,6 +326,10 @@ final class ProxyServerTests {
         Content-Length: 16
 
         /two conn=close
+        ---
+        /big1 conn=- body=60000
+        /big2 conn=- body=60000
+        /last conn=close
         ---
         to the close, conn=-
         /after conn=-
