@@ -30,18 +30,44 @@ struct HTTPForwarding {
     var closeAfter: Bool
     /// The [Statistics] books have it.
     var recorded = false
+    /// Where the request goes and the head it goes with, to send it again
+    /// on a new connection (`retryOnFreshUpstream`).
+    let route: FlowRoute
+    let upstream: UpstreamTarget
+    let head: [UInt8]
+    let method: HTTPMethod
+    /// It went out on an upstream connection an earlier exchange left open;
+    /// and it has been sent again once already.
+    var reusedUpstream = false
+    var retried = false
     /// The connection's byte counts when the exchange began, for its own.
     let bytesUpAtStart: Int
     let bytesDownAtStart: Int
 
-    init(exchange: HTTPExchange, method: HTTPMethod, closeAfter: Bool, responseHeadLimit: Int, bytesUp: Int, bytesDown: Int) {
+    init(exchange: HTTPExchange, method: HTTPMethod, route: FlowRoute, upstream: UpstreamTarget, head: [UInt8],
+         closeAfter: Bool, responseHeadLimit: Int, bytesUp: Int, bytesDown: Int) {
         self.exchange = exchange
+        self.method = method
+        self.route = route
+        self.upstream = upstream
+        self.head = head
         var responses = HTTPResponseParser(limits: HTTPParserLimits(maxHeadBytes: responseHeadLimit))
         responses.expectResponse(to: method)
         self.responses = responses
         self.closeAfter = closeAfter
         bytesUpAtStart = bytesUp
         bytesDownAtStart = bytesDown
+    }
+
+    /// May go again on a new connection when a reused one closes before any
+    /// of the response came (RFC 9112 §9.3.1): once, and only a request
+    /// with no body and an idempotent method (RFC 9110 §9.2.2).
+    var mayRetry: Bool {
+        guard reusedUpstream, !retried, !responseStarted, requests == nil, exchange.requestBodyBytes == 0 else { return false }
+        switch method {
+        case .get, .head, .options, .trace, .put, .delete: return true
+        default: return false
+        }
     }
 
     /// Both messages have ended (and the connection did not become a tunnel).

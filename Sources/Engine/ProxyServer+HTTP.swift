@@ -54,22 +54,30 @@ extension ProxyServer {
             break
         }
         let closeAfter = !head.keepAlive || connection.clientReadClosed
-        connection.forwarding = HTTPForwarding(exchange: planned.exchange, method: head.method, closeAfter: closeAfter,
-                                               responseHeadLimit: responseHeadLimit,
+        let forwarded = InboundConnection.forwardedHead(planned.head, close: closeAfter, upgrade: head.upgrade != nil)
+        connection.forwarding = HTTPForwarding(exchange: planned.exchange, method: head.method, route: planned.route, upstream: planned.target,
+                                               head: forwarded, closeAfter: closeAfter, responseHeadLimit: responseHeadLimit,
                                                bytesUp: connection.bytesUp, bytesDown: connection.bytesDown)
-        connection.forwardHead = InboundConnection.forwardedHead(planned.head, close: closeAfter, upgrade: head.upgrade != nil)
+        connection.forwardHead = forwarded
         let upstream = planned.target
         if connection.upstream != nil, connection.upstreamTarget == upstream {
             // Kept alive from the last exchange, and still quiet (an idle upstream that spoke or closed was dropped).
             trace("\(connection.description): reusing the upstream connection to \(upstream)")
+            connection.forwarding?.reusedUpstream = true
             connection.phase = .relaying
             connection.deadline = nil
             startExchange(connection)
             return
         }
+        openUpstream(connection, route: planned.route, upstream: upstream)
+    }
+
+    /// Connects to where a plain-HTTP request goes: the origin, an upstream
+    /// HTTP proxy (which takes the absolute form itself), or through a SOCKS5 proxy.
+    func openUpstream(_ connection: InboundConnection, route: FlowRoute, upstream: UpstreamTarget) {
         dropUpstream(connection)
         connection.upstreamTarget = upstream
-        switch planned.route {
+        switch route {
         case let .proxy(proxy) where proxy.kind == .http:
             // A forward proxy takes the absolute-form head itself (with our credentials): no CONNECT.
             connect(connection, host: proxy.host, port: proxy.port)
@@ -263,9 +271,32 @@ extension ProxyServer {
         connection.received.removeFirst(n)
     }
 
+    /// A reused upstream connection closed (or was reset) before any of the
+    /// response came: the origin had closed it as idle while the request was
+    /// on its way. The request goes again on a new connection, when it may
+    /// (`HTTPForwarding.mayRetry`). Returns whether it does.
+    func retryOnFreshUpstream(_ connection: InboundConnection) -> Bool {
+        guard let old = connection.forwarding, old.mayRetry, connection.toClient.count == old.heldFrom else { return false }
+        trace("\(connection.description): the reused upstream closed before answering; sending the request again on a new connection")
+        var fresh = HTTPForwarding(exchange: old.exchange, method: old.method, route: old.route, upstream: old.upstream, head: old.head,
+                                   closeAfter: old.closeAfter, responseHeadLimit: responseHeadLimit,
+                                   bytesUp: old.bytesUpAtStart, bytesDown: old.bytesDownAtStart)
+        fresh.retried = true
+        // Until the new connection is up, what the client still has to take of earlier responses goes on.
+        fresh.heldFrom = connection.toClient.count
+        fresh.responseScanned = connection.toClient.count
+        connection.forwarding = fresh
+        connection.forwardHead = old.head
+        // Only this request's head can be waiting there (it has no body, and the last exchange had ended).
+        connection.toUpstream.truncate(to: 0)
+        openUpstream(connection, route: old.route, upstream: old.upstream)
+        return true
+    }
+
     /// The upstream closed: a response that runs to the close ends here; one
     /// cut short fails.
     func upstreamClosedDuringExchange(_ connection: InboundConnection) {
+        if retryOnFreshUpstream(connection) { return }
         guard var forwarding = connection.forwarding, !forwarding.passthrough else { return }
         forwarding.closeAfter = true
         guard var parser = forwarding.responses else {

@@ -646,6 +646,7 @@ final class ProxyServer {
             }
             let result: SysResult<Int>
             do { result = try upstream.socket.read(into: window) } catch {
+                if retryOnFreshUpstream(connection) { return }
                 abort(connection, reason: "upstream: \(error)")
                 return
             }
@@ -700,6 +701,10 @@ final class ProxyServer {
             while !connection.toUpstream.isEmpty, !connection.upstreamWriteClosed {
                 let result: SysResult<Int>
                 do { result = try upstream.socket.write(connection.toUpstream.readable) } catch {
+                    if retryOnFreshUpstream(connection) {
+                        pump(connection)
+                        return
+                    }
                     abort(connection, reason: "upstream: \(error)")
                     return
                 }

@@ -434,6 +434,58 @@ final class ProxyServerTests {
         ], "\(out)\n\(summary)")
     }
 
+    /// An origin that closes its kept-alive connection as the next request
+    /// arrives (its idle timeout crossing the request): a GET goes again on
+    /// a new connection and the client never knows; a POST with a body is not
+    /// sent twice, and its client gets a 502.
+    @Test func aRequestOnAnUpstreamClosedUnderItIsRetriedWhenIdempotent() throws {
+        let origin = pair.path("origin-9109.py")
+        try """
+        import socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9109)); s.listen(8); s.settimeout(30)
+        def head(c, buf):
+            while b"\\r\\n\\r\\n" not in buf:
+                d = c.recv(65536)
+                if not d: return None, b""
+                buf += d
+            h, rest = buf.split(b"\\r\\n\\r\\n", 1)
+            n = int(([l.split(b":", 1)[1] for l in h.split(b"\\r\\n") if l.lower().startswith(b"content-length:")] or [b"0"])[0])
+            while len(rest) < n: rest += c.recv(65536)
+            return h, rest[n:]
+        for conn in range(4):
+            c, _ = s.accept(); c.settimeout(30)
+            # Each connection answers one request, then closes on the next one without a word.
+            h, buf = head(c, b"")
+            if h is None: c.close(); continue
+            path = h.split(b" ")[1]
+            msg = b"answered " + path + b" on connection %d\\n" % conn
+            c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(msg) + msg)
+            head(c, buf)
+            c.close()
+        """.write(toFile: origin, atomically: true, encoding: .utf8)
+        _ = try net.start(["/usr/bin/python3", origin], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9109"))
+        let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)")
+        let server = try start(["--http-listen", "127.0.0.1:18094", "--profile", path], ports: [18094])
+        let proxy = "--proxy http://127.0.0.1:18094"
+        let r = try client("""
+        curl -sS -m 10 \(proxy) -w '%{http_code} %{num_connects}\\n' http://origin.test:9109/a --next \(proxy) -w '%{http_code} %{num_connects}\\n' http://origin.test:9109/b
+        curl -sS -m 10 \(proxy) -w '%{http_code}\\n' http://origin.test:9109/c --next \(proxy) -o /dev/null -w '%{http_code}\\n' -d 'x=1' http://origin.test:9109/d
+        """)
+        let summary = server.stop()
+        #expect(r.output == """
+        answered /a on connection 0
+        200 1
+        answered /b on connection 1
+        200 0
+        answered /c on connection 2
+        200
+        502
+
+        """, "\(r.output)\n\(summary)")
+    }
+
     @Test func credentialsAreRequiredWhenSet() throws {
         let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)")
         let server = try start(["--listen", "127.0.0.1:11082", "--http-listen", "127.0.0.1:18082", "--profile", path,
