@@ -56,20 +56,8 @@ extension ProxyServer {
         guard let flowLog else { return }
         // Numbered from 0 on each connection, as the tunnel's are.
         defer { connection.requestIndex += 1 }
-        var line = HTTPRequestRecord(connectionID: connection.id, requestIndex: connection.requestIndex,
-                                     startTime: wallTime(exchange.started), method: exchange.method, url: exchange.url)
-        line.status = exchange.status ?? exchange.localAnswer.flatMap(LocalAnswers.status(of:))
-        line.requestBodyBytes = exchange.requestBytes
-        line.responseBodyBytes = exchange.responseBytes
-        line.rule = exchange.rule
-        line.policy = exchange.policy
-        line.upstream = exchange.localAnswer == nil ? connection.upstreamTarget?.description : nil
-        line.error = exchange.failure
-        if let head = exchange.headAt {
-            line.timings = HTTPRequestRecord.Timings(wait: UInt64(max(head.nanoseconds - exchange.started.nanoseconds, 0)),
-                                                     receive: UInt64(max(now.nanoseconds - head.nanoseconds, 0)))
-        }
-        flowLog.write(line)
+        flowLog.write(exchange.requestRecord(connectionID: connection.id, index: connection.requestIndex, startedAt: wallTime(exchange.started),
+                                             now: now, upstream: exchange.localAnswer == nil ? connection.upstreamTarget?.description : nil))
     }
 
     /// Monotonic instants as wall-clock nanoseconds since the epoch.

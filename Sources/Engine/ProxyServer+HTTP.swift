@@ -154,15 +154,11 @@ extension ProxyServer {
             case let .head(_, consumed)?:
                 forwarding.requestScanned += consumed
                 continue
-            case let .body(consumed)?:
+            case let .body(consumed)?, let .end(consumed)?:
                 noteBody(readable, from: forwarding.requestScanned, count: consumed, into: &forwarding.exchange.requestBody,
                          total: &forwarding.exchange.requestBodyBytes)
                 forwarding.requestScanned += consumed
-                continue
-            case let .end(consumed)?:
-                noteBody(readable, from: forwarding.requestScanned, count: consumed, into: &forwarding.exchange.requestBody,
-                         total: &forwarding.exchange.requestBodyBytes)
-                forwarding.requestScanned += consumed
+                guard case .end? = step else { continue }
                 let next = forwarding.requestScanned
                 if next < readable.count {
                     connection.received = Array(readable[next...]) + connection.received
@@ -228,15 +224,11 @@ extension ProxyServer {
                 forwarding.heldFrom = nil
                 forwarding.responseStarted = true
                 continue
-            case let .body(consumed)?:
+            case let .body(consumed)?, let .end(consumed)?:
                 noteBody(readable, from: forwarding.responseScanned, count: consumed, into: &forwarding.exchange.responseBody,
                          total: &forwarding.exchange.responseBodyBytes)
                 forwarding.responseScanned += consumed
-                continue
-            case let .end(consumed)?:
-                noteBody(readable, from: forwarding.responseScanned, count: consumed, into: &forwarding.exchange.responseBody,
-                         total: &forwarding.exchange.responseBodyBytes)
-                forwarding.responseScanned += consumed
+                guard case .end? = step else { continue }
                 if forwarding.responseScanned < readable.count {
                     // Bytes after the response nobody asked for: not a connection to use again.
                     trace("\(connection.description): \(readable.count - forwarding.responseScanned) bytes after the response; dropped")

@@ -63,20 +63,8 @@ extension Tunnel {
         let connection = flowRecords[session.key]?.record.connectionID ?? 0
         // Numbered from 0 on each connection, as HTTPRequestRecord (and replay) count.
         defer { session.requestCount += 1 }
-        var line = HTTPRequestRecord(connectionID: connection, requestIndex: session.requestCount, startTime: wallTime(exchange.started),
-                                     method: exchange.method, url: exchange.url)
-        line.status = exchange.status ?? exchange.localAnswer.flatMap(LocalAnswers.status(of:))
-        line.requestBodyBytes = exchange.requestBytes
-        line.responseBodyBytes = exchange.responseBytes
-        line.rule = exchange.rule
-        line.policy = exchange.policy
-        line.upstream = session.upstream?.description
-        line.error = exchange.failure
-        if let head = exchange.headAt {
-            line.timings = HTTPRequestRecord.Timings(wait: UInt64(max(head.nanoseconds - exchange.started.nanoseconds, 0)),
-                                                     receive: UInt64(max(now.nanoseconds - head.nanoseconds, 0)))
-        }
-        flowLog.write(line)
+        flowLog.write(exchange.requestRecord(connectionID: connection, index: session.requestCount, startedAt: wallTime(exchange.started),
+                                             now: now, upstream: session.upstream?.description))
     }
 
     /// Monotonic instants as wall-clock nanoseconds since the epoch.
@@ -112,4 +100,24 @@ extension FlowRoute {
 final class OpenFlowRecord {
     var record: FlowRecord
     init(_ record: FlowRecord) { self.record = record }
+}
+
+extension HTTPExchange {
+    /// The flow log's line for this exchange (the tunnel's and the proxy's):
+    /// `startedAt` is `started` as wall-clock nanoseconds since the epoch.
+    func requestRecord(connectionID: UInt64, index: Int, startedAt: UInt64, now: Instant, upstream: String?) -> HTTPRequestRecord {
+        var line = HTTPRequestRecord(connectionID: connectionID, requestIndex: index, startTime: startedAt, method: method, url: url)
+        line.status = status ?? localAnswer.flatMap(LocalAnswers.status(of:))
+        line.requestBodyBytes = requestBytes
+        line.responseBodyBytes = responseBytes
+        line.rule = rule
+        line.policy = policy
+        line.upstream = upstream
+        line.error = failure
+        if let head = headAt {
+            line.timings = HTTPRequestRecord.Timings(wait: UInt64(max(head.nanoseconds - started.nanoseconds, 0)),
+                                                     receive: UInt64(max(now.nanoseconds - head.nanoseconds, 0)))
+        }
+        return line
+    }
 }
