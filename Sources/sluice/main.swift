@@ -89,8 +89,9 @@ commands:
         kept alive) on --http-listen. Plain HTTP requests also get the
         profile's URL Rewrite, Map Local, Header Rewrite and [Statistics]
         (tables in the summary); --har and --flow-log record them (and
-        --flow-log every connection) as exec's do. --auth requires RFC 1929 / Basic credentials on both.
-        An address other than loopback needs --auth: no open relays.
+        --flow-log every connection) as exec's do. --auth requires RFC 1929
+        / Basic credentials on both. An address other than loopback needs
+        --auth: no open relays.
         SIGHUP reloads the profile; Ctrl-C stops and prints a summary.
   replay FILE.pcap [--profile FILE] [--format table|flowlog|har]
         Read a capture (tcpdump's, or Sluice's own --pcap), follow every TCP
