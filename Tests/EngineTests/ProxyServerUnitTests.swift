@@ -2,7 +2,7 @@ import Testing
 @testable import Engine
 
 /// The pure pieces of `sluice proxy`: option parsing, the relay buffer, and
-/// the head rewrite that keeps the HTTP listener at one request per connection.
+/// the head rewrite of a forwarded request (hop-by-hop lines out).
 /// (The loop itself is tested end to end in IntegrationTests/ProxyServerTests.)
 struct ProxyServerUnitTests {
     /// The client's Connection and Keep-Alive lines were for the proxy; the
