@@ -84,8 +84,8 @@ public struct ExecCommand {
         var launch = options.command
         var resolvPath: String?
         if options.dns != .off {
-            Files.makeDirectory("/run/sluice")
-            let path = "/run/sluice/exec-\(ProcessControl.currentID).resolv.conf"
+            Files.makeDirectory(NamespaceSetup.runDirectory)
+            let path = NamespaceSetup.execResolvConf(pid: ProcessControl.currentID)
             do {
                 try Files.write("# written by sluice exec for its command\nnameserver \(NamespaceSetup.dnsV4)\nnameserver \(NamespaceSetup.dnsV6)\n", to: path)
             } catch { throw EngineError.system("writing \(path)", error) }
@@ -107,9 +107,7 @@ public struct ExecCommand {
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
         tunnel.har = har
-        for forward in options.forwards {
-            try tunnel.listen(forward, app: IPAddress(NamespaceSetup.addressV4)!, gateway: IPAddress(NamespaceSetup.gatewayV4)!)
-        }
+        try tunnel.listen(options.forwards)
         let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }

@@ -33,11 +33,19 @@ struct NamespaceSetup {
             guard let pid = Int32(name.split(separator: "-").last ?? ""), !NetworkNamespace.processExists(pid) else { continue }
             try? NetworkNamespace.delete(named: name)
         }
-        for name in Files.names(in: "/run/sluice") where name.hasPrefix("exec-") && name.hasSuffix(".resolv.conf") {
-            guard let pid = Int32(name.dropFirst(5).dropLast(12)), !NetworkNamespace.processExists(pid) else { continue }
-            Files.remove("/run/sluice/" + name)
+        for name in Files.names(in: runDirectory) where name.hasPrefix(resolvConfPrefix) && name.hasSuffix(resolvConfSuffix) {
+            guard let pid = Int32(name.dropFirst(resolvConfPrefix.count).dropLast(resolvConfSuffix.count)),
+                  !NetworkNamespace.processExists(pid) else { continue }
+            Files.remove(runDirectory + "/" + name)
         }
     }
+
+    /// Where exec keeps the resolv.conf it bind-mounts for its command: named
+    /// by Sluice's pid, so that a later Sluice can tell a dead one's.
+    static let runDirectory = "/run/sluice"
+    static let resolvConfPrefix = "exec-"
+    static let resolvConfSuffix = ".resolv.conf"
+    static func execResolvConf(pid: Int32) -> String { runDirectory + "/" + resolvConfPrefix + "\(pid)" + resolvConfSuffix }
 
     /// Creates the namespace; `remove()` deletes it.
     static func create(name: String, mtu: Int) throws(EngineError) -> NamespaceSetup {

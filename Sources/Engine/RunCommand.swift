@@ -1,5 +1,4 @@
 internal import Sys
-internal import Wire
 internal import Stack
 internal import Rules
 internal import Capture
@@ -82,9 +81,7 @@ public struct RunCommand {
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
         tunnel.har = har
-        for forward in options.forwards {
-            try tunnel.listen(forward, app: IPAddress(NamespaceSetup.addressV4)!, gateway: IPAddress(NamespaceSetup.gatewayV4)!)
-        }
+        try tunnel.listen(options.forwards)
         log("sluice: relaying namespace \(options.namespace) through \(NamespaceSetup.tunName); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)

@@ -33,6 +33,23 @@ final class DNSStream {
     static let backlogLimit = 256 * 1024
     /// A connection silent this long is reset.
     static let idleTimeout: Duration = .seconds(30)
+
+    /// Calls `each` with every whole message in `bytes`, framed (its
+    /// two-byte length first, RFC 7766 §8), then drops them; a partial
+    /// message stays for more bytes.
+    static func takeMessages(from bytes: inout [UInt8], _ each: (UnsafeRawBufferPointer) -> Void) {
+        let taken = bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while raw.count - offset >= 2 {
+                let length = Int(raw[offset]) << 8 | Int(raw[offset + 1])
+                guard raw.count - offset - 2 >= length else { break }
+                each(UnsafeRawBufferPointer(rebasing: raw[offset ..< offset + 2 + length]))
+                offset += 2 + length
+            }
+            return offset
+        }
+        if taken > 0 { bytes.removeFirst(taken) }
+    }
 }
 
 /// A DNS stream's connection to the host's resolver.
@@ -81,16 +98,9 @@ extension Tunnel {
             stream.input.append(contentsOf: bytes)
             connection.consume(bytes.count)
         }
-        var offset = 0
-        while stream.input.count - offset >= 2 {
-            let length = Int(stream.input[offset]) << 8 | Int(stream.input[offset + 1])
-            guard stream.input.count - offset - 2 >= length else { break }
-            stream.input.withUnsafeBytes { raw in
-                answerDNSMessage(UnsafeRawBufferPointer(rebasing: raw[offset + 2 ..< offset + 2 + length]), on: stream, key: key)
-            }
-            offset += 2 + length
+        DNSStream.takeMessages(from: &stream.input) { framed in
+            answerDNSMessage(UnsafeRawBufferPointer(rebasing: framed.dropFirst(2)), on: stream, key: key)
         }
-        if offset > 0 { stream.input.removeFirst(offset) }
         flushDNSStream(stream, connection: connection)
         // The app is done asking, and every answer is out: our FIN follows.
         if connection.isReadClosed, stream.forwarded == 0, stream.output.isEmpty { connection.shutdownWrite() }
@@ -196,15 +206,10 @@ extension Tunnel {
                     return
                 }
             }
-            var offset = 0
-            while stream.fromUpstream.count - offset >= 2 {
-                let length = Int(stream.fromUpstream[offset]) << 8 | Int(stream.fromUpstream[offset + 1])
-                guard stream.fromUpstream.count - offset - 2 >= length else { break }
-                stream.output += stream.fromUpstream[offset ..< offset + 2 + length]
+            DNSStream.takeMessages(from: &stream.fromUpstream) { framed in
+                stream.output += framed
                 stream.forwarded = max(stream.forwarded - 1, 0)
-                offset += 2 + length
             }
-            if offset > 0 { stream.fromUpstream.removeFirst(offset) }
         }
         var sink = TunSink(io: io)
         pumpDNSStream(key, sink: &sink)

@@ -50,6 +50,14 @@ final class ForwardListener {
 }
 
 extension Tunnel {
+    /// Listens for each of `forwards`, toward the app's IPv4 address on the TUN
+    /// (exec's and `run --netns`'s namespaces both have NamespaceSetup's).
+    func listen(_ forwards: [PortForward]) throws(EngineError) {
+        for forward in forwards {
+            try listen(forward, app: IPAddress(NamespaceSetup.addressV4)!, gateway: IPAddress(NamespaceSetup.gatewayV4)!)
+        }
+    }
+
     /// Listens for `forward`; the app's end is `app`, ours on the TUN `gateway`.
     func listen(_ forward: PortForward, app: IPAddress, gateway: IPAddress) throws(EngineError) {
         let socket: Socket
@@ -79,9 +87,7 @@ extension Tunnel {
                 EngineLog.warning("sluice: --forward \(listener.forward): no free port toward the app; \(peer) closed")
                 continue
             }
-            var tcpConfiguration = configuration.tcp.tcp
-            tcpConfiguration.maximumSegmentSize = configuration.mtu - (key.isIPv6 ? 60 : 40)
-            guard tcp.open(key, now: now, configuration: tcpConfiguration, sink: &sink) != nil else {
+            guard tcp.open(key, now: now, configuration: appTCPConfiguration(for: key), sink: &sink) != nil else {
                 EngineLog.warning("sluice: --forward \(listener.forward): too many flows; \(peer) closed")
                 continue
             }

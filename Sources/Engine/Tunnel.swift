@@ -472,11 +472,17 @@ final class Tunnel {
     /// Accepts the app's side of a flow (its SYN waited in the table until now).
     @discardableResult
     func acceptApp(_ key: FlowKey, idleTimeout: Duration? = nil, sink: inout TunSink) -> Bool {
+        var tcpConfiguration = appTCPConfiguration(for: key)
+        if let idleTimeout { tcpConfiguration.idleTimeout = idleTimeout }
+        return tcp.accept(key, now: now, configuration: tcpConfiguration, sink: &sink) != nil
+    }
+
+    /// The TCP settings of a connection with the app on `key`.
+    func appTCPConfiguration(for key: FlowKey) -> TCPConfiguration {
         // The MSS follows from the TUN's MTU, less IPv4's 20 or IPv6's 40 bytes of header and TCP's 20.
         var tcpConfiguration = configuration.tcp.tcp
         tcpConfiguration.maximumSegmentSize = configuration.mtu - (key.isIPv6 ? 60 : 40)
-        if let idleTimeout { tcpConfiguration.idleTimeout = idleTimeout }
-        return tcp.accept(key, now: now, configuration: tcpConfiguration, sink: &sink) != nil
+        return tcpConfiguration
     }
 
     /// The app's first bytes (or its silence until the deadline, or its FIN) decide the flow.
