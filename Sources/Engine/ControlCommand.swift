@@ -178,8 +178,27 @@ enum ControlFormat {
         func n(_ value: JSONValue?, _ name: String) -> Int { value?[name]?.intValue ?? 0 }
         let uptime = stats["uptime-seconds"]?.doubleValue ?? 0
         let profile = stats["profile"]?.stringValue ?? "the built-in default (everything DIRECT)"
-        lines.append("Sluice: up \(duration(uptime)), profile \(profile)")
         let open = stats["open"]
+        if let proxy = stats["proxy"] {
+            lines.append("Sluice proxy: up \(duration(uptime)), profile \(profile)")
+            let listeners = stats["listeners"]
+            let listening = [("SOCKS5", "socks5"), ("HTTP", "http")].compactMap { name, key in
+                listeners?[key]?.stringValue.map { "\(name) on \($0)" }
+            }
+            lines.append("listening: " + (listening.isEmpty ? "-" : listening.joined(separator: ", ")))
+            lines.append("open: \(n(open, "connections")) connections (\(n(open, "relaying")) relaying, \(n(open, "idle")) idle between requests, "
+                + "\(n(open, "handshake")) in handshake, \(n(open, "resolving") + n(open, "connecting") + n(open, "proxy-handshake")) connecting, "
+                + "\(n(open, "associated")) UDP associations, \(n(open, "closing")) closing)")
+            lines.append("traffic: \(bytes(n(proxy, "bytes-up"))) up, \(bytes(n(proxy, "bytes-down"))) down")
+            lines.append("since start: \(n(proxy, "connections")) connections (\(n(proxy, "relayed")) relayed, \(n(proxy, "refused-by-rules")) refused by rules, "
+                + "\(n(proxy, "answered-here")) requests answered by the profile), \(n(proxy, "associations")) UDP associations "
+                + "(\(n(proxy, "datagrams-up")) datagrams up, \(n(proxy, "datagrams-down")) down)")
+            lines.append("problems: \(n(proxy, "handshake-failures")) bad or unauthenticated requests (\(n(proxy, "auth-failures")) wrong credentials), "
+                + "\(n(proxy, "failed")) unreachable, \(n(proxy, "errors")) errors, \(n(proxy, "datagrams-dropped")) datagrams dropped")
+            lines += books(stats)
+            return lines
+        }
+        lines.append("Sluice: up \(duration(uptime)), profile \(profile)")
         // Not a breakdown: sniffed flows have no upstream yet, and an HTTP
         // session may or may not have one open.
         lines.append("open: \(n(open, "tcp")) TCP flows relayed upstream, \(n(open, "sniffing")) being sniffed, \(n(open, "http-sessions")) HTTP sessions, \(n(open, "udp")) UDP sessions")
@@ -189,6 +208,14 @@ enum ControlFormat {
             + "\(n(tunnel, "tcp-answered")) answered locally), \(n(tunnel, "udp-sessions")) UDP sessions (besides \(n(tunnel, "udp-rejected")) rejected), \(n(tunnel, "echo-flows")) ping flows")
         lines.append("problems: \(n(tunnel, "malformed-packets")) malformed packets, \(n(tunnel, "upstream-errors")) upstream errors, \(n(tunnel, "tun-write-drops")) TUN write drops; "
             + "retransmissions: \(n(tunnel, "retransmission-timeouts")) timeouts, \(n(tunnel, "fast-retransmits")) fast, \(n(tunnel, "sack-retransmits")) SACK")
+        lines += books(stats)
+        return lines
+    }
+
+    /// The profile's [Statistics] books, a line per key.
+    static func books(_ stats: JSONValue) -> [String] {
+        func n(_ value: JSONValue?, _ name: String) -> Int { value?[name]?.intValue ?? 0 }
+        var lines: [String] = []
         for book in stats["statistics"]?.arrayValue ?? [] {
             lines.append("statistics \(book["name"]?.stringValue ?? "?"):")
             let keys = book["keys"]?.arrayValue ?? []
@@ -224,7 +251,7 @@ enum ControlFormat {
             let domain = flow.domain.map { $0 + (flow.domainSource.map { " (\($0))" } ?? "") } ?? "-"
             rows.append([
                 flow.id.map(String.init) ?? "-", flow.transport, "\(flow.appAddress).\(flow.appPort)",
-                "\(flow.destinationAddress).\(flow.destinationPort)", domain, flow.policy ?? flow.upstream ?? "-",
+                flow.destinationAddress.map { "\($0).\(flow.destinationPort.map(String.init) ?? "-")" } ?? "-", domain, flow.policy ?? flow.upstream ?? "-",
                 flow.bytesUp.map(bytes) ?? "-", flow.bytesDown.map(bytes) ?? "-", flow.ageSeconds.map(duration) ?? "-", flow.state,
             ])
         }

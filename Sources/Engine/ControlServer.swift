@@ -174,6 +174,7 @@ extension ControlServer {
         case .addressInUse: "another Sluice answers on \(path); give this one --control PATH (or --no-control)"
         case .fileExists: "\(path) exists and is not a socket; it is left alone"
         case .noSuchFileOrDirectory: "the folder for \(path) does not exist"
+        case .permissionDenied: "this user may not create \(path); give --control PATH in a folder of yours (or --no-control)"
         case .nameTooLong: "the path is longer than a Unix socket allows (\(UnixSocket.maximumPathLength) bytes)"
         default: "\(error)"
         }

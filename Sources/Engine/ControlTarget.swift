@@ -66,8 +66,9 @@ struct ControlFlow: Equatable, CustomStringConvertible {
     var transport: String
     var appAddress: String
     var appPort: Int
-    var destinationAddress: String
-    var destinationPort: Int
+    /// Nil while unknown: a proxy client that has not said where to yet, or a UDP association (each datagram says).
+    var destinationAddress: String?
+    var destinationPort: Int?
     var domain: String?
     /// Where the domain came from: `dns` (a fake IP), `host` (the HTTP Host header) or `sni`.
     var domainSource: String?
@@ -85,7 +86,7 @@ struct ControlFlow: Equatable, CustomStringConvertible {
     var state: String
 
     var description: String {
-        "\(id.map(String.init) ?? "-") \(transport) \(appAddress).\(appPort) > \(destinationAddress).\(destinationPort)"
+        "\(id.map(String.init) ?? "-") \(transport) \(appAddress).\(appPort) > \(destinationAddress ?? "-").\(destinationPort.map(String.init) ?? "-")"
             + (domain.map { " (\($0))" } ?? "") + " \(state)"
     }
 
@@ -113,12 +114,11 @@ struct ControlFlow: Equatable, CustomStringConvertible {
     /// Reads what `write` wrote (the `sluice flows` client's side).
     init?(_ value: JSONValue) {
         guard let transport = value["transport"]?.stringValue, let appAddress = value["app-address"]?.stringValue,
-              let appPort = value["app-port"]?.intValue, let destinationAddress = value["destination-address"]?.stringValue,
-              let destinationPort = value["destination-port"]?.intValue, let state = value["state"]?.stringValue
+              let appPort = value["app-port"]?.intValue, let state = value["state"]?.stringValue
         else { return nil }
         self.init(id: value["id"]?.intValue.map { UInt64(truncatingIfNeeded: $0) }, transport: transport,
-                  appAddress: appAddress, appPort: appPort, destinationAddress: destinationAddress,
-                  destinationPort: destinationPort, state: state)
+                  appAddress: appAddress, appPort: appPort, destinationAddress: value["destination-address"]?.stringValue,
+                  destinationPort: value["destination-port"]?.intValue, state: state)
         domain = value["domain"]?.stringValue
         domainSource = value["domain-source"]?.stringValue
         rule = value["rule"]?.stringValue
@@ -129,8 +129,8 @@ struct ControlFlow: Equatable, CustomStringConvertible {
         ageSeconds = value["age-seconds"]?.doubleValue
     }
 
-    init(id: UInt64?, transport: String, appAddress: String, appPort: Int, destinationAddress: String,
-         destinationPort: Int, state: String) {
+    init(id: UInt64?, transport: String, appAddress: String, appPort: Int, destinationAddress: String?,
+         destinationPort: Int?, state: String) {
         self.id = id
         self.transport = transport
         self.appAddress = appAddress

@@ -154,7 +154,7 @@ enum TunnelSession {
             try tunnel.watch(rawDescriptor: reloader!.descriptor, token: reloadToken)
         }
         // The control API answers from this thread, between the tunnel's events.
-        let controlTarget = TunnelControl(tunnel: tunnel, reloader: reloader)
+        let controlTarget = LoopControl(tunnel, reloader: reloader)
         if let control {
             try tunnel.watch(rawDescriptor: control.descriptor, token: controlToken)
             // Per-flow bytes are counted only when someone can ask for them.

@@ -8,9 +8,9 @@ internal import Wire
 /// one per plain-HTTP request on the HTTP listener, in the format of `exec
 /// --flow-log` (docs/capture.md, "The flow log"), so the same tools read both.
 extension ProxyServer {
-    /// A client was accepted: its record opens (only with a flow log).
+    /// A client was accepted: its record opens (only with a flow log or a control socket to read it).
     func openRecord(_ connection: InboundConnection) {
-        guard flowLog != nil else { return }
+        guard flowLog != nil || controlWatching else { return }
         connection.record = FlowRecord(connectionID: connection.id, startTime: wallTime(now), transport: .tcp,
                                        source: Self.wireAddress(connection.peer.address), sourcePort: connection.peer.port,
                                        destination: .v4(.any), destinationPort: 0)

@@ -32,6 +32,7 @@ final class ProxyServer {
     static let signalToken: UInt64 = 3
     static let resolverToken: UInt64 = 4
     static let reloadToken: UInt64 = 5
+    static let controlToken: UInt64 = 6
     static let firstConnectionToken: UInt64 = 16
 
     let configuration: Configuration
@@ -53,6 +54,8 @@ final class ProxyServer {
     var har: HARRecorder?
     /// `--flow-log FILE`: a line per connection and per plain-HTTP request.
     var flowLog: FlowLogWriter?
+    /// A control socket is open: connections keep records (rule, route, age) for `GET /flows`.
+    var controlWatching = false
     /// One read's worth of space.
     let scratch: UnsafeMutableRawBufferPointer
     var debug: Bool { EngineLog.verbose }
@@ -875,7 +878,7 @@ final class ProxyServer {
     }
 
     /// Takes a (re)loaded profile: new connections follow it, open ones keep their routes.
-    func apply(_ profile: Rules.Profile?) {
+    func apply(_ profile: Rules.Profile?, log: (String) -> Void) {
         guard let profile else { return }
         director = FlowDirector(profile: profile, previous: director)
         for warning in profile.warnings { log(warning.description) }

@@ -20,6 +20,8 @@ public struct ProxyCommand {
         public var harBodyLimit: Int?
         /// `--flow-log FILE`: a JSON line per connection and per plain-HTTP request.
         public var flowLog: String?
+        /// The control API's socket (`--control PATH`, `--no-control`), as for exec and run.
+        public var control = ControlSocketOption.standard
 
         public init(socksListen: String? = nil, httpListen: String? = nil, profile: String? = nil, auth: String? = nil) {
             self.socksListen = socksListen; self.httpListen = httpListen; self.profile = profile; self.auth = auth
@@ -38,7 +40,9 @@ public struct ProxyCommand {
         var rest = arguments
         while let first = rest.popFirst() {
             switch first {
-            case "--listen", "--http-listen", "--profile", "--auth", "--har", "--har-body-limit", "--flow-log":
+            case "--no-control":
+                options.control = .off
+            case "--listen", "--http-listen", "--profile", "--auth", "--har", "--har-body-limit", "--flow-log", "--control":
                 guard let value = rest.popFirst() else { return .failure(UsageError("sluice proxy: \(first) needs a value")) }
                 switch first {
                 case "--listen": options.socksListen = value
@@ -46,6 +50,7 @@ public struct ProxyCommand {
                 case "--profile": options.profile = value
                 case "--har": options.har = value
                 case "--flow-log": options.flowLog = value
+                case "--control": options.control = .path(value)
                 case "--har-body-limit":
                     guard let n = Int(value), n >= 0 else {
                         return .failure(UsageError("sluice proxy: --har-body-limit wants a byte count; got '\(value)'"))
@@ -116,42 +121,47 @@ public struct ProxyCommand {
         let server = try ProxyServer(configuration: configuration, log: log)
         server.har = har
         server.flowLog = flowLog
-        server.apply(profile)
+        server.apply(profile, log: log)
         try server.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: ProxyServer.signalToken)
-        log("sluice: proxy: \(shown.joined(separator: ", "))\(configuration.credentials == nil ? "" : " (authentication required)"); "
-            + "rules from \(options.profile ?? "the built-in default (everything DIRECT)"); Ctrl-C stops")
-        // SIGHUP reads the profile on a worker thread, as in the tunnel.
+        // SIGHUP and POST /reload read the profile on a worker thread, as in the tunnel.
         var reloader: ProfileReloader?
         if let path = options.profile {
             do { reloader = try ProfileReloader(path: path) } catch { throw EngineError.system("eventfd", error) }
             try server.watch(rawDescriptor: reloader!.descriptor, token: ProxyServer.reloadToken)
         }
-        func apply(_ outcome: ProfileReloader.Outcome, from path: String) {
-            switch outcome {
-            case let .loaded(profile):
-                server.apply(profile)
-                log("sluice: SIGHUP: reloaded \(path); open connections keep their routes")
-            case let .failed(errors):
-                log(errors)
-                log("sluice: SIGHUP: \(path) has errors; still using the previous profile")
-            }
+        let control = try ControlServer.start(options.control, log: log)
+        defer { control?.stop() }
+        let controlTarget = LoopControl(server, reloader: reloader)
+        if let control {
+            try server.watch(rawDescriptor: control.descriptor, token: ProxyServer.controlToken)
+            // Connections keep their records (rule, route, age) only when someone can ask.
+            server.controlWatching = true
+            shown.append("control on \(control.path)")
         }
+        log("sluice: proxy: \(shown.joined(separator: ", "))\(configuration.credentials == nil ? "" : " (authentication required)"); "
+            + "rules from \(options.profile ?? "the built-in default (everything DIRECT)"); Ctrl-C stops")
         try server.run(handleOther: { token in
-            if token == ProxyServer.reloadToken {
-                if let reloader { reloader.deliver { outcome, _ in apply(outcome, from: reloader.path) } }
-                return true
-            }
-            guard token == ProxyServer.signalToken, let signal = try? signals.signals.next() else { return true }
-            if signal == Signal.hangup {
-                guard let reloader else {
-                    log("sluice: SIGHUP: running on the built-in default profile; nothing to reload")
-                    return true
+            switch token {
+            case ProxyServer.controlToken:
+                control?.serve(controlTarget)
+            case ProxyServer.reloadToken:
+                reloader?.deliver { outcome, generation in
+                    let result = controlTarget.apply(outcome, generation: generation)
+                    control?.finishReloads(generation: generation, result, target: controlTarget)
                 }
-                if case let .finished(outcome, _) = reloader.start() { apply(outcome, from: reloader.path) }
-                return true
+            case ProxyServer.signalToken:
+                guard let signal = try? signals.signals.next() else { break }
+                if signal == Signal.hangup {
+                    controlTarget.reloadOnSignal()
+                } else {
+                    log("sluice: signal \(signal): stopping")
+                    return false
+                }
+            default:
+                break
             }
-            log("sluice: signal \(signal): stopping")
-            return false
+            for line in controlTarget.takeLog() { log(line) }
+            return true
         })
         server.closeAll()
         var statistics = server.statistics

@@ -5,103 +5,10 @@ internal import Stack
 internal import Sys
 internal import Wire
 
-/// The running tunnel as the control API sees it, and the reloads of its
-/// profile (SIGHUP's and `POST /reload`'s, which share one `ProfileReloader`).
-/// A small adapter rather than `extension Tunnel: ControlTarget`, because a
-/// reload needs the profile's path and reader, which the tunnel does not
-/// keep. Everything here runs on the loop's thread (ControlServer.serve is
-/// called from it).
-final class TunnelControl: ControlTarget {
-    let tunnel: Tunnel
-    /// Reads the profile given with --profile; nil runs on the built-in default.
-    let reloader: ProfileReloader?
-    /// Lines for the session's log (a reload's warnings), taken after each `serve`.
-    var pendingLog: [String] = []
-    /// Who asked for each read under way or due ("SIGHUP", "control"), for the log.
-    var askedBy: [Int: [String]] = [:]
-
-    init(tunnel: Tunnel, reloader: ProfileReloader?) {
-        self.tunnel = tunnel
-        self.reloader = reloader
-    }
-
-    func log(_ line: String) { pendingLog.append(line) }
-
-    func takeLog() -> [String] {
-        defer { pendingLog.removeAll() }
-        return pendingLog
-    }
-
-    func flows() -> [ControlFlow] {
-        tunnel.controlFlows()
-    }
-
-    func close(id: UInt64) -> Bool {
-        tunnel.closeFlow(id: id)
-    }
-
-    func writeStatistics(into json: inout JSONWriter) {
-        tunnel.writeControlStatistics(into: &json)
-    }
-
-    func groups() -> [ControlGroup] {
-        tunnel.controlGroups()
-    }
-
-    func select(group: String, member: String) -> Result<String, ControlFailure> {
-        tunnel.select(group: group, member: member)
-    }
-
-    func reload() -> ControlReload {
-        guard reloader != nil else {
-            return .finished(.failure(ControlFailure(kind: .conflict, message: "running on the built-in default profile (no --profile): nothing to reload")))
-        }
-        return startReload(askedBy: "control")
-    }
-
-    /// SIGHUP: the same read as `POST /reload`, with nobody waiting for an answer.
-    func reloadOnSignal() {
-        guard reloader != nil else {
-            log("sluice: SIGHUP: running on the built-in default profile; nothing to reload")
-            return
-        }
-        _ = startReload(askedBy: "SIGHUP")
-    }
-
-    func startReload(askedBy asker: String) -> ControlReload {
-        guard let reloader else { preconditionFailure("startReload without a profile") }
-        switch reloader.start() {
-        case let .reading(generation):
-            if askedBy[generation]?.contains(asker) != true { askedBy[generation, default: []].append(asker) }
-            return .reading(generation: generation)
-        case let .finished(outcome, generation):
-            askedBy[generation, default: []].append(asker)
-            return .finished(apply(outcome, generation: generation))
-        }
-    }
-
-    /// Read number `generation` is done: a good profile replaces the
-    /// tunnel's (open flows keep their routes), one with errors changes
-    /// nothing. Returns the answer for the clients that waited for it.
-    func apply(_ outcome: ProfileReloader.Outcome, generation: Int) -> Result<String, ControlFailure> {
-        let path = reloader?.path ?? "the profile"
-        let asker = (askedBy.removeValue(forKey: generation) ?? ["reload"]).joined(separator: ", ")
-        switch outcome {
-        case let .loaded(profile):
-            tunnel.apply(profile, log: { self.log($0) })
-            let message = "reloaded \(path) (\(profile.rules.count + 1) rules); open flows keep their routes"
-            log("sluice: \(asker): " + message)
-            return .success(message)
-        case let .failed(errors):
-            log(errors)
-            let message = "\(path) has errors; still using the previous profile"
-            log("sluice: \(asker): " + message)
-            return .failure(ControlFailure(kind: .invalid, message: message, errors: errors.split(separator: "\n").map(String.init)))
-        }
-    }
-}
-
-extension Tunnel {
+/// The tunnel's side of the control API (LoopControl drives it): its flows
+/// from the flow records, closing one, its counters. Groups are the
+/// director's (FlowDirector+Control.swift).
+extension Tunnel: ControlledLoop {
     /// Every open flow, from the tunnel's flow records (`flowRecords`: the
     /// same records the flow log writes when a flow ends), with the TCP state
     /// and the upstream socket's progress added. The id is the record's
@@ -215,54 +122,8 @@ extension Tunnel {
         json.endObject()
         json.key("tunnel")
         counters.writeJSON(into: &json)
-        json.key("profile")
-        if let profile = director.profile { json.string(profile.file) } else { json.null() }
-        json.key("statistics")
-        json.beginArray()
-        for book in director.books { book.writeJSON(into: &json) }
-        json.endArray()
+        director.writeProfileAndBooks(into: &json)
         json.endObject()
-    }
-
-    func controlGroups() -> [ControlGroup] {
-        guard let profile = director.profile else { return [] }
-        return profile.groups.map { definition in
-            let state = director.groups[definition.name]
-            let members = definition.members.map { name in
-                let health = state?.health(of: name) ?? .unchecked
-                switch health {
-                case .unchecked: return ControlGroup.Member(name: name, health: "unchecked")
-                case .down: return ControlGroup.Member(name: name, health: "down")
-                case let .healthy(latency):
-                    return ControlGroup.Member(name: name, health: "healthy", latencyMilliseconds: Int((latency + 500_000) / 1_000_000))
-                }
-            }
-            return ControlGroup(name: definition.name, kind: definition.kind.rawValue,
-                                selected: state?.current ?? definition.members.first, members: members)
-        }
-    }
-
-    /// Switches a select group: new flows follow the member; open ones keep their routes.
-    func select(group name: String, member: String) -> Result<String, ControlFailure> {
-        guard var group = director.groups[name], let definition = director.profile?.groups.first(where: { $0.name == name }) else {
-            return .failure(ControlFailure(kind: .notFound, message: "no proxy group named '\(name)'"))
-        }
-        let previous = group.current
-        do {
-            try group.select(member)
-        } catch {
-            switch error {
-            case .notSelectable:
-                return .failure(ControlFailure(kind: .conflict, message: "'\(name)' is a \(definition.kind.rawValue) group: it chooses by health, not by hand"))
-            case .unknownMember:
-                return .failure(ControlFailure(kind: .notFound,
-                                               message: "'\(member)' is not a member of '\(name)' (members: \(definition.members.joined(separator: ", ")))"))
-            case .empty, .duplicateMember, .cycle, .tooDeep:
-                return .failure(ControlFailure(kind: .conflict, message: error.description))
-            }
-        }
-        director.groups[name] = group
-        return .success("\(name): \(previous) → \(member); new flows use \(member), open ones keep their routes")
     }
 }
 

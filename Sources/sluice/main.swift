@@ -81,7 +81,7 @@ commands:
         Rewrite, Map Local, rule (and so policy) and Header Rewrite lines
         apply, in that order, with their line numbers and why. Starts nothing.
   proxy [--listen ADDR:PORT] [--http-listen ADDR:PORT] [--profile FILE] [--auth USER:PASS]
-        [--har FILE [--har-body-limit BYTES]] [--flow-log FILE]
+        [--har FILE [--har-body-limit BYTES]] [--flow-log FILE] [--control PATH | --no-control]
         Local proxy servers whose clients follow the profile's rules (DIRECT,
         upstream proxies, REJECT), as the tunnel's flows do: SOCKS5 (CONNECT,
         and UDP ASSOCIATE for DIRECT datagrams) on --listen (default
@@ -92,15 +92,16 @@ commands:
         --flow-log every connection) as exec's do. --auth requires RFC 1929
         / Basic credentials on both. An address other than loopback needs
         --auth: no open relays.
-        SIGHUP reloads the profile; Ctrl-C stops and prints a summary.
+        SIGHUP reloads the profile; Ctrl-C stops and prints a summary. The
+        control commands below work on it too (each connection a flow).
   replay FILE.pcap [--profile FILE] [--format table|flowlog|har]
         Read a capture (tcpdump's, or Sluice's own --pcap), follow every TCP
         connection both ways, and report what the profile would do to each
         flow and HTTP request: rule, policy, and forward, redirect, mock or
         reject. DNS answers in the capture name the addresses they gave.
   status [--control PATH] [--json]
-        Ask a running Sluice (exec or run) for its counters, its open flows'
-        count, its [Statistics] books and its proxy groups.
+        Ask a running Sluice (exec, run or proxy) for its counters, its open
+        flows' count, its [Statistics] books and its proxy groups.
   flows [--control PATH] [--json]
         List the open flows: id, transport, addresses, domain, bytes, state.
   close ID | select GROUP MEMBER | reload   [--control PATH]
@@ -108,9 +109,9 @@ commands:
         read the profile again (as SIGHUP does; errors keep the old one).
   top [--interval S] [--count N] [--control PATH]
         status and flows, redrawn every S seconds (default 1) until Ctrl-C.
-        exec and run answer these on /run/sluice/control.sock (root only,
-        mode 0600); --control PATH puts the socket elsewhere, --no-control
-        goes without. docs/control.md describes the HTTP+JSON API.
+        exec, run and proxy answer these on /run/sluice/control.sock (root
+        only, mode 0600); --control PATH puts the socket elsewhere,
+        --no-control goes without. docs/control.md describes the HTTP+JSON API.
   help  Show this text.
 
 Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN. Every flow holds a

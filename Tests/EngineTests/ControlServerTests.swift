@@ -482,6 +482,46 @@ struct Reply: CustomStringConvertible {
         #expect(lines[3] == "2 open flows")
     }
 
+    /// A proxy's connection before its client named a target: no destination, written null, shown as "-".
+    @Test func aFlowWithoutADestination() throws {
+        let target = FakeControlTarget()
+        target.openFlows = [ControlFlow(id: 3, transport: "TCP", appAddress: "127.0.0.1", appPort: 41000,
+                                        destinationAddress: nil, destinationPort: nil, state: "handshake")]
+        let response = ControlRouter.flows(target)
+        let parsed = try JSONValue.parse(response.json)
+        let flow = try #require(parsed["flows"]?.arrayValue?.first)
+        #expect(flow["destination-address"] == .null && flow["destination-port"] == .null)
+        #expect(ControlFlow(flow) == target.openFlows[0])
+        let lines = ControlFormat.flows(parsed)
+        #expect(lines[1].hasPrefix("3   TCP    127.0.0.1.41000  -  "), "\(lines)")
+        #expect(lines[1].hasSuffix("handshake"))
+    }
+
+    /// `sluice proxy`'s statistics (a "proxy" object instead of "tunnel"), as `sluice status` prints them.
+    @Test func formatsAProxysStatus() throws {
+        let text = """
+        {"uptime-seconds": 3.2, "listeners": {"socks5": "127.0.0.1:1080", "http": null},
+         "open": {"connections": 4, "handshake": 1, "idle": 1, "resolving": 0, "connecting": 1, "proxy-handshake": 0,
+                  "relaying": 1, "associated": 0, "closing": 0},
+         "proxy": {"connections": 9, "relayed": 6, "refused-by-rules": 1, "answered-here": 2, "handshake-failures": 1,
+                   "auth-failures": 1, "failed": 1, "errors": 0, "bytes-up": 2048, "bytes-down": 3145728,
+                   "associations": 1, "datagrams-up": 5, "datagrams-down": 4, "datagrams-dropped": 0},
+         "profile": "/etc/sluice/p.conf",
+         "statistics": [{"name": "api", "keys": []}]}
+        """
+        let lines = ControlFormat.status(try JSONValue.parse(Array(text.utf8)))
+        #expect(lines == [
+            "Sluice proxy: up 3s, profile /etc/sluice/p.conf",
+            "listening: SOCKS5 on 127.0.0.1:1080",
+            "open: 4 connections (1 relaying, 1 idle between requests, 1 in handshake, 1 connecting, 0 UDP associations, 0 closing)",
+            "traffic: 2.0 KiB up, 3.0 MiB down",
+            "since start: 9 connections (6 relayed, 1 refused by rules, 2 requests answered by the profile), 1 UDP associations (5 datagrams up, 4 down)",
+            "problems: 1 bad or unauthenticated requests (1 wrong credentials), 1 unreachable, 0 errors, 0 datagrams dropped",
+            "statistics api:",
+            "  (no requests yet)",
+        ])
+    }
+
     @Test func formatsTheStatus() throws {
         let target = FakeControlTarget()
         var json = JSONWriter()

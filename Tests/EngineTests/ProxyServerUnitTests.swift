@@ -71,6 +71,11 @@ struct ProxyServerUnitTests {
         #expect(try ProxyCommand.parse(["--flow-log", "f.jsonl"]).get().flowLog == "f.jsonl")
         #expect(throws: UsageError.self) { try ProxyCommand.parse(["--har-body-limit", "-1"]).get() }
         #expect(throws: UsageError.self) { try ProxyCommand.parse(["--har"]).get() }
+        // The control socket: the standard one unless told otherwise, as for exec and run.
+        #expect(none.control == .standard)
+        #expect(try ProxyCommand.parse(["--control", "/tmp/p.sock"]).get().control == .path("/tmp/p.sock"))
+        #expect(try ProxyCommand.parse(["--no-control"]).get().control == .off)
+        #expect(throws: UsageError.self) { try ProxyCommand.parse(["--control"]).get() }
     }
 
     @Test func listenAddressesAreAddresses() throws {

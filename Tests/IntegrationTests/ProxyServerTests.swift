@@ -24,6 +24,7 @@ final class ProxyServerTests {
     location = /echo { default_type text/plain; return 200 "method=$request_method host=$host env=$http_x_env token=$http_x_debug_token\\n"; }
     location = /fail { return 500 "failing\\n"; }
     location = /conn { default_type text/plain; return 200 "$connection $connection_requests"; }
+    location ^~ /slow/ { limit_rate 100k; rewrite ^/slow/(.*)$ /$1 break; }
     """
 
     init() throws {
@@ -835,6 +836,109 @@ final class ProxyServerTests {
         #expect(fields.count == 2 && fields[0] == "0", "\(r.output)\n\(summary)")
         if fields.count == 2, let seconds = Int(fields[1]) { #expect((4 ... 7).contains(seconds), "\(r.output)") }
         #expect(summary.contains("no complete request in time"), "\(summary)")
+    }
+
+    /// `sluice proxy --control`: the control API and its clients as for a
+    /// tunnel. A slow download through the SOCKS5 listener is listed (its
+    /// target, rule, policy, bytes), counted in `status`, and closed; a select
+    /// group is switched and kept across a reload; the socket goes on exit.
+    @Test func theControlSocketListsSwitchesReloadsAndCloses() throws {
+        try pair.makeFile("4m.bin", bytes: 4 * 1_048_576)
+        let socket = pair.path("proxy-control.sock")
+        let flows = pair.path("control-flows.jsonl")
+        let done = pair.path("download-done")
+        let path = try profile("""
+        [Proxy Group]
+        Choice = select, DIRECT, REJECT
+
+        [Rule]
+        DOMAIN,origin.test,Choice
+        FINAL,DIRECT
+        \(Self.hosts)
+        """, name: "control.conf")
+        let server = try start(["--listen", "127.0.0.1:11096", "--http-listen", "127.0.0.1:18096", "--profile", path,
+                                "--control", socket, "--flow-log", flows], ports: [11096, 18096])
+        func control(_ arguments: [String]) throws -> SluiceRun {
+            try runSluice(arguments + ["--control", socket], timeout: 15)
+        }
+        func json(_ text: String) -> [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+        }
+        let download = try net.start(["bash", "-c", """
+        curl -s -m 60 --socks5-hostname 127.0.0.1:11096 http://origin.test:8080/slow/4m.bin -o /dev/null; echo "download=$?" > \(done)
+        """], in: host)
+        defer { download.terminate(graceMilliseconds: 1000) }
+
+        // The download appears, with its target, its rule and bytes coming down.
+        var listed: [String: Any]?
+        _ = TestNetwork.waitUntil(seconds: 15) {
+            let list = json((try? control(["flows", "--json"]))?.stdout ?? "")["flows"] as? [[String: Any]] ?? []
+            listed = list.first { ($0["destination-port"] as? Int) == 8080 && ($0["bytes-down"] as? Int ?? 0) > 0 }
+            return listed != nil
+        }
+        let entry = try #require(listed, "the download never showed up in /flows: \(server.stop())")
+        let id = try #require(entry["id"] as? Int)
+        #expect(entry["transport"] as? String == "TCP", "\(entry)")
+        #expect(entry["app-address"] as? String == "127.0.0.1", "\(entry)")
+        #expect(entry["destination-address"] as? String == "origin.test", "\(entry)")
+        #expect(entry["domain"] as? String == "origin.test", "\(entry)")
+        #expect(entry["state"] as? String == "relaying", "\(entry)")
+        #expect(entry["policy"] as? String == "Choice → DIRECT", "\(entry)")
+        #expect(entry["rule"] as? String == "\(path):5: DOMAIN,origin.test,Choice", "\(entry)")
+        #expect(entry["upstream"] as? String == "DIRECT", "\(entry)")
+        #expect((entry["age-seconds"] as? Double ?? 0) > 0, "\(entry)")
+        #expect((entry["bytes-up"] as? Int ?? 0) > 0, "the request went up: \(entry)")
+
+        let table = try control(["flows"])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout.contains("origin.test.8080"), "\(table.stdout)")
+        #expect(table.stdout.contains("relaying"), "\(table.stdout)")
+        #expect(table.stdout.contains("1 open flow\n"), "\(table.stdout)")
+
+        let status = try control(["status"])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.hasPrefix("Sluice proxy: up "), "\(status.stdout)")
+        #expect(status.stdout.contains("profile \(path)"), "\(status.stdout)")
+        #expect(status.stdout.contains("listening: SOCKS5 on 127.0.0.1:11096, HTTP on 127.0.0.1:18096"), "\(status.stdout)")
+        #expect(status.stdout.contains("open: 1 connections (1 relaying"), "\(status.stdout)")
+        #expect(status.stdout.contains("Choice (select): *DIRECT, REJECT"), "\(status.stdout)")
+        let stats = json(try control(["status", "--json"]).stdout)["stats"] as? [String: Any] ?? [:]
+        let counters = stats["proxy"] as? [String: Any] ?? [:]
+        #expect(counters["connections"] as? Int == 1, "\(stats)")
+        #expect((counters["bytes-down"] as? Int ?? 0) > 0, "open connections count as they go: \(stats)")
+
+        // The group switched: the next request for origin.test is refused; a member it lacks is not taken.
+        let select = try control(["select", "Choice", "REJECT"])
+        #expect(select.status == 0, "\(select.stderr)")
+        #expect(select.stdout.contains("Choice: DIRECT → REJECT"), "\(select.stdout)")
+        let wrong = try control(["select", "Choice", "Nope"])
+        #expect(wrong.status == 1 && wrong.stderr.contains("'Nope' is not a member of 'Choice'"), "\(wrong.stderr)")
+        let refused = try client("curl -s -m 10 -o /dev/null --socks5-hostname 127.0.0.1:11096 http://origin.test:8080/hello.txt; echo \"status=$?\"")
+        #expect(refused.output == "status=97\n", "\(refused.output)")
+
+        // A reload keeps the selection; one with errors changes nothing and says why.
+        let reload = try control(["reload"])
+        #expect(reload.status == 0 && reload.stdout.contains("reloaded \(path)"), "\(reload.stdout)\(reload.stderr)")
+        #expect(try control(["status"]).stdout.contains("Choice (select): DIRECT, *REJECT"))
+        let good = try String(contentsOfFile: path, encoding: .utf8)
+        try (good + "\nbroken line\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let bad = try control(["reload"])
+        #expect(bad.status == 1 && bad.stderr.contains("still using the previous profile") && bad.stderr.contains("control.conf:"), "\(bad.stderr)")
+
+        // Closing the download cuts the client off, long before its 40 s at nginx's 100 kB/s.
+        let close = try control(["close", String(id)])
+        #expect(close.status == 0 && close.stdout.contains("flow \(id) closed"), "\(close.stdout)\(close.stderr)")
+        let again = try control(["close", String(id)])
+        #expect(again.status == 1 && again.stderr.contains("no open flow with id \(id)"), "\(again.stderr)")
+        let ended = TestNetwork.waitUntil(seconds: 15) { FileManager.default.fileExists(atPath: done) }
+        let result = (try? String(contentsOfFile: done, encoding: .utf8)) ?? ""
+        #expect(ended && result != "download=0\n", "\(result)")
+
+        let summary = server.stop()
+        #expect(summary.contains("control on \(socket)"), "\(summary)")
+        #expect(!FileManager.default.fileExists(atPath: socket), "the socket goes with Sluice")
+        let log = (try? String(contentsOfFile: flows, encoding: .utf8)) ?? ""
+        #expect(log.contains("\"connection\":\(id),") && log.contains("closed through the control API"), "\(log)")
     }
 
     @Test func sighupReloadsTheRules() throws {
