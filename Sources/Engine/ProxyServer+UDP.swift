@@ -19,8 +19,8 @@ final class UDPAssociation {
     var clientAddress: SocketAddress?
     var outboundV4: SocketBox?
     var outboundV6: SocketBox?
-    /// Logged once per association: a datagram the rules send through an upstream proxy.
-    var warnedAboutProxy = false
+    /// Our associations with upstream SOCKS5 proxies, by proxy name (ProxyServer+UpstreamUDP.swift).
+    var upstreams: [String: UpstreamAssociation] = [:]
 
     init(relay: consuming Socket, relayAddress: SocketAddress, clientIP: SysIPAddress, announcedPort: UInt16) {
         self.relay = relay
@@ -102,14 +102,17 @@ extension ProxyServer {
                 statistics.datagramsDropped += 1
                 continue
             }
-            forward(datagram.suffix(from: payloadOffset), to: header.target, connection: connection, association: association)
+            forward(datagram, payloadOffset: payloadOffset, to: header.target, connection: connection, association: association)
         }
     }
 
-    /// One datagram from the client, routed by the rules like a UDP flow: DIRECT
-    /// goes out (so does a proxy route without udp-relay, as in the tunnel);
-    /// REJECT, and a udp-relay SOCKS5 proxy (not driven here yet), drop it.
-    func forward(_ payload: UnsafeRawBufferPointer, to target: ProxyTarget, connection: InboundConnection, association: UDPAssociation) {
+    /// One datagram from the client (its header ends at `payloadOffset`),
+    /// routed by the rules like a UDP flow: DIRECT goes out (so does a proxy
+    /// route without udp-relay, as in the tunnel), a SOCKS5 proxy with
+    /// udp-relay gets it through our association with it, REJECT drops it.
+    func forward(_ datagram: UnsafeRawBufferPointer, payloadOffset: Int, to target: ProxyTarget, connection: InboundConnection,
+                 association: UDPAssociation) {
+        let payload = datagram.suffix(from: payloadOffset)
         let facts = flowFacts(for: connection, target: target, transport: .udp)
         guard case let .route(route, reason) = director.decide(facts, final: true) else { return }
         switch route {
@@ -118,12 +121,8 @@ extension ProxyServer {
         case let .proxy(proxy):
             // As in the tunnel: a proxy without udp-relay carries no UDP, which goes DIRECT.
             guard proxy.kind == .socks5, proxy.udpRelay else { break }
-            statistics.datagramsDropped += 1
-            if !association.warnedAboutProxy {
-                association.warnedAboutProxy = true
-                log("sluice: proxy: \(connection.peer) UDP → \(target): \(reason): relaying UDP through an upstream "
-                    + "proxy's UDP ASSOCIATE is not done by sluice proxy yet; dropped")
-            }
+            trace("\(connection.description): UDP to \(target) through \(proxy.name) (\(reason))")
+            sendThroughUpstream(datagram, payloadCount: payload.count, proxy: proxy, connection: connection, association: association)
             return
         case .refuse, .answer:
             statistics.datagramsDropped += 1
@@ -197,6 +196,7 @@ extension ProxyServer {
         try? epoll.remove(association.relay.descriptor)
         if let box = association.outboundV4 { try? epoll.remove(box.socket.descriptor) }
         if let box = association.outboundV6 { try? epoll.remove(box.socket.descriptor) }
+        for upstream in Array(association.upstreams.values) { closeUpstreamAssociation(upstream, of: association) }
         connection.association = nil
     }
 }

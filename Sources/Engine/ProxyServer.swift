@@ -54,6 +54,9 @@ final class ProxyServer {
     var har: HARRecorder?
     /// `--flow-log FILE`: a line per connection and per plain-HTTP request.
     var flowLog: FlowLogWriter?
+    /// Our UDP associations with upstream proxies, by their control socket's token (ProxyServer+UpstreamUDP.swift).
+    var upstreamAssociations: [UInt64: (connection: UInt64, association: UpstreamAssociation)] = [:]
+    var nextUpstreamAssociationToken = ProxyServer.firstUpstreamAssociationToken
     /// A control socket is open: connections keep records (rule, route, age) for `GET /flows`.
     var controlWatching = false
     /// One read's worth of space.
@@ -121,6 +124,8 @@ final class ProxyServer {
                 case Self.socksToken: accept(.socks5)
                 case Self.httpToken: accept(.http)
                 case Self.resolverToken: resolved(resolver.receive(now: now))
+                case let token where token >= Self.firstUpstreamAssociationToken:
+                    upstreamAssociationReady(token: token, events: event.events)
                 case let token where token >= Self.firstConnectionToken:
                     let id = (token - Self.firstConnectionToken) / 4
                     guard let connection = connections[id] else { continue }
@@ -140,6 +145,7 @@ final class ProxyServer {
             if nextSweep <= time {
                 nextSweep = time + .milliseconds(200)
                 sweep(now: time)
+                sweepUpstreamAssociations(now: time)
                 resumeListeners(now: time)
             }
         }

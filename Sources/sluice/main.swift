@@ -84,7 +84,7 @@ commands:
         [--har FILE [--har-body-limit BYTES]] [--flow-log FILE] [--control PATH | --no-control]
         Local proxy servers whose clients follow the profile's rules (DIRECT,
         upstream proxies, REJECT), as the tunnel's flows do: SOCKS5 (CONNECT,
-        and UDP ASSOCIATE for DIRECT datagrams) on --listen (default
+        and UDP ASSOCIATE, through udp-relay proxies too) on --listen (default
         127.0.0.1:1080) and an HTTP proxy (CONNECT and absolute-form requests,
         kept alive) on --http-listen. Plain HTTP requests also get the
         profile's URL Rewrite, Map Local, Header Rewrite and [Statistics]

@@ -758,13 +758,13 @@ final class ProxyServerTests {
         #expect(summary.contains(", 0 errors"), "\(summary)")
     }
 
-    @Test func udpAssociateRelaysDatagramsByTheRules() throws {
-        // A UDP echo server on both families in the server namespace.
+    /// A UDP echo server on both families at `port` in the server namespace: it answers "echo:" and what it got.
+    func startUDPEcho(port: Int) throws {
         let echo = """
         import socket, select
         socks = []
         for family, address in ((socket.AF_INET, "10.88.0.2"), (socket.AF_INET6, "fd00:88::2")):
-            s = socket.socket(family, socket.SOCK_DGRAM); s.bind((address, 9300)); socks.append(s)
+            s = socket.socket(family, socket.SOCK_DGRAM); s.bind((address, \(port))); socks.append(s)
         for _ in range(100):
             ready, _, _ = select.select(socks, [], [], 30)
             if not ready: break
@@ -772,7 +772,41 @@ final class ProxyServerTests {
                 data, peer = s.recvfrom(65535); s.sendto(b"echo:" + data, peer)
         """
         try net.start(["python3", "-c", echo], in: pair.server)
-        #expect(pair.waitForListener("10.88.0.2:9300"))
+        #expect(pair.waitForListener("10.88.0.2:\(port)"))
+    }
+
+    /// Python for a SOCKS5 client with a UDP association through the listener
+    /// at `listener` (it prints the method and the reply), then `asks`, lines
+    /// of `ask(TARGET, b"PAYLOAD")` with TARGET `v4("a.b.c.d")`, `v6("…")` or
+    /// `name("…")`, each printing the answer as "VER+FRAG SOURCE PORT PAYLOAD",
+    /// or "PAYLOAD lost" after `wait` seconds.
+    static func associationClient(listener: Int, targetPort: Int, wait: Int = 3, asks: String) -> String {
+        """
+        import socket
+        s = socket.create_connection(("127.0.0.1", \(listener)), timeout=5)
+        s.sendall(b"\\x05\\x01\\x00"); print(s.recv(2).hex())
+        s.sendall(b"\\x05\\x03\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00"); reply = s.recv(10)
+        print(reply[:4].hex(), socket.inet_ntoa(reply[4:8]))
+        relay = ("127.0.0.1", int.from_bytes(reply[8:10], "big"))
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(\(wait))
+        def v4(a): return b"\\x01" + socket.inet_aton(a)
+        def v6(a): return b"\\x04" + socket.inet_pton(socket.AF_INET6, a)
+        def name(n): return b"\\x03" + bytes([len(n)]) + n.encode()
+        def ask(target, payload):
+            u.sendto(b"\\x00\\x00\\x00" + target + (\(targetPort)).to_bytes(2, "big") + payload, relay)
+            try:
+                data, _ = u.recvfrom(65535)
+            except socket.timeout:
+                print(payload.decode(), "lost"); return
+            if data[3] == 1: source, rest = socket.inet_ntoa(data[4:8]), data[8:]
+            else: source, rest = socket.inet_ntop(socket.AF_INET6, data[4:20]), data[20:]
+            print(data[:3].hex(), source, int.from_bytes(rest[:2], "big"), rest[2:].decode())
+        \(asks)
+        """
+    }
+
+    @Test func udpAssociateRelaysDatagramsByTheRules() throws {
+        try startUDPEcho(port: 9300)
         let path = try profile("""
         [Rule]
         DOMAIN,blocked.test,REJECT
@@ -780,32 +814,12 @@ final class ProxyServerTests {
         \(Self.hosts)
         """)
         let server = try start(["--listen", "127.0.0.1:11085", "--profile", path], ports: [11085])
-        let client = """
-        import socket
-        s = socket.create_connection(("127.0.0.1", 11085), timeout=5)
-        s.sendall(b"\\x05\\x01\\x00"); print(s.recv(2).hex())
-        s.sendall(b"\\x05\\x03\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00"); reply = s.recv(10)
-        print(reply[:4].hex(), socket.inet_ntoa(reply[4:8]))
-        relay = ("127.0.0.1", int.from_bytes(reply[8:10], "big"))
-        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3)
-        targets = [
-            b"\\x01" + socket.inet_aton("10.88.0.2"),
-            b"\\x04" + socket.inet_pton(socket.AF_INET6, "fd00:88::2"),
-            b"\\x03" + bytes([len(b"origin.test")]) + b"origin.test",
-        ]
-        for i, target in enumerate(targets):
-            u.sendto(b"\\x00\\x00\\x00" + target + (9300).to_bytes(2, "big") + b"ping%d" % i, relay)
-            data, _ = u.recvfrom(65535)
-            atyp = data[3]
-            if atyp == 1: source, rest = socket.inet_ntoa(data[4:8]), data[8:]
-            else: source, rest = socket.inet_ntop(socket.AF_INET6, data[4:20]), data[20:]
-            print(data[:3].hex(), source, int.from_bytes(rest[:2], "big"), rest[2:].decode())
-        u.sendto(b"\\x00\\x00\\x00\\x03" + bytes([len(b"blocked.test")]) + b"blocked.test" + (9300).to_bytes(2, "big") + b"nope", relay)
-        try:
-            u.recvfrom(65535); print("blocked answered")
-        except socket.timeout:
-            print("blocked dropped")
-        """
+        let client = Self.associationClient(listener: 11085, targetPort: 9300, asks: """
+        ask(v4("10.88.0.2"), b"ping0")
+        ask(v6("fd00:88::2"), b"ping1")
+        ask(name("origin.test"), b"ping2")
+        ask(name("blocked.test"), b"nope")
+        """)
         let r = try net.run(["python3", "-c", client], in: host, check: false, timeout: 30)
         let summary = server.stop()
         #expect(r.output == """
@@ -814,10 +828,92 @@ final class ProxyServerTests {
         000000 10.88.0.2 9300 echo:ping0
         000000 fd00:88::2 9300 echo:ping1
         000000 10.88.0.2 9300 echo:ping2
-        blocked dropped
+        nope lost
 
         """, "\(r.output)\n\(summary)")
         #expect(summary.contains("1 UDP associations (3 datagrams up, 3 down, 1 dropped)"), "\(summary)")
+    }
+
+    /// Datagrams that the rules send through a SOCKS5 proxy with udp-relay go
+    /// through our own UDP ASSOCIATE with it (here a second `sluice proxy`,
+    /// with credentials), made on the first such datagram; the others still go
+    /// DIRECT or are dropped, datagram by datagram. Names reach the proxy.
+    @Test func udpAssociateGoesThroughAnUpstreamProxysAssociation() throws {
+        try startUDPEcho(port: 9301)
+        let upstream = try start(["--listen", "127.0.0.1:11097", "--auth", "bob:pw",
+                                  "--profile", try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)", name: "udp-up.conf")],
+                                 ports: [11097])
+        let path = try profile("""
+        [Proxy]
+        up = socks5, 127.0.0.1, 11097, username=bob, password=pw, udp-relay=true
+
+        [Rule]
+        DOMAIN,blocked.test,REJECT
+        DOMAIN,origin.test,up
+        IP-CIDR,10.88.0.2/32,up
+        FINAL,DIRECT
+
+        [Host]
+        blocked.test = 10.88.0.2
+        """, name: "udp-front.conf")
+        let server = try start(["--listen", "127.0.0.1:11098", "--profile", path], ports: [11098])
+        let client = Self.associationClient(listener: 11098, targetPort: 9301, asks: """
+        ask(v4("10.88.0.2"), b"ping0")
+        ask(v6("fd00:88::2"), b"ping1")
+        ask(name("origin.test"), b"ping2")
+        ask(v4("10.88.0.2"), b"ping3")
+        ask(name("blocked.test"), b"nope")
+        """)
+        let r = try net.run(["python3", "-c", client], in: host, check: false, timeout: 40)
+        let summary = server.stop()
+        let upstreamSummary = upstream.stop()
+        #expect(r.output == """
+        0500
+        05000001 127.0.0.1
+        000000 10.88.0.2 9301 echo:ping0
+        000000 fd00:88::2 9301 echo:ping1
+        000000 10.88.0.2 9301 echo:ping2
+        000000 10.88.0.2 9301 echo:ping3
+        nope lost
+
+        """, "\(r.output)\n\(summary)\n\(upstreamSummary)")
+        #expect(summary.contains("1 UDP associations (4 datagrams up, 4 down, 1 dropped)"), "\(summary)")
+        // Three went through the upstream (one association, the name resolved there), one DIRECT.
+        #expect(upstreamSummary.contains("1 UDP associations (3 datagrams up, 3 down, 0 dropped)"), "\(upstreamSummary)")
+    }
+
+    /// An upstream proxy that refuses us costs only the datagrams sent its
+    /// way: said once, not retried for each datagram; DIRECT ones still go.
+    @Test func aDeadUpstreamUDPProxyLosesOnlyItsOwnDatagrams() throws {
+        try startUDPEcho(port: 9302)
+        let path = try profile("""
+        [Proxy]
+        dead = socks5, 127.0.0.1, 11099, udp-relay=true
+
+        [Rule]
+        IP-CIDR,10.88.0.0/24,dead
+        FINAL,DIRECT
+        """, name: "udp-dead.conf")
+        let server = try start(["--listen", "127.0.0.1:11100", "--profile", path], ports: [11100])
+        let client = Self.associationClient(listener: 11100, targetPort: 9302, wait: 2, asks: """
+        ask(v4("10.88.0.2"), b"ping0")
+        ask(v6("fd00:88::2"), b"ping1")
+        ask(v4("10.88.0.2"), b"ping2")
+        ask(v4("10.88.0.2"), b"ping3")
+        """)
+        let r = try net.run(["python3", "-c", client], in: host, check: false, timeout: 40)
+        let summary = server.stop()
+        #expect(r.output == """
+        0500
+        05000001 127.0.0.1
+        ping0 lost
+        000000 fd00:88::2 9302 echo:ping1
+        ping2 lost
+        ping3 lost
+
+        """, "\(r.output)\n\(summary)")
+        #expect(summary.components(separatedBy: "UDP through dead: connect to 127.0.0.1:11099").count == 2, "said once: \(summary)")
+        #expect(summary.contains("1 UDP associations (1 datagrams up, 1 down, 3 dropped)"), "\(summary)")
     }
 
     @Test func stalledClientsAreCutAtTheGreetingDeadline() throws {
