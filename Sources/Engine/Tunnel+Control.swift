@@ -101,6 +101,7 @@ extension Tunnel: ControlledLoop {
                 tokens[flow.token] = nil
             }
             datagrams.remove(key)
+            forgetForwarded(key)
             releasePin(key)
         default:
             datagrams.remove(key)

@@ -2,21 +2,46 @@ internal import Stack
 internal import Sys
 internal import Wire
 
-/// `--forward [ADDRESS:]PORT:APP-PORT`: a service CMD offers inside its
-/// namespace, reached from Sluice's side, as pasta's `-t` and slirp4netns's
-/// port forwarding do. Sluice listens on ADDRESS:PORT (127.0.0.1 unless
-/// given) and opens each client's connection through the TUN to APP-PORT
-/// on CMD's address, with its own TCP stack (an active open, from the TUN's
-/// gateway address). From then on the pair is an ordinary relayed flow: the
-/// accepted socket plays the upstream, with the same backpressure both ways.
+/// `--forward [ADDRESS:]PORT:APP-PORT[/udp]`: a service CMD offers inside its
+/// namespace, reached from Sluice's side, as pasta's `-t` and `-u` and
+/// slirp4netns's port forwarding do. Sluice listens on ADDRESS:PORT
+/// (127.0.0.1 unless given) and opens each client's connection through the
+/// TUN to APP-PORT on CMD's address, with its own TCP stack (an active open,
+/// from the TUN's gateway address). From then on the pair is an ordinary
+/// relayed flow: the accepted socket plays the upstream, with the same
+/// backpressure both ways. With `/udp`, each client address gets a UDP
+/// session of its own toward APP-PORT (from the gateway address, a port per
+/// client), and what CMD answers goes back to that client from the
+/// forwarded port.
 public struct PortForward: Sendable, Equatable, CustomStringConvertible {
     /// Where Sluice listens (an IPv4 or IPv6 literal) and on which port.
     public var host: String
     public var port: UInt16
     public var appPort: UInt16
+    /// `/udp`: datagrams rather than connections.
+    public var udp = false
 
-    /// `8080:80`, `0.0.0.0:8080:80` or `[::1]:8080:80`; nil for anything else.
+    public init(host: String, port: UInt16, appPort: UInt16, udp: Bool = false) {
+        self.host = host; self.port = port; self.appPort = appPort; self.udp = udp
+    }
+
+    /// `8080:80`, `0.0.0.0:8080:80` or `[::1]:8080:80`, then `/udp` for UDP
+    /// (`/tcp`, the default, may be written); nil for anything else.
     public static func parse(_ text: String) -> PortForward? {
+        var text = Substring(text)
+        var udp = false
+        if text.hasSuffix("/udp") {
+            udp = true
+            text = text.dropLast(4)
+        } else if text.hasSuffix("/tcp") {
+            text = text.dropLast(4)
+        }
+        guard var forward = parseAddresses(text) else { return nil }
+        forward.udp = udp
+        return forward
+    }
+
+    static func parseAddresses(_ text: Substring) -> PortForward? {
         guard let colon = text.lastIndex(of: ":"), let appPort = UInt16(text[text.index(after: colon)...]), appPort > 0 else { return nil }
         let front = text[..<colon]
         if let port = UInt16(front), port > 0 { return PortForward(host: "127.0.0.1", port: port, appPort: appPort) }
@@ -33,7 +58,7 @@ public struct PortForward: Sendable, Equatable, CustomStringConvertible {
 
     var listen: SocketAddress { SocketAddress(IPAddress(host)!.sysAddress, port: port) }
 
-    public var description: String { "\(listen) → \(appPort)" }
+    public var description: String { "\(listen) → \(appPort)\(udp ? "/udp" : "")" }
 }
 
 /// One `--forward` listener.
@@ -61,14 +86,21 @@ extension Tunnel {
     /// Listens for `forward`; the app's end is `app`, ours on the TUN `gateway`.
     func listen(_ forward: PortForward, app: IPAddress, gateway: IPAddress) throws(EngineError) {
         let socket: Socket
-        do { socket = try Socket(.tcp, family: forward.listen.address.family) } catch { throw EngineError.system("socket", error) }
+        do { socket = try Socket(forward.udp ? .udp : .tcp, family: forward.listen.address.family) } catch { throw EngineError.system("socket", error) }
         do { try socket.bind(forward.listen) } catch { throw EngineError.report("sluice: --forward \(forward): cannot listen on \(forward.listen): \(error)") }
-        do { try socket.listen() } catch { throw EngineError.system("listen \(forward.listen)", error) }
+        if !forward.udp {
+            do { try socket.listen() } catch { throw EngineError.system("listen \(forward.listen)", error) }
+        }
         let token = nextToken
         nextToken += 1
         do { try epoll.add(socket.descriptor, events: .readable, token: token) } catch { throw EngineError.system("epoll_ctl", error) }
         forwardListeners[token] = ForwardListener(socket: socket, forward: forward, token: token)
         forwardAddresses = (app, gateway)
+    }
+
+    /// A `--forward` listener is ready: connections to accept, or datagrams.
+    func forwardReady(_ listener: ForwardListener) {
+        if listener.forward.udp { receiveForwarded(listener) } else { acceptForwarded(listener) }
     }
 
     /// Clients waiting on a `--forward` listener: each gets a connection to the app.
@@ -83,7 +115,7 @@ extension Tunnel {
             }
             guard let accepted else { return }
             let peer = accepted.peer
-            guard let key = freeForwardKey(app: app, appPort: listener.forward.appPort, gateway: gateway) else {
+            guard let key = freeForwardKey(.tcp, app: app, appPort: listener.forward.appPort, gateway: gateway) else {
                 EngineLog.warning("sluice: --forward \(listener.forward): no free port toward the app; \(peer) closed")
                 continue
             }
@@ -113,13 +145,65 @@ extension Tunnel {
     }
 
     /// A flow key toward the app whose port on our side is free.
-    func freeForwardKey(app: IPAddress, appPort: UInt16, gateway: IPAddress) -> FlowKey? {
+    func freeForwardKey(_ transport: IPProtocol, app: IPAddress, appPort: UInt16, gateway: IPAddress) -> FlowKey? {
         for _ in 0 ..< 1024 {
             nextForwardPort = nextForwardPort >= 60999 ? 32768 : nextForwardPort + 1
-            let key = FlowKey(transport: .tcp, appAddress: app, appPort: appPort, destinationAddress: gateway,
+            let key = FlowKey(transport: transport, appAddress: app, appPort: appPort, destinationAddress: gateway,
                               destinationPort: nextForwardPort)
-            if tcp.connection(key) == nil, tcpFlows[key] == nil { return key }
+            switch transport {
+            case .udp: if !datagrams.contains(key) { return key }
+            default: if tcp.connection(key) == nil, tcpFlows[key] == nil { return key }
+            }
         }
         return nil
+    }
+
+    /// Datagrams on a `/udp` forward: each client address has a session
+    /// toward the app (opened by its first datagram, ended when idle as any
+    /// UDP session), and the datagram goes in as if from the gateway.
+    func receiveForwarded(_ listener: ForwardListener) {
+        guard let (app, gateway) = forwardAddresses else { return }
+        var sink = TunSink(io: io)
+        for _ in 0 ..< 64 {
+            guard case let .value((n, from))? = try? listener.socket.receive(into: scratch), let from else { return }
+            var key = forwardedClients[from]
+            if key == nil {
+                guard let free = freeForwardKey(.udp, app: app, appPort: listener.forward.appPort, gateway: gateway),
+                      datagrams.open(free, now: now) else {
+                    EngineLog.warning("sluice: --forward \(listener.forward): no room for a session from \(from); dropped")
+                    continue
+                }
+                key = free
+                forwardedClients[from] = free
+                forwardedSessions[free] = (listener, from)
+                io.statistics.udpSessions += 1
+                beginRecord(free)
+                flowRecords[free]?.record.policy = "forward"
+                flowRecords[free]?.record.upstream = "\(from)"
+                trace("\(free): forwarded from \(from) (\(listener.forward))")
+            }
+            let payload = UnsafeRawBufferPointer(scratch.sub(0, n))
+            if datagrams.sendUDP(key!, payload: payload, now: now, sink: &sink) {
+                io.statistics.bytesToApp += n
+                countBytes(key!, down: n)
+            }
+        }
+    }
+
+    /// The app answered a forwarded client: back to it from the forwarded port.
+    func answerForwarded(_ key: FlowKey, payload: UnsafeRawBufferPointer) {
+        guard let (listener, client) = forwardedSessions[key] else { return }
+        if case .value? = try? listener.socket.send(payload, to: client) {
+            io.statistics.bytesFromApp += payload.count
+            countBytes(key, up: payload.count)
+        } else {
+            io.statistics.upstreamErrors += 1
+        }
+    }
+
+    /// A forwarded session ended (idle, or closed through the control API).
+    func forgetForwarded(_ key: FlowKey) {
+        guard let (_, client) = forwardedSessions.removeValue(forKey: key) else { return }
+        forwardedClients[client] = nil
     }
 }

@@ -80,6 +80,9 @@ final class Tunnel {
     var forwardListeners: [UInt64: ForwardListener] = [:]
     var forwardAddresses: (app: IPAddress, gateway: IPAddress)?
     var nextForwardPort: UInt16 = 32767
+    /// `/udp` forwards' sessions: the app's side by client, and the client (and its listener) by session.
+    var forwardedClients: [SocketAddress: FlowKey] = [:]
+    var forwardedSessions: [FlowKey: (listener: ForwardListener, client: SocketAddress)] = [:]
     /// Every open flow's record (the control API's list), written to the flow log when it ends.
     var flowRecords: [FlowKey: OpenFlowRecord] = [:]
     var nextConnectionID: UInt64 = 0
@@ -874,7 +877,7 @@ final class Tunnel {
             return
         }
         if !forwardListeners.isEmpty, let listener = forwardListeners[token] {
-            acceptForwarded(listener)
+            forwardReady(listener)
             return
         }
         guard let key = tokens[token] else { return }
@@ -1090,6 +1093,10 @@ final class Tunnel {
         case let .udp(key, payload, isNew):
             if key.destinationPort == 53, dns != nil, configuration.dnsAddresses.contains(key.destinationAddress) {
                 answerDNS(key, payload: payload, sink: &sink)
+                return
+            }
+            if !forwardedSessions.isEmpty, forwardedSessions[key] != nil {
+                answerForwarded(key, payload: payload)
                 return
             }
             if isNew { beginRecord(key) }
@@ -1380,6 +1387,7 @@ final class Tunnel {
                 }
                 if let control = tcpFlows[key] { removeTCP(control) }
                 associationQueue[key] = nil
+                if !forwardedSessions.isEmpty { forgetForwarded(key) }
                 finishRecord(key)
             }
         }

@@ -111,6 +111,19 @@ public final class DatagramFlowTable {
         return true
     }
 
+    /// Opens a UDP session from our side (a forwarded port's client, which
+    /// the app will answer): false when it exists already or the table is full.
+    public func open(_ key: FlowKey, now: Instant) -> Bool {
+        guard key.transport == .udp, sessions[key] == nil, sessions.count < configuration.maximumSessions else { return false }
+        let deadline = now + timeout(for: key)
+        sessions[key] = Session(lastActivity: now, datagrams: 0, queuedDeadline: deadline)
+        if timers.count >= 2 * sessions.count + 64 {
+            timers.compact { self.sessions[$0.key]?.queuedDeadline == $0.deadline }
+        }
+        timers.insert(deadline, key)
+        return true
+    }
+
     /// Sends a UDP datagram from the session's destination back to the app.
     /// Returns false when the session is unknown or the datagram cannot be framed.
     @discardableResult

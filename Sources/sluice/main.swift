@@ -31,9 +31,10 @@ commands:
         maps back to names and resolves through the host's resolvers; --dns
         forward relays queries to them; --dns off leaves CMD the host's
         resolv.conf.
-        --forward [ADDRESS:]PORT:APP-PORT (repeatable) listens on PORT
+        --forward [ADDRESS:]PORT:APP-PORT[/udp] (repeatable) listens on PORT
         (127.0.0.1 unless ADDRESS is given) and connects each client to
-        CMD's APP-PORT, for servers CMD runs (as pasta -t).
+        CMD's APP-PORT, for servers CMD runs (as pasta -t); with /udp, each
+        client's datagrams go to APP-PORT and CMD's answers back (pasta -u).
         --host-loopback lets CMD reach services on Sluice's own loopback
         (127.0.0.1, ::1) at 10.233.0.2 and fd00:233::2; off by default.
         --mtu sets the TUN's MTU (default 65520, as slirp4netns: the path
@@ -274,7 +275,7 @@ case "exec":
         }
         if first == "--forward" {
             guard let value = rest.first, let forward = PortForward.parse(value) else {
-                complain("sluice exec: --forward wants [ADDRESS:]PORT:APP-PORT, such as 8080:80 or 0.0.0.0:8080:80")
+                complain("sluice exec: --forward wants [ADDRESS:]PORT:APP-PORT[/udp], such as 8080:80, 0.0.0.0:8080:80 or 5353:53/udp")
                 ProcessControl.exit(2)
             }
             rest.removeFirst()
@@ -364,7 +365,7 @@ case "run":
             options.wholeHost = true
         case "--forward":
             guard let value = rest.first, let forward = PortForward.parse(value) else {
-                complain("sluice run: --forward wants [ADDRESS:]PORT:APP-PORT, such as 8080:80 or 0.0.0.0:8080:80"); ProcessControl.exit(2)
+                complain("sluice run: --forward wants [ADDRESS:]PORT:APP-PORT[/udp], such as 8080:80, 0.0.0.0:8080:80 or 5353:53/udp"); ProcessControl.exit(2)
             }
             rest.removeFirst()
             options.forwards.append(forward)

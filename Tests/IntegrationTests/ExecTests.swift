@@ -413,6 +413,60 @@ final class ExecTests {
         #expect(r.stdout.split(separator: "\n").map(String.init) == [expected, expected, "quick", "no server: reset"], "\(r.stdout) \(r.stderr)")
     }
 
+    /// `--forward PORT:APP-PORT/udp`: a UDP server CMD runs answers clients on
+    /// Sluice's side. Each client address is a session of its own (the server
+    /// sees the gateway address, a port per client), answers go back to the
+    /// client that asked, and a datagram to a port without a server is lost
+    /// without harm to the others.
+    @Test func forwardedUDPPortsReachTheCommandsServers() throws {
+        let server = work.appendingPathComponent("udp-echo.py").path
+        try """
+        import socket
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("10.233.0.1", 9053)); s.settimeout(20)
+        for _ in range(5):
+            data, peer = s.recvfrom(65535)
+            s.sendto(b"%s from %s:%d" % (data[:8], peer[0].encode(), peer[1]), peer)
+        """.write(toFile: server, atomically: true, encoding: .utf8)
+        // Ports the server saw, named in the order they came (a, b, ...).
+        let client = work.appendingPathComponent("udp-client.py").path
+        try """
+        import socket
+        names = {}
+        def named(text):
+            head, _, port = text.rpartition(":")
+            if port not in names: names[port] = "abc"[len(names)]
+            return head + " port " + names[port]
+        a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a.settimeout(3)
+        b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); b.settimeout(3)
+        for sock, payload in ((a, b"one"), (b, b"two"), (a, b"three"), (b, b"x" * 3000)):
+            sock.sendto(payload, ("127.0.0.1", 19053))
+            data, peer = sock.recvfrom(65535)
+            print(named(data.decode()), "to", "a" if sock is a else "b", "from", peer[1])
+        c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); c.settimeout(1)
+        c.sendto(b"nobody", ("127.0.0.1", 19054))
+        try:
+            c.recvfrom(65535); print("no server: answered")
+        except (socket.timeout, ConnectionRefusedError):
+            print("no server: nothing")
+        a.sendto(b"again", ("127.0.0.1", 19053)); print(named(a.recvfrom(65535)[0].decode()))
+        """.write(toFile: client, atomically: true, encoding: .utf8)
+        let r = try pair.exec("""
+        python3 \(server) &
+        for i in $(seq 100); do ss -lunH | grep -q ':9053 ' && break; sleep 0.05; done
+        ip netns exec \(host) python3 \(client)
+        wait
+        """, options: ["--forward", "19053:9053/udp", "--forward", "127.0.0.1:19054:9054/udp"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.split(separator: "\n").map(String.init) == [
+            "one from 10.233.0.2 port a to a from 19053",
+            "two from 10.233.0.2 port b to b from 19053",
+            "three from 10.233.0.2 port a to a from 19053",
+            "xxxxxxxx from 10.233.0.2 port b to b from 19053",
+            "no server: nothing",
+            "again from 10.233.0.2 port a",
+        ], "\(r.stdout) \(r.stderr)")
+    }
+
     /// DNS over TCP to Sluice's DNS address (RFC 7766), which clients use when
     /// a UDP answer comes back truncated or when told to. In fake-IP mode the
     /// answers are Sluice's own, over IPv4 and IPv6; in forward mode a 2.5 kB

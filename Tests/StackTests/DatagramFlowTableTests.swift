@@ -162,6 +162,40 @@ import Wire
         }
     }
 
+    /// A session opened from our side (a forwarded port's client): the app's
+    /// answer to it is not new, it expires when idle, and it counts against
+    /// the limit; opening one twice, or past the limit, is refused.
+    @Test func aSessionOpenedFromOurSideTakesTheAppsAnswer() {
+        var c = DatagramFlowTable.Configuration()
+        c.maximumSessions = 2
+        c.udpIdleTimeout = .seconds(30)
+        let table = DatagramFlowTable(configuration: c)
+        var sink = CollectingSink()
+        let key = FlowKey(transport: .udp, appAddress: .v4(app4), appPort: 5000, destinationAddress: .v4(server4), destinationPort: 53)
+        #expect(table.open(key, now: .zero))
+        #expect(!table.open(key, now: .zero))
+        let sent = [UInt8]([1, 2, 3]).withUnsafeBytes { table.sendUDP(key, payload: $0, now: .zero, sink: &sink) }
+        #expect(sent && sink.packets.count == 1)
+        sink.packets[0].withUnsafeBytes { raw in
+            let ip = try! IPPacketView(raw)
+            let udp = try! UDPView(ip.payload)
+            #expect(ip.source == .v4(server4) && ip.destination == .v4(app4) && udp.sourcePort == 53 && udp.destinationPort == 5000)
+        }
+        feed(table, udp4(payload: bytes(4)), now: .milliseconds(10_000), sink: &sink) { input in
+            guard case let .udp(answered, _, isNew) = input else { Issue.record("\(input)"); return }
+            #expect(answered == key && !isNew)
+        }
+        var other = key
+        other.destinationPort = 54
+        #expect(table.open(other, now: .milliseconds(10_000)))
+        other.destinationPort = 55
+        #expect(!table.open(other, now: .milliseconds(10_000)), "past the limit")
+        #expect(!table.open(FlowKey(transport: .tcp, appAddress: .v4(app4), appPort: 1, destinationAddress: .v4(server4), destinationPort: 2), now: .zero))
+        #expect(table.expire(now: .milliseconds(39_999)).isEmpty)
+        #expect(Set(table.expire(now: .milliseconds(40_000)).map(\.destinationPort)) == [53, 54])
+        #expect(table.count == 0)
+    }
+
     @Test func badChecksumsAndNonEchoICMPAreDropped() {
         let table = DatagramFlowTable()
         var sink = CollectingSink()
