@@ -6,6 +6,9 @@
 int cshim_unshare(int flags) { return unshare(flags); }
 int cshim_setns(int fd, int nstype) { return setns(fd, nstype); }
 int cshim_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
+ssize_t cshim_splice(int from, int to, size_t length, unsigned int flags) { return splice(from, NULL, to, NULL, length, flags); }
+const unsigned int cshim_SPLICE_F_MOVE = SPLICE_F_MOVE;
+const unsigned int cshim_SPLICE_F_NONBLOCK = SPLICE_F_NONBLOCK;
 int cshim_gettid(void) { return (int)gettid(); }
 const int cshim_CLONE_NEWNET = CLONE_NEWNET;
 int cshim_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags) { return accept4(fd, address, length, flags); }

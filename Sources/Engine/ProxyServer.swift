@@ -621,6 +621,10 @@ final class ProxyServer {
             }
             return
         }
+        if let relay = connection.spliced {
+            spliceFromClient(connection, relay)
+            return
+        }
         for _ in 0 ..< 4 {
             guard !connection.clientReadClosed, connection.toUpstream.hasRoom, readsClient(connection) else { return }
             let result: SysResult<Int>
@@ -646,6 +650,10 @@ final class ProxyServer {
 
     func readUpstream(_ connection: InboundConnection) {
         guard let upstream = connection.upstream else { return }
+        if let relay = connection.spliced {
+            spliceFromUpstream(connection, relay)
+            return
+        }
         defer { scanResponse(connection) }
         for _ in 0 ..< 4 {
             guard !connection.upstreamReadClosed, upstreamHasRoom(connection) else { return }
@@ -680,7 +688,8 @@ final class ProxyServer {
     /// the buffer stays free (reads stop at the half), so the head, at most
     /// `responseHeadLimit` (a quarter), can grow by its rewrites in place.
     func upstreamHasRoom(_ connection: InboundConnection) -> Bool {
-        connection.forwarding?.heldFrom == nil ? connection.toClient.hasRoom : connection.toClient.count < connection.toClient.storage.count / 2
+        if let relay = connection.spliced { return relay.downHasRoom }
+        return connection.forwarding?.heldFrom == nil ? connection.toClient.hasRoom : connection.toClient.count < connection.toClient.storage.count / 2
     }
 
     /// Writes what each side owes, passes half-closes on once a buffer drains,
@@ -688,6 +697,10 @@ final class ProxyServer {
     /// socket for what it can do next (reading only into a buffer with room).
     func pump(_ connection: InboundConnection) {
         guard connections[connection.id] === connection else { return }
+        if let relay = connection.spliced {
+            pumpSpliced(connection, relay)
+            return
+        }
         // To the client.
         while connection.sendableToClient > 0, !connection.clientWriteClosed {
             let result: SysResult<Int>
@@ -752,6 +765,7 @@ final class ProxyServer {
                 finish(connection)
                 return
             }
+            spliceIfWorthIt(connection)
         }
         updateInterest(connection)
     }
@@ -768,9 +782,11 @@ final class ProxyServer {
             if connection.phase == .connecting { upstream.insert(.writable) }
             if connection.phase == .proxyHandshake { upstream.insert(.readable) }
         case .relaying:
-            if !connection.clientReadClosed, connection.toUpstream.hasRoom, readsClient(connection) { client.insert(.readable) }
+            if !connection.clientReadClosed, connection.spliced?.upHasRoom ?? connection.toUpstream.hasRoom, readsClient(connection) {
+                client.insert(.readable)
+            }
             if !connection.upstreamReadClosed, upstreamHasRoom(connection) { upstream.insert(.readable) }
-            if !connection.toUpstream.isEmpty { upstream.insert(.writable) }
+            if connection.spliced.map({ $0.upCount > 0 }) ?? !connection.toUpstream.isEmpty { upstream.insert(.writable) }
         case .closing, .associated:
             // Reading (and dropping) lets a client's reset or close end the wait early.
             if !connection.clientDrained { client.insert(.readable) }

@@ -161,6 +161,8 @@ final class InboundConnection {
     var upstreamParked = false
     /// Set for a SOCKS5 UDP ASSOCIATE: the datagram sockets, while the TCP connection keeps it alive.
     var association: UDPAssociation?
+    /// Set once a tunnel's bytes move through pipes (ProxyServer+Splice.swift); the buffers stay empty then.
+    var spliced: SplicedRelay?
     /// When the current stage gives up (nil while relaying).
     var deadline: Instant?
     var bytesUp = 0
@@ -194,7 +196,7 @@ final class InboundConnection {
     }
 
     /// What may be written to the client now: all of `toClient`, except a response head still being read.
-    var sendableToClient: Int { forwarding?.heldFrom ?? toClient.count }
+    var sendableToClient: Int { spliced?.downCount ?? forwarding?.heldFrom ?? toClient.count }
 
     /// The client took `n` bytes: offsets into `toClient.readable` move with them.
     func sentToClient(_ n: Int) {

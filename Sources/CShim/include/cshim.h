@@ -115,6 +115,10 @@ int cshim_setns(int fd, int nstype);
 int cshim_gettid(void);
 int cshim_sched_idle_current_thread(void);
 int cshim_pipe2(int fds[2], int flags);
+// splice(2) between a socket and a pipe, offsets unused (both are streams).
+ssize_t cshim_splice(int from, int to, size_t length, unsigned int flags);
+extern const unsigned int cshim_SPLICE_F_MOVE;
+extern const unsigned int cshim_SPLICE_F_NONBLOCK;
 int cshim_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 int cshim_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 extern const int cshim_CLONE_NEWNS;
