@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 60
 
-.PHONY: all setup build release test unit integration demo bench bench-compare fuzz check-layers clean
+.PHONY: all setup build release test unit integration demo bench bench-compare bench-proxy fuzz check-layers clean
 
 all: build
 
@@ -44,6 +44,11 @@ bench: setup
 # SECONDS_PER_RUN=10; see the script's header for the knobs.
 bench-compare: setup
 	tools/bench-compare
+
+# sluice proxy against danted (SOCKS5) and tinyproxy (HTTP), with the client
+# going straight to nginx as the limit: as root, about 6 minutes at RUNS=5.
+bench-proxy: setup
+	tools/bench-proxy
 
 # Bounded libFuzzer run over every parser harness: FUZZ_SECONDS each.
 fuzz: setup
