@@ -6,10 +6,11 @@
 ///   at a cost set by the host's label count or the address width, never by the
 ///   number of such rules. DOMAIN-KEYWORD goes through `KeywordMatcher`, one
 ///   pass over the host whatever the number of keywords.
-/// - URL-REGEX rules whose regex has a run of bytes every match contains go
-///   through a `LiteralAutomaton`: one pass over the URL names the few
-///   whose run it holds, and only those run their regex.
-/// - Every other rule (DOMAIN-REGEX, ports, PROTOCOL, the HTTP-level rules and
+/// - URL-REGEX and DOMAIN-REGEX rules whose regex has a run of bytes every
+///   match contains go through a `LiteralAutomaton` each: one pass over the
+///   URL (or the name) names the few whose run it holds, and only those run
+///   their regex.
+/// - Every other rule (the regexes without such a run, ports, PROTOCOL, the HTTP-level rules and
 ///   AND/OR/NOT) is scanned in order, but only up to the best index found so
 ///   far: a rule after a decided match cannot change the decision.
 ///
@@ -32,6 +33,7 @@ public struct RuleEngine: Sendable {
     private var keywords = KeywordMatcher()
     private var prefixes = PrefixTrie<Int>()
     private var urlLiterals = LiteralAutomaton()
+    private var domainLiterals = LiteralAutomaton()
     /// Indices of the rules scanned in order, ascending.
     private var linear: [Int] = []
     /// The first indexed domain rule (DOMAIN, -SUFFIX, -KEYWORD): while the name
@@ -59,7 +61,9 @@ public struct RuleEngine: Sendable {
                 prefixes.insert(prefix.network, prefixLength: prefix.length, index: index, value: index)
             case let .urlRegex(regex):
                 if let literal = regex.requiredLiteral { urlLiterals.insert(literal, owner: index) } else { indexed = false }
-            case .domainRegex, .destinationPort, .sourcePort, .protocol, .method, .header, .userAgent,
+            case let .domainRegex(regex):
+                if let literal = regex.requiredLiteral { domainLiterals.insert(literal, owner: index) } else { indexed = false }
+            case .destinationPort, .sourcePort, .protocol, .method, .header, .userAgent,
                  .and, .or, .not:
                 indexed = false
             }
@@ -68,6 +72,7 @@ public struct RuleEngine: Sendable {
             if indexed, rule.condition.isDomainCondition, firstIndexedDomainRule == .max { firstIndexedDomainRule = index }
         }
         urlLiterals.build()
+        domainLiterals.build()
         keywords.build()
     }
 
@@ -79,6 +84,13 @@ public struct RuleEngine: Sendable {
         if let name = facts.nameForRules {
             if let hit = domains.lookup(name) { best = hit.index }
             if let hit = keywords.firstMatch(in: name, below: best) { best = hit }
+            if !domainLiterals.isEmpty {
+                // The first candidate whose regex matches; nil candidates (a name not ASCII): try them all.
+                for index in domainLiterals.candidates(in: name) ?? domainLiterals.owners {
+                    if index >= best { break }
+                    if rules[index].condition.verdict(facts, final: final) == .match { best = index; break }
+                }
+            }
         } else if facts.nameMayArrive(final: final) {
             firstUnknown = firstIndexedDomainRule
         }

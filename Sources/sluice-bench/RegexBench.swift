@@ -42,7 +42,7 @@ func benchRegexes(rounds: Int) {
 
 /// Ad-blocking lists of 10, 500 and 2,000 lines, none of which matches the
 /// requests: RuleEngine.evaluate against URL-REGEX lines (each HTTP request)
-/// and DOMAIN-KEYWORD lines (each new flow), and URLRewriter.rewrite against
+/// and DOMAIN-KEYWORD and DOMAIN-REGEX lines (each new flow), and URLRewriter.rewrite against
 /// [URL Rewrite] reject lines.
 func benchListRules(rounds: Int) {
     let urls = ["http://10.89.0.2:8080/1k", "http://api.example.test/v2/users?id=1&x=2",
@@ -67,7 +67,10 @@ func benchListRules(rounds: Int) {
         guard let urlRules = engine({ i in
             ["URL-REGEX,\"^https?://([a-z0-9-]+\\.)*adserver\(i)\\.test/\",REJECT", "URL-REGEX,\"^https?://[^/]+/ads/\(i)/\",REJECT",
              "URL-REGEX,\"\\.tracker\(i)\\.test/pixel\",REJECT", "URL-REGEX,\"^http://cdn\(i)\\.test/banner\",REJECT"][i % 4]
-        }, count: count), let keywordRules = engine({ "DOMAIN-KEYWORD,adkw\($0)x,REJECT" }, count: count) else {
+        }, count: count), let keywordRules = engine({ "DOMAIN-KEYWORD,adkw\($0)x,REJECT" }, count: count),
+              let domainRegexRules = engine({ i in
+                  ["DOMAIN-REGEX,\"(^|\\.)adserver\(i)\\.test$\",REJECT", "DOMAIN-REGEX,\"^track[0-9]*\\.pixel\(i)\\.\",REJECT"][i % 2]
+              }, count: count) else {
             print("  the generated profiles do not load"); return
         }
         let rewriter = URLRewriter(rewrites: (0 ..< count).map { i in
@@ -76,10 +79,12 @@ func benchListRules(rounds: Int) {
         })
         let urlNs = nanosecondsPerCall(rounds: rounds, iterations: 300, calls: requests.count) { evaluate(urlRules, requests, into: &sink) }
         let keywordNs = nanosecondsPerCall(rounds: rounds, iterations: 300, calls: flows.count) { evaluate(keywordRules, flows, into: &sink) }
+        let domainRegexNs = nanosecondsPerCall(rounds: rounds, iterations: 300, calls: flows.count) { evaluate(domainRegexRules, flows, into: &sink) }
         let rewriteNs = nanosecondsPerCall(rounds: rounds, iterations: 300, calls: urls.count) {
             for url in urls { if case .none = rewriter.rewrite(url: url) { sink &+= 1 } }
         }
-        print("  \(count) lines: URL-REGEX \(format1(urlNs)) ns, DOMAIN-KEYWORD \(format1(keywordNs)) ns, URL Rewrite reject \(format1(rewriteNs)) ns")
+        print("  \(count) lines: URL-REGEX \(format1(urlNs)) ns, DOMAIN-KEYWORD \(format1(keywordNs)) ns, DOMAIN-REGEX \(format1(domainRegexNs)) ns, "
+            + "URL Rewrite reject \(format1(rewriteNs)) ns")
     }
     if sink == 42 { print("") }
 }

@@ -169,7 +169,8 @@ func httpFlow(_ url: String, method: String = "GET", headers: [HeaderField] = []
             case 3: c = .ipCIDR(IPv4Prefix(network: IPv4Address(10, UInt8(next(4)), 0, 0), length: 8 + next(9))!, noResolve: false)
             case 4: c = .destinationPort(PortRange(UInt16([80, 443, 22][next(3)])))
             case 5: c = .method(["GET", "POST"][next(2)])
-            case 6: c = .domainRegex(rx("^[ab]\\."))
+            // DOMAIN-REGEX lines: one without a run of three bytes (scanned in order), the others indexed by theirs.
+            case 6: c = .domainRegex(rx(["^[ab]\\.", #"(^|\.)ads\.test$"#, #"track"#, #"(?i)EXAMPLE$"#, #"^api\.te"#][next(5)]))
             case 7: c = .and([.protocol(.http), .domainSuffix(names[next(names.count)])])
             // URL-REGEX lines, most with a literal the index keys on, some without.
             case 9, 10, 11:
