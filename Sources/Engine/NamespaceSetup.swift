@@ -92,17 +92,22 @@ struct NamespaceSetup {
     /// family sends every *unmarked* packet to that table. Sluice's upstream
     /// sockets carry `mark`, miss the rule and use the main table, so nothing
     /// loops. `detachHost` removes the rules; the routes die with the TUN.
-    static func attachHost(mtu: Int, mark: UInt32, table: UInt32, priority: UInt32) throws -> Int32 {
+    /// `excluded` prefixes get a rule each, one priority ahead of Sluice's,
+    /// that sends their packets to the main table instead.
+    static func attachHost(mtu: Int, mark: UInt32, table: UInt32, priority: UInt32, excluded: [ExcludedPrefix] = []) throws -> Int32 {
         let setup = NamespaceSetup(name: "(this namespace)", mtu: mtu)
         let raw = try setup.openTun(routes: .table(table))
         do {
             var routes = try RouteSocket()
+            for prefix in excluded {
+                try routes.addRule(prefix.rule(priority: priority - 1))
+            }
             for family in [SysIPAddress.Family.v4, .v6] {
                 // mark 0 under a full mask: only packets without a mark.
                 try routes.addRule(SysRule(family: family, mark: 0, mask: 0xffff_ffff, table: table, priority: priority))
             }
         } catch {
-            detachHost(table: table, priority: priority)
+            detachHost(table: table, priority: priority, excluded: excluded)
             _ = FileDescriptor(rawValue: raw) // closes the TUN, and its routes with it
             throw EngineError.system("adding the policy-routing rules", error)
         }
@@ -110,10 +115,13 @@ struct NamespaceSetup {
         return raw
     }
 
-    static func detachHost(table: UInt32, priority: UInt32) {
+    static func detachHost(table: UInt32, priority: UInt32, excluded: [ExcludedPrefix] = []) {
         guard var routes = try? RouteSocket() else { return }
         for family in [SysIPAddress.Family.v4, .v6] {
             try? routes.deleteRule(SysRule(family: family, mark: 0, mask: 0xffff_ffff, table: table, priority: priority))
+        }
+        for prefix in excluded {
+            try? routes.deleteRule(prefix.rule(priority: priority - 1))
         }
     }
 

@@ -13,6 +13,8 @@ public struct RunCommand {
         public var wholeHost = false
         /// `--forward` (with --netns): ports Sluice listens on and connects to the namespace's.
         public var forwards: [PortForward] = []
+        /// `--exclude` (with --tun): destinations that skip the TUN.
+        public var excluded: [ExcludedPrefix] = []
         // (The TUN's MTU: large for the same reason as exec's.)
         public var mark: UInt32 = 0x2333
         public var table: UInt32 = 2333
@@ -91,8 +93,8 @@ public struct RunCommand {
     func runWholeHost(signals: SignalBox, profile: Profile?, recorder: PacketRecorder?, flowLog: FlowLogWriter?, har: HARRecorder?, control: ControlServer?,
                       log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
         let raw = try NamespaceSetup.attachHost(mtu: options.mtu, mark: options.mark, table: options.table,
-                                                priority: options.rulePriority)
-        defer { NamespaceSetup.detachHost(table: options.table, priority: options.rulePriority) }
+                                                priority: options.rulePriority, excluded: options.excluded)
+        defer { NamespaceSetup.detachHost(table: options.table, priority: options.rulePriority, excluded: options.excluded) }
         // No DNS of Sluice's here: the host's resolver stays, and its queries are relayed like any UDP.
         var configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: .off, faults: nil, faultSeed: 1)
         configuration.mark = options.mark
@@ -101,7 +103,8 @@ public struct RunCommand {
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
         tunnel.har = har
-        log("sluice: relaying this namespace's traffic through \(NamespaceSetup.tunName) (unmarked packets → table \(options.table); Sluice's own sockets carry mark 0x\(String(options.mark, radix: 16))); Ctrl-C stops")
+        let skipped = options.excluded.isEmpty ? "" : "; \(options.excluded.map(\.description).joined(separator: ", ")) excluded"
+        log("sluice: relaying this namespace's traffic through \(NamespaceSetup.tunName) (unmarked packets → table \(options.table); Sluice's own sockets carry mark 0x\(String(options.mark, radix: 16))\(skipped)); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }

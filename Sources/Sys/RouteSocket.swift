@@ -180,7 +180,7 @@ public struct RouteSocket: ~Copyable {
 
     // MARK: Rules
 
-    /// RTM_NEWRULE: `ip rule add fwmark M[/K] lookup T priority P`.
+    /// RTM_NEWRULE: `ip rule add [to PREFIX] [fwmark M[/K]] lookup T priority P`.
     public mutating func addRule(_ rule: SysRule) throws(Errno) {
         try changeRule(type: Int(RTM_NEWRULE), flags: NLM_F_CREATE | NLM_F_EXCL, rule)
     }
@@ -195,10 +195,19 @@ public struct RouteSocket: ~Copyable {
             header.family = rule.family.addressFamily
             header.table = Self.shortTable(rule.table)
             header.action = UInt8(FR_ACT_TO_TBL)
+            if let destination = rule.destination {
+                guard destination.family == rule.family, rule.destinationLength <= destination.family.bitCount else { throw Errno.invalidArgument }
+                header.dst_len = rule.destinationLength
+            }
             try message.appendHeader(header)
-            try message.appendAttribute(type: Int(FRA_FWMARK), u32: rule.mark)
-            if let mask = rule.mask {
-                try message.appendAttribute(type: Int(FRA_FWMASK), u32: mask)
+            if let destination = rule.destination {
+                try message.appendAttribute(type: Int(FRA_DST), address: destination)
+            }
+            if let mark = rule.mark {
+                try message.appendAttribute(type: Int(FRA_FWMARK), u32: mark)
+                if let mask = rule.mask {
+                    try message.appendAttribute(type: Int(FRA_FWMASK), u32: mask)
+                }
             }
             try message.appendAttribute(type: Int(FRA_PRIORITY), u32: rule.priority)
             try message.appendAttribute(type: Int(FRA_TABLE), u32: rule.table)

@@ -61,9 +61,13 @@ extension SysRoute: CustomStringConvertible {
 /// A policy-routing rule: packets carrying `mark` (under `mask`) look up `table`.
 public struct SysRule: Sendable, Hashable {
     public var family: SysIPAddress.Family
-    public var mark: UInt32
+    /// nil: packets are not selected by their mark.
+    public var mark: UInt32?
     /// nil: the kernel's default, all 32 bits.
     public var mask: UInt32?
+    /// `to ADDRESS/LENGTH`: packets for this prefix only.
+    public var destination: SysIPAddress?
+    public var destinationLength: UInt8 = 0
     public var table: UInt32
     public var priority: UInt32
 
@@ -74,13 +78,29 @@ public struct SysRule: Sendable, Hashable {
         self.table = table
         self.priority = priority
     }
+
+    /// `ip rule add to ADDRESS/LENGTH lookup TABLE priority P`.
+    public init(destination: SysIPAddress, length: UInt8, table: UInt32, priority: UInt32) {
+        family = destination.family
+        self.destination = destination
+        destinationLength = length
+        self.table = table
+        self.priority = priority
+    }
+
+    /// The kernel's `main` table.
+    public static let mainTable: UInt32 = 254
 }
 
 extension SysRule: CustomStringConvertible {
     /// As `ip rule` prints it: `1000: from all fwmark 0x77 lookup 100`.
     public var description: String {
-        var text = "\(priority): from all fwmark 0x\(String(mark, radix: 16))"
-        if let mask { text += "/0x\(String(mask, radix: 16))" }
-        return text + " lookup \(table)"
+        var text = "\(priority): from all"
+        if let destination { text += " to \(destination)/\(destinationLength)" }
+        if let mark {
+            text += " fwmark 0x\(String(mark, radix: 16))"
+            if let mask { text += "/0x\(String(mask, radix: 16))" }
+        }
+        return text + " lookup \(table == SysRule.mainTable ? "main" : "\(table)")"
     }
 }

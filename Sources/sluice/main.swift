@@ -61,11 +61,14 @@ commands:
         Commands started with `ip netns exec NAME` get Sluice's DNS through
         /etc/netns/NAME/resolv.conf (unless that file already exists).
         --forward as for exec, to the namespace's servers.
-  run --tun [--profile FILE] [CAPTURE] [--mtu N] [--busy-poll US]
+  run --tun [--exclude PREFIX]... [--profile FILE] [CAPTURE] [--mtu N] [--busy-poll US]
         Whole-host mode: the namespace Sluice runs in sends every unmarked
         packet (policy rule, table 2333) into Sluice's TUN; Sluice's own
-        sockets carry mark 0x2333 and go out directly. The rules and routes
-        are removed on exit. Try it inside a namespace that plays a host.
+        sockets carry mark 0x2333 and go out directly. --exclude PREFIX
+        (192.168.1.0/24, 192.0.2.7, fd00::/8; repeatable) keeps a
+        destination out of the TUN: the LAN, or where an SSH session comes
+        from. The rules and routes are removed on exit. Try it inside a
+        namespace that plays a host.
   dump [--count N] [--seconds S] [--no-ping] [--mtu N] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose default routes (IPv4 and
         IPv6) go into Sluice's TUN, and print every packet CMD sends, like
@@ -363,6 +366,12 @@ case "run":
             options.busyPoll = micros
         case "--tun":
             options.wholeHost = true
+        case "--exclude":
+            switch ExcludedPrefix.parse(rest.first ?? "") {
+            case let .success(prefix): options.excluded.append(prefix)
+            case let .failure(error): complain(error.description); ProcessControl.exit(2)
+            }
+            rest.removeFirst()
         case "--forward":
             guard let value = rest.first, let forward = PortForward.parse(value) else {
                 complain("sluice run: --forward wants [ADDRESS:]PORT:APP-PORT[/udp], such as 8080:80, 0.0.0.0:8080:80 or 5353:53/udp"); ProcessControl.exit(2)
@@ -392,6 +401,10 @@ case "run":
     }
     guard !options.namespace.isEmpty || options.wholeHost else {
         complain("sluice run: which namespace? for example: sluice run --netns app (see `ip netns list`), or --tun for this host")
+        ProcessControl.exit(2)
+    }
+    guard options.excluded.isEmpty || options.wholeHost else {
+        complain("sluice run: --exclude is for --tun (whole-host mode): with --netns, only the namespace's own routes go to Sluice")
         ProcessControl.exit(2)
     }
     guard options.forwards.isEmpty || !options.wholeHost else {

@@ -96,6 +96,49 @@ final class RunTests {
         #expect(String(try net.run(["sh", "-c", "curl -sS http://10.88.0.2:8080/1m.bin | sha256sum"], in: host).output.prefix(64)) == expected)
     }
 
+    /// `--exclude`: an excluded destination keeps the host's own routing,
+    /// so a download that began before Sluice (as an SSH session would)
+    /// carries on untouched, and new connections to it skip Sluice; other
+    /// destinations (the same server over IPv6) still go through it.
+    @Test func excludedDestinationsSkipTheTunInWholeHostMode() throws {
+        let net = pair.net, host = pair.host
+        let expected = try pair.digest("1m.bin")
+        let early = pair.path("early.sha")
+        // About 3 s at 350 kB/s: it spans Sluice's start.
+        try net.start(["sh", "-c", "curl -sS --limit-rate 350k http://10.88.0.2:8080/1m.bin | sha256sum > \(early)"], in: host)
+        #expect(TestNetwork.waitUntil(seconds: 10) {
+            ((try? net.run(["ss", "-tnH", "state", "established"], in: host).output) ?? "").contains("10.88.0.2:8080")
+        })
+        var rules = "", v4 = "", v6 = ""
+        let r = try runSluice(["run", "--tun", "--exclude", "10.88.0.2/32", "--exclude", "fd00:99::/64"], in: host, timeout: 60) { process in
+            let up = TestNetwork.waitUntil(seconds: 10) {
+                ((try? net.run(["ip", "-n", host, "rule"]).output) ?? "").contains("lookup 2333")
+            }
+            if up {
+                rules = ((try? net.run(["ip", "-n", host, "rule"]).output) ?? "") + ((try? net.run(["ip", "-n", host, "-6", "rule"]).output) ?? "")
+                v4 = (try? net.run(["sh", "-c", "curl -sS http://10.88.0.2:8080/1m.bin | sha256sum"], in: host).output) ?? ""
+                v6 = (try? net.run(["sh", "-c", "curl -sS 'http://[fd00:88::2]:8080/1m.bin' | sha256sum"], in: host).output) ?? ""
+            }
+            _ = TestNetwork.waitUntil(seconds: 20) { FileManager.default.fileExists(atPath: early) && ((try? String(contentsOfFile: early, encoding: .utf8)) ?? "").count >= 64 }
+            kill(process.processIdentifier, SIGINT)
+        }
+        #expect(rules.contains("99:\tfrom all to 10.88.0.2 lookup main"), "\(rules)")
+        #expect(rules.contains("99:\tfrom all to fd00:99::/64 lookup main"), "\(rules)")
+        #expect(r.stderr.contains("10.88.0.2/32, fd00:99::/64 excluded"), "\(r.stderr)")
+        #expect(String(v4.prefix(64)) == expected && String(v6.prefix(64)) == expected, "\(v4) \(v6) \(r.stderr)")
+        let earlyDigest = (try? String(contentsOfFile: early, encoding: .utf8)) ?? ""
+        #expect(String(earlyDigest.prefix(64)) == expected, "the download begun before Sluice was not cut: \(earlyDigest)")
+        #expect(r.stderr.contains("1 TCP flows"), "only the IPv6 download went through Sluice: \(r.stderr)")
+        #expect(r.status == 0, "\(r.stderr)")
+        let after = try net.run(["ip", "-n", host, "rule"]).output + net.run(["ip", "-n", host, "-6", "rule"]).output
+        #expect(!after.contains("to 10.88.0.2") && !after.contains("fd00:99::/64") && !after.contains("2333"), "the rules are gone: \(after)")
+        // Only whole-host mode takes it, and a prefix with host bits set is refused with the one meant.
+        let netns = try runSluice(["run", "--netns", "x", "--exclude", "10.0.0.0/8"], in: host, timeout: 20)
+        #expect(netns.status == 2 && netns.stderr.contains("--exclude is for --tun"), "\(netns.stderr)")
+        let bits = try runSluice(["run", "--tun", "--exclude", "10.1.2.3/8"], in: host, timeout: 20)
+        #expect(bits.status == 2 && bits.stderr.contains("did you mean 10.0.0.0/8?"), "\(bits.stderr)")
+    }
+
     @Test func aMissingNamespaceIsAClearError() throws {
         let r = try runSluice(["run", "--netns", "no-such-namespace-\(getpid())"], in: pair.host, timeout: 20)
         #expect(r.status == 1)

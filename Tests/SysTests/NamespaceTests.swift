@@ -303,6 +303,16 @@ struct NamespaceTests {
                 for route in [onLink, viaGateway, v6, defaultInTable, default6InTable] { try netlink.addRoute(route) }
                 try netlink.addRule(rule)
                 try netlink.addRule(rule6)
+                // Destinations that skip table 100 (whole-host mode's --exclude), ahead of the mark rules:
+                // looked up in main, where 10.78.0.0/16 has a route (a lookup that finds none goes on to the next rule).
+                let excluded = SysRule(destination: .v4(0x0A4E_0000), length: 16, table: SysRule.mainTable, priority: 999)
+                let excluded6 = SysRule(destination: SysIPAddress("fd00:79::")!, length: 32, table: SysRule.mainTable, priority: 999)
+                try netlink.addRule(excluded)
+                try netlink.addRule(excluded6)
+                seen["excluded"] = command(["ip", "-n", name, "route", "get", "10.78.0.1", "mark", "0x77"]).output
+                errors["bad rule"] = failure { () throws(Errno) in
+                    try netlink.addRule(SysRule(destination: .v4(0xC000_0200), length: 33, table: SysRule.mainTable, priority: 998))
+                }
 
                 seen["main4"] = command(["ip", "-n", name, "route"]).output
                 seen["main6"] = command(["ip", "-n", name, "-6", "route"]).output
@@ -340,6 +350,12 @@ struct NamespaceTests {
             #expect(rules4.contains("1000:\tfrom all fwmark 0x77 lookup 100"), "\(rules4)")
             let rules6 = seen["rules6", default: ""]
             #expect(rules6.contains("1000:\tfrom all fwmark 0x77/0xff lookup 100"), "\(rules6)")
+            #expect(rules4.contains("999:\tfrom all to 10.78.0.0/16 lookup main"), "\(rules4)")
+            #expect(rules6.contains("999:\tfrom all to fd00:79::/32 lookup main"), "\(rules6)")
+            // An excluded destination is routed by main, marked or not.
+            let excludedRoute = seen["excluded", default: ""]
+            #expect(excludedRoute.contains("10.78.0.1 dev \(tunName)") && !excludedRoute.contains("table 100"), "\(excludedRoute)")
+            #expect(errors["bad rule"] == .some(.invalidArgument))
             // The kernel itself routes marked traffic by our rule into table 100.
             let marked = seen["marked", default: ""]
             #expect(marked.contains("dev \(tunName)") && marked.contains("table 100"), "\(marked)")

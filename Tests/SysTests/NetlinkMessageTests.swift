@@ -124,5 +124,7 @@ import Testing
         let route = SysRoute(destination: .v4(0x0A4E_0000), prefixLength: 16, gateway: .v4(0x0A4D_00FE), outputInterface: 3, table: 100)
         #expect(route.description == "10.78.0.0/16 via 10.77.0.254 dev #3 table 100")
         #expect(SysRule(family: .v4, mark: 0x77, table: 100, priority: 1000).description == "1000: from all fwmark 0x77 lookup 100")
+        #expect(SysRule(destination: .v4(0xC0A8_0100), length: 24, table: SysRule.mainTable, priority: 99).description
+            == "99: from all to 192.168.1.0/24 lookup main")
     }
 }
