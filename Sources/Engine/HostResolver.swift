@@ -24,11 +24,14 @@ final class HostResolver {
     var nextID: UInt16
     let timeout: Duration = .seconds(2)
 
-    init(token: UInt64, seed: UInt64) {
+    /// `mark`: Sluice's own mark in whole-host mode, so its queries go out
+    /// directly and never come back through the TUN (where they would be
+    /// relayed, or with the DNS hijacked, answered by Sluice itself).
+    init(token: UInt64, seed: UInt64, mark: UInt32? = nil) {
         servers = Self.nameservers()
         self.token = token
         nextID = UInt16(truncatingIfNeeded: seed)
-        if let server = servers.first, let socket = try? Socket(.udp, family: server.address.family) {
+        if let server = servers.first, let socket = try? Socket(.udp, family: server.address.family, mark: mark) {
             channel = SocketBox(socket)
         } else {
             channel = nil

@@ -22,7 +22,8 @@ public struct RunCommand {
         public var mtu = 65520
         /// As exec's `--busy-poll`.
         public var busyPoll = ExecCommand.defaultBusyPoll
-        public var dns: ExecCommand.DNSChoice = .fake
+        /// `--dns`; nil: the mode's default, fake for --netns, off for --tun.
+        public var dns: ExecCommand.DNSChoice?
         /// The profile (`--profile FILE`); nil: the built-in default, everything DIRECT.
         public var profile: String?
         /// `--pcap FILE` and friends.
@@ -58,7 +59,8 @@ public struct RunCommand {
         // `ip netns exec NAME` gives its commands /etc/netns/NAME/resolv.conf:
         // Sluice's DNS for them, unless the user already put a file there.
         var written: String?
-        if options.dns != .off {
+        let dns = options.dns ?? .fake
+        if dns != .off {
             let directory = "/etc/netns/\(options.namespace)"
             let path = directory + "/resolv.conf"
             if Files.read(path) == nil {
@@ -77,7 +79,7 @@ public struct RunCommand {
                 Files.removeDirectory("/etc/netns/\(options.namespace)")
             }
         }
-        let configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: options.dns, faults: nil, faultSeed: 1)
+        let configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: dns, faults: nil, faultSeed: 1)
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
@@ -95,15 +97,20 @@ public struct RunCommand {
         let raw = try NamespaceSetup.attachHost(mtu: options.mtu, mark: options.mark, table: options.table,
                                                 priority: options.rulePriority, excluded: options.excluded)
         defer { NamespaceSetup.detachHost(table: options.table, priority: options.rulePriority, excluded: options.excluded) }
-        // No DNS of Sluice's here: the host's resolver stays, and its queries are relayed like any UDP.
-        var configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: .off, faults: nil, faultSeed: 1)
+        // By default no DNS of Sluice's here: the host's resolver stays, and its
+        // queries are relayed like any UDP. With --dns fake or forward, every
+        // query that enters the TUN, to whatever server, is Sluice's to answer.
+        let dns = options.dns ?? .off
+        var configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: dns, faults: nil, faultSeed: 1)
+        configuration.hijackDNS = dns != .off
         configuration.mark = options.mark
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
         tunnel.har = har
-        let skipped = options.excluded.isEmpty ? "" : "; \(options.excluded.map(\.description).joined(separator: ", ")) excluded"
+        var skipped = options.excluded.isEmpty ? "" : "; \(options.excluded.map(\.description).joined(separator: ", ")) excluded"
+        if dns != .off { skipped += "; DNS queries to port 53 answered by Sluice (\(dns.rawValue))" }
         log("sluice: relaying this namespace's traffic through \(NamespaceSetup.tunName) (unmarked packets → table \(options.table); Sluice's own sockets carry mark 0x\(String(options.mark, radix: 16))\(skipped)); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)

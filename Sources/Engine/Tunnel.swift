@@ -26,6 +26,9 @@ final class Tunnel {
         var mtu = 1500
         /// Where the app's DNS queries go (its resolv.conf names them): answered by Sluice.
         var dnsAddresses: [IPAddress] = []
+        /// Every query to port 53 that enters the TUN is answered by Sluice,
+        /// whatever its address (whole-host mode: the host's resolv.conf names its own servers).
+        var hijackDNS = false
         /// Fake-IP, forward or static answers; nil relays port 53 like any UDP.
         var dns: FakeDNSConfiguration?
         /// Connections to these addresses go to Sluice's own loopback (127.0.0.1 or ::1)
@@ -178,7 +181,7 @@ final class Tunnel {
         tcp = TCPFlowTable(configuration: configuration.tcp)
         datagrams = DatagramFlowTable(configuration: configuration.datagrams)
         dns = configuration.dns.map(FakeDNS.init)
-        resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID))
+        resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID), mark: configuration.mark)
         dnsScratch = .allocate(byteCount: 4096, alignment: 16)
         relayScratch = .allocate(byteCount: 65536 + 512, alignment: 16)
         if let channel = resolver.channel {
@@ -1091,7 +1094,7 @@ final class Tunnel {
         let time = now
         switch datagrams.input(packet, now: time, sink: &sink) {
         case let .udp(key, payload, isNew):
-            if key.destinationPort == 53, dns != nil, configuration.dnsAddresses.contains(key.destinationAddress) {
+            if isDNSQuery(key) {
                 answerDNS(key, payload: payload, sink: &sink)
                 return
             }

@@ -61,13 +61,16 @@ commands:
         Commands started with `ip netns exec NAME` get Sluice's DNS through
         /etc/netns/NAME/resolv.conf (unless that file already exists).
         --forward as for exec, to the namespace's servers.
-  run --tun [--exclude PREFIX]... [--profile FILE] [CAPTURE] [--mtu N] [--busy-poll US]
+  run --tun [--exclude PREFIX]... [--dns off|fake|forward] [--profile FILE] [CAPTURE] [--mtu N] [--busy-poll US]
         Whole-host mode: the namespace Sluice runs in sends every unmarked
         packet (policy rule, table 2333) into Sluice's TUN; Sluice's own
         sockets carry mark 0x2333 and go out directly. --exclude PREFIX
         (192.168.1.0/24, 192.0.2.7, fd00::/8; repeatable) keeps a
         destination out of the TUN: the LAN, or where an SSH session comes
-        from. The rules and routes are removed on exit. Try it inside a
+        from. --dns fake or forward answers every DNS query that enters the
+        TUN (to any server, UDP or TCP port 53) with Sluice's DNS, so rules
+        see names in whole-host mode too; off (the default) relays them.
+        The rules and routes are removed on exit. Try it inside a
         namespace that plays a host.
   dump [--count N] [--seconds S] [--no-ping] [--mtu N] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose default routes (IPv4 and

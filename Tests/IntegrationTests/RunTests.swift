@@ -96,20 +96,40 @@ final class RunTests {
         #expect(String(try net.run(["sh", "-c", "curl -sS http://10.88.0.2:8080/1m.bin | sha256sum"], in: host).output.prefix(64)) == expected)
     }
 
-    /// `--exclude`: an excluded destination keeps the host's own routing,
-    /// so a download that began before Sluice (as an SSH session would)
-    /// carries on untouched, and new connections to it skip Sluice; other
+    /// `--exclude`: an excluded destination keeps the host's own routing, so
+    /// a connection made before Sluice (as an SSH session would be) carries
+    /// on untouched, and new connections to it skip Sluice; other
     /// destinations (the same server over IPv6) still go through it.
     @Test func excludedDestinationsSkipTheTunInWholeHostMode() throws {
         let net = pair.net, host = pair.host
         let expected = try pair.digest("1m.bin")
-        let early = pair.path("early.sha")
-        // About 3 s at 350 kB/s: it spans Sluice's start.
-        try net.start(["sh", "-c", "curl -sS --limit-rate 350k http://10.88.0.2:8080/1m.bin | sha256sum > \(early)"], in: host)
-        #expect(TestNetwork.waitUntil(seconds: 10) {
-            ((try? net.run(["ss", "-tnH", "state", "established"], in: host).output) ?? "").contains("10.88.0.2:8080")
-        })
-        var rules = "", v4 = "", v6 = ""
+        // A connection made before Sluice starts (as an SSH session would be), used again once it runs.
+        try net.start(["python3", "-c", """
+        import socket
+        s = socket.socket(); s.bind(("10.88.0.2", 9400)); s.listen(1); s.settimeout(30)
+        c, _ = s.accept(); c.settimeout(30)
+        while True:
+            data = c.recv(100)
+            if not data: break
+            c.sendall(data)
+        """], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9400"))
+        let early = pair.path("early.out"), flag = pair.path("early.go")
+        try net.start(["python3", "-c", """
+        import socket, os, time
+        out = open("\(early)", "w", buffering=1)
+        s = socket.create_connection(("10.88.0.2", 9400), timeout=5)
+        s.sendall(b"before"); out.write(s.recv(100).decode() + "\\n")
+        for _ in range(600):
+            if os.path.exists("\(flag)"): break
+            time.sleep(0.05)
+        try:
+            s.sendall(b"after"); out.write((s.recv(100).decode() or "closed") + "\\n")
+        except OSError as e:
+            out.write("cut: %s\\n" % type(e).__name__)
+        """], in: host)
+        #expect(TestNetwork.waitUntil(seconds: 10) { ((try? String(contentsOfFile: early, encoding: .utf8)) ?? "") == "before\n" })
+        var rules = "", v4 = "", v6 = "", earlyOut = ""
         let r = try runSluice(["run", "--tun", "--exclude", "10.88.0.2/32", "--exclude", "fd00:99::/64"], in: host, timeout: 60) { process in
             let up = TestNetwork.waitUntil(seconds: 10) {
                 ((try? net.run(["ip", "-n", host, "rule"]).output) ?? "").contains("lookup 2333")
@@ -118,16 +138,17 @@ final class RunTests {
                 rules = ((try? net.run(["ip", "-n", host, "rule"]).output) ?? "") + ((try? net.run(["ip", "-n", host, "-6", "rule"]).output) ?? "")
                 v4 = (try? net.run(["sh", "-c", "curl -sS http://10.88.0.2:8080/1m.bin | sha256sum"], in: host).output) ?? ""
                 v6 = (try? net.run(["sh", "-c", "curl -sS 'http://[fd00:88::2]:8080/1m.bin' | sha256sum"], in: host).output) ?? ""
+                _ = FileManager.default.createFile(atPath: flag, contents: nil)
+                _ = TestNetwork.waitUntil(seconds: 10) { ((try? String(contentsOfFile: early, encoding: .utf8)) ?? "").split(separator: "\n").count == 2 }
+                earlyOut = (try? String(contentsOfFile: early, encoding: .utf8)) ?? ""
             }
-            _ = TestNetwork.waitUntil(seconds: 20) { FileManager.default.fileExists(atPath: early) && ((try? String(contentsOfFile: early, encoding: .utf8)) ?? "").count >= 64 }
             kill(process.processIdentifier, SIGINT)
         }
         #expect(rules.contains("99:\tfrom all to 10.88.0.2 lookup main"), "\(rules)")
         #expect(rules.contains("99:\tfrom all to fd00:99::/64 lookup main"), "\(rules)")
         #expect(r.stderr.contains("10.88.0.2/32, fd00:99::/64 excluded"), "\(r.stderr)")
         #expect(String(v4.prefix(64)) == expected && String(v6.prefix(64)) == expected, "\(v4) \(v6) \(r.stderr)")
-        let earlyDigest = (try? String(contentsOfFile: early, encoding: .utf8)) ?? ""
-        #expect(String(earlyDigest.prefix(64)) == expected, "the download begun before Sluice was not cut: \(earlyDigest)")
+        #expect(earlyOut == "before\nafter\n", "the connection made before Sluice still works: \(earlyOut)")
         #expect(r.stderr.contains("1 TCP flows"), "only the IPv6 download went through Sluice: \(r.stderr)")
         #expect(r.status == 0, "\(r.stderr)")
         let after = try net.run(["ip", "-n", host, "rule"]).output + net.run(["ip", "-n", host, "-6", "rule"]).output
@@ -137,6 +158,57 @@ final class RunTests {
         #expect(netns.status == 2 && netns.stderr.contains("--exclude is for --tun"), "\(netns.stderr)")
         let bits = try runSluice(["run", "--tun", "--exclude", "10.1.2.3/8"], in: host, timeout: 20)
         #expect(bits.status == 2 && bits.stderr.contains("did you mean 10.0.0.0/8?"), "\(bits.stderr)")
+    }
+
+    /// `run --tun --dns fake`: every DNS query entering the TUN, whatever
+    /// server it was for, is answered by Sluice (fake IPs), over UDP and TCP,
+    /// so DOMAIN rules decide in whole-host mode too; Sluice's own lookups
+    /// (the fake name's real address) carry its mark and reach the host's
+    /// resolver directly. Without --dns the same query reaches that resolver.
+    @Test func wholeHostModeAnswersTheHostsDNSQueriesWhenAsked() throws {
+        let net = pair.net, host = pair.host
+        let expected = try pair.digest("1m.bin")
+        try net.start(["dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces", "--listen-address=10.88.0.2",
+                       "--port=53", "--host-record=origin.test,10.88.0.2", "--host-record=blocked.test,10.88.0.2",
+                       "--log-facility=/dev/null"], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:53"))
+        // The host namespace's resolver is that dnsmasq (`ip netns exec` binds this file, for Sluice too).
+        try FileManager.default.createDirectory(atPath: "/etc/netns/\(host)", withIntermediateDirectories: true)
+        try "nameserver 10.88.0.2\n".write(toFile: "/etc/netns/\(host)/resolv.conf", atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: "/etc/netns/\(host)") }
+        let profile = pair.path("names.conf")
+        try "[Rule]\nDOMAIN,blocked.test,REJECT\nFINAL,DIRECT\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        var out = ""
+        let r = try runSluice(["run", "--tun", "--dns", "fake", "--profile", profile], in: host, timeout: 60) { process in
+            if TestNetwork.waitUntil(seconds: 10, { ((try? net.run(["ip", "-n", host, "rule"]).output) ?? "").contains("lookup 2333") }) {
+                out = (try? net.run(["sh", "-c", """
+                dig +short +tries=1 +time=3 @10.88.0.2 origin.test
+                dig +short +tcp +tries=1 +time=3 @10.88.0.2 origin.test
+                curl -sS -m 10 http://origin.test:8080/1m.bin | sha256sum | cut -c1-64
+                curl -s -m 10 -o /dev/null -w 'blocked: %{http_code}\\n' http://blocked.test:8080/1m.bin
+                """], in: host, check: false).output) ?? ""
+            }
+            kill(process.processIdentifier, SIGINT)
+        }
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4, "\(out) \(r.stderr)")
+        if lines.count == 4 {
+            #expect(lines[0].hasPrefix("198.18.") && lines[1] == lines[0], "answered by Sluice, UDP and TCP alike: \(out)")
+            #expect(lines[2] == expected, "the fake address reaches the real server: \(out) \(r.stderr)")
+            // REJECT answers an HTTP request with 403 (docs/profile.md).
+            #expect(lines[3] == "blocked: 403", "the DOMAIN rule saw the name: \(out) \(r.stderr)")
+        }
+        #expect(r.stderr.contains("DNS queries to port 53 answered by Sluice (fake)"), "\(r.stderr)")
+        #expect(r.status == 0, "\(r.stderr)")
+        // By default whole-host mode leaves DNS alone: the query reaches dnsmasq.
+        var plain = ""
+        _ = try runSluice(["run", "--tun"], in: host, timeout: 60) { process in
+            if TestNetwork.waitUntil(seconds: 10, { ((try? net.run(["ip", "-n", host, "rule"]).output) ?? "").contains("lookup 2333") }) {
+                plain = (try? net.run(["dig", "+short", "+tries=1", "+time=3", "@10.88.0.2", "origin.test"], in: host, check: false).output) ?? ""
+            }
+            kill(process.processIdentifier, SIGINT)
+        }
+        #expect(plain == "10.88.0.2\n", "\(plain)")
     }
 
     @Test func aMissingNamespaceIsAClearError() throws {
