@@ -189,6 +189,7 @@ extension ProxyServer {
         }
     }
 
+    /// A handshake message goes out whole: it is small and the socket just connected.
     func writeWhole(_ bytes: [UInt8], to box: SocketBox) -> Bool {
         guard !bytes.isEmpty else { return true }
         let result = bytes.withUnsafeBytes { try? box.socket.write($0) }

@@ -478,13 +478,10 @@ final class ProxyServer {
         }
     }
 
-    /// A handshake message goes out whole: it is small and the socket just connected.
+    /// A handshake message to the upstream, whole (`writeWhole`).
     func sendWhole(_ bytes: [UInt8], to connection: InboundConnection) -> Bool {
-        guard !bytes.isEmpty else { return true }
-        guard let upstream = connection.upstream else { return false }
-        let result = bytes.withUnsafeBytes { try? upstream.socket.write($0) }
-        guard case let .value(n)? = result, n == bytes.count else { return false }
-        return true
+        guard let upstream = connection.upstream else { return bytes.isEmpty }
+        return writeWhole(bytes, to: upstream)
     }
 
     func readProxyHandshake(_ connection: InboundConnection) {
