@@ -57,6 +57,9 @@ final class ProxyServer {
     /// Our UDP associations with upstream proxies, by their control socket's token (ProxyServer+UpstreamUDP.swift).
     var upstreamAssociations: [UInt64: (connection: UInt64, association: UpstreamAssociation)] = [:]
     var nextUpstreamAssociationToken = ProxyServer.firstUpstreamAssociationToken
+    /// Health checks of the profile's fallback and url-test groups (ProxyServer+Health.swift).
+    var probes: [UInt64: HealthProbe] = [:]
+    var nextProbe: UInt64 = 0
     /// A control socket is open: connections keep records (rule, route, age) for `GET /flows`.
     var controlWatching = false
     /// One read's worth of space.
@@ -126,6 +129,8 @@ final class ProxyServer {
                 case Self.resolverToken: resolved(resolver.receive(now: now))
                 case let token where token >= Self.firstUpstreamAssociationToken:
                     upstreamAssociationReady(token: token, events: event.events)
+                case let token where token >= Self.firstProbeToken:
+                    if let probe = probes[token] { probeReady(probe, events: event.events) }
                 case let token where token >= Self.firstConnectionToken:
                     let id = (token - Self.firstConnectionToken) / 4
                     guard let connection = connections[id] else { continue }
@@ -146,6 +151,7 @@ final class ProxyServer {
                 nextSweep = time + .milliseconds(200)
                 sweep(now: time)
                 sweepUpstreamAssociations(now: time)
+                sweepHealthChecks()
                 resumeListeners(now: time)
             }
         }
@@ -556,6 +562,8 @@ final class ProxyServer {
     /// The connection cannot be made: the client gets its listener's failure reply, then the connection closes.
     func fail(_ connection: InboundConnection, _ error: RelayError, reason: String, counted: Bool = true) {
         if counted { statistics.failed += 1 }
+        // A fallback group that uses this proxy learns now, not at its next check.
+        if counted, let handshake = connection.proxyHandshake { noteProxyFailure(handshake.proxy.name, reason: reason) }
         log("sluice: proxy: \(connection.peer) → \(connection.target.map { "\($0)" } ?? "?"): \(reason)")
         noteEnd(connection, counted ? Self.status(for: error) : .blocked, error: counted ? reason : nil)
         connection.forwarding?.exchange.failure = reason

@@ -435,15 +435,12 @@ final class ProxyTests {
         #expect(log.contains("VER: 5 CMD: 3 "), "\(log.suffix(3000))")
     }
 
-    @Test
-    func aFallbackGroupMovesOnWhenItsProxyDies() throws {
-        try topology.startDanted(port: 1082)
-        try topology.startDanted(port: 1083)
-        let phase = topology.path("phase1"), killed = topology.path("killed")
-        let path = try topology.profile("""
+    /// Everything through a fallback group of two danted, checked every second.
+    static func fallbackProfile(ports first: Int, _ second: Int) -> String {
+        """
         [Proxy]
-        socks-a = socks5, 10.88.0.2, 1082
-        socks-b = socks5, 10.88.0.2, 1083
+        socks-a = socks5, 10.88.0.2, \(first)
+        socks-b = socks5, 10.88.0.2, \(second)
 
         [Proxy Group]
         egress = fallback, socks-a, socks-b, url=http://health.test:8080/hello.txt, interval=1, timeout=1
@@ -453,7 +450,15 @@ final class ProxyTests {
 
         [Host]
         health.test = 10.89.0.2
-        """)
+        """
+    }
+
+    @Test
+    func aFallbackGroupMovesOnWhenItsProxyDies() throws {
+        try topology.startDanted(port: 1082)
+        try topology.startDanted(port: 1083)
+        let phase = topology.path("phase1"), killed = topology.path("killed")
+        let path = try topology.profile(Self.fallbackProfile(ports: 1082, 1083))
         let r = try topology.exec("""
         curl -sS --max-time 5 http://origin.test:8080/hello.txt; echo "first=$?"
         touch \(phase)
@@ -478,5 +483,35 @@ final class ProxyTests {
         #expect(r.stderr.contains("sluice: group egress: socks-a → socks-b"), "\(r.stderr)")
         let groups = r.stderr.split(separator: "\n").drop { $0 != "groups:" }.dropFirst().first.map(String.init) ?? ""
         #expect(groups.hasPrefix("egress: fallback → socks-b (healthy") && groups.contains("socks-a (down)"), "\(r.stderr)")
+    }
+
+    /// `sluice proxy` checks a fallback group's members as the tunnel does:
+    /// once its active proxy dies, its clients go through the next one.
+    @Test
+    func theProxyListenerFailsOverAFallbackGroupToo() throws {
+        try topology.startDanted(port: 1084)
+        try topology.startDanted(port: 1085)
+        let path = try topology.profile(Self.fallbackProfile(ports: 1084, 1085), name: "listener.conf")
+        let log = topology.path("sluice-proxy.log")
+        let server = try topology.net.start([sluiceBinary, "proxy", "--no-control", "--listen", "127.0.0.1:11200", "--profile", path],
+                                            in: topology.host, log: log)
+        defer { server.terminate(graceMilliseconds: 3000) }
+        #expect(TestNetwork.waitUntil(seconds: 15) {
+            ((try? self.topology.net.run(["ss", "-ltnH"], in: self.topology.host).output) ?? "").contains("127.0.0.1:11200 ")
+        })
+        let curl = "curl -sS --max-time 3 --socks5-hostname 127.0.0.1:11200 http://origin.test:8080/hello.txt"
+        let first = try topology.net.run(["sh", "-c", curl], in: topology.host, check: false).output
+        topology.stop("danted-1084", address: "10.88.0.2:1084")
+        let moved = TestNetwork.waitUntil(seconds: 20) {
+            ((try? self.topology.net.run(["sh", "-c", curl], in: self.topology.host, check: false).output) ?? "") == "hello from the origin\n"
+        }
+        let after = try topology.net.run(["sh", "-c", "for i in 1 2 3; do \(curl); done"], in: topology.host, check: false).output
+        server.terminate(graceMilliseconds: 3000)
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(first == "hello from the origin\n", "\(first) \(text)")
+        #expect(moved, "\(text)")
+        #expect(after == String(repeating: "hello from the origin\n", count: 3), "\(after) \(text)")
+        #expect(text.contains("group egress: socks-a → socks-b"), "\(text)")
+        #expect(topology.log("danted-1085.log").contains("ATYP: 3 address: origin.test.8080"), "\(topology.log("danted-1085.log").suffix(2000))")
     }
 }
