@@ -66,14 +66,16 @@ final class FlowDirector {
 
     // MARK: Flows
 
-    func decide(_ facts: FlowFacts, final: Bool) -> FlowDecision {
+    /// `forHTTP` false (the proxy's CONNECT and SOCKS5 tunnels, whose bytes
+    /// are never rewritten): sniff only when a rule needs the first bytes.
+    func decide(_ facts: FlowFacts, final: Bool, forHTTP: Bool = true) -> FlowDecision {
         let isTCP = facts.key.transport == .tcp
         guard let profile, let rules else {
-            if recordsHTTP, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
+            if recordsHTTP, forHTTP, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
             return .route(.direct, reason: "default profile → DIRECT")
         }
         // Rewrites, mocks and statistics need the request: every TCP flow shows its first bytes.
-        if usesHTTPMode || recordsHTTP, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
+        if usesHTTPMode || recordsHTTP, forHTTP, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
         let decision: RuleDecision
         switch rules.evaluate(ruleFacts(facts), final: final || !isTCP) {
         case .needsApplicationData:
@@ -86,7 +88,7 @@ final class FlowDirector {
             decision = matched
         }
         let route = self.route(forPolicy: decision.policy, profile: profile, isHTTP: facts.applicationProtocol == .http)
-        if case .answer = route.route, facts.applicationProtocol == nil, !final, isTCP {
+        if case .answer = route.route, forHTTP, facts.applicationProtocol == nil, !final, isTCP {
             // A rejection with an HTTP answer: only an HTTP request can receive it.
             return .sniff
         }

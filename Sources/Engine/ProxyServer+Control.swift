@@ -49,6 +49,7 @@ extension ProxyServer: ControlledLoop {
         switch connection.phase {
         case .handshake where connection.requestsServed > 0 && connection.received.isEmpty: "idle"
         case .handshake: "handshake"
+        case .sniffing: "sniffing"
         case .resolving: "resolving"
         case .connecting: "connecting"
         case .proxyHandshake: "proxy-handshake"

@@ -17,7 +17,8 @@ extension ProxyServer {
     }
 
     /// The rules decided where the client's target goes; `reason` reads "FILE:LINE: RULE → POLICY".
-    func noteRoute(_ connection: InboundConnection, target: ProxyTarget, route: FlowRoute, reason: String, policy: String? = nil) {
+    func noteRoute(_ connection: InboundConnection, target: ProxyTarget, route: FlowRoute, reason: String, policy: String? = nil,
+                   sniffed: FlowFacts? = nil) {
         guard var record = connection.record else { return }
         record.destinationPort = target.port
         switch target.host {
@@ -26,6 +27,11 @@ extension ProxyServer {
         case let .domain(name):
             record.domain = name
             record.domainSource = .host
+        }
+        if let sniffed, let domain = sniffed.domain, record.domain == nil {
+            // A name the first bytes gave (TLS SNI, Host) for an address target.
+            record.domain = domain
+            record.domainSource = sniffed.domainSource.map(Tunnel.recordSource)
         }
         (record.rule, record.policy) = FlowDecision.split(reason)
         if let policy { record.policy = policy }

@@ -25,6 +25,9 @@ final class ProxyServer {
         var closingGrace: Duration = .seconds(5)
         /// How long a kept-alive HTTP client may wait between requests (nginx's default is 75 s).
         var keepAliveIdle: Duration = .seconds(60)
+        /// `--sniff`: a tunnel to an address whose rules want a name is answered
+        /// first and decided on its first bytes (ProxyServer+Sniff.swift).
+        var sniffAddressTargets = false
     }
 
     static let socksToken: UInt64 = 1
@@ -60,6 +63,8 @@ final class ProxyServer {
     /// Health checks of the profile's fallback and url-test groups (ProxyServer+Health.swift).
     var probes: [UInt64: HealthProbe] = [:]
     var nextProbe: UInt64 = 0
+    /// The hint about address targets and DOMAIN rules was given (once a run).
+    var warnedAboutAddressTargets = false
     /// A control socket is open: connections keep records (rule, route, age) for `GET /flows`.
     var controlWatching = false
     /// One read's worth of space.
@@ -205,6 +210,8 @@ final class ProxyServer {
             readHandshake(connection)
         case .relaying, .closing, .associated:
             if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { readClient(connection) }
+        case .sniffing:
+            readToSniff(connection)
         case .resolving, .connecting, .proxyHandshake:
             // Not reading the client meanwhile; only its failure matters.
             if events.contains(.error) || events.contains(.hangup) {
@@ -307,18 +314,29 @@ final class ProxyServer {
     func begin(_ connection: InboundConnection, target: ProxyTarget) {
         connection.target = target
         let facts = flowFacts(for: connection, target: target)
-        let route: FlowRoute
-        switch director.decide(facts, final: true) {
-        case let .route(decided, reason):
-            route = decided
+        switch director.decide(facts, final: false, forHTTP: false) {
+        case let .route(route, reason):
             connection.route = reason
+            follow(route, connection, target: target)
+        case .sniff where configuration.sniffAddressTargets:
+            acceptToSniff(connection)
         case .sniff:
-            // Never with final: true; DIRECT is the default profile's answer.
-            route = .direct
-            connection.route = "DIRECT"
+            // Decided on the address alone, with precise replies; said once, with the way out.
+            if !warnedAboutAddressTargets {
+                warnedAboutAddressTargets = true
+                log("sluice: proxy: \(connection.peer) asked for \(target), an address: rules that need a name (DOMAIN...) cannot match it; "
+                    + "clients that resolve names themselves can send them (socks5h, curl --socks5-hostname), or run with --sniff")
+            }
+            guard case let .route(route, reason) = director.decide(facts, final: true, forHTTP: false) else { return }
+            connection.route = reason
+            follow(route, connection, target: target)
         }
+    }
+
+    /// Where the rules sent the tunnel: connect, through a proxy or not, or refuse.
+    func follow(_ route: FlowRoute, _ connection: InboundConnection, target: ProxyTarget, sniffed: FlowFacts? = nil) {
         trace("\(connection.description): \(route) (\(connection.route))")
-        noteRoute(connection, target: target, route: route, reason: connection.route)
+        noteRoute(connection, target: target, route: route, reason: connection.route, sniffed: sniffed)
         switch route {
         case .direct:
             connect(connection, host: target.host.description, port: target.port)
@@ -464,7 +482,7 @@ final class ProxyServer {
             if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { readUpstream(connection) }
         case .handshake:
             idleUpstreamStirred(connection)
-        case .resolving, .associated:
+        case .resolving, .associated, .sniffing:
             return
         }
         pump(connection)
@@ -536,6 +554,8 @@ final class ProxyServer {
     func established(_ connection: InboundConnection, leftover: UnsafeRawBufferPointer) {
         let reply: [UInt8]
         switch connection.listener {
+        case _ where connection.repliedEarly:
+            reply = []
         case .socks5:
             let local = connection.upstream?.socket.localAddress
             let bound = local.map { ProxyTarget(Self.wireAddress($0.address), port: $0.port) } ?? ProxyTarget(host: .ipv4(.any), port: 0)
@@ -566,6 +586,12 @@ final class ProxyServer {
         if counted, let handshake = connection.proxyHandshake { noteProxyFailure(handshake.proxy.name, reason: reason) }
         log("sluice: proxy: \(connection.peer) → \(connection.target.map { "\($0)" } ?? "?"): \(reason)")
         noteEnd(connection, counted ? Self.status(for: error) : .blocked, error: counted ? reason : nil)
+        if connection.repliedEarly {
+            // The client was told the tunnel is open: all that is left to say is a reset.
+            connection.client.setResetOnClose()
+            finish(connection)
+            return
+        }
         connection.forwarding?.exchange.failure = reason
         connection.forwarding?.exchange.failureKind = Self.errorKind(for: error)
         connection.forwarding?.responses = nil
@@ -795,6 +821,8 @@ final class ProxyServer {
         case .closing, .associated:
             // Reading (and dropping) lets a client's reset or close end the wait early.
             if !connection.clientDrained { client.insert(.readable) }
+        case .sniffing:
+            if !connection.clientReadClosed, connection.received.count < Self.sniffLimit { client.insert(.readable) }
         }
         if connection.sendableToClient > 0, !connection.clientWriteClosed { client.insert(.writable) }
         let rawClient = connection.client.descriptor.rawValue
@@ -889,6 +917,10 @@ final class ProxyServer {
                 pump(connection)
             case .closing:
                 abort(connection, reason: "client did not take its answer")
+            case .sniffing:
+                // The first bytes did not say enough in time: the rules decide without them.
+                sniffClient(connection, final: true)
+                pump(connection)
             case .relaying, .associated:
                 continue
             }

@@ -22,6 +22,8 @@ public struct ProxyCommand {
         public var flowLog: String?
         /// The control API's socket (`--control PATH`, `--no-control`), as for exec and run.
         public var control = ControlSocketOption.standard
+        /// `--sniff`: tunnels to an address are answered first and decided on their first bytes.
+        public var sniff = false
 
         public init(socksListen: String? = nil, httpListen: String? = nil, profile: String? = nil, auth: String? = nil) {
             self.socksListen = socksListen; self.httpListen = httpListen; self.profile = profile; self.auth = auth
@@ -42,6 +44,8 @@ public struct ProxyCommand {
             switch first {
             case "--no-control":
                 options.control = .off
+            case "--sniff":
+                options.sniff = true
             case "--listen", "--http-listen", "--profile", "--auth", "--har", "--har-body-limit", "--flow-log", "--control":
                 guard let value = rest.popFirst() else { return .failure(UsageError("sluice proxy: \(first) needs a value")) }
                 switch first {
@@ -95,6 +99,7 @@ public struct ProxyCommand {
     public func run(log: @escaping (String) -> Void) throws -> ProxyServerStatistics {
         var configuration = ProxyServer.Configuration()
         configuration.credentials = try Self.credentials(options.auth)
+        configuration.sniffAddressTargets = options.sniff
         var shown: [String] = []
         for (text, option) in [(options.socksListen, "--listen"), (options.httpListen, "--http-listen")] {
             guard let text else { continue }

@@ -93,6 +93,9 @@ final class InboundConnection {
     enum Phase: String {
         /// Reading the client's greeting / request through Relay's server machine.
         case handshake
+        /// Answered already, reading the client's first bytes for the rules
+        /// (its target is an address and a DOMAIN rule needs a name: TLS SNI, Host).
+        case sniffing
         /// Waiting for the host's resolver to name an address.
         case resolving
         /// Non-blocking connect to the target or the upstream proxy under way.
@@ -163,6 +166,9 @@ final class InboundConnection {
     var association: UDPAssociation?
     /// Set once a tunnel's bytes move through pipes (ProxyServer+Splice.swift); the buffers stay empty then.
     var spliced: SplicedRelay?
+    /// The success reply went before the upstream was open (sniffing): a
+    /// failure from then on can only be a reset.
+    var repliedEarly = false
     /// When the current stage gives up (nil while relaying).
     var deadline: Instant?
     var bytesUp = 0

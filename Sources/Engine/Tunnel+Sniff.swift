@@ -8,8 +8,16 @@ extension Tunnel {
     /// The facts the first bytes add (HTTP request head, TLS SNI); nil while
     /// more bytes are needed and may still come.
     func sniffedFacts(_ key: FlowKey, connection: TCPConnection, final: Bool) -> FlowFacts? {
-        var facts = facts(for: key)
-        let data = connection.peekReadable(maxLength: Self.sniffLimit)
+        facts(for: key).sniffing(connection.peekReadable(maxLength: Self.sniffLimit), final: final)
+    }
+}
+
+extension FlowFacts {
+    /// These facts with what a flow's first bytes add (an HTTP request head,
+    /// a TLS SNI); nil while more bytes are needed and may still come. The
+    /// tunnel's accepted flows and the proxy's tunnels both sniff with it.
+    func sniffing(_ data: UnsafeRawBufferPointer, final: Bool) -> FlowFacts? {
+        var facts = self
         switch ProtocolGuess.guess(data) {
         case .needMore:
             return final ? facts : nil

@@ -88,7 +88,7 @@ commands:
         Rewrite, Map Local, rule (and so policy) and Header Rewrite lines
         apply, in that order, with their line numbers and why. Starts nothing.
   proxy [--listen ADDR:PORT] [--http-listen ADDR:PORT] [--profile FILE] [--auth USER:PASS]
-        [--har FILE [--har-body-limit BYTES]] [--flow-log FILE] [--control PATH | --no-control]
+        [--har FILE [--har-body-limit BYTES]] [--flow-log FILE] [--control PATH | --no-control] [--sniff]
         Local proxy servers whose clients follow the profile's rules (DIRECT,
         upstream proxies, REJECT), as the tunnel's flows do: SOCKS5 (CONNECT,
         and UDP ASSOCIATE, through udp-relay proxies too) on --listen (default
@@ -99,6 +99,9 @@ commands:
         --flow-log every connection) as exec's do. --auth requires RFC 1929
         / Basic credentials on both. An address other than loopback needs
         --auth: no open relays.
+        --sniff lets DOMAIN rules see the name behind a tunnel to an address
+        (a client that resolved it): the client is answered first and the
+        rules read its TLS SNI or Host; failures after that are resets.
         SIGHUP reloads the profile; Ctrl-C stops and prints a summary. The
         control commands below work on it too (each connection a flow).
   replay FILE.pcap [--profile FILE] [--format table|flowlog|har]

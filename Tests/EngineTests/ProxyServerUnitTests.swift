@@ -75,6 +75,7 @@ struct ProxyServerUnitTests {
         #expect(none.control == .standard)
         #expect(try ProxyCommand.parse(["--control", "/tmp/p.sock"]).get().control == .path("/tmp/p.sock"))
         #expect(try ProxyCommand.parse(["--no-control"]).get().control == .off)
+        #expect(try ProxyCommand.parse(["--sniff"]).get().sniff && !none.sniff)
         #expect(throws: UsageError.self) { try ProxyCommand.parse(["--control"]).get() }
     }
 

@@ -552,6 +552,9 @@ final class ProxyServerTests {
         // URL rules see an absolute-form request's URL: the rule's own answer, a 43-byte GIF.
         #expect(lines[8] == "url=200 image/gif 43", "\(lines[8])")
         #expect(summary.contains("5 refused by rules"), "\(summary)")
+        // The address target met a DOMAIN rule it could not be tested against: said once, with the way out.
+        #expect(summary.components(separatedBy: "rules that need a name (DOMAIN...) cannot match it").count == 2, "\(summary)")
+        #expect(summary.contains("or run with --sniff"), "\(summary)")
     }
 
     @Test func unreachableTargetsFailFast() throws {
@@ -1040,6 +1043,53 @@ final class ProxyServerTests {
         #expect(!FileManager.default.fileExists(atPath: socket), "the socket goes with Sluice")
         let log = (try? String(contentsOfFile: flows, encoding: .utf8)) ?? ""
         #expect(log.contains("\"connection\":\(id),") && log.contains("closed through the control API"), "\(log)")
+    }
+
+    /// `--sniff`: a SOCKS5 client that resolved the name itself sends an
+    /// address; the listener answers first, reads the first bytes, and DOMAIN
+    /// rules match the Host header or the TLS SNI, as in the tunnel. (Without
+    /// the option, rejectRulesReachTheClient shows the precise replies and
+    /// the hint.)
+    @Test func domainRulesSeeTheNameBehindAnAddressTarget() throws {
+        let log = pair.path("sniff-flows.jsonl")
+        let path = try profile("""
+        [Rule]
+        DOMAIN,blocked.test,REJECT
+        FINAL,DIRECT
+        """, name: "sniff.conf")
+        let server = try start(["--listen", "127.0.0.1:11101", "--http-listen", "127.0.0.1:18101", "--profile", path, "--flow-log", log, "--sniff"],
+                               ports: [11101, 18101])
+        let resolve = "--resolve origin.test:8080:10.88.0.2 --resolve blocked.test:8080:10.88.0.2 --resolve blocked.test:8443:10.88.0.2"
+        let r = try client("""
+        curl -sS -m 10 --socks5 127.0.0.1:11101 \(resolve) http://origin.test:8080/hello.txt
+        curl -s -m 10 --socks5 127.0.0.1:11101 \(resolve) http://blocked.test:8080/hello.txt; echo "blocked by Host: $?"
+        curl -s -m 10 -k --socks5 127.0.0.1:11101 \(resolve) https://blocked.test:8443/; echo "blocked by SNI: $?"
+        curl -s -m 10 -p --proxy http://127.0.0.1:18101 \(resolve) http://blocked.test:8080/hello.txt; echo "blocked through CONNECT: $?"
+        curl -sS -m 10 --socks5 127.0.0.1:11101 http://10.88.0.2:8080/hello.txt
+        """)
+        let summary = server.stop()
+        let lines = r.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 5, "\(r.output)\n\(summary)")
+        if lines.count == 5 {
+            #expect(lines[0] == "hello from nginx", "\(r.output)")
+            // The client was told "succeeded" already: the refusal is a reset (curl: 52 empty reply, 56 receive error, 35 TLS).
+            #expect(["blocked by Host: 52", "blocked by Host: 56"].contains(lines[1]), "\(r.output)")
+            #expect(["blocked by SNI: 35", "blocked by SNI: 56"].contains(lines[2]), "\(r.output)")
+            #expect(["blocked through CONNECT: 52", "blocked through CONNECT: 56"].contains(lines[3]), "\(r.output)")
+            #expect(lines[4] == "hello from nginx", "\(r.output)")
+        }
+        let out = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for line in open(sys.argv[1]):
+            r = json.loads(line)
+            if r["kind"] == "connection":
+                print(r["domain"], r["domainSource"], r["policy"], r["status"])
+        """, log]).output
+        #expect(out.split(separator: "\n").map(String.init).sorted() == [
+            "None None DIRECT closed",
+            "blocked.test host REJECT blocked", "blocked.test host REJECT blocked", "blocked.test sni REJECT blocked",
+            "origin.test host DIRECT closed",
+        ], "\(out)\n\(summary)")
     }
 
     @Test func sighupReloadsTheRules() throws {
