@@ -187,7 +187,7 @@ enum ControlFormat {
             }
             lines.append("listening: " + (listening.isEmpty ? "-" : listening.joined(separator: ", ")))
             lines.append("open: \(n(open, "connections")) connections (\(n(open, "relaying")) relaying, \(n(open, "idle")) idle between requests, "
-                + "\(n(open, "handshake")) in handshake, \(n(open, "resolving") + n(open, "connecting") + n(open, "proxy-handshake")) connecting, "
+                + "\(n(open, "handshake")) in handshake, \(n(open, "sniffing") + n(open, "resolving") + n(open, "connecting") + n(open, "proxy-handshake")) connecting, "
                 + "\(n(open, "associated")) UDP associations, \(n(open, "closing")) closing)")
             lines.append("traffic: \(bytes(n(proxy, "bytes-up"))) up, \(bytes(n(proxy, "bytes-down"))) down")
             lines.append("since start: \(n(proxy, "connections")) connections (\(n(proxy, "relayed")) relayed, \(n(proxy, "refused-by-rules")) refused by rules, "

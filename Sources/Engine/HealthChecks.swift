@@ -97,7 +97,9 @@ extension HealthCheckingLoop {
         case .refuse, .answer:
             return finishProbe(group: group, member: member, success: false, reason: "the member rejects")
         }
-        guard let address = probeAddress(host) else {
+        // Probes share one resolver key: their lookups only warm the cache for the next round.
+        let key = FlowKey(transport: .tcp, appAddress: .v4(.any), appPort: 0, destinationAddress: .v4(.any), destinationPort: 0)
+        guard let address = resolver.addressNow(of: host, director: director, key: key, now: now) else {
             return finishProbe(group: group, member: member, success: false, reason: "no address for \(host) yet")
         }
         guard let socket = try? Socket(.tcp, family: address.family, mark: probeMark),
@@ -109,16 +111,6 @@ extension HealthCheckingLoop {
                                 request: request, started: now, deadline: now + timeout)
         guard watchProbe(probe, events: [.writable]) else { return }
         probes[token] = probe
-    }
-
-    /// A literal, a [Host] entry, or an address the host's resolver already gave;
-    /// otherwise a lookup starts and this round of checks counts the member down.
-    func probeAddress(_ host: String) -> SysIPAddress? {
-        if let literal = SysIPAddress(host) { return literal }
-        if let address = director.staticAddress(for: host) { return address.sysAddress }
-        guard let name = DNSName(host) else { return nil }
-        let key = FlowKey(transport: .tcp, appAddress: .v4(.any), appPort: 0, destinationAddress: .v4(.any), destinationPort: 0)
-        return resolver.resolve(name, family: .v4, for: key, now: now)?.sysAddress
     }
 
     func probeReady(_ probe: HealthProbe, events: Epoll.Events) {

@@ -136,3 +136,16 @@ final class SocketBox {
     let socket: Socket
     init(_ socket: consuming Socket) { self.socket = socket }
 }
+
+extension HostResolver {
+    /// `host` as an address without waiting: a literal, the profile's [Host]
+    /// entry, or an answer in the cache; otherwise a lookup starts (under
+    /// `key`) and this caller goes without, to try again later (a UDP sender's
+    /// next datagram, a health check's next round).
+    func addressNow(of host: String, director: FlowDirector, key: FlowKey, now: Instant) -> SysIPAddress? {
+        if let literal = SysIPAddress(host) { return literal }
+        if let address = director.staticAddress(for: host) { return address.sysAddress }
+        guard let name = DNSName(host) else { return nil }
+        return resolve(name, family: .v4, for: key, now: now)?.sysAddress
+    }
+}

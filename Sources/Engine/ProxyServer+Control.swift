@@ -46,8 +46,15 @@ extension ProxyServer: ControlledLoop {
     /// Where a connection is: its phase, with a kept-alive HTTP client
     /// between requests called `idle` rather than `handshake`.
     static func controlState(_ connection: InboundConnection) -> String {
-        switch connection.phase {
-        case .handshake where connection.requestsServed > 0 && connection.received.isEmpty: "idle"
+        controlState(connection.phase, idle: connection.requestsServed > 0 && connection.received.isEmpty)
+    }
+
+    /// Every state `GET /stats` counts, in the order it lists them.
+    static let controlStates = InboundConnection.Phase.allCases.map { controlState($0, idle: false) } + ["idle"]
+
+    static func controlState(_ phase: InboundConnection.Phase, idle: Bool) -> String {
+        switch phase {
+        case .handshake where idle: "idle"
         case .handshake: "handshake"
         case .sniffing: "sniffing"
         case .resolving: "resolving"
@@ -63,11 +70,7 @@ extension ProxyServer: ControlledLoop {
     /// line ends as `reset`, closed through the control API.
     func closeFlow(id: UInt64) -> Bool {
         guard let connection = connections[id] else { return false }
-        trace("\(connection.description): closed through the control API")
-        noteEnd(connection, .reset, error: "closed through the control API")
-        connection.client.setResetOnClose()
-        connection.upstream?.socket.setResetOnClose()
-        finish(connection)
+        cut(connection, reason: "closed through the control API")
         return true
     }
 
@@ -84,7 +87,7 @@ extension ProxyServer: ControlledLoop {
         var byState: [String: Int] = [:]
         for connection in connections.values { byState[Self.controlState(connection), default: 0] += 1 }
         json.field("connections", connections.count)
-        for state in ["handshake", "idle", "resolving", "connecting", "proxy-handshake", "relaying", "associated", "closing"] {
+        for state in Self.controlStates {
             json.field(state, byState[state] ?? 0)
         }
         json.endObject()

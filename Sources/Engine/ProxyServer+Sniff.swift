@@ -15,11 +15,6 @@ internal import Wire
 /// the precise reply (REP 2, 4, 5; 403, 502, 504). Off by default; the
 /// first such client of a run is named in the log, with the way out.
 extension ProxyServer {
-    /// As much of the client's first bytes as the rules look at (the tunnel's `sniffLimit`).
-    static let sniffLimit = 16384
-    /// The tunnel's sniffing timeout; the sweep checks it every 200 ms.
-    static let sniffTimeout: Duration = .milliseconds(300)
-
     func acceptToSniff(_ connection: InboundConnection) {
         let reply: [UInt8]
         switch connection.listener {
@@ -29,14 +24,15 @@ extension ProxyServer {
         _ = connection.toClient.append(reply)
         connection.repliedEarly = true
         connection.phase = .sniffing
-        connection.deadline = now + Self.sniffTimeout
+        // (The sweep checks it every 200 ms.)
+        connection.deadline = now + FlowFacts.sniffTimeout
         trace("\(connection.description): answered; reading its first bytes for the rules")
         // Bytes pipelined behind the request may already say enough.
         sniffClient(connection, final: false)
     }
 
     func readToSniff(_ connection: InboundConnection) {
-        let room = Self.sniffLimit - connection.received.count
+        let room = FlowFacts.sniffLimit - connection.received.count
         guard room > 0, !connection.clientReadClosed else { return }
         let result: SysResult<Int>
         do { result = try connection.client.read(into: scratch.sub(0, min(room, scratch.count))) } catch {
@@ -49,7 +45,7 @@ extension ProxyServer {
         } else {
             connection.received += UnsafeRawBufferPointer(scratch.sub(0, n))
         }
-        sniffClient(connection, final: connection.clientReadClosed || connection.received.count >= Self.sniffLimit)
+        sniffClient(connection, final: connection.clientReadClosed || connection.received.count >= FlowFacts.sniffLimit)
     }
 
     /// Decides once the first bytes say enough (or `final`: they never will).

@@ -8,28 +8,31 @@ internal import Sys
 /// four descriptors, which a short request-and-answer connection is better
 /// off without.
 final class SplicedRelay {
+    /// One direction: a pipe, and what the splices in and out say it holds.
+    final class Lane {
+        let pipe: FileDescriptor.Pipe
+        var count = 0
+        /// The last splice into the pipe found no room (a pipe holds 16
+        /// buffers, which may hold less than its 64 KiB when the segments are
+        /// small): no more reading into it until some of it went out.
+        var full = false
+
+        init() throws(Errno) { pipe = try FileDescriptor.Pipe(nonBlocking: true) }
+
+        var hasRoom: Bool { !full && count < SplicedRelay.capacity }
+    }
+
     /// Client → upstream, and upstream → client.
-    let toUpstream: FileDescriptor.Pipe
-    let toClient: FileDescriptor.Pipe
-    /// Bytes in each pipe, as the splices in and out counted them.
-    var upCount = 0
-    var downCount = 0
-    /// The last splice into the pipe found no room (a pipe holds 16 buffers,
-    /// which may hold less than its 64 KiB when the segments are small): no
-    /// more reading into it until some of it went out.
-    var upFull = false
-    var downFull = false
+    let up: Lane
+    let down: Lane
 
     /// A pipe's default size (16 pages).
     static let capacity = 64 * 1024
 
     init() throws(Errno) {
-        toUpstream = try FileDescriptor.Pipe(nonBlocking: true)
-        toClient = try FileDescriptor.Pipe(nonBlocking: true)
+        up = try Lane()
+        down = try Lane()
     }
-
-    var upHasRoom: Bool { !upFull && upCount < Self.capacity }
-    var downHasRoom: Bool { !downFull && downCount < Self.capacity }
 }
 
 extension ProxyServer {
@@ -53,91 +56,72 @@ extension ProxyServer {
         trace("\(connection.description): spliced from here on")
     }
 
-    /// The client's bytes into its pipe.
-    func spliceFromClient(_ connection: InboundConnection, _ relay: SplicedRelay) {
+    /// A socket's bytes into its lane's pipe, until the socket is empty or
+    /// the pipe full. True at the socket's end of stream.
+    func spliceIn(_ connection: InboundConnection, from socket: borrowing Socket, into lane: SplicedRelay.Lane, side: String) -> Bool {
         for _ in 0 ..< 4 {
-            guard !connection.clientReadClosed, relay.upHasRoom else { return }
+            guard lane.hasRoom else { return false }
             let result: SysResult<Int>
-            do { result = try connection.client.descriptor.splice(to: relay.toUpstream.writeEnd, count: SplicedRelay.capacity - relay.upCount) } catch {
-                abort(connection, reason: "client: \(error)")
-                return
+            do { result = try socket.descriptor.splice(to: lane.pipe.writeEnd, count: SplicedRelay.capacity - lane.count) } catch {
+                abort(connection, reason: "\(side): \(error)")
+                return false
             }
             switch result {
             case .wouldBlock:
                 // Nothing to read, or no room in the pipe: only the second matters,
                 // and only while the pipe holds something (an empty one has room).
-                if relay.upCount > 0 { relay.upFull = true }
-                return
+                if lane.count > 0 { lane.full = true }
+                return false
             case .value(0):
-                connection.clientReadClosed = true
-                return
+                return true
             case let .value(n):
-                relay.upCount += n
+                lane.count += n
             }
         }
+        return false
     }
 
-    /// The upstream's bytes into its pipe.
-    func spliceFromUpstream(_ connection: InboundConnection, _ relay: SplicedRelay) {
-        guard let upstream = connection.upstream else { return }
-        for _ in 0 ..< 4 {
-            guard !connection.upstreamReadClosed, relay.downHasRoom else { return }
+    /// A lane's pipe out to its socket, as far as the socket takes; the bytes moved.
+    /// Nil after an error (the connection is cut).
+    func spliceOut(_ connection: InboundConnection, from lane: SplicedRelay.Lane, to socket: borrowing Socket, side: String) -> Int? {
+        var moved = 0
+        while lane.count > 0 {
             let result: SysResult<Int>
-            do { result = try upstream.socket.descriptor.splice(to: relay.toClient.writeEnd, count: SplicedRelay.capacity - relay.downCount) } catch {
-                abort(connection, reason: "upstream: \(error)")
-                return
+            do { result = try lane.pipe.readEnd.splice(to: socket.descriptor, count: lane.count) } catch {
+                abort(connection, reason: "\(side): \(error)")
+                return nil
             }
-            switch result {
-            case .wouldBlock:
-                if relay.downCount > 0 { relay.downFull = true }
-                return
-            case .value(0):
-                connection.upstreamReadClosed = true
-                return
-            case let .value(n):
-                relay.downCount += n
-            }
+            guard case let .value(n) = result, n > 0 else { break }
+            lane.count -= n
+            lane.full = false
+            moved += n
         }
+        return moved
+    }
+
+    func spliceFromClient(_ connection: InboundConnection, _ relay: SplicedRelay) {
+        guard !connection.clientReadClosed else { return }
+        if spliceIn(connection, from: connection.client, into: relay.up, side: "client") { connection.clientReadClosed = true }
+    }
+
+    func spliceFromUpstream(_ connection: InboundConnection, _ relay: SplicedRelay) {
+        guard !connection.upstreamReadClosed, let upstream = connection.upstream else { return }
+        if spliceIn(connection, from: upstream.socket, into: relay.down, side: "upstream") { connection.upstreamReadClosed = true }
     }
 
     /// What `pump` does for a spliced tunnel: the pipes out to their sockets,
-    /// half-closes on once a pipe is empty, the end when both ways are done.
+    /// then the half-closes as for buffers (`passHalfCloses`).
     func pumpSpliced(_ connection: InboundConnection, _ relay: SplicedRelay) {
         guard let upstream = connection.upstream else { return }
-        while relay.downCount > 0, !connection.clientWriteClosed {
-            let result: SysResult<Int>
-            do { result = try relay.toClient.readEnd.splice(to: connection.client.descriptor, count: relay.downCount) } catch {
-                abort(connection, reason: "client: \(error)")
-                return
-            }
-            guard case let .value(n) = result, n > 0 else { break }
-            relay.downCount -= n
-            relay.downFull = false
+        if !connection.clientWriteClosed {
+            guard let n = spliceOut(connection, from: relay.down, to: connection.client, side: "client") else { return }
             connection.bytesDown += n
         }
-        while relay.upCount > 0, !connection.upstreamWriteClosed {
-            let result: SysResult<Int>
-            do { result = try relay.toUpstream.readEnd.splice(to: upstream.socket.descriptor, count: relay.upCount) } catch {
-                abort(connection, reason: "upstream: \(error)")
-                return
-            }
-            guard case let .value(n) = result, n > 0 else { break }
-            relay.upCount -= n
-            relay.upFull = false
+        if !connection.upstreamWriteClosed {
+            guard let n = spliceOut(connection, from: relay.up, to: upstream.socket, side: "upstream") else { return }
             connection.bytesUp += n
         }
-        if connection.clientReadClosed, relay.upCount == 0, !connection.upstreamWriteClosed {
-            upstream.socket.shutdown(.write)
-            connection.upstreamWriteClosed = true
-        }
-        if connection.upstreamReadClosed, relay.downCount == 0, !connection.clientWriteClosed {
-            connection.client.shutdown(.write)
-            connection.clientWriteClosed = true
-        }
-        if connection.upstreamWriteClosed, connection.clientWriteClosed {
-            finish(connection)
-            return
-        }
+        if passHalfCloses(connection, upstream: upstream, upstreamOwed: relay.up.count > 0, clientOwed: relay.down.count > 0) { return }
         updateInterest(connection)
     }
 }

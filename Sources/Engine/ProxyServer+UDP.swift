@@ -151,11 +151,9 @@ extension ProxyServer {
         case let .ipv4(a): return .v4(a.value)
         case let .ipv6(a): return .v6(high: a.high, low: a.low)
         case let .domain(name):
-            if let address = director.staticAddress(for: name) { return address.sysAddress }
-            guard let dnsName = DNSName(name) else { return nil }
             var key = connection.resolverKey
             key.transport = .udp
-            return resolver.resolve(dnsName, family: .v4, for: key, now: now)?.sysAddress
+            return resolver.addressNow(of: name, director: director, key: key, now: now)
         }
     }
 

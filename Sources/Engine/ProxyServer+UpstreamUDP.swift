@@ -103,7 +103,11 @@ extension ProxyServer {
     /// proxy's address is still being looked up or no socket can be had.
     func openUpstreamAssociation(_ proxy: UpstreamProxy, connection: InboundConnection,
                                  association: UDPAssociation) -> UpstreamAssociation? {
-        guard let address = upstreamProxyAddress(proxy, connection: connection) else { return nil }
+        // Its own resolver key: the connection's targets' lookups use port 0.
+        var key = connection.resolverKey
+        key.transport = .udp
+        key.destinationPort = 1
+        guard let address = resolver.addressNow(of: proxy.host, director: director, key: key, now: now) else { return nil }
         let handshake: ProxyHandshake
         do {
             // Our relay socket's address is not known yet: 0.0.0.0:0 asks the proxy to accept any (§7).
@@ -135,18 +139,6 @@ extension ProxyServer {
         }
         if case .value = result { upstreamAssociationConnected(upstream, connection: connection) }
         return upstream
-    }
-
-    /// The proxy's address: a literal, a [Host] entry, or the host resolver's
-    /// cache (a lookup is started and this datagram lost, as for targets).
-    func upstreamProxyAddress(_ proxy: UpstreamProxy, connection: InboundConnection) -> SysIPAddress? {
-        if let literal = SysIPAddress(proxy.host) { return literal }
-        if let address = director.staticAddress(for: proxy.host) { return address.sysAddress }
-        guard let name = DNSName(proxy.host) else { return nil }
-        var key = connection.resolverKey
-        key.transport = .udp
-        key.destinationPort = 1
-        return resolver.resolve(name, family: .v4, for: key, now: now)?.sysAddress
     }
 
     /// One of an upstream association's sockets is ready.

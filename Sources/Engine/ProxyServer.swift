@@ -588,8 +588,7 @@ final class ProxyServer {
         noteEnd(connection, counted ? Self.status(for: error) : .blocked, error: counted ? reason : nil)
         if connection.repliedEarly {
             // The client was told the tunnel is open: all that is left to say is a reset.
-            connection.client.setResetOnClose()
-            finish(connection)
+            cut(connection, reason: reason)
             return
         }
         connection.forwarding?.exchange.failure = reason
@@ -719,7 +718,7 @@ final class ProxyServer {
     /// the buffer stays free (reads stop at the half), so the head, at most
     /// `responseHeadLimit` (a quarter), can grow by its rewrites in place.
     func upstreamHasRoom(_ connection: InboundConnection) -> Bool {
-        if let relay = connection.spliced { return relay.downHasRoom }
+        if let relay = connection.spliced { return relay.down.hasRoom }
         return connection.forwarding?.heldFrom == nil ? connection.toClient.hasRoom : connection.toClient.count < connection.toClient.storage.count / 2
     }
 
@@ -784,21 +783,27 @@ final class ProxyServer {
                 return
             }
             if !connection.received.isEmpty, connection.forwarding?.passthrough == true { feedEarlyBytes(connection) }
-            if connection.clientReadClosed, connection.toUpstream.isEmpty, !connection.upstreamWriteClosed {
-                upstream.socket.shutdown(.write)
-                connection.upstreamWriteClosed = true
-            }
-            if connection.upstreamReadClosed, connection.toClient.isEmpty, !connection.clientWriteClosed {
-                connection.client.shutdown(.write)
-                connection.clientWriteClosed = true
-            }
-            if connection.upstreamWriteClosed, connection.clientWriteClosed {
-                finish(connection)
-                return
-            }
+            if passHalfCloses(connection, upstream: upstream, upstreamOwed: !connection.toUpstream.isEmpty,
+                              clientOwed: !connection.toClient.isEmpty) { return }
             spliceIfWorthIt(connection)
         }
         updateInterest(connection)
+    }
+
+    /// A FIN passes once nothing is owed in front of it, each direction on
+    /// its own; true when both have passed and the connection is finished.
+    func passHalfCloses(_ connection: InboundConnection, upstream: SocketBox, upstreamOwed: Bool, clientOwed: Bool) -> Bool {
+        if connection.clientReadClosed, !upstreamOwed, !connection.upstreamWriteClosed {
+            upstream.socket.shutdown(.write)
+            connection.upstreamWriteClosed = true
+        }
+        if connection.upstreamReadClosed, !clientOwed, !connection.clientWriteClosed {
+            connection.client.shutdown(.write)
+            connection.clientWriteClosed = true
+        }
+        guard connection.upstreamWriteClosed, connection.clientWriteClosed else { return false }
+        finish(connection)
+        return true
     }
 
     func updateInterest(_ connection: InboundConnection) {
@@ -813,16 +818,16 @@ final class ProxyServer {
             if connection.phase == .connecting { upstream.insert(.writable) }
             if connection.phase == .proxyHandshake { upstream.insert(.readable) }
         case .relaying:
-            if !connection.clientReadClosed, connection.spliced?.upHasRoom ?? connection.toUpstream.hasRoom, readsClient(connection) {
+            if !connection.clientReadClosed, connection.spliced?.up.hasRoom ?? connection.toUpstream.hasRoom, readsClient(connection) {
                 client.insert(.readable)
             }
             if !connection.upstreamReadClosed, upstreamHasRoom(connection) { upstream.insert(.readable) }
-            if connection.spliced.map({ $0.upCount > 0 }) ?? !connection.toUpstream.isEmpty { upstream.insert(.writable) }
+            if connection.spliced.map({ $0.up.count > 0 }) ?? !connection.toUpstream.isEmpty { upstream.insert(.writable) }
         case .closing, .associated:
             // Reading (and dropping) lets a client's reset or close end the wait early.
             if !connection.clientDrained { client.insert(.readable) }
         case .sniffing:
-            if !connection.clientReadClosed, connection.received.count < Self.sniffLimit { client.insert(.readable) }
+            if !connection.clientReadClosed, connection.received.count < FlowFacts.sniffLimit { client.insert(.readable) }
         }
         if connection.sendableToClient > 0, !connection.clientWriteClosed { client.insert(.writable) }
         let rawClient = connection.client.descriptor.rawValue
@@ -860,7 +865,13 @@ final class ProxyServer {
     /// mistakes the cut for a complete transfer).
     func abort(_ connection: InboundConnection, reason: String) {
         statistics.errors += 1
-        trace("\(connection.description): aborted: \(reason)")
+        cut(connection, reason: reason)
+    }
+
+    /// Ends a connection with a RST both ways; its flow-log line says why
+    /// (unless an earlier word stands).
+    func cut(_ connection: InboundConnection, reason: String) {
+        trace("\(connection.description): cut: \(reason)")
         noteEnd(connection, .reset, error: reason)
         connection.client.setResetOnClose()
         connection.upstream?.socket.setResetOnClose()

@@ -90,7 +90,7 @@ final class RelayBuffer {
 /// One client of `sluice proxy`: its socket, the listener's handshake, the
 /// upstream connection once there is one, and a buffer per direction.
 final class InboundConnection {
-    enum Phase: String {
+    enum Phase: String, CaseIterable {
         /// Reading the client's greeting / request through Relay's server machine.
         case handshake
         /// Answered already, reading the client's first bytes for the rules
@@ -202,7 +202,7 @@ final class InboundConnection {
     }
 
     /// What may be written to the client now: all of `toClient`, except a response head still being read.
-    var sendableToClient: Int { spliced?.downCount ?? forwarding?.heldFrom ?? toClient.count }
+    var sendableToClient: Int { spliced?.down.count ?? forwarding?.heldFrom ?? toClient.count }
 
     /// The client took `n` bytes: offsets into `toClient.readable` move with them.
     func sentToClient(_ n: Int) {

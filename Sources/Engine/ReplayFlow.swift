@@ -17,7 +17,7 @@ final class ReplayFlow {
     /// The name fake-IP DNS (as seen in the capture) gave the server's address when the flow began.
     var dnsName: String?
     var dnsNameIsFake = false
-    /// The client's first bytes, at most `ReplayFlow.sniffLimit`.
+    /// The client's first bytes, at most `FlowFacts.sniffLimit`.
     private(set) var firstBytes: [UInt8] = []
     private(set) var guess = ProtocolGuess.needMore
     private(set) var serverName: String?
@@ -34,8 +34,6 @@ final class ReplayFlow {
     private var tlsSniffer = TLSClientHelloSniffer()
     private var tlsDone = false
 
-    /// As much as the live engine looks at (Tunnel.sniffLimit).
-    static let sniffLimit = 16384
 
     init(id: UInt64, key: FlowKey, started: UInt64, sawHandshake: Bool) {
         self.id = id
@@ -50,8 +48,8 @@ final class ReplayFlow {
     /// Bytes from the client, in order.
     func up(_ bytes: UnsafeRawBufferPointer, at time: UInt64) {
         bytesUp += bytes.count
-        if firstBytes.count < Self.sniffLimit, guess == .needMore || guess == .tls {
-            firstBytes += bytes.prefix(Self.sniffLimit - firstBytes.count)
+        if firstBytes.count < FlowFacts.sniffLimit, guess == .needMore || guess == .tls {
+            firstBytes += bytes.prefix(FlowFacts.sniffLimit - firstBytes.count)
             if guess == .needMore {
                 guess = firstBytes.withUnsafeBytes { ProtocolGuess.guess($0) }
                 if guess == .http {

@@ -65,9 +65,6 @@ final class DNSUpstream {
 }
 
 extension Tunnel {
-    /// Whether a new TCP flow is DNS to Sluice's own DNS address.
-    func isDNSStream(_ key: FlowKey) -> Bool { isDNSQuery(key) }
-
     /// A flow (UDP or TCP) to Sluice's DNS: port 53 at one of its addresses, or at any with the DNS hijacked.
     func isDNSQuery(_ key: FlowKey) -> Bool {
         dns != nil && key.destinationPort == 53 && (configuration.hijackDNS || configuration.dnsAddresses.contains(key.destinationAddress))

@@ -166,28 +166,29 @@ extension Tunnel {
         var sink = TunSink(io: io)
         for _ in 0 ..< 64 {
             guard case let .value((n, from))? = try? listener.socket.receive(into: scratch), let from else { return }
-            var key = forwardedClients[from]
-            if key == nil {
-                guard let free = freeForwardKey(.udp, app: app, appPort: listener.forward.appPort, gateway: gateway),
-                      datagrams.open(free, now: now) else {
-                    EngineLog.warning("sluice: --forward \(listener.forward): no room for a session from \(from); dropped")
-                    continue
-                }
-                key = free
-                forwardedClients[from] = free
-                forwardedSessions[free] = (listener, from)
-                io.statistics.udpSessions += 1
-                beginRecord(free)
-                flowRecords[free]?.record.policy = "forward"
-                flowRecords[free]?.record.upstream = "\(from)"
-                trace("\(free): forwarded from \(from) (\(listener.forward))")
-            }
+            guard let key = forwardedClients[from] ?? openForwardedSession(listener, client: from, app: app, gateway: gateway) else { continue }
             let payload = UnsafeRawBufferPointer(scratch.sub(0, n))
-            if datagrams.sendUDP(key!, payload: payload, now: now, sink: &sink) {
+            if datagrams.sendUDP(key, payload: payload, now: now, sink: &sink) {
                 io.statistics.bytesToApp += n
-                countBytes(key!, down: n)
+                countBytes(key, down: n)
             }
         }
+    }
+
+    /// A new client of a `/udp` forward: its session toward the app; nil (its datagram dropped) when there is no room.
+    func openForwardedSession(_ listener: ForwardListener, client: SocketAddress, app: IPAddress, gateway: IPAddress) -> FlowKey? {
+        guard let key = freeForwardKey(.udp, app: app, appPort: listener.forward.appPort, gateway: gateway), datagrams.open(key, now: now) else {
+            EngineLog.warning("sluice: --forward \(listener.forward): no room for a session from \(client); dropped")
+            return nil
+        }
+        forwardedClients[client] = key
+        forwardedSessions[key] = (listener, client)
+        io.statistics.udpSessions += 1
+        beginRecord(key)
+        flowRecords[key]?.record.policy = "forward"
+        flowRecords[key]?.record.upstream = "\(client)"
+        trace("\(key): forwarded from \(client) (\(listener.forward))")
+        return key
     }
 
     /// The app answered a forwarded client: back to it from the forwarded port.

@@ -8,11 +8,18 @@ extension Tunnel {
     /// The facts the first bytes add (HTTP request head, TLS SNI); nil while
     /// more bytes are needed and may still come.
     func sniffedFacts(_ key: FlowKey, connection: TCPConnection, final: Bool) -> FlowFacts? {
-        facts(for: key).sniffing(connection.peekReadable(maxLength: Self.sniffLimit), final: final)
+        facts(for: key).sniffing(connection.peekReadable(maxLength: FlowFacts.sniffLimit), final: final)
     }
 }
 
 extension FlowFacts {
+    /// How many of a flow's first bytes the rules look at, and how long a
+    /// silent flow waits before it is decided without them (server-speaks-
+    /// first protocols such as SSH or SMTP send nothing first): the
+    /// tunnel's, the proxy's (`--sniff`) and replay's.
+    static let sniffLimit = 16384
+    static let sniffTimeout: Duration = .milliseconds(300)
+
     /// These facts with what a flow's first bytes add (an HTTP request head,
     /// a TLS SNI); nil while more bytes are needed and may still come. The
     /// tunnel's accepted flows and the proxy's tunnels both sniff with it.

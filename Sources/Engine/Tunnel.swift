@@ -113,9 +113,6 @@ final class Tunnel {
     let deadlines = HandshakeDeadlines.default
     /// Flows waiting for a name's address (a fake IP's, or a proxy's) before connecting.
     var awaitingAddress: [FlowKey: PendingConnect] = [:]
-    /// How long a flow may stay silent before it is decided without its first bytes
-    /// (server-speaks-first protocols such as SSH or SMTP send nothing first).
-    let sniffTimeout: Duration = .milliseconds(300)
     var udpFlows: [FlowKey: UDPFlow] = [:]
     var tokens: [UInt64: FlowKey] = [:]
     var nextToken = Tunnel.firstFlowToken
@@ -452,7 +449,7 @@ final class Tunnel {
 
     /// A SYN: the rules decide now, or once the app's first bytes are in.
     func startTCP(_ key: FlowKey, sink: inout TunSink) {
-        if isDNSStream(key) {
+        if isDNSQuery(key) {
             startDNSStream(key, sink: &sink)
             return
         }
@@ -471,7 +468,7 @@ final class Tunnel {
             // Accept-first: the app talks to Sluice until its first bytes say enough to decide.
             trace("\(key): accepted to sniff its first bytes")
             guard acceptApp(key, sink: &sink) else { return }
-            sniffing[key] = now + sniffTimeout
+            sniffing[key] = now + FlowFacts.sniffTimeout
         }
     }
 
@@ -499,7 +496,7 @@ final class Tunnel {
             tcp.flush(key, now: now, sink: &sink)
             return
         }
-        let finished = final || connection.isReadClosed || connection.readableCount >= Self.sniffLimit
+        let finished = final || connection.isReadClosed || connection.readableCount >= FlowFacts.sniffLimit
         guard let decided = sniffedFacts(key, connection: connection, final: finished) else {
             tcp.flush(key, now: now, sink: &sink)
             return
@@ -520,9 +517,6 @@ final class Tunnel {
         noteDecision(key, route: route, reason: reason, facts: decided)
         follow(route, for: key, sink: &sink)
     }
-
-    /// At most this much of the app's first bytes is examined.
-    static let sniffLimit = 16384
 
     func follow(_ route: FlowRoute, for key: FlowKey, sink: inout TunSink) {
         let accepted = tcp.connection(key) != nil

@@ -501,7 +501,7 @@ struct Reply: CustomStringConvertible {
     @Test func formatsAProxysStatus() throws {
         let text = """
         {"uptime-seconds": 3.2, "listeners": {"socks5": "127.0.0.1:1080", "http": null},
-         "open": {"connections": 4, "handshake": 1, "idle": 1, "resolving": 0, "connecting": 1, "proxy-handshake": 0,
+         "open": {"connections": 5, "handshake": 1, "idle": 1, "sniffing": 1, "resolving": 0, "connecting": 1, "proxy-handshake": 0,
                   "relaying": 1, "associated": 0, "closing": 0},
          "proxy": {"connections": 9, "relayed": 6, "refused-by-rules": 1, "answered-here": 2, "handshake-failures": 1,
                    "auth-failures": 1, "failed": 1, "errors": 0, "bytes-up": 2048, "bytes-down": 3145728,
@@ -513,7 +513,7 @@ struct Reply: CustomStringConvertible {
         #expect(lines == [
             "Sluice proxy: up 3s, profile /etc/sluice/p.conf",
             "listening: SOCKS5 on 127.0.0.1:1080",
-            "open: 4 connections (1 relaying, 1 idle between requests, 1 in handshake, 1 connecting, 0 UDP associations, 0 closing)",
+            "open: 5 connections (1 relaying, 1 idle between requests, 1 in handshake, 2 connecting, 0 UDP associations, 0 closing)",
             "traffic: 2.0 KiB up, 3.0 MiB down",
             "since start: 9 connections (6 relayed, 1 refused by rules, 2 requests answered by the profile), 1 UDP associations (5 datagrams up, 4 down)",
             "problems: 1 bad or unauthenticated requests (1 wrong credentials), 1 unreachable, 0 errors, 0 datagrams dropped",

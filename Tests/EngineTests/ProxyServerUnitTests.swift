@@ -57,6 +57,13 @@ struct ProxyServerUnitTests {
         #expect(buffer.isEmpty && buffer.freeSpace.count == 10)
     }
 
+    /// `GET /stats` counts every phase a connection can be in, each once.
+    @Test func theControlStatesCoverEveryPhase() {
+        #expect(ProxyServer.controlStates == ["handshake", "sniffing", "resolving", "connecting", "proxy-handshake", "relaying",
+                                              "associated", "closing", "idle"])
+        #expect(ProxyServer.controlState(.handshake, idle: true) == "idle")
+    }
+
     @Test func optionsDefaultToLoopbackSOCKS() throws {
         let none = try ProxyCommand.parse([]).get()
         #expect(none == ProxyCommand.Options(socksListen: "127.0.0.1:1080"))

@@ -572,17 +572,7 @@ final class ProfileTests {
 
     @Test func harFilesFollowTheHAR12Structure() throws {
         let har = work.appendingPathComponent("flows.har").path
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [URL Rewrite]
-        ^http://api\\.test/(.*) http://origin.test:8080/$1 header
-
-        [Map Local]
-        ^http://mock\\.test/config$ data-type=text data="{}" header="Content-Type:application/json"
-        """)
+        let path = try profile(ServerPair.harProfile(hosts: Self.hosts))
         let r = try pair.exec("""
         curl -s -o /dev/null http://origin.test:8080/hello.txt http://origin.test:8080/missing
         curl -s -o /dev/null http://api.test/hello.txt

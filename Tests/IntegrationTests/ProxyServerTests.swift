@@ -351,17 +351,7 @@ final class ProxyServerTests {
     /// as such, and one connection id for a kept-alive client's requests.
     @Test func harRecordsTheHTTPListenersExchanges() throws {
         let har = pair.path("proxy.har")
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [URL Rewrite]
-        ^http://api\\.test/(.*) http://origin.test:8080/$1 header
-
-        [Map Local]
-        ^http://mock\\.test/config$ data-type=text data="{}" header="Content-Type:application/json"
-        """)
+        let path = try profile(ServerPair.harProfile(hosts: Self.hosts))
         let server = try start(["--http-listen", "127.0.0.1:18092", "--profile", path, "--har", har], ports: [18092])
         let proxy = "--proxy http://127.0.0.1:18092"
         let r = try client("""

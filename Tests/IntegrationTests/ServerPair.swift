@@ -36,6 +36,22 @@ final class ServerPair {
         }
     }
 
+    /// The profile both HAR tests record through: everything DIRECT, a
+    /// header-mode URL rewrite (api.test to origin.test) and a Map Local mock.
+    static func harProfile(hosts: String) -> String {
+        """
+        [Rule]
+        FINAL,DIRECT
+        \(hosts)
+
+        [URL Rewrite]
+        ^http://api\\.test/(.*) http://origin.test:8080/$1 header
+
+        [Map Local]
+        ^http://mock\\.test/config$ data-type=text data="{}" header="Content-Type:application/json"
+        """
+    }
+
     deinit {
         net.destroy()
         try? FileManager.default.removeItem(at: work)
