@@ -44,7 +44,7 @@ extension TCPConnection {
             probePending = false
             emitTailLossProbe(now: now, emit: emit)
         }
-        if highestRetransmitted != nil, congestion.inFastRecovery { emitSackRecovery(now: now, emit: emit) }
+        if sentSegments.lostBytes > 0 { emitLostRetransmissions(now: now, emit: emit) }
         if state != .timeWait { emitData(now: now, emit: emit) }
         if ackNow { emitSegment(sequence: sendNext, flags: .ack, payload: UnsafeRawBufferPointer(start: nil, count: 0), now: now, emit: emit) }
     }
@@ -74,6 +74,9 @@ extension TCPConnection {
             probeDeadline = nil
             probePending = true
         }
+        if let d = rackDeadline, d <= now {
+            detectLosses(now: now)
+        }
         if let d = keepaliveDeadline, d <= now {
             keepaliveTimedOut(now: now)
         }
@@ -94,7 +97,9 @@ extension TCPConnection {
         timedSequence = nil // Karn: never time a retransmission
         // RFC 6675 §5.1: after a timeout the scoreboard is not trusted (the receiver may have reneged).
         scoreboard = Assembler()
-        highestRetransmitted = nil
+        sentSegments.forgetSelectiveAcknowledgmentsAndLosses()
+        rackDeadline = nil
+        retransmissionOwed = false
         // Resend from SND.UNA, one congestion window at a time. SND.NXT stays where it
         // was: pulling it back would put our ACKs' sequence numbers behind what the peer
         // already received, and it would discard them as old (RFC 9293 §3.10.7.4, first check).
@@ -157,7 +162,7 @@ extension TCPConnection {
             guard available >= 0 else { break } // our FIN is already out
             let flight = point - sendUnacknowledged
             // In SACK recovery the congestion window limits the pipe (RFC 6675); the peer's window still limits the flight.
-            let congestionRoom = highestRetransmitted != nil && congestion.inFastRecovery && !retransmitting
+            let congestionRoom = sackPermitted && congestion.inFastRecovery && !retransmitting
                 ? congestion.congestionWindow - pipe() : congestion.congestionWindow - flight
             let usable = min(sendWindow - flight, congestionRoom)
             // SACK blocks ride on our data segments while we hold out-of-order data: leave
@@ -180,7 +185,12 @@ extension TCPConnection {
                 timedSequence = (point, now)
             }
             emitSegment(sequence: point, flags: flags, payload: payload, now: now, emit: emit)
-            if retransmitting { counters.goBackRetransmits += 1 }
+            if retransmitting {
+                counters.goBackRetransmits += 1
+                recordRetransmission(start: point, length: length, now: now)
+            } else {
+                recordTransmission(start: point, length: length, now: now)
+            }
             let after = point + length + (fin ? 1 : 0)
             if retransmitting {
                 retransmitNext = after < sendNext ? after : nil
@@ -198,54 +208,6 @@ extension TCPConnection {
             keepaliveProbePending = false
             emitSegment(sequence: sendUnacknowledged - 1, flags: .ack, payload: UnsafeRawBufferPointer(start: nil, count: 0), now: now, emit: emit)
         }
-    }
-
-    /// RFC 6675 §5 step (C): while the congestion window exceeds the pipe,
-    /// retransmit the holes below the highest SACKed byte, lowest first, each once.
-    func emitSackRecovery(now: Instant, emit: Emit) {
-        guard var next = highestRetransmitted, scoreboard.rangeCount > 0 else { return }
-        let highestSacked = sendUnacknowledged + scoreboard[scoreboard.rangeCount - 1].upperBound
-        var rounds = 0
-        while rounds < 64, pipe() + sendMaximumSegmentSize <= congestion.congestionWindow, next < highestSacked {
-            rounds += 1
-            // Skip SACKed bytes: find the hole at or after `next`.
-            var offset = next - sendUnacknowledged
-            var holeEnd = highestSacked - sendUnacknowledged
-            for i in 0 ..< scoreboard.rangeCount {
-                let r = scoreboard[i]
-                if r.contains(offset) { offset = r.upperBound }
-                if r.lowerBound > offset { holeEnd = min(holeEnd, r.lowerBound); break }
-            }
-            guard offset < holeEnd else { next = sendUnacknowledged + holeEnd; continue }
-            let dataOffset = offset - (sendBufferSequence - sendUnacknowledged)
-            let payload = sendBuffer.contiguousReadable(at: dataOffset, maxLength: min(holeEnd - offset, sendMaximumSegmentSize))
-            guard payload.count > 0 else { break }
-            timedSequence = nil
-            emitSegment(sequence: sendUnacknowledged + offset, flags: .ack, payload: payload, now: now, emit: emit)
-            counters.sackRetransmits += 1
-            next = sendUnacknowledged + offset + payload.count
-            highestRetransmitted = next
-            if retransmissionDeadline == nil { retransmissionDeadline = now.advanced(byNanoseconds: retransmission.timeoutNanoseconds) }
-        }
-        highestRetransmitted = next
-    }
-
-    /// RFC 6675 §4 SetPipe(), simplified: what is outstanding, less what was
-    /// SACKed, less the holes below the highest SACK that were not yet resent
-    /// (they are lost); resent holes count, being in flight again.
-    func pipe() -> Int {
-        let outstanding = sendMaximum - sendUnacknowledged
-        guard scoreboard.rangeCount > 0 else { return outstanding }
-        let resentUpTo = max((highestRetransmitted ?? sendUnacknowledged) - sendUnacknowledged, 0)
-        var lostNotResent = 0
-        var cursor = 0
-        for i in 0 ..< scoreboard.rangeCount {
-            let r = scoreboard[i]
-            let holeStart = max(cursor, resentUpTo)
-            if r.lowerBound > holeStart { lostNotResent += r.lowerBound - holeStart }
-            cursor = r.upperBound
-        }
-        return max(outstanding - sackedBytes - lostNotResent, 0)
     }
 
     /// RFC 8985 §7.2: PTO = 2·SRTT, plus the peer's worst delayed-ACK time when
@@ -278,6 +240,7 @@ extension TCPConnection {
             let payload = sendBuffer.contiguousReadable(at: sendNext - sendBufferSequence,
                                                         maxLength: min(unsent, sendMaximumSegmentSize))
             emitSegment(sequence: sendNext, flags: .ack, payload: payload, now: now, emit: emit)
+            recordTransmission(start: sendNext, length: payload.count, now: now)
             sendNext += payload.count
             if sendMaximum < sendNext { sendMaximum = sendNext }
         } else {
@@ -290,6 +253,7 @@ extension TCPConnection {
             let start = sentEnd - length
             let payload = sendBuffer.contiguousReadable(at: start - sendBufferSequence, maxLength: length)
             emitSegment(sequence: start, flags: .ack, payload: payload, now: now, emit: emit)
+            recordRetransmission(start: start, length: payload.count, now: now)
         }
         counters.tailLossProbes += 1
         timedSequence = nil
@@ -308,6 +272,7 @@ extension TCPConnection {
         timedSequence = nil
         counters.fastRetransmits += 1
         emitSegment(sequence: sendUnacknowledged, flags: flags, payload: payload, now: now, emit: emit)
+        recordRetransmission(start: sendUnacknowledged, length: payload.count, now: now)
         if retransmissionDeadline == nil { retransmissionDeadline = now.advanced(byNanoseconds: retransmission.timeoutNanoseconds) }
     }
 

@@ -174,7 +174,7 @@ extension TCPConnection {
             return false
         }
         let previousWindow = sendWindow
-        if sackPermitted, !segment.options.sackBlocks.isEmpty { recordSack(segment.options.sackBlocks) }
+        if sackPermitted, !segment.options.sackBlocks.isEmpty { recordSack(segment.options.sackBlocks, now: now) }
         if sendUnacknowledged < acknowledgment {
             acknowledge(upTo: acknowledgment, segment: segment, now: now)
         } else if acknowledgment == sendUnacknowledged, payloadLength == 0,
@@ -187,12 +187,10 @@ extension TCPConnection {
                 beginRecoveryRetransmission()
             }
         }
-        // RFC 6675 §5 step 4: with SACK, loss is also declared when more than
-        // (DupThresh − 1)·SMSS bytes above SND.UNA were selectively acknowledged.
-        if sackPermitted, !congestion.inFastRecovery, sendUnacknowledged < sendMaximum,
-           sackedBytes > 2 * sendMaximumSegmentSize {
-            congestion.enterRecovery(flightSize: sendMaximum - sendUnacknowledged, highestSent: sendMaximum)
-            beginRecoveryRetransmission()
+        // With SACK, RACK decides what is lost (RFC 8985), once the peer has
+        // reported a hole; it also covers RFC 6675's DupThresh rule.
+        if sackPermitted {
+            if scoreboard.rangeCount > 0 { detectLosses(now: now) } else { rackDeadline = nil }
         }
         // RFC 9293 §3.10.7.4: update the send window when the segment is newer.
         if sendWindowUpdateSequence < segment.sequenceNumber
@@ -233,6 +231,7 @@ extension TCPConnection {
         if synAcknowledged { remaining -= 1 } // our SYN
         let dataAcked = max(0, min(remaining, sendBuffer.count))
         scoreboard.advance(by: acked)
+        sentSegments.removeAcknowledged(upTo: acknowledgment) { rack.delivered($0, now: now.nanoseconds) }
         sendBuffer.discard(dataAcked)
         sendBuffer.restartIfEmpty() // the next response goes out in one segment
         sendBufferSequence += dataAcked
@@ -257,13 +256,16 @@ extension TCPConnection {
         consecutiveTimeouts = 0
         // The SYN's acknowledgment does not grow the window (RFC 5681 §3.1 counts data).
         let ackedForCongestion = acked - (synAcknowledged ? 1 : 0)
+        let wasRecovering = congestion.inFastRecovery
         if ackedForCongestion > 0,
            congestion.onNewAck(acked: ackedForCongestion, highestAcked: acknowledgment, flightSize: flightSize)
             == .retransmitFirstUnacknowledged {
             retransmitOne = true
         }
-        if !congestion.inFastRecovery { highestRetransmitted = nil }
-        if let high = highestRetransmitted, high < sendUnacknowledged { highestRetransmitted = sendUnacknowledged }
+        if wasRecovering, !congestion.inFastRecovery {
+            rack.recoveryEnded()
+            retransmissionOwed = false
+        }
         // RFC 6298 §5.2 and §5.3: stop the timer when everything is acknowledged, else restart it.
         retransmissionDeadline = sendUnacknowledged == sendMaximum ? nil : now.advanced(byNanoseconds: retransmission.timeoutNanoseconds)
         armProbe(now: now)
@@ -339,28 +341,14 @@ extension TCPConnection {
         events.insert(.closed)
     }
 
-    /// Adds the peer's SACK blocks to the scoreboard, clipped to what is outstanding (RFC 6675 §4 Update()).
-    func recordSack(_ blocks: TCPSackBlocks) {
-        for block in blocks {
-            let start = max(block.left - sendUnacknowledged, 0)
-            let end = min(block.right - sendUnacknowledged, sendMaximum - sendUnacknowledged)
-            guard end > start else { continue } // a D-SACK or a stale block
-            _ = scoreboard.add(offset: start, length: end - start)
-        }
-    }
-
-    /// Bytes above SND.UNA the peer has selectively acknowledged.
-    var sackedBytes: Int {
-        var total = 0
-        for i in 0 ..< scoreboard.rangeCount { total += scoreboard[i].count }
-        return total
-    }
-
-    /// Starts retransmitting in recovery: with SACK the scoreboard's holes are
-    /// filled by `emitSackRecovery`; without it, NewReno resends SND.UNA.
+    /// Starts retransmitting in recovery: with SACK the segments declared lost
+    /// go out in `emitLostRetransmissions`; without it, NewReno resends SND.UNA.
     func beginRecoveryRetransmission() {
         if sackPermitted {
-            highestRetransmitted = sendUnacknowledged
+            // Duplicate ACKs without SACK blocks from a peer that agreed to
+            // SACK: RFC 6675's IsLost(SND.UNA), by DupThresh.
+            if !sentSegments.isEmpty, sentSegments[0].start == sendUnacknowledged { sentSegments.markLost(0) }
+            retransmissionOwed = true
         } else {
             retransmitOne = true
         }

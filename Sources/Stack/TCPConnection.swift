@@ -99,8 +99,13 @@ public final class TCPConnection: CustomStringConvertible {
     var retransmitNext: SequenceNumber?
     /// RFC 6675's scoreboard: the ranges the peer reported in SACK blocks, relative to SND.UNA.
     var scoreboard = Assembler()
-    /// RFC 6675 HighRxt: holes below this were already retransmitted in this recovery.
-    var highestRetransmitted: SequenceNumber?
+    /// With SACK: each data segment in flight, for RACK (TCPConnection+LossDetection.swift).
+    var sentSegments = SentSegments()
+    var rack = RecentAcknowledgment()
+    /// RFC 8985 §6.3: the reordering timer, when a segment may be lost but its window has not passed.
+    var rackDeadline: Instant?
+    /// Recovery has begun and its first retransmission goes whatever the window (RFC 6675 §5 step 4.3).
+    var retransmissionOwed = false
     var lastUnacceptableAck = Instant(nanoseconds: .min / 2)
     static let unacceptableAckInterval: Duration = .milliseconds(500)
     var keepaliveProbePending = false
@@ -321,6 +326,7 @@ public final class TCPConnection: CustomStringConvertible {
         guard state == .timeWait, sendBuffer.capacity > 1, sendBuffer.isEmpty, receiveBuffer.readable == 0 else { return false }
         sendBuffer = ByteRing(capacity: 1)
         receiveBuffer = Reassembler(capacity: 1)
+        sentSegments.release()
         return true
     }
 
@@ -336,6 +342,7 @@ public final class TCPConnection: CustomStringConvertible {
         delayedAckDeadline = nil
         persistDeadline = nil
         probeDeadline = nil
+        rackDeadline = nil
         keepaliveDeadline = nil
         timeWaitDeadline = nil
         events.insert(.closed)
@@ -349,7 +356,7 @@ public final class TCPConnection: CustomStringConvertible {
             return min(a, b)
         }
         return earlier(earlier(earlier(retransmissionDeadline, delayedAckDeadline), earlier(persistDeadline, timeWaitDeadline)),
-                       earlier(earlier(keepaliveDeadline, idleDeadline), probeDeadline))
+                       earlier(earlier(keepaliveDeadline, idleDeadline), earlier(probeDeadline, rackDeadline)))
     }
 
     var idleDeadline: Instant? {

@@ -167,6 +167,41 @@ struct Pump {
         #expect(result.ok, "\(result.detail)")
     }
 
+    /// A download through a lossy, slightly reordering path with a round trip
+    /// of 60 µs, as between an app and Sluice: loss must be repaired by
+    /// RACK and tail loss probes, not by the 200 ms retransmission timer.
+    /// (Before RACK these six downloads waited for it 11 times, 2.8 s of
+    /// virtual time in all; with it, none, 133 ms.)
+    @Test func lossIsRepairedWithoutWaitingForTheTimer() {
+        var configuration = TCPConfiguration()
+        configuration.maximumSegmentSize = 1460
+        let plan = FaultInjector.Plan(drop: 0.02, duplicate: 0.01, reorder: 0.02, delay: .microseconds(30),
+                                      reorderDelay: .microseconds(300))
+        var timeouts = 0
+        var details: [String] = []
+        for seed in UInt64(1) ... 6 {
+            var rng = SplitMix64(seed: seed)
+            let down = (0 ..< 2_000_000).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            var sim = Simulation(plan: plan, seed: seed, configuration: configuration)
+            var clientPump = Pump(toSend: [])
+            var serverPump = Pump(toSend: down)
+            var steps = 0
+            while steps < 1_000_000, clientPump.received.count < down.count, sim.now < Instant.milliseconds(60_000) {
+                steps += 1
+                sim.deliver()
+                clientPump.run(on: sim.client)
+                if let server = sim.server { serverPump.run(on: server) }
+                sim.flush()
+                sim.step(maximum: .milliseconds(50))
+            }
+            #expect(clientPump.received == down, "seed \(seed): \(clientPump.received.count) of \(down.count) bytes")
+            let counters = sim.server?.counters ?? TCPConnection.Counters()
+            timeouts += counters.retransmissionTimeouts
+            details.append("seed \(seed): \(sim.now) \(counters)")
+        }
+        #expect(timeouts <= 3, "\(details.joined(separator: "\n"))")
+    }
+
     @Test func theInjectorIsReproducible() {
         let plan = FaultInjector.Plan(drop: 0.2, duplicate: 0.2, reorder: 0.2, corrupt: 0.2, delay: .milliseconds(1))
         func run() -> [[UInt8]] {

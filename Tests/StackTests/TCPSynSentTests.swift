@@ -344,10 +344,124 @@ import Wire
 
     @Test func aTimeoutForgetsTheScoreboard() {
         let h = sackSender()
+        h.advance(.milliseconds(10))
         h.send(ack(snd, sack: [(2000, 3000)]))
+        // RACK resends the first hole a quarter of a round trip later (see below);
+        // that retransmission is lost too, and nothing else comes back.
+        h.advance(.microseconds(2500))
+        h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000))])
         #expect(!h.connection.scoreboard.isEmpty)
         h.advance(.seconds(1))
         #expect(h.connection.scoreboard.isEmpty)
+        #expect(h.connection.counters.retransmissionTimeouts == 1)
         h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000))])
+    }
+}
+
+/// RACK (RFC 8985): a segment is lost when one sent after it was delivered
+/// and a reordering window has passed, however few segments were in flight.
+@Suite struct TCPRackTests {
+    let rcv = remoteISS + 1
+    let snd = localISS + 1
+
+    func ack(_ una: SequenceNumber, sack: [(Int, Int)]) -> Segment {
+        fromPeer(rcv, ack: una, [], options: TCPOptions(sackBlocks: TCPSackBlocks(sack.map {
+            TCPSackBlock(left: snd + $0.0, right: snd + $0.1) })))
+    }
+
+    /// Five 1000-byte segments sent at once, then 10 ms pass.
+    func sender() -> TCPHarness {
+        let h = TCPSackRecoveryTests().sackSender()
+        h.advance(.milliseconds(10))
+        h.recv([])
+        return h
+    }
+
+    /// Only the last segment arrived: one SACKed segment is below DupThresh,
+    /// so RFC 6675 alone would wait for the retransmission timer (1 s here).
+    /// RACK declares the four before it lost once a quarter of the minimum
+    /// round trip (10 ms) has passed after their expected delivery.
+    @Test func aHoleBehindOneSackedSegmentIsResentAfterTheReorderingWindow() {
+        let h = sender()
+        h.send(ack(snd, sack: [(4000, 5000)]))
+        h.recv([])
+        #expect(h.connection.rackDeadline == h.now + .microseconds(2500))
+        h.advance(.microseconds(2499))
+        h.recv([])
+        h.advance(.microseconds(1))
+        // Fast recovery: cwnd = ssthresh = 2500, the pipe is 0. The first
+        // retransmission goes regardless, the second fits, the third would not.
+        h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000)),
+                fromUs(snd + 1000, ack: rcv, [], payload: bytes(1000, from: 1000))])
+        #expect(h.connection.congestion.inFastRecovery)
+        #expect(h.connection.counters.retransmissionTimeouts == 0)
+    }
+
+    /// With DupThresh segments SACKed and no reordering seen, there is no
+    /// window: the hole is lost at once, as with RFC 6675.
+    @Test func threeSackedSegmentsDeclareTheHoleLostAtOnce() {
+        let h = sender()
+        h.send(ack(snd, sack: [(1000, 4000)]))
+        h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000))])
+    }
+
+    /// The retransmission of a hole is lost as well. RFC 6675 resends each
+    /// hole once and leaves the rest to the timer; RACK sees that data sent
+    /// after the retransmission was delivered, and resends it again.
+    @Test func aLostRetransmissionIsResentWhenLaterDataArrives() {
+        let h = sender()
+        h.send(ack(snd, sack: [(1000, 5000)]))
+        h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000))])
+        h.advance(.milliseconds(1))
+        // New data, sent after the retransmission (pipe 1000, cwnd 2500).
+        #expect(h.write(bytes(1000, from: 5000)) == 1000)
+        h.recv([fromUs(snd + 5000, ack: rcv, [.psh], payload: bytes(1000, from: 5000))])
+        h.advance(.milliseconds(10))
+        h.send(ack(snd, sack: [(1000, 6000)]))
+        h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000))])
+        #expect(h.connection.counters.retransmissionTimeouts == 0)
+        #expect(h.connection.counters.sackRetransmits == 2)
+    }
+
+    /// The same report again says nothing new: a retransmission in flight is
+    /// not resent, even when it left at the same instant as the data whose
+    /// SACK RACK holds (the order of transmissions, not the clock, decides).
+    @Test func aRepeatedReportDoesNotResendAHoleInFlight() {
+        let h = sender()
+        h.send(ack(snd, sack: [(1000, 5000)]))
+        h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000))])
+        h.send(ack(snd, sack: [(1000, 5000)]))
+        h.recv([])
+        #expect(h.connection.rackDeadline == nil)
+    }
+
+    /// A hole that is filled by its original, late, shows reordering: from
+    /// then on a hole waits for the window even with DupThresh segments SACKed.
+    @Test func reorderingWidensTheWindow() {
+        let h = sender()
+        h.send(ack(snd, sack: [(1000, 2000)]))
+        h.recv([])
+        // The first segment arrives late but before the window ends: no retransmission.
+        h.advance(.milliseconds(1))
+        h.send(ack(snd + 5000, sack: []))
+        h.recv([])
+        #expect(h.connection.rack.reorderingSeen)
+        #expect(h.connection.rackDeadline == nil)
+        #expect(h.write(bytes(4000, from: 5000)) == 4000)
+        h.recv([fromUs(snd + 5000, ack: rcv, [], payload: bytes(1000, from: 5000)),
+                fromUs(snd + 6000, ack: rcv, [], payload: bytes(1000, from: 6000)),
+                fromUs(snd + 7000, ack: rcv, [], payload: bytes(1000, from: 7000)),
+                fromUs(snd + 8000, ack: rcv, [.psh], payload: bytes(1000, from: 8000))])
+        // Three segments above the first of the burst are SACKed, which alone
+        // would declare it lost at once; after reordering it gets a quarter of
+        // the minimum round trip (10 ms) past its expected delivery.
+        h.advance(.milliseconds(10))
+        h.send(ack(snd + 5000, sack: [(6000, 9000)]))
+        h.recv([])
+        #expect(h.connection.rackDeadline == h.now + .microseconds(2500))
+        #expect(!h.connection.congestion.inFastRecovery)
+        h.advance(.microseconds(2500))
+        h.recv([fromUs(snd + 5000, ack: rcv, [], payload: bytes(1000, from: 5000))])
+        #expect(h.connection.congestion.inFastRecovery)
     }
 }
