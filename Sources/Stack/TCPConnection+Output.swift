@@ -165,9 +165,11 @@ extension TCPConnection {
             let congestionRoom = sackPermitted && congestion.inFastRecovery && !retransmitting
                 ? congestion.congestionWindow - pipe() : congestion.congestionWindow - flight
             let usable = min(sendWindow - flight, congestionRoom)
-            // SACK blocks ride on our data segments while we hold out-of-order data: leave
-            // them room, so the segment never outgrows the MTU the MSS was derived from.
-            let optionRoom = sackPermitted && !receiveBuffer.outOfOrder.isEmpty ? 28 : 0
+            // SACK blocks ride on our data segments while we hold out-of-order data or
+            // owe a D-SACK: leave them room (two NOPs, kind, length, 8 bytes a block),
+            // so the segment never outgrows the MTU the MSS was derived from.
+            let optionRoom = sackPermitted && (!receiveBuffer.outOfOrder.isEmpty || duplicateReport != nil)
+                ? 4 + 8 * sackBlockRoom : 0
             var length = min(available, sendMaximumSegmentSize - optionRoom, max(usable, 0))
             if length == 0, available > 0 {
                 // Zero window with data waiting: the persist timer probes it (RFC 9293 §3.8.6.1).
@@ -298,7 +300,7 @@ extension TCPConnection {
     func emitSegment(sequence: SequenceNumber, flags: TCPFlags, payload: UnsafeRawBufferPointer, now: Instant, emit: Emit) {
         var options = TCPOptions()
         if timestampsEnabled { options.timestamps = TCPTimestamps(value: timestampValue(now), echoReply: timestampRecent) }
-        if sackPermitted { fillSackBlocks(&options.sackBlocks, room: timestampsEnabled ? 3 : 4) }
+        if sackPermitted { fillSackBlocks(&options.sackBlocks, room: sackBlockRoom) }
         let header = TCPHeader(sourcePort: localPort, destinationPort: remotePort, sequenceNumber: sequence,
                                acknowledgmentNumber: receiveNext, flags: flags, windowSize: windowField(),
                                options: options)
@@ -323,8 +325,16 @@ extension TCPConnection {
         return UInt16(field)
     }
 
-    /// RFC 2018 §4: the block holding the most recent segment first, then the others.
+    /// SACK blocks that fit beside the other options in 40 bytes: three next to timestamps, else four.
+    var sackBlockRoom: Int { timestampsEnabled ? 3 : 4 }
+
+    /// RFC 2883 §4: a duplicate segment's D-SACK block first, once; then
+    /// RFC 2018 §4: the block holding the most recent segment, then the others.
     func fillSackBlocks(_ blocks: inout TCPSackBlocks, room: Int) {
+        if let duplicate = duplicateReport {
+            blocks.append(TCPSackBlock(left: duplicate.left, right: duplicate.right))
+            duplicateReport = nil
+        }
         let ranges = receiveBuffer.outOfOrder
         guard !ranges.isEmpty else {
             lastOutOfOrder = nil
@@ -334,7 +344,7 @@ extension TCPConnection {
         if let recent = lastOutOfOrder {
             for i in 0 ..< ranges.rangeCount where ranges[i].contains(recent.lowerBound) { first = i }
         }
-        if first >= 0 {
+        if first >= 0, blocks.count < room {
             blocks.append(TCPSackBlock(left: receiveNext + ranges[first].lowerBound, right: receiveNext + ranges[first].upperBound))
         }
         for i in 0 ..< ranges.rangeCount where i != first && blocks.count < room {

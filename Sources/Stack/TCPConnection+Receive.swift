@@ -46,10 +46,13 @@ extension TCPConnection {
             // and no data or one garbage octet. We answer it (below) as the
             // peer's peer would; the engine hears of it, so that it can check
             // the real peer behind us as often (`peerKeepaliveIdle`).
-            if !flags.contains(.rst), !flags.contains(.syn), !flags.contains(.fin), payload.count <= 1,
-               sequence == receiveNext - 1, state.isSynchronized {
+            let keepaliveProbe = !flags.contains(.rst) && !flags.contains(.syn) && !flags.contains(.fin)
+                && payload.count <= 1 && sequence == receiveNext - 1 && state.isSynchronized
+            if keepaliveProbe {
                 peerKeepaliveIdle = silence
                 events.insert(.peerKeepalive)
+            } else if !flags.contains(.rst) {
+                noteDuplicate(sequence: sequence, length: payload.count)
             }
             if !flags.contains(.rst) {
                 // RFC 9293: reply with an ACK. In TIME-WAIT a retransmitted FIN also restarts the timer.
@@ -274,6 +277,7 @@ extension TCPConnection {
     /// In-window text from the peer (the seventh check).
     func receiveText(sequence: SequenceNumber, payload: UnsafeRawBufferPointer, now: Instant) {
         let offset = sequence - receiveNext
+        if offset < 0 { noteDuplicate(sequence: sequence, length: payload.count) }
         switch receiveBuffer.insert(offset: offset, payload) {
         case let .accepted(advanced, _):
             if advanced > 0 {
@@ -306,6 +310,14 @@ extension TCPConnection {
             pendingFinSequence = nil
             processFin(now: now)
         }
+    }
+
+    /// The part of a segment's data below RCV.NXT arrived before: the next
+    /// ACK reports it as a D-SACK block (RFC 2883 §4), if SACK was agreed.
+    func noteDuplicate(sequence: SequenceNumber, length: Int) {
+        guard sackPermitted, length > 0, sequence < receiveNext, state.isSynchronized else { return }
+        let end = sequence + length
+        duplicateReport = (sequence, end < receiveNext ? end : receiveNext)
     }
 
     /// The peer's FIN, now in order (the eighth check).

@@ -115,6 +115,10 @@ public final class TCPConnection: CustomStringConvertible {
     var challengeAcks = (windowStart: Instant.zero, count: 0)
     /// The most recent out-of-order range received, for the first SACK block (RFC 2018 §4).
     var lastOutOfOrder: Range<Int>?
+    /// Data that arrived twice, below RCV.NXT: reported once as a D-SACK
+    /// block (RFC 2883), so the sender can tell a spurious retransmission
+    /// and undo its window cut (Linux does).
+    var duplicateReport: (left: SequenceNumber, right: SequenceNumber)?
 
     public internal(set) var events: TCPEvents = []
 

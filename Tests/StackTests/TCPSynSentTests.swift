@@ -230,6 +230,31 @@ import Wire
         h.recv([fromUs(snd, ack: rcv + 200, [], window: 3800)])
     }
 
+    func dsack(_ left: SequenceNumber, _ right: SequenceNumber) -> TCPOptions {
+        TCPOptions(sackBlocks: TCPSackBlocks([TCPSackBlock(left: left, right: right)]))
+    }
+
+    /// RFC 2883: data that arrives twice is reported once, as the first
+    /// SACK block, below the cumulative ACK, so the sender can tell that its
+    /// retransmission was not needed.
+    @Test func aDuplicateSegmentIsReportedOnceAsADSack() {
+        let h = sackConnection()
+        h.send(fromPeer(rcv, ack: snd, [], payload: bytes(100)))
+        h.recv([])                                 // in order: the ACK may wait
+        h.send(fromPeer(rcv, ack: snd, [], payload: bytes(100)))
+        h.recv([fromUs(snd, ack: rcv + 100, [], window: 3900, options: dsack(rcv, rcv + 100))])
+        // The next ACK (for a segment out of order) reports only what it holds.
+        h.send(fromPeer(rcv + 200, ack: snd, [], payload: bytes(100, from: 200)))
+        h.recv([fromUs(snd, ack: rcv + 100, [], window: 3900, options: dsack(rcv + 200, rcv + 300))])
+    }
+
+    @Test func aPartlyOldSegmentReportsItsOldPart() {
+        let h = sackConnection()
+        h.send(fromPeer(rcv, ack: snd, [], payload: bytes(100)))
+        h.send(fromPeer(rcv + 50, ack: snd, [], payload: bytes(100, from: 50)))
+        h.recv([fromUs(snd, ack: rcv + 150, [], window: 3850, options: dsack(rcv + 50, rcv + 100))])
+    }
+
     @Test func noSackBlocksWithoutPermission() {
         var c = plainConfiguration()
         c.selectiveAcknowledgments = true
