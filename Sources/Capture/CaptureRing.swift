@@ -23,6 +23,8 @@ final class CaptureRing: @unchecked Sendable {
     static let kindPacket: UInt32 = 0
     static let kindSkip: UInt32 = 1
     static let kindOutbound: UInt32 = 2
+    /// Not a packet: a `CaptureFlow` selection (PacketRecorder.select).
+    static let kindSelection: UInt32 = 3
 
     let capacity: Int
     private let mask: Int
@@ -88,6 +90,12 @@ final class CaptureRing: @unchecked Sendable {
     /// on processing) are not overwritten by its next records.
     @inline(__always)
     func commit(stored: Int, captured: Int, originalLength: Int, outbound: Bool, timestamp: UInt64) {
+        commit(stored: stored, captured: captured, originalLength: originalLength,
+               kind: outbound ? Self.kindOutbound : Self.kindPacket, timestamp: timestamp)
+    }
+
+    @inline(__always)
+    func commit(stored: Int, captured: Int, originalLength: Int, kind: UInt32, timestamp: UInt64) {
         let size = Self.recordSize(captured: stored)
         let offset = reservedOffset
         if reservedSkip > 0 {
@@ -96,7 +104,7 @@ final class CaptureRing: @unchecked Sendable {
             slab.storeBytes(of: Self.kindSkip, toByteOffset: skipOffset + 4, as: UInt32.self)
         }
         slab.storeBytes(of: UInt32(truncatingIfNeeded: size), toByteOffset: offset, as: UInt32.self)
-        slab.storeBytes(of: outbound ? Self.kindOutbound : Self.kindPacket, toByteOffset: offset + 4, as: UInt32.self)
+        slab.storeBytes(of: kind, toByteOffset: offset + 4, as: UInt32.self)
         slab.storeBytes(of: UInt32(truncatingIfNeeded: captured), toByteOffset: offset + 8, as: UInt32.self)
         slab.storeBytes(of: UInt32(truncatingIfNeeded: originalLength), toByteOffset: offset + 12, as: UInt32.self)
         slab.storeBytes(of: timestamp, toByteOffset: offset + 16, as: UInt64.self)
@@ -127,6 +135,8 @@ final class CaptureRing: @unchecked Sendable {
         var originalLength: Int
         var outbound: Bool
         var timestamp: UInt64
+        /// A selection record (`kindSelection`), not a packet.
+        var isSelection = false
     }
 
     /// Whether a record is waiting. Sequentially consistent for the writer's
@@ -151,7 +161,8 @@ final class CaptureRing: @unchecked Sendable {
                     bytes: UnsafeRawBufferPointer(start: slab + offset + Self.headerSize, count: captured),
                     originalLength: Int(slab.load(fromByteOffset: offset + 12, as: UInt32.self)),
                     outbound: kind == Self.kindOutbound,
-                    timestamp: slab.load(fromByteOffset: offset + 16, as: UInt64.self)
+                    timestamp: slab.load(fromByteOffset: offset + 16, as: UInt64.self),
+                    isSelection: kind == Self.kindSelection
                 )
                 body(record)
                 count += 1

@@ -16,13 +16,7 @@ internal import Sys
 internal import Wire
 
 final class FlowPcapFiles {
-    struct Key: Hashable {
-        var transport: UInt8
-        var app: IPAddress
-        var appPort: UInt16
-        var remote: IPAddress
-        var remotePort: UInt16
-    }
+    typealias Key = CaptureFlow
 
     final class Entry {
         let file: DirectPcapFile

@@ -33,6 +33,8 @@ public final class PacketRecorder {
         public var filesRotated = 0
         /// `perFlowDirectory`: files opened, one per flow (more if a flow's file was closed and it went on).
         public var flowFilesOpened = 0
+        /// `selectsFlows`: packets of flows no `capture` rule decided (or held past the limits).
+        public var packetsNotSelected = 0
         /// Times record() had to wake a sleeping writer (one eventfd write each).
         public var writerWakeUps = 0
         /// The first write error, if any; the writer stops writing after it.
@@ -44,6 +46,7 @@ public final class PacketRecorder {
             var text = "\(packetsRecorded) recorded, \(packetsCaptured) captured, \(packetsFilteredOut) filtered out, "
                 + "\(packetsDropped) dropped, \(filesRotated) files rotated"
             if flowFilesOpened > 0 { text += ", \(flowFilesOpened) flow files" }
+            if packetsNotSelected > 0 { text += ", \(packetsNotSelected) left out of flows no capture rule chose" }
             if packetsUnwritten > 0 { text += ", \(packetsUnwritten) unwritten" }
             if let failure { text += "; \(failure)" }
             return text
@@ -68,6 +71,8 @@ public final class PacketRecorder {
     /// One file per flow in this folder (`--pcap-per-flow`), or nil.
     public let perFlowDirectory: String?
     public let snaplen: Int
+    /// Only the flows `select` keeps are written (the profile's `capture` rules).
+    public let selectsFlows: Bool
     private let shared: Shared
     private var writerThread: WorkerThread?
     private var isClosed = false
@@ -89,6 +94,7 @@ public final class PacketRecorder {
     ///   - rotateCount: keep at most this many files (`path`, `path.1`, ...); nil keeps all.
     ///   - ringCapacity: bytes of the ring between the loop and the writer.
     ///   - perFlowDirectory: also write one file per flow there (FlowPcapFiles).
+    ///   - selectsFlows: write only the flows `select` keeps (FlowSelection).
     public init(
         path: String?,
         perFlowDirectory: String? = nil,
@@ -97,6 +103,7 @@ public final class PacketRecorder {
         rotateSize: Int? = nil,
         rotateCount: Int? = nil,
         ringCapacity: Int = PacketRecorder.defaultRingCapacity,
+        selectsFlows: Bool = false,
         hooks: Hooks = Hooks()
     ) throws(CaptureError) {
         guard snaplen > 0, snaplen <= 262_144 else {
@@ -122,12 +129,14 @@ public final class PacketRecorder {
         self.path = path
         self.perFlowDirectory = perFlowDirectory
         self.snaplen = snaplen
+        self.selectsFlows = selectsFlows
         // A whole packet's space for a snaplen that keeps 2 KiB or more, and
         // only in a ring of many packets: a lent record is still being read
         // while the next ones are written after it.
         lendsSpace = snaplen >= 2048 && ringCapacity >= 16 * CaptureRing.recordSize(captured: 65536 + 256)
         shared = Shared(ring: CaptureRing(capacity: ringCapacity), wake: wake)
-        let writer = Writer(shared: shared, files: files, flows: flows, filter: compiled, hooks: hooks)
+        let writer = Writer(shared: shared, files: files, flows: flows, filter: compiled,
+                            selection: selectsFlows ? FlowSelection() : nil, hooks: hooks)
         do {
             // The traffic comes first: under load the writer falls behind and
             // the capture drops (counted), rather than taking the loop's core.
@@ -159,6 +168,22 @@ public final class PacketRecorder {
             packetsDropped += 1
             return
         }
+        wakeWriterIfAsleep()
+    }
+
+    /// With `selectsFlows`: whether the capture keeps `flow`, said once when
+    /// the flow is decided. Its packets so far wait on the writer thread for
+    /// this (FlowSelection). On the loop's thread, like record().
+    public func select(_ flow: CaptureFlow, keep: Bool) {
+        guard !isClosed, selectsFlows else { return }
+        let size = CaptureFlow.selectionSize
+        guard let space = shared.ring.reserve(maximum: size) else {
+            packetsDropped += 1
+            return
+        }
+        flow.encodeSelection(keep: keep, into: space)
+        shared.ring.commit(stored: size, captured: size, originalLength: size, kind: CaptureRing.kindSelection,
+                           timestamp: WallClock.now())
         wakeWriterIfAsleep()
     }
 
@@ -239,6 +264,7 @@ extension PacketRecorder {
         let packetsUnwritten = Atomic<Int>(0)
         let filesRotated = Atomic<Int>(0)
         let flowFilesOpened = Atomic<Int>(0)
+        let packetsNotSelected = Atomic<Int>(0)
         let failure = Mutex<String?>(nil)
 
         init(ring: CaptureRing, wake: consuming EventFD) {
@@ -254,6 +280,7 @@ extension PacketRecorder {
             statistics.packetsUnwritten = packetsUnwritten.load(ordering: .acquiring)
             statistics.filesRotated = filesRotated.load(ordering: .acquiring)
             statistics.flowFilesOpened = flowFilesOpened.load(ordering: .acquiring)
+            statistics.packetsNotSelected = packetsNotSelected.load(ordering: .acquiring)
             statistics.failure = failure.withLock { $0 }
             return statistics
         }
@@ -266,6 +293,7 @@ extension PacketRecorder {
         let files: PcapRotation?
         let flows: FlowPcapFiles?
         let filter: PcapFilter?
+        let selection: FlowSelection?
         let hooks: Hooks
         private var failed = false
         private var unflushed = false
@@ -277,8 +305,9 @@ extension PacketRecorder {
         /// it; this bound is only a safety net, so it can be long.
         static let idleMilliseconds: Int32 = 1000
 
-        init(shared: Shared, files: PcapRotation?, flows: FlowPcapFiles?, filter: PcapFilter?, hooks: Hooks) {
+        init(shared: Shared, files: PcapRotation?, flows: FlowPcapFiles?, filter: PcapFilter?, selection: FlowSelection?, hooks: Hooks) {
             self.flows = flows
+            self.selection = selection
             self.shared = shared
             self.files = files
             self.filter = filter
@@ -324,15 +353,35 @@ extension PacketRecorder {
                 shared.writerSleeping.store(false, ordering: .sequentiallyConsistent)
                 idleNaps = 0
             }
+            if let selection {
+                selection.finish()
+                shared.packetsNotSelected.store(selection.packetsLeftOut, ordering: .releasing)
+            }
             do { try files?.close() } catch { fail(error) }
             do { try flows?.close() } catch { fail(error) }
         }
 
         private func write(_ record: CaptureRing.Record) {
+            if record.isSelection {
+                guard let selection, let (flow, keep) = CaptureFlow.decodeSelection(record.bytes) else { return }
+                selection.select(flow, keep: keep, timestamp: record.timestamp, write: writePacket)
+                shared.packetsNotSelected.store(selection.packetsLeftOut, ordering: .releasing)
+                return
+            }
             if let filter, !filter.matches(record.bytes, originalLength: record.originalLength) {
                 bump(shared.packetsFilteredOut)
                 return
             }
+            if let selection {
+                selection.offer(record.bytes, originalLength: record.originalLength, outbound: record.outbound,
+                                timestamp: record.timestamp, write: writePacket)
+                shared.packetsNotSelected.store(selection.packetsLeftOut, ordering: .releasing)
+                return
+            }
+            writePacket(record.bytes, originalLength: record.originalLength, outbound: record.outbound, timestamp: record.timestamp)
+        }
+
+        private func writePacket(_ bytes: UnsafeRawBufferPointer, originalLength: Int, outbound: Bool, timestamp: UInt64) {
             guard !failed else {
                 bump(shared.packetsUnwritten)
                 return
@@ -340,8 +389,8 @@ extension PacketRecorder {
             let rotatedBefore = files?.filesRotated ?? 0
             let flowFilesBefore = flows?.filesOpened ?? 0
             do {
-                try files?.write(record.bytes, originalLength: record.originalLength, timestamp: record.timestamp)
-                try flows?.write(record.bytes, originalLength: record.originalLength, outbound: record.outbound, timestamp: record.timestamp)
+                try files?.write(bytes, originalLength: originalLength, timestamp: timestamp)
+                try flows?.write(bytes, originalLength: originalLength, outbound: outbound, timestamp: timestamp)
             } catch {
                 fail(error)
                 bump(shared.packetsUnwritten)
@@ -367,6 +416,10 @@ extension PacketRecorder {
 
         private func flush() {
             lastFlush = ContinuousClock.now
+            if let selection {
+                selection.sweep(now: WallClock.now())
+                shared.packetsNotSelected.store(selection.packetsLeftOut, ordering: .releasing)
+            }
             guard unflushed, !failed else { return }
             unflushed = false
             do { try files?.flush() } catch { fail(error) }

@@ -43,7 +43,8 @@ public struct CaptureOptions: Sendable {
         let rotateSize = self.rotateSize ?? section?.rotateSize
         let rotateCount = self.rotateCount ?? (section?.pcapPath != nil && rotateSize != nil ? section?.rotateCount : nil)
         do {
-            return try PacketRecorder(path: path, perFlowDirectory: perFlow, snaplen: snaplen, filter: filter, rotateSize: rotateSize, rotateCount: rotateCount)
+            return try PacketRecorder(path: path, perFlowDirectory: perFlow, snaplen: snaplen, filter: filter, rotateSize: rotateSize,
+                                      rotateCount: rotateCount, selectsFlows: profile?.selectsCapturedFlows ?? false)
         } catch {
             throw EngineError.report("sluice: capture: \(error)")
         }

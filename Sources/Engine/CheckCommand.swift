@@ -53,6 +53,7 @@ public struct CheckCommand {
             for warning in warnings { diagnostics(warning.description) }
             let summary = Self.summary(profile, warnings: warnings.count)
             if let note = Self.unindexedNote(profile) { diagnostics(note) }
+            if let note = Self.captureNote(profile) { diagnostics(note) }
             if options.dumpJSON {
                 output(ProfileJSON.render(profile))
                 diagnostics(summary)
@@ -79,6 +80,16 @@ public struct CheckCommand {
         return "\(profile.file): note: \(lines.count == 1 ? "1 URL pattern runs" : "\(lines.count) URL patterns run") on every HTTP request "
             + "(line\(lines.count == 1 ? "" : "s") \(shown)): no literal text of three bytes or more outside \"http(s)://\" "
             + "lets Sluice pass \(lines.count == 1 ? "it" : "them") over; the other URL patterns are indexed"
+    }
+
+    /// Which lines choose the flows a packet capture keeps, when any do: the
+    /// option changes what every capture holds, so `check` says so.
+    public static func captureNote(_ profile: Profile) -> String? {
+        let lines = profile.rules.filter(\.options.capture).map(\.line)
+        guard !lines.isEmpty else { return nil }
+        let shown = lines.prefix(10).map(String.init).joined(separator: ", ") + (lines.count > 10 ? " and \(lines.count - 10) more" : "")
+        return "\(profile.file): note: a packet capture keeps only the flows decided by the rule\(lines.count == 1 ? "" : "s") "
+            + "with the capture option (line\(lines.count == 1 ? "" : "s") \(shown)); every other flow is left out of it"
     }
 
     /// `FILE: ok (N rules and FINAL, M proxies, ...)`.

@@ -95,6 +95,13 @@ final class FlowDirector {
         return .route(route.route, reason: "\(profile.file):\(decision.line): \(decision.text) → \(route.chain)")
     }
 
+    /// Whether the rule that decides `facts` has the `capture` option.
+    func capturesFlow(_ facts: FlowFacts) -> Bool {
+        guard let rules else { return false }
+        guard case let .matched(decision) = rules.evaluate(ruleFacts(facts), final: true) else { return false }
+        return decision.capture
+    }
+
     /// The rule engine's view of a flow.
     func ruleFacts(_ facts: FlowFacts) -> Rules.FlowFacts {
         var result = Rules.FlowFacts(transport: .tcp, destinationPort: facts.key.destinationPort, sourcePort: facts.key.appPort)

@@ -27,6 +27,7 @@ extension Tunnel {
 
     /// The rules decided: `reason` reads "FILE:LINE: RULE → POLICY".
     func noteDecision(_ key: FlowKey, route: FlowRoute, reason: String, facts: FlowFacts? = nil) {
+        selectForCapture(key, facts: facts)
         guard let entry = flowRecords[key] else { return }
         var record = entry.record
         (record.rule, record.policy) = FlowDecision.split(reason)

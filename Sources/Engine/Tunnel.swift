@@ -138,6 +138,7 @@ final class Tunnel {
             let capture = recorder.close()
             result.capture = "capture: \(capture.packetsCaptured) packets written, \(capture.packetsFilteredOut) filtered out, \(capture.packetsDropped) dropped (writer behind), \(capture.filesRotated) rotations"
                 + (recorder.perFlowDirectory != nil ? ", \(capture.flowFilesOpened) flow files" : "")
+                + (recorder.selectsFlows ? ", \(capture.packetsNotSelected) left out of flows no capture rule chose" : "")
                 + (capture.failure.map { "; error: \($0)" } ?? "")
         }
         return result
@@ -1130,6 +1131,8 @@ final class Tunnel {
                 io.statistics.echoFlows += 1
                 beginRecord(key)
                 flowRecords[key]?.record.policy = configuration.answerPingsLocally ? "local" : "DIRECT"
+                // Pings follow no rule, but PROTOCOL,ICMP,…,capture chooses them for the capture.
+                selectForCapture(key, facts: nil)
             }
             if configuration.answerPingsLocally {
                 datagrams.sendEchoReply(key, sequenceNumber: sequenceNumber, payload: payload, now: time, sink: &sink)
@@ -1412,6 +1415,7 @@ final class Tunnel {
     func apply(_ profile: Profile?, log: (String) -> Void) {
         guard let profile else { return }
         director = FlowDirector(profile: profile, previous: director)
+        if let warning = captureSelectionWarning(for: profile) { log(warning) }
         if !EngineLog.setByCommandLine {
             switch profile.general.logLevel {
             case .error: EngineLog.level = .quiet

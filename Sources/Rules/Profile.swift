@@ -21,6 +21,8 @@ public struct Profile: Equatable, Sendable {
     public var mapLocals: [MapLocal]
     public var statistics: [StatisticsDefinition]
     public var capture: CaptureSettings
+    /// Some rule has the `capture` option: the packet capture keeps only their flows.
+    public var selectsCapturedFlows: Bool { rules.contains { $0.options.capture } }
     /// Non-fatal findings (a 302 that may see a POST, host bits in a CIDR...).
     public var warnings: [ProfileError]
 

@@ -22,6 +22,7 @@ public enum ProfileJSON {
             json.key("condition"); condition(rule.condition, &json)
             json.field("policy", rule.policy)
             if rule.options.extendedMatching { json.field("extended-matching", true) }
+            if rule.options.capture { json.field("capture", true) }
             json.field("requires-http", rule.condition.requiresHTTP)
             json.endObject()
         }

@@ -41,7 +41,10 @@ extension ProfileBuilder {
                 return
             }
             if fields.count > 2 {
-                error(n, fields[2].column, "FINAL takes only a policy, got '\(fields[2].text)'", hint: "write FINAL,\(fields[1].text)")
+                let hint = fields[2].text.lowercased() == "capture"
+                    ? "capture everything by leaving capture off every rule; to keep all but some flows, give those rules their own policy line above"
+                    : "write FINAL,\(fields[1].text)"
+                error(n, fields[2].column, "FINAL takes only a policy, got '\(fields[2].text)'", hint: hint)
                 return
             }
             usePolicy(fields[1].text, line: n, column: fields[1].column, context: "FINAL")
@@ -69,9 +72,16 @@ extension ProfileBuilder {
             extendedMatching = true
             optionFields.remove(at: index)
         }
+        // `capture` (ext): this rule's flows are the ones the capture keeps.
+        var capture = false
+        if let index = optionFields.firstIndex(where: { $0.text.lowercased() == "capture" }) {
+            capture = true
+            optionFields.remove(at: index)
+        }
         guard let condition = condition(type: type, typeField: typeField, value: fields[1], options: optionFields, line: n, depth: 0) else { return }
         usePolicy(fields[2].text, line: n, column: fields[2].column, context: "rule \(type),\(fields[1].text)")
-        rules.append(RuleDefinition(line: n, condition: condition, policy: fields[2].text, options: RuleOptions(extendedMatching: extendedMatching)))
+        rules.append(RuleDefinition(line: n, condition: condition, policy: fields[2].text,
+                                    options: RuleOptions(extendedMatching: extendedMatching, capture: capture)))
     }
 
     mutating func reportUnknownRuleType(_ field: ProfileLexer.Field, line: Int) {
@@ -99,9 +109,8 @@ extension ProfileBuilder {
                 error(n, option.column, "no-resolve applies only to IP-CIDR and IP-CIDR6", hint: "remove it from this \(type) rule")
                 return nil
             } else {
-                let known = type.hasPrefix("IP-CIDR") ? ["no-resolve"] : type.hasPrefix("DOMAIN") ? ["extended-matching"] : []
-                error(n, option.column, "unknown rule option '\(option.text)'",
-                      hint: known.isEmpty ? "\(type) rules take no options after the policy" : Suggestion.hint(for: text, in: known))
+                let known = (type.hasPrefix("IP-CIDR") ? ["no-resolve"] : type.hasPrefix("DOMAIN") ? ["extended-matching"] : []) + ["capture"]
+                error(n, option.column, "unknown rule option '\(option.text)'", hint: Suggestion.hint(for: text, in: known))
                 return nil
             }
         }

@@ -15,6 +15,7 @@ public struct RuleDefinition: Equatable, Sendable, CustomStringConvertible {
         var text = "\(condition),\(policy)"
         if condition.isNoResolve { text += ",no-resolve" }
         if options.extendedMatching { text += ",extended-matching" }
+        if options.capture { text += ",capture" }
         return text
     }
 }
@@ -25,8 +26,14 @@ public struct RuleOptions: Equatable, Sendable {
     /// header. Sluice's domain rules always see those, so this changes nothing;
     /// it is accepted so pasted Surge rules load.
     public var extendedMatching: Bool
+    /// `capture` (ext): when any rule has it, the packet capture keeps only
+    /// the flows such rules decide (docs/capture.md, "Capturing chosen flows").
+    public var capture: Bool
 
-    public init(extendedMatching: Bool = false) { self.extendedMatching = extendedMatching }
+    public init(extendedMatching: Bool = false, capture: Bool = false) {
+        self.extendedMatching = extendedMatching
+        self.capture = capture
+    }
 }
 
 /// The `FINAL,POLICY` (or `MATCH,POLICY`) line that ends [Rule].

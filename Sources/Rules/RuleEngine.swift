@@ -127,6 +127,6 @@ public struct RuleEngine: Sendable {
             return RuleDecision(ruleIndex: nil, line: finalRule.line, text: finalText, policy: finalRule.policy)
         }
         let rule = rules[index]
-        return RuleDecision(ruleIndex: index, line: rule.line, text: texts[index], policy: rule.policy)
+        return RuleDecision(ruleIndex: index, line: rule.line, text: texts[index], policy: rule.policy, capture: rule.options.capture)
     }
 }

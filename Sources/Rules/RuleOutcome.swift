@@ -7,9 +7,11 @@ public struct RuleDecision: Sendable, Equatable, CustomStringConvertible {
     /// The rule as written (`DOMAIN-SUFFIX,ads.test,REJECT`), for logs.
     public var text: String
     public var policy: String
+    /// The rule has the `capture` option.
+    public var capture: Bool
 
-    public init(ruleIndex: Int?, line: Int, text: String, policy: String) {
-        self.ruleIndex = ruleIndex; self.line = line; self.text = text; self.policy = policy
+    public init(ruleIndex: Int?, line: Int, text: String, policy: String, capture: Bool = false) {
+        self.ruleIndex = ruleIndex; self.line = line; self.text = text; self.policy = policy; self.capture = capture
     }
 
     public var description: String { "line \(line): \(text) -> \(policy)" }

@@ -52,6 +52,8 @@ commands:
                 every packet crossing the TUN, both ways (LINKTYPE_RAW)
           --pcap-per-flow DIR   also (or instead) one pcap file per flow in
                 DIR, named NNNNNN-PROTO-APP.PORT-REMOTE.PORT.pcap
+                Rules with the capture option (DOMAIN,api.test,DIRECT,capture)
+                make both keep only the flows those rules decide.
           --flow-log FILE   one JSON line per connection and per HTTP request
           --har FILE [--har-body-limit BYTES]   HTTP exchanges, as they finish
   run --netns NAME [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--forward SPEC] [--mtu N] [--busy-poll US]

@@ -55,6 +55,16 @@ import Sys
         }
     }
 
+    /// `capture` changes what every packet capture holds: `check` says which lines choose.
+    @Test func captureRulesAreNamed() throws {
+        try withProfile("[Rule]\nDOMAIN,a.test,DIRECT,capture\nDEST-PORT,53,DIRECT\nPROTOCOL,ICMP,DIRECT,capture\nFINAL,DIRECT\n") { path in
+            let result = run([path])
+            #expect(result.status == 0)
+            #expect(result.diagnostics == ["\(path): note: a packet capture keeps only the flows decided by the rules with the capture option (lines 2, 4); every other flow is left out of it"],
+                    "\(result.diagnostics)")
+        }
+    }
+
     @Test func badProfileListsEveryErrorAndFails() throws {
         try withProfile("[Rule]\nDOMAIN-SUFIX,ads.test,REJECT\nFINAL,DIRCT\n") { path in
             let result = run([path])

@@ -90,6 +90,44 @@ final class PcapTests {
         #expect(pings == ["8", "0", "8", "0"])
     }
 
+    /// A `capture` rule: the whole capture and the per-flow files hold the
+    /// flows it decided, from their SYN, and nothing else (not the other
+    /// request to the same server, not the DNS lookups, not the pings).
+    @Test func captureRulesChooseTheFlowsTheCaptureKeeps() throws {
+        let pcap = work.appendingPathComponent("chosen.pcap").path
+        let folder = work.appendingPathComponent("chosen-flows")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let profile = work.appendingPathComponent("capture.conf").path
+        try """
+        [Host]
+        kept.test = 10.88.0.2
+        other.test = 10.88.0.2
+        [Rule]
+        DOMAIN,kept.test,DIRECT,capture
+        FINAL,DIRECT
+        """.write(toFile: profile, atomically: true, encoding: .utf8)
+        let r = try pair.exec("""
+        curl -s -o /dev/null -w '%{http_code}\\n' http://other.test:8080/hello.txt
+        curl -s -o /dev/null -w '%{http_code}\\n' 'http://kept.test:8080/hello.txt?chosen=1'
+        curl -s -o /dev/null -w '%{http_code}\\n' http://other.test:8080/hello.txt
+        ping -c 2 -i 0.2 -W 1 10.88.0.2 > /dev/null
+        """, options: ["--profile", profile, "--pcap", pcap, "--pcap-per-flow", folder.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "200\n200\n200\n", "\(r.stderr)")
+        #expect(r.stderr.contains(" left out of flows no capture rule chose"), "\(r.stderr)")
+        let hosts = try tshark(["-r", pcap, "-d", "tcp.port==8080,http", "-Y", "http.request", "-T", "fields", "-e", "http.host", "-e", "http.request.uri"])
+        #expect(hosts == ["kept.test:8080\t/hello.txt?chosen=1"], "\(r.stderr)")
+        let syns = try tshark(["-r", pcap, "-Y", "tcp.flags.syn==1", "-T", "fields", "-e", "tcp.flags.ack"])
+        #expect(syns.sorted() == ["0", "1"], "the chosen flow from its first packet")
+        let others = try tshark(["-r", pcap, "-Y", "not tcp", "-T", "fields", "-e", "frame.number"])
+        #expect(others.isEmpty, "DNS and ping were chosen by no rule")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(names.count == 1 && names[0].contains("-tcp-"), "\(names)")
+        let flowFrames = try tshark(["-r", folder.appendingPathComponent(names[0]).path, "-T", "fields", "-e", "frame.number"])
+        let wholeFrames = try tshark(["-r", pcap, "-T", "fields", "-e", "frame.number"])
+        #expect(flowFrames.count == wholeFrames.count && !wholeFrames.isEmpty)
+    }
+
     @Test func theRequestsTsharkDecodesAreTheOnesCurlSent() throws {
         let pcap = work.appendingPathComponent("http.pcap").path
         let r = try pair.exec("""

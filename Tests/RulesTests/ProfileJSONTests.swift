@@ -1,7 +1,30 @@
 import Testing
+import Wire
 @testable import Rules
 
 @Suite struct ProfileJSONTests {
+    /// `capture` (ext) is an option of any rule line: the decision carries it,
+    /// the rule prints with it, `check --dump json` shows it.
+    @Test func theCaptureOptionIsKeptAndReported() throws {
+        let profile = try loadProfile("[Rule]\nDOMAIN-SUFFIX,api.test,DIRECT,capture\nIP-CIDR,10.0.0.0/8,DIRECT,no-resolve,capture\nDEST-PORT,53,DIRECT\nFINAL,DIRECT").get()
+        #expect(profile.selectsCapturedFlows)
+        #expect(profile.rules.map(\.description) == ["DOMAIN-SUFFIX,api.test,DIRECT,capture",
+                                                    "IP-CIDR,10.0.0.0/8,DIRECT,no-resolve,capture", "DEST-PORT,53,DIRECT"])
+        let engine = RuleEngine(rules: profile.rules, final: profile.finalRule)
+        func decision(domain: String?, to address: String, port: UInt16) -> RuleDecision? {
+            let facts = FlowFacts(transport: .udp, destination: IPAddress(address), destinationPort: port, sourcePort: 40000, domain: domain)
+            if case let .matched(d) = engine.evaluate(facts, final: true) { return d }
+            return nil
+        }
+        #expect(decision(domain: "x.api.test", to: "192.0.2.1", port: 443)?.capture == true)
+        #expect(decision(domain: nil, to: "10.1.2.3", port: 443)?.capture == true)
+        #expect(decision(domain: nil, to: "192.0.2.1", port: 53)?.capture == false)
+        #expect(decision(domain: nil, to: "192.0.2.1", port: 80)?.capture == false)   // FINAL
+        let json = ProfileJSON.render(profile, pretty: false)
+        #expect(json.contains(#"{"line":2,"condition":{"type":"DOMAIN-SUFFIX","value":"api.test"},"policy":"DIRECT","capture":true,"requires-http":false}"#))
+        #expect(try !loadProfile("[Rule]\nDEST-PORT,53,DIRECT\nFINAL,DIRECT").get().selectsCapturedFlows)
+    }
+
     @Test func smallProfileDumpsExactly() throws {
         let text = #"""
         [Proxy]
