@@ -39,6 +39,14 @@ enum FlowRoute: CustomStringConvertible {
         }
     }
 
+    /// The route a UDP flow takes: a proxy carries UDP only when it is socks5
+    /// with `udp-relay=true`; through any other the flow goes DIRECT (the
+    /// profile dialect's rule).
+    var forUDP: FlowRoute {
+        if case let .proxy(proxy) = self, !(proxy.kind == .socks5 && proxy.udpRelay) { return .direct }
+        return self
+    }
+
     var description: String {
         switch self {
         case .direct: "DIRECT"

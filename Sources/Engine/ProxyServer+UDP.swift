@@ -115,12 +115,10 @@ extension ProxyServer {
         let payload = datagram.suffix(from: payloadOffset)
         let facts = flowFacts(for: connection, target: target, transport: .udp)
         guard case let .route(route, reason) = director.decide(facts, final: true) else { return }
-        switch route {
+        switch route.forUDP {
         case .direct:
             break
         case let .proxy(proxy):
-            // As in the tunnel: a proxy without udp-relay carries no UDP, which goes DIRECT.
-            guard proxy.kind == .socks5, proxy.udpRelay else { break }
             trace("\(connection.description): UDP to \(target) through \(proxy.name) (\(reason))")
             sendThroughUpstream(datagram, payloadCount: payload.count, proxy: proxy, connection: connection, association: association)
             return

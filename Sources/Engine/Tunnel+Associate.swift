@@ -15,14 +15,13 @@ extension Tunnel {
 
     /// How a new UDP flow goes; nil when a rule rejects it.
     func udpRoute(for key: FlowKey) -> UDPRoute? {
-        guard case let .route(route, reason) = director.decide(facts(for: key), final: true) else { return .direct }
+        guard case let .route(decided, reason) = director.decide(facts(for: key), final: true) else { return .direct }
+        let route = decided.forUDP
         noteDecision(key, route: route, reason: reason)
         switch route {
         case .direct:
             return .direct
         case let .proxy(proxy):
-            // Only a socks5 proxy with udp-relay=true carries UDP; other flows go DIRECT (the spec's rule).
-            guard proxy.kind == .socks5, proxy.udpRelay else { return .direct }
             trace("\(key): UDP through \(proxy.name) (\(reason))")
             return .associate(proxy)
         case .refuse, .answer:
