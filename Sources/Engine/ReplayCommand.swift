@@ -6,9 +6,9 @@ internal import Wire
 
 /// `sluice replay FILE.pcap [--profile FILE] [--format table|flowlog|har]`:
 /// reads a capture (tcpdump's Ethernet, Linux cooked or raw IP, or Sluice's
-/// own), follows every TCP connection both ways, and reports what the
-/// profile would do to each flow and each HTTP request, decided by the same
-/// code the live engine runs. DNS answers in the capture name the addresses
+/// own), follows every TCP connection both ways, every UDP session and ping
+/// flow, and reports what the profile would do to each flow and each HTTP
+/// request, decided by the same code the live engine runs. DNS answers in the capture name the addresses
 /// they gave. Exit status: 0 reported, 1 the capture or the profile could
 /// not be read, 2 usage.
 public struct ReplayCommand {
@@ -87,6 +87,7 @@ public struct ReplayCommand {
         // depends on Stack would make every importer recompile when Stack changes.
         let table = PassiveTCPTable()
         var names = ReplayNames(fakeRange: fakeRange)
+        var datagrams = ReplayDatagrams()
         var flows: [UInt64: ReplayFlow] = [:]
         var finished: [ReplayFlow] = []
         var now: UInt64 = 0
@@ -129,6 +130,9 @@ public struct ReplayCommand {
                     table.receive(view, at: Instant(nanoseconds: Int64(truncatingIfNeeded: now)), handle)
                 case .udp:
                     names.learn(from: view)
+                    datagrams.receive(view, at: now, names: names)
+                case .icmp, .icmpv6:
+                    datagrams.receive(view, at: now, names: names)
                 default:
                     continue
                 }
@@ -138,19 +142,30 @@ public struct ReplayCommand {
             if finished.isEmpty && flows.isEmpty { return 1 }
         }
         table.finish(handle)
+        datagrams.finish(at: now)
         if progress { ProcessControl.writeStandardError("\r\u{1B}[K") }
 
+        let tcpCount = finished.count
         finished.sort { $0.started != $1.started ? $0.started < $1.started : $0.id < $1.id }
+        // Flows of every kind in the order they began, numbered in that order.
+        // (A flow's place in the list breaks ties: TCP in connection order, then datagram flows.)
+        finished = (finished + datagrams.finished).enumerated()
+            .sorted { $0.element.started != $1.element.started ? $0.element.started < $1.element.started : $0.offset < $1.offset }
+            .map(\.element)
+        for (index, flow) in finished.enumerated() { flow.id = UInt64(index + 1) }
         let report = ReplayReport(flows: finished.map { ($0, director.judge($0)) })
         switch options.format {
         case .table: report.table().forEach(print)
         case .flowlog: report.flowLog().forEach(print)
         case .har: print(report.har())
         }
-        var summary = "sluice replay: \(reader.framesRead) frames, \(finished.count) TCP flows, \(report.requestCount) HTTP requests"
+        let sessions = datagrams.finished.filter { $0.key.transport == .udp }.count
+        var summary = "sluice replay: \(reader.framesRead) frames, \(tcpCount) TCP flows, \(sessions) UDP sessions, "
+            + "\(datagrams.finished.count - sessions) ping flows, \(report.requestCount) HTTP requests"
         if reader.framesSkipped > 0 { summary += ", \(reader.framesSkipped) frames without IP" }
         if unreadable > 0 { summary += ", \(unreadable) unreadable datagrams (cut by the snaplen, or fragments)" }
         if table.untracked > 0 { summary += ", \(table.untracked) connections not followed (more than \(table.limits.maximumConnections) open)" }
+        if datagrams.untracked > 0 { summary += ", \(datagrams.untracked) datagrams of sessions not followed (more than \(ReplayDatagrams.maximumOpen) open)" }
         let gaps = finished.filter { $0.httpStopped != nil && $0.httpStopped != "upgraded" }.count
         if gaps > 0 { summary += ", \(gaps) flows with HTTP cut short (gaps or parse errors)" }
         complain(summary)

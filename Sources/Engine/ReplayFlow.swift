@@ -8,7 +8,7 @@ internal import Wire
 /// are counted, not kept. A hole in the capture ends the HTTP reading of the
 /// connection: what follows a gap cannot be framed.
 final class ReplayFlow {
-    let id: UInt64
+    var id: UInt64
     let key: FlowKey
     /// Nanoseconds since the Unix epoch.
     let started: UInt64

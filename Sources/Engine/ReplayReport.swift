@@ -20,10 +20,14 @@ struct ReplayReport {
         var rows: [[String]] = [Self.header]
         for (flow, verdict) in flows {
             let time = Self.clock(flow.started)
-            let path = "\(Self.endpoint(flow.key.appAddress, flow.key.appPort)) → \(Self.endpoint(flow.key.destinationAddress, flow.key.destinationPort))"
+            let isEcho = flow.key.transport == .icmp || flow.key.transport == .icmpv6
+            let path = isEcho
+                ? "\(flow.key.appAddress) → \(flow.key.destinationAddress)"
+                : "\(Self.endpoint(flow.key.appAddress, flow.key.appPort)) → \(Self.endpoint(flow.key.destinationAddress, flow.key.destinationPort))"
             let domain = verdict.domain.map { "\($0) (\(verdict.domainSource ?? "?"))" } ?? "-"
             if verdict.requests.isEmpty {
-                let what = flow.isHTTP ? "HTTP, no complete request" : (verdict.applicationProtocol ?? "TCP")
+                let what = flow.isHTTP ? "HTTP, no complete request"
+                    : isEcho ? "ping, id \(flow.key.appPort)" : (verdict.applicationProtocol ?? "TCP")
                 rows.append([time, path, domain, what, verdict.rule, verdict.policy, Self.describe(verdict.action, status: nil)])
                 continue
             }
@@ -56,6 +60,7 @@ struct ReplayReport {
         case .reject: return "reject \(status.map(String.init) ?? "")"
         case .reset: return "reset"
         case .drop: return "drop"
+        case .answered: return "answered by Sluice's DNS"
         case .none: return "-"
         }
     }
@@ -82,10 +87,19 @@ struct ReplayReport {
     // MARK: flow log
 
     /// A connection line per flow, then a line per request, in time order.
+    /// The flow log's transport for a flow's key.
+    static func transport(_ key: FlowKey) -> FlowRecord.Transport {
+        switch key.transport {
+        case .udp: .udp
+        case .icmp, .icmpv6: .icmp
+        default: .tcp
+        }
+    }
+
     func flowLog() -> [String] {
         var lines: [String] = []
         for (flow, verdict) in flows {
-            var record = FlowRecord(connectionID: flow.id, startTime: flow.started, transport: .tcp,
+            var record = FlowRecord(connectionID: flow.id, startTime: flow.started, transport: Self.transport(flow.key),
                                     source: flow.key.appAddress, sourcePort: flow.key.appPort,
                                     destination: flow.key.destinationAddress, destinationPort: flow.key.destinationPort)
             record.endTime = flow.ended
@@ -95,7 +109,8 @@ struct ReplayReport {
             // policy chain apart, its upstream DIRECT, a proxy, or none for local answers;
             // in HTTP mode the latest request's rule and policy.
             if let route = verdict.route {
-                record.rule = FlowDecision.split(verdict.rule).rule
+                // Pings follow no rule: the live flow log names none.
+                record.rule = record.transport == .icmp ? nil : FlowDecision.split(verdict.rule).rule
                 record.policy = verdict.policy
                 record.upstream = route.upstreamDescription
             } else {
@@ -107,6 +122,7 @@ struct ReplayReport {
             record.bytesDown = flow.bytesDown
             switch verdict.action {
             case .reject, .reset, .drop: record.status = .blocked
+            case .answered: continue
             case .forward, .redirect, .mock, .none:
                 switch flow.endReason {
                 case .closed?: record.status = .closed

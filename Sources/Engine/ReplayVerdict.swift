@@ -12,6 +12,8 @@ struct ReplayVerdict {
     /// What happens, in the words of `sluice replay`'s table.
     enum Action: String {
         case forward, redirect, mock, reject, reset, drop
+        /// A DNS query to Sluice's own DNS address: Sluice answers it (and the live flow log has no line for it).
+        case answered
         /// The flow's first bytes never came (or were no HTTP): nothing to decide per request.
         case none = "-"
     }
@@ -44,6 +46,9 @@ struct ReplayVerdict {
     /// The flow's route, for the flow log's upstream (HTTP mode: nil).
     var route: FlowRoute?
     var requests: [Request] = []
+
+    /// The address `sluice exec` and `run --netns` give their DNS (NamespaceSetup).
+    static let sluiceDNS: Set<IPAddress> = [IPAddress(NamespaceSetup.dnsV4)!, IPAddress(NamespaceSetup.dnsV6)!]
 }
 
 extension FlowDirector {
@@ -52,6 +57,7 @@ extension FlowDirector {
     /// a name learned from a real address in the capture is used only when
     /// the first bytes name nothing.
     func judge(_ flow: ReplayFlow) -> ReplayVerdict {
+        if flow.key.transport != .tcp { return judgeDatagrams(flow) }
         var facts = FlowFacts(key: flow.key)
         var source: String?
         if flow.dnsNameIsFake, let name = flow.dnsName {
@@ -120,6 +126,42 @@ extension FlowDirector {
         }
         if facts.applicationProtocol != .http { route = route.withoutHTTP }
         return verdict(flow, facts: facts, source: source, route: route, reason: reason)
+    }
+
+    /// A UDP session or a ping flow (ReplayDatagrams), as Tunnel.datagramFromApp
+    /// treats it: a query to Sluice's DNS is answered there, pings follow no
+    /// rule, a UDP session is decided at its first datagram on what is known
+    /// (address, port, the name DNS gave the address) and goes as `forUDP`
+    /// says; a rejection drops its datagrams.
+    private func judgeDatagrams(_ flow: ReplayFlow) -> ReplayVerdict {
+        guard flow.key.transport == .udp else {
+            return ReplayVerdict(domain: nil, domainSource: nil, applicationProtocol: "ICMP", rule: "(pings follow no rule)",
+                                 policy: "DIRECT", action: .forward, route: .direct)
+        }
+        let protocolName = flow.key.destinationPort == 53 ? "DNS" : "UDP"
+        if flow.key.destinationPort == 53, ReplayVerdict.sluiceDNS.contains(flow.key.destinationAddress) {
+            return ReplayVerdict(domain: nil, domainSource: nil, applicationProtocol: protocolName, rule: "(Sluice's DNS)",
+                                 policy: "local", action: .answered, route: nil)
+        }
+        var facts = FlowFacts(key: flow.key)
+        var source: String?
+        if let name = flow.dnsName {
+            facts.domain = name
+            facts.domainSource = flow.dnsNameIsFake ? .dns : .host
+            source = "dns"
+        }
+        var result: ReplayVerdict
+        if case let .route(route, reason) = decide(facts, final: true) {
+            result = verdict(flow, facts: facts, source: source, route: route.forUDP, reason: reason)
+        } else {
+            result = verdict(flow, facts: facts, source: source, route: .direct, reason: "no rule decided")
+        }
+        result.applicationProtocol = protocolName
+        switch result.action {
+        case .reject, .reset, .drop: result.action = .drop
+        case .forward, .redirect, .mock, .none, .answered: break
+        }
+        return result
     }
 
     /// One decision for the whole flow; its requests all follow it.

@@ -108,9 +108,10 @@ commands:
         control commands below work on it too (each connection a flow).
   replay FILE.pcap [--profile FILE] [--format table|flowlog|har]
         Read a capture (tcpdump's, or Sluice's own --pcap), follow every TCP
-        connection both ways, and report what the profile would do to each
-        flow and HTTP request: rule, policy, and forward, redirect, mock or
-        reject. DNS answers in the capture name the addresses they gave.
+        connection both ways, every UDP session and ping, and report what the
+        profile would do to each flow and HTTP request: rule, policy, and
+        forward, redirect, mock, reject or drop. DNS answers in the capture
+        name the addresses they gave.
   status [--control PATH] [--json]
         Ask a running Sluice (exec, run or proxy) for its counters, its open
         flows' count, its [Statistics] books and its proxy groups.

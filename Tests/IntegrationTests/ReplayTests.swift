@@ -35,6 +35,7 @@ final class ReplayTests {
     DOMAIN,blocked.test,REJECT
     DOMAIN,origin.test,DIRECT
     DOMAIN-SUFFIX,ads.test,REJECT
+    DEST-PORT,9999,REJECT
     FINAL,DIRECT
 
     [Host]
@@ -57,6 +58,20 @@ final class ReplayTests {
             guard object["kind"] as? String == "http" else { continue }
             let method = object["method"] as? String ?? "?", url = object["url"] as? String ?? "?"
             out.append("\(method) \(url) | \(object["rule"] as? String ?? "-") | \(object["policy"] as? String ?? "-")")
+        }
+        return out.sorted()
+    }
+
+    /// `TRANSPORT PORT | RULE TYPE | POLICY | STATUS` from a flow log's UDP and ICMP
+    /// `connection` lines (the DNS queries Sluice answers have none, live or replayed).
+    static func datagramFlows(_ stdout: String) throws -> [String] {
+        var out: [String] = []
+        for line in stdout.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            guard object["kind"] as? String == "connection", let transport = object["transport"] as? String, transport != "tcp" else { continue }
+            let port = object["destinationPort"] as? Int ?? -1
+            let rule = (object["rule"] as? String).map { $0.contains("FINAL") ? "FINAL" : $0.contains("DEST-PORT") ? "DEST-PORT" : $0 } ?? "-"
+            out.append("\(transport) \(port) | \(rule) | \(object["policy"] as? String ?? "-") | \(object["status"] as? String ?? "-")")
         }
         return out.sorted()
     }
@@ -102,6 +117,9 @@ final class ReplayTests {
         curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://blocked.test:8080/hello.txt
         curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://other.test:8080/hello.txt
         curl -s --max-time 10 -o /dev/null -w '%{http_code}\\n' http://banner.ads.test/pixel
+        echo dropped > /dev/udp/10.88.0.2/9999
+        echo sent > /dev/udp/10.88.0.2/9998
+        ping -c 1 -W 2 10.88.0.2 > /dev/null
         """
         let liveLog = work.appendingPathComponent("live.jsonl").path
         let live = try runSluice(["exec", "--profile", profile, "--pcap", sluicePcap, "--flow-log", liveLog, "--", "bash", "-c", script],
@@ -126,6 +144,16 @@ final class ReplayTests {
         #expect(fromSluice.status == 0, "\(fromSluice.stderr)")
         #expect(try Self.decisions(fromSluice.stdout) == liveDecisions, "\(fromSluice.stdout)\n\(fromSluice.stderr)")
         #expect(fromSluice.stdout.contains(#""domain":"banner.ads.test","domainSource":"dns""#), "\(fromSluice.stdout)")
+
+        // UDP sessions and the ping flow: the same rule, policy and outcome as live.
+        let liveDatagrams = try Self.datagramFlows(String(contentsOfFile: liveLog, encoding: .utf8))
+        #expect(liveDatagrams == ["icmp 0 | - | DIRECT | open", "udp 9998 | FINAL | DIRECT | open", "udp 9999 | DEST-PORT | REJECT | blocked"]
+                || liveDatagrams == ["icmp 0 | - | DIRECT | closed", "udp 9998 | FINAL | DIRECT | closed", "udp 9999 | DEST-PORT | REJECT | blocked"],
+                "\(liveDatagrams)")
+        let replayedDatagrams = try Self.datagramFlows(fromSluice.stdout)
+        #expect(replayedDatagrams.map { $0.split(separator: "|").prefix(3).joined(separator: "|") }
+                == liveDatagrams.map { $0.split(separator: "|").prefix(3).joined(separator: "|") }, "\(replayedDatagrams)\n\(fromSluice.stdout)")
+        #expect(fromSluice.stderr.contains(" UDP sessions, 1 ping flows"), "\(fromSluice.stderr)")
 
         // tcpdump's capture of the server's side (Ethernet) holds the forwarded ones.
         let fromServer = try runSluice(["replay", serverPcap, "--profile", profile, "--format", "flowlog"])

@@ -1,0 +1,135 @@
+import Testing
+@testable import Engine
+import Rules
+import Stack
+import Wire
+
+/// Replay's UDP sessions and ping flows (ReplayDatagrams) and their
+/// decisions (FlowDirector.judge), fed IP datagrams as a capture holds them.
+@Suite struct ReplayDatagramsTests {
+    static let app = IPv4Address(10, 233, 0, 1), server = IPv4Address(10, 88, 0, 2), fake = IPv4Address(198, 18, 0, 7)
+    static let second: UInt64 = 1_000_000_000
+
+    static func udp(from source: IPv4Address, _ sourcePort: UInt16, to destination: IPv4Address, _ destinationPort: UInt16,
+                    payload: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0x61, count: 28 + payload)
+        bytes.withUnsafeMutableBytes { out in
+            _ = try! UDPHeader(sourcePort: sourcePort, destinationPort: destinationPort, payloadLength: payload)
+                .emit(into: UnsafeMutableRawBufferPointer(rebasing: out[20...]), source: source, destination: destination)
+            _ = try! IPv4Header(source: source, destination: destination, protocol: .udp, payloadLength: 8 + payload)
+                .emit(into: UnsafeMutableRawBufferPointer(rebasing: out[0 ..< 20]))
+        }
+        return bytes
+    }
+
+    static func echo(from source: IPv4Address, to destination: IPv4Address, reply: Bool, id: UInt16, payload: Int = 56) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0x62, count: 28 + payload)
+        bytes.withUnsafeMutableBytes { out in
+            let message: ICMPv4Message = reply ? .echoReply(identifier: id, sequenceNumber: 1) : .echoRequest(identifier: id, sequenceNumber: 1)
+            _ = try! message.emit(into: UnsafeMutableRawBufferPointer(rebasing: out[20...]), payloadLength: payload)
+            _ = try! IPv4Header(source: source, destination: destination, protocol: .icmp, payloadLength: 8 + payload)
+                .emit(into: UnsafeMutableRawBufferPointer(rebasing: out[0 ..< 20]))
+        }
+        return bytes
+    }
+
+    static func feed(_ datagrams: inout ReplayDatagrams, _ packet: [UInt8], at time: UInt64, names: ReplayNames) {
+        packet.withUnsafeBytes { datagrams.receive(try! IPPacketView($0), at: time, names: names) }
+    }
+
+    static func director(_ text: String) throws -> FlowDirector {
+        guard case let .success(profile) = ProfileParser.parse(text, file: "p.conf", baseDirectory: "/") else {
+            Issue.record("profile does not parse")
+            throw CancellationError()
+        }
+        return FlowDirector(profile: profile, previous: nil)
+    }
+
+    @Test func aSessionIsItsFirstSendersWithTheAnswersCountedDown() {
+        var datagrams = ReplayDatagrams()
+        let names = ReplayNames(fakeRange: GeneralSettings.defaultFakeIPRange)
+        Self.feed(&datagrams, Self.udp(from: Self.app, 5000, to: Self.server, 9999, payload: 10), at: 1, names: names)
+        Self.feed(&datagrams, Self.udp(from: Self.server, 9999, to: Self.app, 5000, payload: 30), at: 2, names: names)
+        Self.feed(&datagrams, Self.udp(from: Self.app, 5000, to: Self.server, 9999, payload: 5), at: 3, names: names)
+        datagrams.finish(at: 5)
+        #expect(datagrams.finished.count == 1)
+        let flow = datagrams.finished[0]
+        #expect(flow.key == FlowKey(transport: .udp, appAddress: .v4(Self.app), appPort: 5000, destinationAddress: .v4(Self.server), destinationPort: 9999))
+        #expect(flow.bytesUp == 15 && flow.bytesDown == 30)
+        #expect(flow.started == 1 && flow.ended == 3 && flow.endReason == .endOfCapture)
+    }
+
+    /// As the live table: after 60 s of silence the pair's next datagram is a new session.
+    @Test func silenceEndsASessionAsLive() {
+        var datagrams = ReplayDatagrams()
+        let names = ReplayNames(fakeRange: GeneralSettings.defaultFakeIPRange)
+        let packet = Self.udp(from: Self.app, 5000, to: Self.server, 9999, payload: 10)
+        Self.feed(&datagrams, packet, at: 1, names: names)
+        Self.feed(&datagrams, packet, at: 1 + 59 * Self.second, names: names)
+        Self.feed(&datagrams, packet, at: 1 + 119 * Self.second, names: names)
+        datagrams.finish(at: 1 + 200 * Self.second)
+        #expect(datagrams.finished.map(\.endReason) == [.idle, .idle])
+        #expect(datagrams.finished.map(\.bytesUp) == [20, 10])
+    }
+
+    @Test func pingsPairRequestsWithReplies() {
+        var datagrams = ReplayDatagrams()
+        let names = ReplayNames(fakeRange: GeneralSettings.defaultFakeIPRange)
+        Self.feed(&datagrams, Self.echo(from: Self.app, to: Self.server, reply: false, id: 7), at: 1, names: names)
+        Self.feed(&datagrams, Self.echo(from: Self.server, to: Self.app, reply: true, id: 7), at: 2, names: names)
+        // A reply whose request the capture missed starts nothing: its sender is no app.
+        Self.feed(&datagrams, Self.echo(from: Self.server, to: Self.app, reply: true, id: 8), at: 3, names: names)
+        datagrams.finish(at: 4)
+        #expect(datagrams.finished.count == 1)
+        #expect(datagrams.finished.first?.key == FlowKey(transport: .icmp, appAddress: .v4(Self.app), appPort: 7,
+                                                         destinationAddress: .v4(Self.server), destinationPort: 0))
+        #expect(datagrams.finished.first.map { ($0.bytesUp, $0.bytesDown) } ?? (0, 0) == (56, 56))
+    }
+
+    /// Decided as Tunnel.udpRoute decides: on what is known at the first
+    /// datagram (here the fake IP's name), through a proxy only with
+    /// udp-relay, a rejection dropping the datagrams; Sluice's own DNS
+    /// answers its queries; pings follow no rule.
+    @Test func datagramFlowsAreDecidedAsLive() throws {
+        let director = try Self.director("""
+        [Proxy]
+        relay = socks5, 10.9.0.1, 1080, udp-relay=true
+        plain = socks5, 10.9.0.2, 1080
+        [Rule]
+        DOMAIN,voice.test,relay
+        DEST-PORT,9000,plain
+        DEST-PORT,5000,REJECT
+        FINAL,DIRECT
+        """)
+        func flow(to destination: IPv4Address, port: UInt16, name: String? = nil, isFake: Bool = false) -> ReplayFlow {
+            let flow = ReplayFlow(id: 1, key: FlowKey(transport: .udp, appAddress: .v4(Self.app), appPort: 40000,
+                                                      destinationAddress: .v4(destination), destinationPort: port),
+                                  started: 1, sawHandshake: true)
+            flow.dnsName = name
+            flow.dnsNameIsFake = isFake
+            return flow
+        }
+        let voice = director.judge(flow(to: Self.fake, port: 3478, name: "voice.test", isFake: true))
+        #expect(voice.policy == "relay" && voice.action == .forward && voice.domain == "voice.test" && voice.domainSource == "dns")
+        #expect(voice.route?.identity == .proxy("relay"))
+        #expect(voice.applicationProtocol == "UDP")
+        let plain = director.judge(flow(to: Self.server, port: 9000))
+        #expect(plain.route?.identity == .direct && plain.action == .forward, "no udp-relay: DIRECT, as live")
+        let rejected = director.judge(flow(to: Self.server, port: 5000))
+        #expect(rejected.action == .drop && rejected.policy == "REJECT")
+        let dns = director.judge(flow(to: IPv4Address(10, 233, 0, 53), port: 53))
+        #expect(dns.action == .answered && dns.applicationProtocol == "DNS")
+        let otherDNS = director.judge(flow(to: Self.server, port: 53))
+        #expect(otherDNS.action == .forward && otherDNS.applicationProtocol == "DNS" && otherDNS.rule.contains("FINAL"))
+        let ping = director.judge(ReplayFlow(id: 1, key: FlowKey(transport: .icmp, appAddress: .v4(Self.app), appPort: 7,
+                                                                 destinationAddress: .v4(Self.server), destinationPort: 0),
+                                             started: 1, sawHandshake: true))
+        #expect(ping.action == .forward && ping.applicationProtocol == "ICMP")
+        // The table and the flow log: the DNS query Sluice answers has no flow-log line, as live.
+        let report = ReplayReport(flows: [(flow(to: Self.server, port: 5000), rejected), (flow(to: IPv4Address(10, 233, 0, 53), port: 53), dns)])
+        let lines = report.flowLog()
+        #expect(lines.count == 1 && lines[0].contains(#""transport":"udp""#) && lines[0].contains(#""status":"blocked""#), "\(lines)")
+        let table = report.table()
+        #expect(table.count == 3 && table[1].hasSuffix("drop") && table[2].hasSuffix("answered by Sluice's DNS"), "\(table)")
+    }
+}
