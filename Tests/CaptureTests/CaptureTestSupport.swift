@@ -86,6 +86,17 @@ enum TestPacket {
     }
 
     /// An IPv6 datagram; the low 16 bits of the flow label carry `id`.
+    /// A TCP/IPv4 packet between the app 10.0.0.1:40000+n and 10.0.0.2:80, with `flags`,
+    /// sent by the app (inbound to the TUN reader) or by the remote side.
+    static func flowSegment(_ n: UInt16, fromApp: Bool, flags: UInt8 = 0x10, id: UInt16 = 0) -> [UInt8] {
+        var packet = fromApp
+            ? ipv4(.tcp, id: id, sourcePort: 40000 + n, destinationPort: 80, payload: 10)
+            : ipv4(.tcp, id: id, sourcePort: 80, destinationPort: 40000 + n, payload: 10,
+                   source: [10, 0, 0, 2], destination: [10, 0, 0, 1])
+        packet[20 + 13] = flags
+        return packet
+    }
+
     static func ipv6(_ transport: Transport, id: UInt16, sourcePort: UInt16 = 40000, destinationPort: UInt16, payload: Int) -> [UInt8] {
         let proto: UInt8 = transport == .tcp ? 6 : 17
         let segment = self.segment(transport, sourcePort: sourcePort, destinationPort: destinationPort, payload: payload, fill: UInt8(truncatingIfNeeded: id))

@@ -2,17 +2,6 @@ import Foundation
 import Testing
 @testable import Capture
 
-/// A TCP/IPv4 packet between the app 10.0.0.1:40000+n and 10.0.0.2:80, with `flags`,
-/// sent by the app (inbound to the TUN reader) or by the remote side.
-private func tcp(_ n: UInt16, fromApp: Bool, flags: UInt8 = 0x10, id: UInt16 = 0) -> [UInt8] {
-    var packet = fromApp
-        ? TestPacket.ipv4(.tcp, id: id, sourcePort: 40000 + n, destinationPort: 80, payload: 10)
-        : TestPacket.ipv4(.tcp, id: id, sourcePort: 80, destinationPort: 40000 + n, payload: 10,
-                          source: [10, 0, 0, 2], destination: [10, 0, 0, 1])
-    packet[20 + 13] = flags
-    return packet
-}
-
 private let fin: UInt8 = 0x11, rst: UInt8 = 0x04, ack: UInt8 = 0x10
 
 @Suite struct FlowPcapFilesTests {
@@ -31,21 +20,21 @@ private let fin: UInt8 = 0x11, rst: UInt8 = 0x04, ack: UInt8 = 0x10
         func key(_ bytes: [UInt8], outbound: Bool) -> FlowPcapFiles.Key? {
             bytes.withUnsafeBytes { FlowPcapFiles.key(of: $0, outbound: outbound)?.0 }
         }
-        let up = key(tcp(1, fromApp: true), outbound: false)
-        let down = key(tcp(1, fromApp: false), outbound: true)
+        let up = key(TestPacket.flowSegment(1, fromApp: true), outbound: false)
+        let down = key(TestPacket.flowSegment(1, fromApp: false), outbound: true)
         #expect(up != nil && up == down)
         #expect(up?.appPort == 40001 && up?.remotePort == 80 && up?.transport == 6)
-        #expect(key(tcp(2, fromApp: true), outbound: false) != up)
+        #expect(key(TestPacket.flowSegment(2, fromApp: true), outbound: false) != up)
         let v6 = key(TestPacket.ipv6(.udp, id: 1, sourcePort: 5353, destinationPort: 53, payload: 4), outbound: false)
         #expect(v6?.transport == 17 && v6?.appPort == 5353 && v6?.remotePort == 53)
         #expect(v6.map { "\($0.app)" } == "fd00::1")
         // Not IP, or too short for its header: no flow.
         #expect(key([0x00, 1, 2, 3], outbound: false) == nil)
-        #expect(key(Array(tcp(1, fromApp: true).prefix(19)), outbound: false) == nil)
+        #expect(key(Array(TestPacket.flowSegment(1, fromApp: true).prefix(19)), outbound: false) == nil)
         // A header cut before the ports (snaplen 20): the flow without ports.
-        #expect(key(Array(tcp(1, fromApp: true).prefix(20)), outbound: false)?.appPort == 0)
+        #expect(key(Array(TestPacket.flowSegment(1, fromApp: true).prefix(20)), outbound: false)?.appPort == 0)
         // A later fragment carries no ports.
-        var fragment = tcp(1, fromApp: true)
+        var fragment = TestPacket.flowSegment(1, fromApp: true)
         fragment[6] = 0x00; fragment[7] = 0x10
         #expect(key(fragment, outbound: false)?.appPort == 0)
     }
@@ -56,7 +45,7 @@ private let fin: UInt8 = 0x11, rst: UInt8 = 0x04, ack: UInt8 = 0x10
         var expected: [UInt16: [[UInt8]]] = [:]
         for i in 0 ..< 60 {
             let flow = UInt16(i % 3), fromApp = i % 2 == 0
-            let packet = tcp(flow, fromApp: fromApp, id: UInt16(i))
+            let packet = TestPacket.flowSegment(flow, fromApp: fromApp, id: UInt16(i))
             try write(files, packet, outbound: !fromApp)
             expected[flow, default: []].append(packet)
         }
@@ -71,16 +60,16 @@ private let fin: UInt8 = 0x11, rst: UInt8 = 0x04, ack: UInt8 = 0x10
     @Test func aFlowsFileClosesAtItsEndAndALaterPacketStartsANewOne() throws {
         let dir = ScratchDirectory()
         let files = try FlowPcapFiles(directory: dir.path, snaplen: 65535)
-        try write(files, tcp(1, fromApp: true, flags: 0x02), outbound: false)
-        try write(files, tcp(1, fromApp: true, flags: fin), outbound: false)
-        try write(files, tcp(1, fromApp: false, flags: fin), outbound: true)
+        try write(files, TestPacket.flowSegment(1, fromApp: true, flags: 0x02), outbound: false)
+        try write(files, TestPacket.flowSegment(1, fromApp: true, flags: fin), outbound: false)
+        try write(files, TestPacket.flowSegment(1, fromApp: false, flags: fin), outbound: true)
         #expect(files.openCount == 1)
-        try write(files, tcp(1, fromApp: true, flags: ack), outbound: false) // the last ACK ends it
+        try write(files, TestPacket.flowSegment(1, fromApp: true, flags: ack), outbound: false) // the last ACK ends it
         #expect(files.openCount == 0)
-        try write(files, tcp(2, fromApp: true), outbound: false)
-        try write(files, tcp(2, fromApp: false, flags: rst), outbound: true) // a RST ends it at once
+        try write(files, TestPacket.flowSegment(2, fromApp: true), outbound: false)
+        try write(files, TestPacket.flowSegment(2, fromApp: false, flags: rst), outbound: true) // a RST ends it at once
         #expect(files.openCount == 0)
-        try write(files, tcp(1, fromApp: true, flags: 0x02), outbound: false) // the same ports again
+        try write(files, TestPacket.flowSegment(1, fromApp: true, flags: 0x02), outbound: false) // the same ports again
         try files.close()
         #expect(files.filesOpened == 3)
         #expect(try frames(dir.file("000001-tcp-10.0.0.1.40001-10.0.0.2.80.pcap")).count == 4)
@@ -93,13 +82,13 @@ private let fin: UInt8 = 0x11, rst: UInt8 = 0x04, ack: UInt8 = 0x10
         let files = try FlowPcapFiles(directory: dir.path, snaplen: 65535, maximumOpen: 4, idleSeconds: 30)
         let t0: UInt64 = 1_700_000_000_000_000_000
         for flow in UInt16(0) ..< 10 {
-            try write(files, tcp(flow, fromApp: true), outbound: false, at: t0 + UInt64(flow) * 1_000_000)
+            try write(files, TestPacket.flowSegment(flow, fromApp: true), outbound: false, at: t0 + UInt64(flow) * 1_000_000)
             #expect(files.openCount == min(Int(flow) + 1, 4))
         }
         // Flows 6...9 are open; 0 comes back and takes the place of the least recent, 6.
-        try write(files, tcp(0, fromApp: true), outbound: false, at: t0 + 20_000_000)
+        try write(files, TestPacket.flowSegment(0, fromApp: true), outbound: false, at: t0 + 20_000_000)
         #expect(files.filesOpened == 11 && files.openCount == 4)
-        try write(files, tcp(9, fromApp: true), outbound: false, at: t0 + 40_000_000_000)
+        try write(files, TestPacket.flowSegment(9, fromApp: true), outbound: false, at: t0 + 40_000_000_000)
         try files.flush(now: t0 + 41_000_000_000)
         #expect(files.openCount == 1) // only 9 wrote within 30 s
         try files.close()
@@ -121,7 +110,7 @@ private let fin: UInt8 = 0x11, rst: UInt8 = 0x04, ack: UInt8 = 0x10
         let folder = dir.file("flows")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let recorder = try PacketRecorder(path: dir.file("all.pcap"), perFlowDirectory: folder)
-        for i in 0 ..< 40 { recorder.record(tcp(UInt16(i % 4), fromApp: i % 3 != 0, id: UInt16(i)), outbound: i % 3 == 0) }
+        for i in 0 ..< 40 { recorder.record(TestPacket.flowSegment(UInt16(i % 4), fromApp: i % 3 != 0, id: UInt16(i)), outbound: i % 3 == 0) }
         let statistics = recorder.close()
         #expect(statistics.packetsCaptured == 40 && statistics.flowFilesOpened == 4)
         let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()

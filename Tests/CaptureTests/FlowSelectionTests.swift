@@ -3,16 +3,6 @@ import Testing
 import Wire
 @testable import Capture
 
-/// A TCP/IPv4 packet between the app 10.0.0.1:40000+n and 10.0.0.2:80.
-private func tcp(_ n: UInt16, fromApp: Bool, flags: UInt8 = 0x10, id: UInt16 = 0) -> [UInt8] {
-    var packet = fromApp
-        ? TestPacket.ipv4(.tcp, id: id, sourcePort: 40000 + n, destinationPort: 80, payload: 10)
-        : TestPacket.ipv4(.tcp, id: id, sourcePort: 80, destinationPort: 40000 + n, payload: 10,
-                          source: [10, 0, 0, 2], destination: [10, 0, 0, 1])
-    packet[20 + 13] = flags
-    return packet
-}
-
 private func flow(_ n: UInt16) -> CaptureFlow {
     CaptureFlow(transport: 6, app: IPAddress("10.0.0.1")!, appPort: 40000 + n, remote: IPAddress("10.0.0.2")!, remotePort: 80)
 }
@@ -40,7 +30,7 @@ private let syn: UInt8 = 0x02
     @Test func aKeptFlowsHeldPacketsComeOutInOrderAndTheRestFollow() {
         let selection = FlowSelection()
         let sink = Sink()
-        let early = [tcp(1, fromApp: true, flags: syn, id: 1), tcp(1, fromApp: false, flags: 0x12, id: 2), tcp(1, fromApp: true, id: 3)]
+        let early = [TestPacket.flowSegment(1, fromApp: true, flags: syn, id: 1), TestPacket.flowSegment(1, fromApp: false, flags: 0x12, id: 2), TestPacket.flowSegment(1, fromApp: true, id: 3)]
         offer(selection, early[0], outbound: false, to: sink)
         offer(selection, early[1], outbound: true, to: sink)
         offer(selection, early[2], outbound: false, to: sink)
@@ -49,7 +39,7 @@ private let syn: UInt8 = 0x02
         select(selection, flow(1), keep: true, to: sink)
         #expect(sink.written == early)
         #expect(selection.heldTotal == 0)
-        let later = tcp(1, fromApp: false, id: 4)
+        let later = TestPacket.flowSegment(1, fromApp: false, id: 4)
         offer(selection, later, outbound: true, to: sink)
         #expect(sink.written == early + [later])
         #expect(selection.packetsLeftOut == 0)
@@ -58,10 +48,10 @@ private let syn: UInt8 = 0x02
     @Test func aFlowNoCaptureRuleChoseIsLeftOutWholly() {
         let selection = FlowSelection()
         let sink = Sink()
-        offer(selection, tcp(2, fromApp: true, flags: syn), outbound: false, to: sink)
-        offer(selection, tcp(2, fromApp: false, flags: 0x12), outbound: true, to: sink)
+        offer(selection, TestPacket.flowSegment(2, fromApp: true, flags: syn), outbound: false, to: sink)
+        offer(selection, TestPacket.flowSegment(2, fromApp: false, flags: 0x12), outbound: true, to: sink)
         select(selection, flow(2), keep: false, to: sink)
-        offer(selection, tcp(2, fromApp: true), outbound: false, to: sink)
+        offer(selection, TestPacket.flowSegment(2, fromApp: true), outbound: false, to: sink)
         #expect(sink.written.isEmpty)
         #expect(selection.packetsLeftOut == 3)
         #expect(selection.heldTotal == 0)
@@ -70,12 +60,12 @@ private let syn: UInt8 = 0x02
     @Test func flowsAreSelectedApartAndBothDirectionsCount() {
         let selection = FlowSelection()
         let sink = Sink()
-        let a = tcp(3, fromApp: true, flags: syn), b = tcp(4, fromApp: true, flags: syn)
+        let a = TestPacket.flowSegment(3, fromApp: true, flags: syn), b = TestPacket.flowSegment(4, fromApp: true, flags: syn)
         offer(selection, a, outbound: false, to: sink)
         offer(selection, b, outbound: false, to: sink)
         select(selection, flow(4), keep: true, to: sink)
         select(selection, flow(3), keep: false, to: sink)
-        let reply = tcp(4, fromApp: false, flags: 0x12)
+        let reply = TestPacket.flowSegment(4, fromApp: false, flags: 0x12)
         offer(selection, reply, outbound: true, to: sink)
         #expect(sink.written == [b, reply])
     }
@@ -85,10 +75,10 @@ private let syn: UInt8 = 0x02
     @Test func aNewSynFromTheAppStartsTheFlowAnew() {
         let selection = FlowSelection()
         let sink = Sink()
-        offer(selection, tcp(5, fromApp: true, flags: syn), outbound: false, to: sink)
+        offer(selection, TestPacket.flowSegment(5, fromApp: true, flags: syn), outbound: false, to: sink)
         select(selection, flow(5), keep: true, to: sink)
         #expect(sink.written.count == 1)
-        let again = tcp(5, fromApp: true, flags: syn, id: 9)
+        let again = TestPacket.flowSegment(5, fromApp: true, flags: syn, id: 9)
         offer(selection, again, outbound: false, to: sink)
         #expect(sink.written.count == 1)             // held: its fate is not known yet
         select(selection, flow(5), keep: false, to: sink)
@@ -98,7 +88,7 @@ private let syn: UInt8 = 0x02
     @Test func heldPacketsAreBoundedAndUndecidedFlowsAreForgotten() {
         let selection = FlowSelection(idleSeconds: 1)
         let sink = Sink()
-        let packet = tcp(6, fromApp: true, id: 1)
+        let packet = TestPacket.flowSegment(6, fromApp: true, id: 1)
         let fits = FlowSelection.maximumHeldPerFlow / packet.count
         for _ in 0 ..< fits + 5 { offer(selection, packet, outbound: false, to: sink) }
         #expect(selection.packetsLeftOut == 5)
@@ -138,13 +128,13 @@ private let syn: UInt8 = 0x02
         #expect(recorder.selectsFlows)
         var kept: [[UInt8]] = []
         for n in UInt16(0) ..< 4 {
-            let first = tcp(n, fromApp: true, flags: syn, id: n)
+            let first = TestPacket.flowSegment(n, fromApp: true, flags: syn, id: n)
             recorder.record(first, outbound: false)
             if n % 2 == 0 { kept.append(first) }
         }
         for n in UInt16(0) ..< 4 { recorder.select(flow(n), keep: n % 2 == 0) }
         for n in UInt16(0) ..< 4 {
-            let reply = tcp(n, fromApp: false, flags: 0x12, id: 100 + n)
+            let reply = TestPacket.flowSegment(n, fromApp: false, flags: 0x12, id: 100 + n)
             recorder.record(reply, outbound: true)
             if n % 2 == 0 { kept.append(reply) }
         }

@@ -37,14 +37,6 @@ import Wire
         packet.withUnsafeBytes { datagrams.receive(try! IPPacketView($0), at: time, names: names) }
     }
 
-    static func director(_ text: String) throws -> FlowDirector {
-        guard case let .success(profile) = ProfileParser.parse(text, file: "p.conf", baseDirectory: "/") else {
-            Issue.record("profile does not parse")
-            throw CancellationError()
-        }
-        return FlowDirector(profile: profile, previous: nil)
-    }
-
     @Test func aSessionIsItsFirstSendersWithTheAnswersCountedDown() {
         var datagrams = ReplayDatagrams()
         let names = ReplayNames(fakeRange: GeneralSettings.defaultFakeIPRange)
@@ -91,7 +83,7 @@ import Wire
     /// udp-relay, a rejection dropping the datagrams; Sluice's own DNS
     /// answers its queries; pings follow no rule.
     @Test func datagramFlowsAreDecidedAsLive() throws {
-        let director = try Self.director("""
+        let director = try ReplayFlowTests.director("""
         [Proxy]
         relay = socks5, 10.9.0.1, 1080, udp-relay=true
         plain = socks5, 10.9.0.2, 1080
