@@ -1,7 +1,8 @@
 /// Seeded faults between the TUN and the stack: drop, duplicate, reorder,
-/// corrupt and delay packets, reproducibly. Tests put it between two stacks
-/// in a deterministic simulation; the engine can put it in front of its TUN
-/// to rehearse a lossy path against real peers.
+/// corrupt and delay packets, and hold them to a link's rate, reproducibly.
+/// Tests put it between two stacks in a deterministic simulation; the engine
+/// can put it in front of its TUN to rehearse a lossy or slow path against
+/// real peers.
 public struct FaultInjector: Sendable {
     public struct Plan: Sendable, Equatable, CustomStringConvertible {
         /// Probabilities, each in 0…1, drawn independently per packet.
@@ -12,20 +13,29 @@ public struct FaultInjector: Sendable {
         /// Every packet waits this long; a reordered one waits `reorderDelay` more.
         public var delay: Duration = .zero
         public var reorderDelay: Duration = .milliseconds(3)
+        /// A link of this many bits a second: packets leave one after another,
+        /// each after its own transmission time, from a queue that holds at
+        /// most `queueLimit` of waiting (the rest is dropped at its tail, as a
+        /// router's full buffer does). Nil: no rate limit.
+        public var bitsPerSecond: Int?
+        public var queueLimit: Duration = .milliseconds(200)
 
         public init(drop: Double = 0, duplicate: Double = 0, reorder: Double = 0, corrupt: Double = 0,
-                    delay: Duration = .zero, reorderDelay: Duration = .milliseconds(3)) {
+                    delay: Duration = .zero, reorderDelay: Duration = .milliseconds(3), bitsPerSecond: Int? = nil) {
             self.drop = drop; self.duplicate = duplicate; self.reorder = reorder; self.corrupt = corrupt
-            self.delay = delay; self.reorderDelay = reorderDelay
+            self.delay = delay; self.reorderDelay = reorderDelay; self.bitsPerSecond = bitsPerSecond
         }
 
         public var description: String {
             "drop \(drop) duplicate \(duplicate) reorder \(reorder) corrupt \(corrupt) delay \(delay)"
+                + (bitsPerSecond.map { " rate \($0) bit/s" } ?? "")
         }
     }
 
     public struct Counters: Sendable, Equatable {
         public var passed = 0, dropped = 0, duplicated = 0, reordered = 0, corrupted = 0
+        /// Dropped because the rate-limited link's queue was full.
+        public var overflowed = 0
     }
 
     public let plan: Plan
@@ -34,6 +44,8 @@ public struct FaultInjector: Sendable {
     /// Packets in flight, in arrival order of `push`; each with its release time.
     private var queue: [(release: Instant, order: Int, bytes: [UInt8])] = []
     private var order = 0
+    /// With a rate: when the link has sent everything queued so far.
+    private var linkFreeAt = Instant(nanoseconds: .min / 2)
 
     public init(plan: Plan, seed: UInt64) {
         self.plan = plan
@@ -53,7 +65,19 @@ public struct FaultInjector: Sendable {
             bytes[index] ^= UInt8(1 << (random.next() % 8))
             counters.corrupted += 1
         }
-        var release = now + plan.delay
+        var release = now
+        if let rate = plan.bitsPerSecond, rate > 0 {
+            // The packet waits for those before it, then takes its own transmission time.
+            let transmission = Int64(bytes.count) * 8 * 1_000_000_000 / Int64(rate)
+            let start = linkFreeAt > now ? linkFreeAt : now
+            guard start.nanoseconds - now.nanoseconds <= plan.queueLimit.nanoseconds else {
+                counters.overflowed += 1
+                return
+            }
+            linkFreeAt = start.advanced(byNanoseconds: transmission)
+            release = linkFreeAt
+        }
+        release = release + plan.delay
         if chance(plan.reorder) {
             release = release + plan.reorderDelay
             counters.reordered += 1

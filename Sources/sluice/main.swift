@@ -44,8 +44,10 @@ commands:
         before it sleeps. Waking a sleeping process costs more than Sluice's
         own work for a small request; the window adapts, so a quiet tunnel
         sleeps at once and a busy one spends at most US per lull.
-        --faults drop=P,duplicate=P,reorder=P,corrupt=P,delay=Nms puts a
-        seeded fault injector between the TUN and the stack, both ways.
+        --faults drop=P,duplicate=P,reorder=P,corrupt=P,delay=Nms,rate=R puts a
+        seeded fault injector between the TUN and the stack, both ways;
+        rate=2mbit (kbit, mbit, gbit) makes each direction a link of that
+        rate with a 200 ms queue, for a slow network (with --mtu 1500).
         CAPTURE (also for run; the profile's [Capture] fills what is left out):
           --pcap FILE [--pcap-filter 'tcp port 80'] [--snaplen N]
                 [--pcap-rotate-size BYTES] [--pcap-rotate-count N]

@@ -42,6 +42,24 @@ final class TransferTests {
         try upload(options: [], timeout: 300)
     }
 
+    /// `--faults rate=`: a 16 Mbit/s link each way (MTU 1500, as a real
+    /// one). curl's own measure of the download is the link's rate: never
+    /// above it, and not far below; the bytes arrive whole.
+    @Test func aRateLimitedLinkHoldsTheDownloadToItsRate() throws {
+        try pair.makeFile("4m.bin", bytes: 4 * 1024 * 1024)
+        let digest = try pair.digest("4m.bin")
+        let r = try pair.exec("""
+        curl -sS -o /tmp/sluice-rate-$$.bin -w '%{speed_download}\\n' http://10.88.0.2:8080/4m.bin
+        sha256sum < /tmp/sluice-rate-$$.bin | cut -c1-64; rm -f /tmp/sluice-rate-$$.bin
+        """, options: ["--mtu", "1500", "--faults", "rate=16mbit"], timeout: 120)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2 && lines.last == digest, "\(r.stdout)")
+        let bytesPerSecond = Double(lines.first ?? "") ?? 0
+        // 16 Mbit/s is 2,000,000 bytes of IP a second; TCP/IP headers take about 3% of them.
+        #expect(bytesPerSecond <= 2_000_000 && bytesPerSecond >= 1_000_000, "curl measured \(bytesPerSecond) B/s\n\(r.stderr)")
+    }
+
     @Test func lossyTransfersBothWays() throws {
         let faults = ["--faults", "drop=0.02,reorder=0.02,duplicate=0.01", "--fault-seed", "7"]
         try download(options: faults, timeout: 900)

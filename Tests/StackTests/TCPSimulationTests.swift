@@ -202,6 +202,51 @@ struct Pump {
         #expect(timeouts <= 3, "\(details.joined(separator: "\n"))")
     }
 
+    /// `rate=`: a link sends one packet after another, each taking its
+    /// transmission time (here 1 µs a byte), and holds at most 200 ms of them.
+    @Test func aRateLimitedLinkSendsPacketsOneAfterAnotherFromABoundedQueue() {
+        var link = FaultInjector(plan: FaultInjector.Plan(delay: .milliseconds(1), bitsPerSecond: 8_000_000), seed: 1)
+        for i in 0 ..< 3 { link.push([UInt8](repeating: UInt8(i), count: 1000), now: .zero) }
+        #expect(link.nextRelease == .milliseconds(2))
+        #expect(link.pop(now: Instant(nanoseconds: 1_999_999)).isEmpty)
+        #expect(link.pop(now: .milliseconds(2)).map { $0[0] } == [0])
+        #expect(link.pop(now: .milliseconds(4)).map { $0[0] } == [1, 2])
+        // Idle again: the next packet only takes its own time.
+        link.push([9], now: .milliseconds(10))
+        #expect(link.nextRelease == Instant(nanoseconds: 11_000_000 + 1_000))
+        var full = FaultInjector(plan: FaultInjector.Plan(bitsPerSecond: 8_000_000), seed: 1)
+        for _ in 0 ..< 250 { full.push([UInt8](repeating: 0, count: 1000), now: .zero) }
+        // The k-th packet starts after k ms of waiting; 0 through 200 ms are in the queue.
+        #expect(full.counters.passed == 201 && full.counters.overflowed == 49)
+    }
+
+    /// Our TCP through a 16 Mbit/s link each way, 10 ms away: the download
+    /// arrives byte-exact, no faster than the link allows, and not much slower.
+    @Test func aTransferFillsARateLimitedLink() {
+        let plan = FaultInjector.Plan(delay: .milliseconds(5), bitsPerSecond: 16_000_000)
+        var configuration = TCPConfiguration()
+        configuration.maximumSegmentSize = 1460
+        let size = 1_000_000
+        var sim = Simulation(plan: plan, seed: 3, configuration: configuration)
+        var rng = SplitMix64(seed: 3)
+        let down = (0 ..< size).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        var clientPump = Pump(toSend: [])
+        var serverPump = Pump(toSend: down)
+        var steps = 0
+        while steps < 1_000_000, clientPump.received.count < down.count, sim.now < Instant.milliseconds(60_000) {
+            steps += 1
+            sim.deliver()
+            clientPump.run(on: sim.client)
+            if let server = sim.server { serverPump.run(on: server) }
+            sim.flush()
+            sim.step(maximum: .milliseconds(50))
+        }
+        #expect(clientPump.received == down)
+        let seconds = Double(sim.now.nanoseconds) / 1e9
+        let floor = Double(size) * 8 / 16_000_000   // the payload alone, 0.5 s
+        #expect(seconds >= floor && seconds < floor * 2, "\(seconds) s, \(sim.server?.counters ?? TCPConnection.Counters()), link \(sim.toClient.counters)")
+    }
+
     @Test func theInjectorIsReproducible() {
         let plan = FaultInjector.Plan(drop: 0.2, duplicate: 0.2, reorder: 0.2, corrupt: 0.2, delay: .milliseconds(1))
         func run() -> [[UInt8]] {
