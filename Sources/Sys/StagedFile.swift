@@ -6,10 +6,14 @@
 //
 // O_DIRECT wants the buffer, the file offset and the length aligned to the
 // device's block. So bytes are staged in one aligned buffer and written in
-// whole blocks; `flush()` writes the last, partial block padded and then cuts
-// the file to its exact size, and keeps that block staged, to be written
-// again at the same offset once more bytes arrive. A reader (tshark on a
-// live capture) always sees a file that ends at the last flushed byte.
+// whole blocks; `flush()` writes the last, partial block through the page
+// cache at its exact length (O_DIRECT off for that one write), and keeps it
+// staged, to be written again, whole and direct, at the same offset once it
+// fills. A reader (tshark on a live capture) always sees a file that ends at
+// the last flushed byte. (Writing the partial block padded and then cutting
+// the file back, as this once did, showed a reader up to 4 KiB of zeros
+// between the write and the ftruncate: a record header of zeros to a
+// program that follows the file.)
 //
 // Where O_DIRECT is refused (a pipe, /dev/null, a filesystem without it) the
 // same staging buffer is written with plain write(2) calls instead.
@@ -88,12 +92,20 @@ public final class StagedFile {
             used = 0
             return
         }
-        let padded = (used + Self.blockSize - 1) / Self.blockSize * Self.blockSize
-        if padded > used { (staging + used).initializeMemory(as: UInt8.self, repeating: 0, count: padded - used) }
-        try writeStaged(count: padded, at: base)
-        _ = try valueOrErrno { ftruncate(descriptor, off_t(base + used)) }.get()
-        // Keep only the partial block: the full ones are on disk for good.
         let full = used / Self.blockSize * Self.blockSize
+        if full > 0 { try writeStaged(count: full, at: base) }
+        if used > full, isDirect {
+            // The partial block, through the page cache: exactly its bytes, no padding.
+            // (A later direct write of the whole block flushes and replaces these pages.)
+            _ = try valueOrErrno { cshim_fcntl_setfl(descriptor, cshim_fcntl_getfl(descriptor) & ~cshim_O_DIRECT) }.get()
+            let written = Result { () throws(Errno) in try writeStaged(from: full, count: used - full, at: base + full) }
+            _ = try valueOrErrno { cshim_fcntl_setfl(descriptor, cshim_fcntl_getfl(descriptor) | cshim_O_DIRECT) }.get()
+            try written.get()
+        } else if used > full {
+            // O_DIRECT was refused on the way: the rest goes as it is.
+            try writeStaged(from: full, count: used - full, at: base + full)
+        }
+        // Keep only the partial block: the full ones are on disk for good.
         if full > 0 {
             (staging).copyMemory(from: staging + full, byteCount: used - full)
             base += full
@@ -129,26 +141,26 @@ public final class StagedFile {
     /// Writes `staging[0 ..< count]` at file offset `offset` (sequentially on
     /// anything but a regular file), continuing after short writes. An
     /// O_DIRECT write the filesystem refuses (EINVAL) turns O_DIRECT off for good.
-    private func writeStaged(count: Int, at offset: Int) throws(Errno) {
+    private func writeStaged(from start: Int = 0, count: Int, at offset: Int) throws(Errno) {
         guard descriptor >= 0 else { throw Errno(rawValue: EBADF) }
         var done = 0
         while done < count {
             let n: Int
             if isRegular {
-                let result = pwrite(descriptor, staging + done, count - done, off_t(offset + done))
+                let result = pwrite(descriptor, staging + start + done, count - done, off_t(offset + done))
                 if result < 0 {
                     let error = Errno.current
                     if error.rawValue == EINTR { continue }
-                    if error.rawValue == EINVAL, isDirect {
+                    if error.rawValue == EINVAL, isDirect, start == 0 {
                         try fallBackToBuffered()
-                        // Buffered now: write exactly the staged bytes, no padding.
+                        // Buffered now: write exactly the staged bytes.
                         return try writeStaged(count: min(count, used), at: offset)
                     }
                     throw error
                 }
                 n = result
             } else {
-                let result = Glibc.write(descriptor, staging + done, count - done)
+                let result = Glibc.write(descriptor, staging + start + done, count - done)
                 if result < 0 {
                     let error = Errno.current
                     if error.rawValue == EINTR { continue }

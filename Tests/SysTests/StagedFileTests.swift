@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 import Sys
 import Testing
 
@@ -49,6 +50,40 @@ private func pattern(_ count: Int, seed: Int) -> [UInt8] {
         try file.close()
         #expect(contents(path) == expected)
         try file.close() // idempotent
+    }
+
+    /// A program following a live capture never sees the file longer than
+    /// what was flushed: no zeros of a padded block, not even for the moment
+    /// between a write and a cut. A reader thread watches the size while
+    /// 2,000 flushes of odd lengths go by.
+    @Test func aReaderNeverSeesPadding() throws {
+        let path = scratchPath("follow")
+        defer { unlink(path) }
+        let file = try StagedFile(path: path, bufferSize: 3 * StagedFile.blockSize)
+        #expect(file.isDirect)
+        let flushed = Atomic<Int>(0)
+        let done = Atomic<Bool>(false)
+        let beyond = Atomic<Int>(0)
+        let watcher = try WorkerThread {
+            var status = stat()
+            for _ in 0 ..< 50_000_000 where !done.load(ordering: .acquiring) {
+                guard stat(path, &status) == 0 else { continue }
+                // Read after the size: `flushed` can only have grown meanwhile.
+                if Int(status.st_size) > flushed.load(ordering: .acquiring) { beyond.add(1, ordering: .relaxed) }
+            }
+        }
+        let chunk = pattern(777, seed: 3)
+        for _ in 0 ..< 2_000 {
+            try chunk.withUnsafeBytes { try file.append($0) }
+            // Published before the flush: the file may reach this size from now on.
+            flushed.store(file.size, ordering: .releasing)
+            try file.flush()
+        }
+        done.store(true, ordering: .releasing)
+        watcher.join()
+        try file.close()
+        #expect(beyond.load(ordering: .acquiring) == 0, "the file was seen longer than its bytes")
+        #expect(contents(path).count == 2_000 * 777)
     }
 
     @Test func flushWithoutNewBytesChangesNothing() throws {
