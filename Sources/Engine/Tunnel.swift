@@ -134,9 +134,22 @@ final class Tunnel {
             let written = flowLog.close()
             result.capture = (result.capture.map { $0 + "\n" } ?? "") + "flow log: \(written)"
         }
+        if inboundFaults != nil || io.outboundFaults != nil {
+            // What the injector did, both ways: what a rehearsal of a bad link cost.
+            var total = FaultInjector.Counters()
+            for counters in [inboundFaults?.counters, io.outboundFaults?.counters].compactMap({ $0 }) {
+                total.dropped += counters.dropped; total.duplicated += counters.duplicated
+                total.reordered += counters.reordered; total.corrupted += counters.corrupted
+                total.overflowed += counters.overflowed
+            }
+            result.capture = (result.capture.map { $0 + "\n" } ?? "")
+                + "faults: \(total.dropped) dropped, \(total.duplicated) duplicated, \(total.reordered) reordered, \(total.corrupted) corrupted"
+                + (configuration.faults?.bitsPerSecond != nil ? ", \(total.overflowed) over the rate's 200 ms queue" : "")
+        }
         if let recorder = io.recorder {
             let capture = recorder.close()
-            result.capture = "capture: \(capture.packetsCaptured) packets written, \(capture.packetsFilteredOut) filtered out, \(capture.packetsDropped) dropped (writer behind), \(capture.filesRotated) rotations"
+            // Added to the HAR's and the flow log's lines, not in their place.
+            result.capture = (result.capture.map { $0 + "\n" } ?? "") + "capture: \(capture.packetsCaptured) packets written, \(capture.packetsFilteredOut) filtered out, \(capture.packetsDropped) dropped (writer behind), \(capture.filesRotated) rotations"
                 + (recorder.perFlowDirectory != nil ? ", \(capture.flowFilesOpened) flow files" : "")
                 + (recorder.selectsFlows ? ", \(capture.packetsNotSelected) left out of flows no capture rule chose" : "")
                 + (capture.failure.map { "; error: \($0)" } ?? "")

@@ -36,6 +36,8 @@ public struct FaultInjector: Sendable {
         public var passed = 0, dropped = 0, duplicated = 0, reordered = 0, corrupted = 0
         /// Dropped because the rate-limited link's queue was full.
         public var overflowed = 0
+
+        public init() {}
     }
 
     public let plan: Plan

@@ -128,6 +128,22 @@ final class PcapTests {
         #expect(flowFrames.count == wholeFrames.count && !wholeFrames.isEmpty)
     }
 
+    /// Each recorder and the fault injector has its line in the exit summary
+    /// (the capture's once took the place of the HAR's and the flow log's).
+    @Test func theExitSummaryNamesEveryRecorder() throws {
+        let r = try pair.exec("curl -s -o /dev/null http://10.88.0.2:8080/hello.txt", options: [
+            "--pcap", work.appendingPathComponent("summary.pcap").path,
+            "--har", work.appendingPathComponent("summary.har").path,
+            "--flow-log", work.appendingPathComponent("summary.jsonl").path,
+            "--faults", "delay=1ms,rate=100mbit"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        for prefix in ["HAR: 1 entries", "flow log: ", "faults: 0 dropped", "capture: "] {
+            #expect(lines.contains { $0.hasPrefix(prefix) }, "\(prefix)\n\(r.stderr)")
+        }
+        #expect(lines.contains { $0.hasPrefix("faults: ") && $0.hasSuffix("0 over the rate's 200 ms queue") }, "\(r.stderr)")
+    }
+
     @Test func theRequestsTsharkDecodesAreTheOnesCurlSent() throws {
         let pcap = work.appendingPathComponent("http.pcap").path
         let r = try pair.exec("""
