@@ -167,6 +167,26 @@ struct Pump {
         #expect(result.ok, "\(result.detail)")
     }
 
+    /// `size` seeded bytes from the server to the client, within a minute of
+    /// virtual time; whether they arrived byte-exact.
+    func download(_ size: Int, plan: FaultInjector.Plan, seed: UInt64, configuration: TCPConfiguration) -> (Simulation, Bool) {
+        var rng = SplitMix64(seed: seed)
+        let down = (0 ..< size).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        var sim = Simulation(plan: plan, seed: seed, configuration: configuration)
+        var clientPump = Pump(toSend: [])
+        var serverPump = Pump(toSend: down)
+        var steps = 0
+        while steps < 1_000_000, clientPump.received.count < down.count, sim.now < Instant.milliseconds(60_000) {
+            steps += 1
+            sim.deliver()
+            clientPump.run(on: sim.client)
+            if let server = sim.server { serverPump.run(on: server) }
+            sim.flush()
+            sim.step(maximum: .milliseconds(50))
+        }
+        return (sim, clientPump.received == down)
+    }
+
     /// A download through a lossy, slightly reordering path with a round trip
     /// of 60 µs, as between an app and Sluice: loss must be repaired by
     /// RACK and tail loss probes, not by the 200 ms retransmission timer.
@@ -180,21 +200,8 @@ struct Pump {
         var timeouts = 0
         var details: [String] = []
         for seed in UInt64(1) ... 6 {
-            var rng = SplitMix64(seed: seed)
-            let down = (0 ..< 2_000_000).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-            var sim = Simulation(plan: plan, seed: seed, configuration: configuration)
-            var clientPump = Pump(toSend: [])
-            var serverPump = Pump(toSend: down)
-            var steps = 0
-            while steps < 1_000_000, clientPump.received.count < down.count, sim.now < Instant.milliseconds(60_000) {
-                steps += 1
-                sim.deliver()
-                clientPump.run(on: sim.client)
-                if let server = sim.server { serverPump.run(on: server) }
-                sim.flush()
-                sim.step(maximum: .milliseconds(50))
-            }
-            #expect(clientPump.received == down, "seed \(seed): \(clientPump.received.count) of \(down.count) bytes")
+            let (sim, arrived) = download(2_000_000, plan: plan, seed: seed, configuration: configuration)
+            #expect(arrived, "seed \(seed)")
             let counters = sim.server?.counters ?? TCPConnection.Counters()
             timeouts += counters.retransmissionTimeouts
             details.append("seed \(seed): \(sim.now) \(counters)")
@@ -227,21 +234,8 @@ struct Pump {
         var configuration = TCPConfiguration()
         configuration.maximumSegmentSize = 1460
         let size = 1_000_000
-        var sim = Simulation(plan: plan, seed: 3, configuration: configuration)
-        var rng = SplitMix64(seed: 3)
-        let down = (0 ..< size).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-        var clientPump = Pump(toSend: [])
-        var serverPump = Pump(toSend: down)
-        var steps = 0
-        while steps < 1_000_000, clientPump.received.count < down.count, sim.now < Instant.milliseconds(60_000) {
-            steps += 1
-            sim.deliver()
-            clientPump.run(on: sim.client)
-            if let server = sim.server { serverPump.run(on: server) }
-            sim.flush()
-            sim.step(maximum: .milliseconds(50))
-        }
-        #expect(clientPump.received == down)
+        let (sim, arrived) = download(size, plan: plan, seed: 3, configuration: configuration)
+        #expect(arrived)
         let seconds = Double(sim.now.nanoseconds) / 1e9
         let floor = Double(size) * 8 / 16_000_000   // the payload alone, 0.5 s
         #expect(seconds >= floor && seconds < floor * 2, "\(seconds) s, \(sim.server?.counters ?? TCPConnection.Counters()), link \(sim.toClient.counters)")
