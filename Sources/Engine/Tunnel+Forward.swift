@@ -66,6 +66,8 @@ final class ForwardListener {
     let socket: Socket
     let forward: PortForward
     let token: UInt64
+    /// The app's port was found closed and that was logged; its next answer clears it.
+    var reportedClosed = false
 
     init(socket: consuming Socket, forward: PortForward, token: UInt64) {
         self.socket = socket
@@ -194,12 +196,26 @@ extension Tunnel {
     /// The app answered a forwarded client: back to it from the forwarded port.
     func answerForwarded(_ key: FlowKey, payload: UnsafeRawBufferPointer) {
         guard let (listener, client) = forwardedSessions[key] else { return }
+        listener.reportedClosed = false
         if case .value? = try? listener.socket.send(payload, to: client) {
             io.statistics.bytesFromApp += payload.count
             countBytes(key, up: payload.count)
         } else {
             io.statistics.upstreamErrors += 1
         }
+    }
+
+    /// The app answered a forwarded datagram with ICMP port unreachable. Its
+    /// client cannot be told (a UDP socket has no way to pass the error on),
+    /// so the user is, once until the app's port answers again.
+    func forwardedPortUnreachable(_ key: FlowKey) {
+        guard let (listener, client) = forwardedSessions[key] else { return }
+        io.statistics.upstreamErrors += 1
+        trace("\(key): port unreachable in the app's namespace (from \(client))")
+        guard !listener.reportedClosed else { return }
+        listener.reportedClosed = true
+        EngineLog.warning("sluice: --forward \(listener.forward): nothing listens on UDP port \(listener.forward.appPort) in the namespace "
+            + "(port unreachable); datagrams from \(client) and others are dropped until something does")
     }
 
     /// A forwarded session ended (idle, or closed through the control API).

@@ -1152,6 +1152,8 @@ final class Tunnel {
             } else {
                 sendEcho(key, sequenceNumber: sequenceNumber, payload: payload)
             }
+        case let .appPortUnreachable(key):
+            if !forwardedSessions.isEmpty, forwardedSessions[key] != nil { forwardedPortUnreachable(key) }
         case .answered:
             break
         case .dropped(.badChecksum), .dropped(.malformed):

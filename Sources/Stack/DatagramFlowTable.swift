@@ -20,6 +20,9 @@ public final class DatagramFlowTable {
         case udp(FlowKey, payload: UnsafeRawBufferPointer, isNew: Bool)
         /// An ICMP or ICMPv6 echo request.
         case echoRequest(FlowKey, sequenceNumber: UInt16, payload: UnsafeRawBufferPointer, isNew: Bool)
+        /// The app's ICMP port unreachable for a datagram of session `key`
+        /// (from its far side): nothing listens at the app's end of it.
+        case appPortUnreachable(FlowKey)
         /// The table answered by itself (the session limit).
         case answered
         case dropped(DropReason)
@@ -71,10 +74,12 @@ public final class DatagramFlowTable {
             switch packet.network {
             case .v4:
                 guard let icmp = try? ICMPv4View(packet.payload) else { return .dropped(.malformed) }
+                if case .destinationUnreachable(.port) = icmp.message { return portUnreachable(quoting: icmp.payload) }
                 guard case let .echoRequest(id, seq) = icmp.message else { return .dropped(.notEchoRequest) }
                 (identifier, sequence, data) = (id, seq, icmp.payload)
             case .v6:
                 guard let icmp = try? ICMPv6View(packet.payload) else { return .dropped(.malformed) }
+                if case .destinationUnreachable(.port) = icmp.message { return portUnreachable(quoting: icmp.payload) }
                 guard case let .echoRequest(id, seq) = icmp.message else { return .dropped(.notEchoRequest) }
                 (identifier, sequence, data) = (id, seq, icmp.payload)
             }
@@ -85,6 +90,19 @@ public final class DatagramFlowTable {
         default:
             return .dropped(.notDatagram)
         }
+    }
+
+    /// The session an app's port unreachable is about: the quoted datagram
+    /// went from the session's far side to the app (RFC 792, RFC 4443 §3.1:
+    /// the error quotes its IP header and at least 8 bytes, the UDP ports).
+    func portUnreachable(quoting quoted: UnsafeRawBufferPointer) -> Input {
+        guard let original = try? IPPacketView(quoted: quoted), original.upperLayerProtocol == .udp,
+              original.payload.count >= 4 else { return .dropped(.malformed) }
+        let ports = original.payload
+        let key = FlowKey(transport: .udp, appAddress: original.destination, appPort: UInt16(ports[2]) << 8 | UInt16(ports[3]),
+                          destinationAddress: original.source, destinationPort: UInt16(ports[0]) << 8 | UInt16(ports[1]))
+        guard sessions[key] != nil else { return .dropped(.notEchoRequest) }
+        return .appPortUnreachable(key)
     }
 
     /// Records activity; nil when a new session would pass the limit (and the refusal was sent).

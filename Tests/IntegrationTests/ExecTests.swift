@@ -457,6 +457,9 @@ final class ExecTests {
         wait
         """, options: ["--forward", "19053:9053/udp", "--forward", "127.0.0.1:19054:9054/udp"])
         #expect(r.status == 0, "\(r.stderr)")
+        // The client of a port nobody serves cannot be told; the user is, once.
+        let warnings = r.stderr.split(separator: "\n").filter { $0.contains("nothing listens on UDP port 9054") }
+        #expect(warnings.count == 1, "\(r.stderr)")
         #expect(r.stdout.split(separator: "\n").map(String.init) == [
             "one from 10.233.0.2 port a to a from 19053",
             "two from 10.233.0.2 port b to b from 19053",

@@ -57,6 +57,35 @@ import Wire
         #expect(table.count == 1)
     }
 
+    /// The app's kernel answers a datagram we delivered with ICMP port
+    /// unreachable (nothing listens there): the table names the session, both
+    /// families; an error about no session of ours is dropped.
+    @Test func theAppsPortUnreachableNamesItsSession() {
+        for v6 in [false, true] {
+            let table = DatagramFlowTable()
+            var sink = CollectingSink()
+            var key: FlowKey?
+            feed(table, v6 ? udp6(payload: bytes(5)) : udp4(payload: bytes(5)), sink: &sink) { if case let .udp(k, _, _) = $0 { key = k } }
+            // Our datagram toward the app, and the app kernel's error about it.
+            #expect([UInt8](bytes(9)).withUnsafeBytes { table.sendUDP(key!, payload: $0, now: .zero, sink: &sink) })
+            let delivered = sink.packets.removeLast()
+            var error = CollectingSink()
+            delivered.withUnsafeBytes { raw in
+                let packet = try! IPPacketView(raw)
+                error.send(capacity: 1280) { IPFraming.writeUnreachable(into: $0, replyingTo: packet, reason: .port) }
+            }
+            feed(table, error.packets[0], sink: &sink) { input in
+                guard case let .appPortUnreachable(named) = input else { Issue.record("\(input)"); return }
+                #expect(named == key)
+            }
+            // The same error to a table without the session: about nothing of ours.
+            let other = DatagramFlowTable()
+            feed(other, error.packets[0], sink: &sink) { input in
+                guard case .dropped = input else { Issue.record("\(input)"); return }
+            }
+        }
+    }
+
     @Test func repliesComeFromTheDestinationWithValidChecksums() {
         let table = DatagramFlowTable()
         var sink = CollectingSink()
