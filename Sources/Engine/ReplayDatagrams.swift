@@ -18,7 +18,6 @@ struct ReplayDatagrams {
 
 
     mutating func receive(_ packet: IPPacketView, at now: UInt64, names: ReplayNames) {
-        let length: Int
         switch packet.upperLayerProtocol {
         case .udp:
             guard let udp = try? UDPView(packet.payload) else { return }
@@ -26,26 +25,34 @@ struct ReplayDatagrams {
                               destinationAddress: packet.destination, destinationPort: udp.destinationPort)
             let reversed = FlowKey(transport: .udp, appAddress: packet.destination, appPort: udp.destinationPort,
                                    destinationAddress: packet.source, destinationPort: udp.sourcePort)
-            length = udp.payload.count
+            let length = udp.payload.count
             if open[key] == nil, open[reversed] != nil {
                 take(reversed, down: true, length: length, at: now, names: names)
             } else {
                 take(key, down: false, length: length, at: now, names: names)
             }
-        case .icmp:
-            guard let icmp = try? ICMPv4View(packet.payload) else { return }
-            switch icmp.message {
-            case let .echoRequest(id, _): take(Self.echoKey(.icmp, app: packet.source, remote: packet.destination, id), down: false, length: icmp.payload.count, at: now, names: names)
-            case let .echoReply(id, _): take(Self.echoKey(.icmp, app: packet.destination, remote: packet.source, id), down: true, length: icmp.payload.count, at: now, names: names)
-            default: return
+        case .icmp, .icmpv6:
+            // An echo request comes from the app; a reply goes back to it.
+            let echo: (identifier: UInt16, isReply: Bool, length: Int)?
+            if packet.upperLayerProtocol == .icmp {
+                guard let icmp = try? ICMPv4View(packet.payload) else { return }
+                switch icmp.message {
+                case let .echoRequest(id, _): echo = (id, false, icmp.payload.count)
+                case let .echoReply(id, _): echo = (id, true, icmp.payload.count)
+                default: echo = nil
+                }
+            } else {
+                guard let icmp = try? ICMPv6View(packet.payload) else { return }
+                switch icmp.message {
+                case let .echoRequest(id, _): echo = (id, false, icmp.payload.count)
+                case let .echoReply(id, _): echo = (id, true, icmp.payload.count)
+                default: echo = nil
+                }
             }
-        case .icmpv6:
-            guard let icmp = try? ICMPv6View(packet.payload) else { return }
-            switch icmp.message {
-            case let .echoRequest(id, _): take(Self.echoKey(.icmpv6, app: packet.source, remote: packet.destination, id), down: false, length: icmp.payload.count, at: now, names: names)
-            case let .echoReply(id, _): take(Self.echoKey(.icmpv6, app: packet.destination, remote: packet.source, id), down: true, length: icmp.payload.count, at: now, names: names)
-            default: return
-            }
+            guard let echo else { return }
+            let (app, remote) = echo.isReply ? (packet.destination, packet.source) : (packet.source, packet.destination)
+            take(Self.echoKey(packet.upperLayerProtocol, app: app, remote: remote, echo.identifier),
+                 down: echo.isReply, length: echo.length, at: now, names: names)
         default:
             return
         }

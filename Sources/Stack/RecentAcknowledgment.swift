@@ -8,11 +8,11 @@ import Wire
 /// Times are nanoseconds of the engine's clock: the peer of a TUN answers in
 /// tens of microseconds, far below the millisecond of TCP timestamps.
 struct RecentAcknowledgment: Sendable, Equatable {
-    /// RACK.xmit_ts, and the segment's place in the order of transmissions
-    /// (`SentSegments.Record.order`, which stands in for RACK.end_seq's
-    /// tie-break); nil before the first delivery.
-    var sentAt: Int64?
-    var order: UInt64 = 0
+    /// The most recently sent delivered segment's place in the order of
+    /// transmissions (`SentSegments.Record.order`): RACK.xmit_ts with
+    /// RACK.end_seq's tie-break, exact where one `output` sends many segments
+    /// at the same instant. Nil before the first delivery.
+    var order: UInt64?
     /// RACK.rtt: the round trip of that segment.
     var roundTrip: Int64 = 0
     /// RACK.min_RTT, from segments sent once.
@@ -35,8 +35,7 @@ struct RecentAcknowledgment: Sendable, Equatable {
         // the retransmission arrived.
         if record.retransmitted, minimumRoundTrip != .max, rtt < minimumRoundTrip { return }
         if !record.retransmitted { minimumRoundTrip = min(minimumRoundTrip, max(rtt, 0)) }
-        if sentAt == nil || order < record.order {
-            sentAt = record.sentAt
+        if order.map({ $0 < record.order }) ?? true {
             order = record.order
             roundTrip = max(rtt, 0)
         }

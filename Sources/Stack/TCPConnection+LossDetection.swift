@@ -23,7 +23,7 @@ extension TCPConnection {
     /// the reordering timer is armed (§6.3).
     func detectLosses(now: Instant) {
         rackDeadline = nil
-        guard rack.sentAt != nil, !sentSegments.isEmpty, retransmitNext == nil else { return }
+        guard let rackOrder = rack.order, !sentSegments.isEmpty, retransmitNext == nil else { return }
         let window = rack.reorderingWindow(inRecovery: congestion.inFastRecovery,
                                            selectivelyAcknowledged: sentSegments.selectivelyAcknowledgedCount,
                                            smoothedRoundTrip: retransmission.smoothedRTTNanoseconds)
@@ -31,7 +31,7 @@ extension TCPConnection {
         for i in 0 ..< sentSegments.count {
             let record = sentSegments[i]
             if record.selectivelyAcknowledged || record.lost { continue }
-            guard record.order < rack.order else { continue }
+            guard record.order < rackOrder else { continue }
             let remaining = record.sentAt + rack.roundTrip + window - now.nanoseconds
             if remaining <= 0 {
                 sentSegments.markLost(i)
