@@ -96,7 +96,7 @@ public struct CheckCommand {
     public static func summary(_ profile: Profile, warnings: Int) -> String {
         func count(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
         let parts = [
-            count(profile.rules.count, "rule", "rules") + " and FINAL",
+            count(profile.rules.count, "rule", "rules") + setSummary(profile.ruleSets) + " and FINAL",
             count(profile.proxies.count, "proxy", "proxies"),
             count(profile.groups.count, "group", "groups"),
             count(profile.hosts.count, "host", "hosts"),
@@ -107,6 +107,13 @@ public struct CheckCommand {
             count(warnings, "warning", "warnings"),
         ]
         return "\(profile.file): ok (\(parts.joined(separator: ", ")))"
+    }
+
+    /// " (N entries from K rule sets)" when the rules name sets.
+    static func setSummary(_ sets: [RuleSet]) -> String {
+        guard !sets.isEmpty else { return "" }
+        let entries = sets.reduce(0) { $0 + $1.rules.count }
+        return " (\(entries) \(entries == 1 ? "entry" : "entries") from \(sets.count) \(sets.count == 1 ? "set" : "sets"))"
     }
 }
 

@@ -16,7 +16,18 @@ public enum ProfileLoader {
             return .failure(ProfileErrors(errors: [ProfileError(
                 file: path, line: 0, message: "the profile is not UTF-8 text", hint: "save it as UTF-8")]))
         }
-        return ProfileParser.parse(text, file: path, baseDirectory: folder(of: path))
+        return ProfileParser.parse(text, file: path, baseDirectory: folder(of: path), readRuleSet: readRuleSet)
+    }
+
+    /// A RULE-SET or DOMAIN-SET file, read again at every load (a reload picks up an edited list).
+    static func readRuleSet(_ path: String) -> RuleSetFile {
+        if Files.kind(of: path) == .directory { return .unreadable("it is a folder") }
+        guard let bytes = Files.read(path, limit: RuleSet.maximumFileSize + 1) else {
+            return .unreadable(Files.kind(of: path) == nil ? "no such file" : "not readable")
+        }
+        guard bytes.count <= RuleSet.maximumFileSize else { return .unreadable("larger than \(RuleSet.maximumFileSize >> 20) MiB") }
+        guard let text = String(validating: bytes, as: UTF8.self) else { return .unreadable("not UTF-8 text") }
+        return .text(text)
     }
 
     /// The absolute folder that holds `path`.

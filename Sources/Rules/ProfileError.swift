@@ -40,9 +40,12 @@ public struct ProfileErrors: Error, Equatable, Sendable, CustomStringConvertible
         self.errors = errors; self.warnings = warnings
     }
 
-    /// Errors and warnings interleaved by line, one finding per paragraph.
+    /// Errors and warnings interleaved by line, one finding per paragraph; a
+    /// rule set's findings together, after those of the file that comes first.
     public var description: String {
-        (errors + warnings).sorted { ($0.line, $0.severity == .warning ? 1 : 0) < ($1.line, $1.severity == .warning ? 1 : 0) }
-            .map(\.description).joined(separator: "\n")
+        var rank: [String: Int] = [:]
+        for finding in errors + warnings where rank[finding.file] == nil { rank[finding.file] = rank.count }
+        let key = { (f: ProfileError) in (rank[f.file] ?? 0, f.line, f.severity == .warning ? 1 : 0) }
+        return (errors + warnings).sorted { key($0) < key($1) }.map(\.description).joined(separator: "\n")
     }
 }

@@ -163,6 +163,10 @@ public enum ProfileExplainer {
             let hit = cs.first { $0.verdict(facts, final: true) == .match }
             return "one of them: " + (hit.map { reason($0, facts) } ?? "?")
         case let .not(c): return "not (\(c))"
+        case let .ruleSet(set, _):
+            let place = set.path ?? set.name
+            guard let hit = set.firstMatch(facts, final: true) else { return "a rule of \(place)" }
+            return "\(place):\(hit.line) (\(hit.condition)): \(reason(hit.condition, facts))"
         }
     }
 }
@@ -175,6 +179,7 @@ extension RuleCondition {
              .urlRegex, .method, .header, .userAgent: return false
         case let .and(cs), let .or(cs): return cs.contains { $0.mentionsIP }
         case let .not(c): return c.mentionsIP
+        case let .ruleSet(set, _): return set.rules.contains { $0.condition.mentionsIP }
         }
     }
 }

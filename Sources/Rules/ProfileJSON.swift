@@ -152,6 +152,12 @@ public enum ProfileJSON {
             json.endArray()
         case let .not(sub):
             json.key("condition"); self.condition(sub, &json)
+        case let .ruleSet(set, noResolve):
+            // The entries are not listed: a set may hold a hundred thousand.
+            json.field("value", set.name)
+            json.field("path", set.path)
+            json.field("entries", set.rules.count)
+            if set.kind == .rules { json.field("no-resolve", noResolve) }
         }
         json.endObject()
     }

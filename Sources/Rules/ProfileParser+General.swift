@@ -155,12 +155,19 @@ extension ProfileBuilder {
         var body = Substring(name)
         if wildcard, body.hasPrefix("*.") { body = body.dropFirst(2) }
         guard !body.isEmpty, body.utf8.count <= 253 else { return false }
-        for label in body.split(separator: ".", omittingEmptySubsequences: false) {
-            guard !label.isEmpty, label.utf8.count <= 63,
-                  label.utf8.allSatisfy({ c in (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || c == 0x2D || c == 0x5F })
-            else { return false }
+        // One pass over the bytes (a domain set may hold a hundred thousand names).
+        var labelLength = 0
+        for c in body.utf8 {
+            if c == UInt8(ascii: ".") {
+                guard labelLength > 0 else { return false }
+                labelLength = 0
+                continue
+            }
+            guard (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || c == 0x2D || c == 0x5F else { return false }
+            labelLength += 1
+            guard labelLength <= 63 else { return false }
         }
-        return true
+        return labelLength > 0
     }
 
     // MARK: [Capture]

@@ -4,13 +4,11 @@ import Wire
 extension ProfileBuilder {
     static let ruleTypes = ["DOMAIN", "DOMAIN-SUFFIX", "DOMAIN-KEYWORD", "DOMAIN-REGEX", "IP-CIDR", "IP-CIDR6",
                             "DEST-PORT", "DST-PORT", "SRC-PORT", "PROTOCOL", "URL-REGEX", "METHOD", "HEADER",
-                            "USER-AGENT", "AND", "OR", "NOT", "FINAL", "MATCH"]
+                            "USER-AGENT", "AND", "OR", "NOT", "RULE-SET", "DOMAIN-SET", "FINAL", "MATCH"]
     /// Surge rule types that need data Sluice does not have.
     static let foreignRuleTypes: [String: String] = [
         "GEOIP": "Sluice has no GeoIP database; list the networks with IP-CIDR",
         "IP-ASN": "Sluice has no ASN database; list the networks with IP-CIDR",
-        "RULE-SET": "Sluice reads rules from the profile only; paste the set's lines into [Rule]",
-        "DOMAIN-SET": "Sluice reads rules from the profile only; paste the set as DOMAIN-SUFFIX lines",
         "PROCESS-NAME": "Sluice sees packets, not processes; run the program under sluice exec instead",
         "SRC-IP": "Sluice's flows all come from the tunnelled program; match on destination instead",
         "IN-PORT": "Sluice has no inbound proxy ports",
@@ -64,8 +62,8 @@ extension ProfileBuilder {
         var optionFields = Array(fields.dropFirst(3))
         var extendedMatching = false
         if let index = optionFields.firstIndex(where: { $0.text.lowercased() == "extended-matching" }) {
-            guard type.hasPrefix("DOMAIN") else {
-                error(n, optionFields[index].column, "extended-matching applies only to DOMAIN rules",
+            guard type.hasPrefix("DOMAIN") || type == "RULE-SET" else {
+                error(n, optionFields[index].column, "extended-matching applies only to DOMAIN rules and rule sets",
                       hint: "remove it; Sluice's domain rules always see SNI and Host")
                 return
             }
@@ -103,13 +101,14 @@ extension ProfileBuilder {
         var noResolve = false
         for option in options {
             let text = option.text.lowercased()
-            if text == "no-resolve", type == "IP-CIDR" || type == "IP-CIDR6" {
+            if text == "no-resolve", type == "IP-CIDR" || type == "IP-CIDR6" || type == "RULE-SET" {
                 noResolve = true
             } else if text == "no-resolve" {
-                error(n, option.column, "no-resolve applies only to IP-CIDR and IP-CIDR6", hint: "remove it from this \(type) rule")
+                error(n, option.column, "no-resolve applies only to IP-CIDR, IP-CIDR6 and RULE-SET", hint: "remove it from this \(type) rule")
                 return nil
             } else {
-                let known = (type.hasPrefix("IP-CIDR") ? ["no-resolve"] : type.hasPrefix("DOMAIN") ? ["extended-matching"] : []) + ["capture"]
+                let known = (type.hasPrefix("IP-CIDR") ? ["no-resolve"] : type.hasPrefix("DOMAIN") ? ["extended-matching"]
+                    : type == "RULE-SET" ? ["no-resolve", "extended-matching"] : []) + ["capture"]
                 error(n, option.column, "unknown rule option '\(option.text)'", hint: Suggestion.hint(for: text, in: known))
                 return nil
             }
@@ -170,6 +169,8 @@ extension ProfileBuilder {
             return .userAgent(GlobPattern(value))
         case "AND", "OR", "NOT":
             return composite(type: type, value: valueField, line: n, depth: depth)
+        case "RULE-SET", "DOMAIN-SET":
+            return ruleSet(type == "RULE-SET" ? .rules : .domains, valueField, line: n).map { .ruleSet($0, noResolve: noResolve) }
         default:
             reportUnknownRuleType(typeField, line: n)
             return nil

@@ -7,13 +7,16 @@ public enum ProfileParser {
 
     /// Parses `text` (the contents of `file`); relative paths resolve against
     /// `baseDirectory`. Every error is collected; any error means no profile.
-    public static func parse(_ text: String, file: String, baseDirectory: String) -> Result<Profile, ProfileErrors> {
+    /// `readRuleSet` reads the file a RULE-SET or DOMAIN-SET line names (an
+    /// absolute path), once per file and load.
+    public static func parse(_ text: String, file: String, baseDirectory: String,
+                             readRuleSet: @escaping (String) -> RuleSetFile = { _ in .unreadable("no such file") }) -> Result<Profile, ProfileErrors> {
         guard text.utf8.count <= maximumSize else {
             return .failure(ProfileErrors(errors: [ProfileError(
                 file: file, line: 0, message: "the profile is \(text.utf8.count) bytes, more than \(maximumSize)",
                 hint: "a profile is a text file of sections and rules; check the path")]))
         }
-        var builder = ProfileBuilder(file: file, baseDirectory: baseDirectory)
+        var builder = ProfileBuilder(file: file, baseDirectory: baseDirectory, readRuleSet: readRuleSet)
         builder.read(text)
         return builder.finish()
     }
@@ -50,9 +53,16 @@ struct ProfileBuilder {
     /// [Host] names already mapped, and where.
     var hostLines: [String: Int] = [:]
 
-    init(file: String, baseDirectory: String) {
+    let readRuleSet: (String) -> RuleSetFile
+    /// The sets read so far, by kind and path: nil for one that failed (reported once).
+    var ruleSets: [String: RuleSet?] = [:]
+    /// This builder reads a rule set's file, not a profile.
+    var insideRuleSet = false
+
+    init(file: String, baseDirectory: String, readRuleSet: @escaping (String) -> RuleSetFile) {
         self.file = file
         self.baseDirectory = baseDirectory
+        self.readRuleSet = readRuleSet
     }
 
     mutating func error(_ line: Int, _ column: Int? = nil, _ message: String, hint: String = "") {
@@ -69,6 +79,8 @@ struct ProfileBuilder {
     var trailingCommentLines = Set<Int>()
 
     static func looksLikeTrailingComment(_ text: Substring) -> Bool {
+        // Most lines have neither character: a byte scan says so without walking Characters.
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "/") }) else { return false }
         var previousBlank = false
         var index = text.startIndex
         while index < text.endIndex {
@@ -163,7 +175,10 @@ struct ProfileBuilder {
                 error(0, nil, "the profile has no [Rule] section", hint: "add [Rule] with at least FINAL,DIRECT")
             }
         }
-        let byLine: (ProfileError, ProfileError) -> Bool = { $0.line < $1.line }
+        // The profile's findings first, then each rule set's, each by line.
+        let byLine: (ProfileError, ProfileError) -> Bool = { a, b in
+            a.file == b.file ? a.line < b.line : a.file == file || b.file != file && a.file < b.file
+        }
         let sortedErrors = stableSorted(errors, by: byLine)
         let sortedWarnings = stableSorted(warnings, by: byLine)
         guard sortedErrors.isEmpty, let finalRule else {

@@ -78,6 +78,8 @@ extension RuleCondition {
             case .noMatch: return .match
             case .unknown: return .unknown
             }
+        case let .ruleSet(set, _):
+            return set.verdict(facts, final: final)
         }
     }
 
@@ -87,7 +89,7 @@ extension RuleCondition {
         switch self {
         case .domain, .domainSuffix, .domainKeyword, .ipCIDR, .ipCIDR6: return true
         case .domainRegex, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
-             .and, .or, .not: return false
+             .and, .or, .not, .ruleSet: return false
         }
     }
 
@@ -96,7 +98,7 @@ extension RuleCondition {
         switch self {
         case .domain, .domainSuffix, .domainKeyword, .domainRegex: return true
         case .ipCIDR, .ipCIDR6, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
-             .and, .or, .not: return false
+             .and, .or, .not, .ruleSet: return false
         }
     }
 }

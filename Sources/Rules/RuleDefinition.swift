@@ -79,6 +79,10 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
     case and([RuleCondition])
     case or([RuleCondition])
     case not(RuleCondition)
+    /// RULE-SET and DOMAIN-SET: matches when any of the set's rules does.
+    /// `noResolve` as written on the line (Surge passes it to the set's IP rules;
+    /// Sluice never resolves, so it changes nothing).
+    case ruleSet(RuleSet, noResolve: Bool)
 
     /// True when the condition needs an HTTP request head to decide: such rules never
     /// match HTTPS without interception, nor any non-HTTP flow.
@@ -89,12 +93,13 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
              .destinationPort, .sourcePort, .protocol: return false
         case let .and(conditions), let .or(conditions): return conditions.contains { $0.requiresHTTP }
         case let .not(condition): return condition.requiresHTTP
+        case let .ruleSet(set, _): return set.requiresHTTP
         }
     }
 
     var isNoResolve: Bool {
         switch self {
-        case let .ipCIDR(_, noResolve), let .ipCIDR6(_, noResolve): return noResolve
+        case let .ipCIDR(_, noResolve), let .ipCIDR6(_, noResolve), let .ruleSet(_, noResolve): return noResolve
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .destinationPort, .sourcePort,
              .protocol, .urlRegex, .method, .header, .userAgent, .and, .or, .not: return false
         }
@@ -119,6 +124,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         case .and: return "AND"
         case .or: return "OR"
         case .not: return "NOT"
+        case let .ruleSet(set, _): return set.kind.rawValue
         }
     }
 
@@ -137,6 +143,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         case let .and(conditions), let .or(conditions):
             return "\(typeName),(\(conditions.map { "(\($0.descriptionWithNoResolve))" }.joined(separator: ",")))"
         case let .not(condition): return "NOT,((\(condition.descriptionWithNoResolve)))"
+        case let .ruleSet(set, _): return set.description
         }
     }
 

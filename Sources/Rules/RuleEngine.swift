@@ -45,9 +45,16 @@ public struct RuleEngine: Sendable {
     }
 
     public init(rules: [RuleDefinition], final: FinalRule) {
+        self.init(rules: rules, final: final, describing: true)
+    }
+
+    /// `describing: false` for a rule set's own engine, which answers "does the
+    /// set match" and never hands out a decision: its rules' texts (one string
+    /// per line of a list that may hold a hundred thousand) are not made.
+    init(rules: [RuleDefinition], final: FinalRule, describing: Bool) {
         self.rules = rules
         finalRule = final
-        texts = rules.map(\.description)
+        texts = describing ? rules.map(\.description) : []
         finalText = final.description
         for (index, rule) in rules.enumerated() {
             var indexed = true
@@ -64,7 +71,7 @@ public struct RuleEngine: Sendable {
             case let .domainRegex(regex):
                 if let literal = regex.requiredLiteral { domainLiterals.insert(literal, owner: index) } else { indexed = false }
             case .destinationPort, .sourcePort, .protocol, .method, .header, .userAgent,
-                 .and, .or, .not:
+                 .and, .or, .not, .ruleSet:
                 indexed = false
             }
             // A name the index refuses (an empty label) is still tested, plainly.
@@ -79,6 +86,16 @@ public struct RuleEngine: Sendable {
     public var ruleCount: Int { rules.count }
 
     public func evaluate(_ facts: FlowFacts, final: Bool = false) -> RuleOutcome {
+        let (best, firstUnknown) = scan(facts, final: final)
+        if firstUnknown < best { return .needsApplicationData }
+        return .matched(decision(for: best == .max ? nil : best))
+    }
+
+    /// The first rule found to match (`best`), and the first that may match
+    /// once more is seen if it comes before (`firstUnknown`); `Int.max` for none.
+    /// `anyMatch` (a rule set, whose rules share one policy): a match after an
+    /// undecided rule counts too, so the scan goes past undecided rules.
+    func scan(_ facts: FlowFacts, final: Bool, anyMatch: Bool = false) -> (best: Int, firstUnknown: Int) {
         var best = Int.max
         var firstUnknown = Int.max
         if let name = facts.nameForRules {
@@ -110,16 +127,17 @@ public struct RuleEngine: Sendable {
             }
         }
         for index in linear {
-            if index >= best || index >= firstUnknown { break }
+            if index >= best || !anyMatch && index >= firstUnknown { break }
             switch rules[index].condition.verdict(facts, final: final) {
             case .match: best = index
-            case .unknown: firstUnknown = index
+            case .unknown:
+                firstUnknown = min(firstUnknown, index)
+                if anyMatch { continue }
             case .noMatch: continue
             }
             break
         }
-        if firstUnknown < best { return .needsApplicationData }
-        return .matched(decision(for: best == .max ? nil : best))
+        return (best, firstUnknown)
     }
 
     func decision(for index: Int?) -> RuleDecision {

@@ -95,6 +95,33 @@ import Sys
         #expect(failure.errors.map(\.message) == ["the profile is not UTF-8 text"])
     }
 
+    /// Rule and domain sets are read from files beside the profile, counted in
+    /// the summary, and a mistake in one is reported at its own file and line.
+    @Test func ruleSetsAreReadFromTheProfilesFolder() throws {
+        let text = "[Rule]\nRULE-SET,lists/ads.list,REJECT\nDOMAIN-SET,lists/trackers.txt,REJECT\nRULE-SET,LAN,DIRECT\nFINAL,DIRECT\n"
+        try withProfile(text) { path in
+            Files.makeDirectory(folder + "/lists")
+            defer {
+                Files.remove(folder + "/lists/ads.list"); Files.remove(folder + "/lists/trackers.txt")
+                Files.removeDirectory(folder + "/lists")
+            }
+            try Files.write("DOMAIN-SUFFIX,ads.test\nIP-CIDR,192.0.2.0/24,no-resolve\n", to: folder + "/lists/ads.list")
+            try Files.write(".tracker.test\n", to: folder + "/lists/trackers.txt")
+            let good = run([path])
+            #expect(good.status == 0, "\(good.diagnostics)")
+            #expect(good.output.first?.hasPrefix("\(path): ok (3 rules (14 entries from 3 sets) and FINAL, 0 proxies") == true, "\(good.output)")
+            try Files.write(".tracker.test\nnot a name\n", to: folder + "/lists/trackers.txt")
+            let bad = run([path])
+            #expect(bad.status == 1)
+            #expect(bad.diagnostics == ["\(folder)/lists/trackers.txt:2: error: a domain set holds one name per line, got 'not a name'\n  hint: write one name per line: ads.test for that name, .ads.test for it and every name under it",
+                                      "\(path): 1 error; the profile was not loaded"], "\(bad.diagnostics)")
+            Files.remove(folder + "/lists/trackers.txt")
+            let missing = run([path])
+            #expect(missing.diagnostics == ["\(path):3: error: cannot read the domain set \(folder)/lists/trackers.txt: no such file\n  hint: check the path; a relative path starts at the profile's folder, \(folder)",
+                                          "\(path): 1 error; the profile was not loaded"], "\(missing.diagnostics)")
+        }
+    }
+
     @Test func usageErrors() {
         for arguments in [[], ["--dump"], ["a.conf", "--dump", "xml"], ["a.conf", "b.conf"], ["--verbose", "a.conf"]] {
             guard case let .failure(error) = CheckCommand.parse(arguments[...]) else { Issue.record("\(arguments) parsed"); continue }

@@ -127,7 +127,7 @@ let errorCases: [ErrorCase] = [
     ErrorCase(kind: "sub-rule without parentheses", profile: "[Rule]\nAND,(METHOD,POST),DIRECT\nFINAL,DIRECT",
               errors: [(2, "sub-rule 'METHOD' is not in parentheses", "write AND,((METHOD,POST),(DOMAIN,upload.test)),DIRECT")]),
     ErrorCase(kind: "no-resolve on a domain rule", profile: "[Rule]\nDOMAIN,a.test,DIRECT,no-resolve\nFINAL,DIRECT",
-              errors: [(2, "no-resolve applies only to IP-CIDR and IP-CIDR6", "remove it from this DOMAIN rule")]),
+              errors: [(2, "no-resolve applies only to IP-CIDR, IP-CIDR6 and RULE-SET", "remove it from this DOMAIN rule")]),
     ErrorCase(kind: "unknown rule option", profile: "[Rule]\nIP-CIDR,10.0.0.0/8,DIRECT,no-reslove\nFINAL,DIRECT",
               errors: [(2, "unknown rule option 'no-reslove'", "did you mean no-resolve?")]),
     ErrorCase(kind: "misspelt capture", profile: "[Rule]\nDEST-PORT,80,DIRECT,captrue\nFINAL,DIRECT",

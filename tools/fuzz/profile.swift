@@ -1,7 +1,8 @@
 // fuzz-sources: Sources/Wire Sources/HTTP Sources/Rules
 // fuzz-corpus: profile
-// libFuzzer harness for the profile parser: whatever the text, parsing ends
-// with a profile or with at least one error; a profile dumps as JSON and its
+// libFuzzer harness for the profile parser (rule set files included: each is
+// the input again): whatever the text, parsing ends with a profile or with at
+// least one error; a profile dumps as JSON and its
 // rules print back to text that parses to the same conditions; every finding
 // prints and points inside the file.
 
@@ -9,7 +10,9 @@
 public func fuzzProfile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     let lineCount = text.utf8.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
-    switch ProfileParser.parse(text, file: "fuzz.conf", baseDirectory: "/fuzz") {
+    // Every RULE-SET and DOMAIN-SET file is the input itself, so set files are fuzzed too.
+    let readSet: (String) -> RuleSetFile = { _ in .text(text) }
+    switch ProfileParser.parse(text, file: "fuzz.conf", baseDirectory: "/fuzz", readRuleSet: readSet) {
     case let .success(profile):
         _ = ProfileJSON.render(profile)
         _ = ProfileJSON.render(profile, pretty: false)
@@ -20,7 +23,7 @@ public func fuzzProfile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // since proxies are not re-declared).
         let echo = "[Rule]\n" + profile.rules.map { "\($0.condition),DIRECT" + ($0.condition.isNoResolve ? ",no-resolve" : "") }
             .joined(separator: "\n") + "\nFINAL,DIRECT\n"
-        guard case let .success(again) = ProfileParser.parse(echo, file: "echo.conf", baseDirectory: "/fuzz") else {
+        guard case let .success(again) = ProfileParser.parse(echo, file: "echo.conf", baseDirectory: "/fuzz", readRuleSet: readSet) else {
             preconditionFailure("printed rules do not parse:\n\(echo)")
         }
         precondition(again.rules.map(\.condition) == profile.rules.map(\.condition), "printed rules parse differently:\n\(echo)")
