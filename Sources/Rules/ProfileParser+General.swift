@@ -86,8 +86,10 @@ extension ProfileBuilder {
     }
 
     /// An IPv4 network; host bits set are a warning (the network is what counts).
+    /// A rule may name one address without a length, as Surge reads it (/32).
     mutating func cidr4(_ text: String, line: Int, column: Int, what: String) -> IPv4Prefix? {
-        if !text.contains("/"), IPAddress(text) != nil {
+        let bare = !text.contains("/")
+        if bare, what != "IP-CIDR", IPAddress(text) != nil {
             error(line, column, "\(what) '\(text)' has no prefix length", hint: "write \(text)/\(text.contains(":") ? 128 : 32) for one address")
             return nil
         }
@@ -99,14 +101,14 @@ extension ProfileBuilder {
             }
             return nil
         }
-        if prefix.description != text {
+        if !bare, prefix.description != text {
             warning(line, column, "\(what) '\(text)' has host bits set; it means \(prefix)", hint: "write \(prefix)")
         }
         return prefix
     }
 
     mutating func cidr6(_ text: String, line: Int, column: Int, what: String) -> IPv6Prefix? {
-        if !text.contains("/"), IPAddress(text) != nil {
+        if !text.contains("/"), what != "IP-CIDR6", IPAddress(text) != nil {
             error(line, column, "\(what) '\(text)' has no prefix length", hint: "write \(text)/\(text.contains(":") ? 128 : 32) for one address")
             return nil
         }

@@ -7,8 +7,8 @@ extension ProfileBuilder {
                             "USER-AGENT", "AND", "OR", "NOT", "RULE-SET", "DOMAIN-SET", "FINAL", "MATCH"]
     /// Surge rule types that need data Sluice does not have.
     static let foreignRuleTypes: [String: String] = [
-        "GEOIP": "Sluice has no GeoIP database; list the networks with IP-CIDR",
-        "IP-ASN": "Sluice has no ASN database; list the networks with IP-CIDR",
+        "GEOIP": "Sluice has no GeoIP database; list the networks with IP-CIDR lines, or in a RULE-SET file (per-country lists are published)",
+        "IP-ASN": "Sluice has no ASN database; list the networks with IP-CIDR lines, or in a RULE-SET file",
         "PROCESS-NAME": "Sluice sees packets, not processes; run the program under sluice exec instead",
         "SRC-IP": "Sluice's flows all come from the tunnelled program; match on destination instead",
         "IN-PORT": "Sluice has no inbound proxy ports",

@@ -244,6 +244,17 @@ import Wire
         }
     }
 
+    /// Published lists (and Surge since Mac 6.0) write one address without a length.
+    @Test func anIPRuleMayNameOneAddress() throws {
+        let profile = try load("[Rule]\nRULE-SET,hosts.list,REJECT\nIP-CIDR6,fd00::7,REJECT-DROP\nFINAL,DIRECT\n",
+                               files: ["hosts.list": "IP-CIDR,192.0.2.7,no-resolve\n"]).get()
+        #expect(profile.warnings.isEmpty)
+        #expect(decide(profile, tcp(nil, to: "192.0.2.7"))?.policy == "REJECT")
+        #expect(decide(profile, tcp(nil, to: "192.0.2.8"))?.policy == "DIRECT")
+        #expect(decide(profile, tcp(nil, to: "fd00::7"))?.policy == "REJECT-DROP")
+        #expect(profile.rules[1].condition.description == "IP-CIDR6,fd00::7/128")
+    }
+
     @Test func matchExplainsWhichLineOfTheSetMatched() throws {
         let profile = try load("[Rule]\nRULE-SET,ads.list,REJECT\nFINAL,DIRECT\n", files: ["ads.list": Self.adsList]).get()
         let lines = ProfileExplainer.explain(profile, url: "http://img.ads.test/banner.png")
