@@ -27,3 +27,37 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { pattern }
 }
+
+extension GlobPattern {
+    /// DOMAIN-WILDCARD's pattern as an anchored, case-insensitive regex in the
+    /// byte matcher's subset (so it is matched in linear time, and indexed by
+    /// its literal runs like DOMAIN-REGEX): `*` → `.*`, `?` → `.`, `[...]`
+    /// (`[!...]` negated) → a class, everything else literal. Nil for an
+    /// unclosed `[` or an empty class.
+    static func domainRegexSource(_ glob: String) -> String? {
+        var out = "(?i)^"
+        var chars = glob.unicodeScalars.makeIterator()
+        while let c = chars.next() {
+            switch c {
+            case "*": out += ".*"
+            case "?": out += "."
+            case "[":
+                var body = ""
+                var closed = false
+                var first = true
+                while let d = chars.next() {
+                    if d == "]", !body.isEmpty { closed = true; break }
+                    if first, d == "!" || d == "^" { out += "[^"; first = false; continue }
+                    if first { out += "[" }
+                    first = false
+                    body += d == "\\" || d == "[" || d == "]" ? "\\\(d)" : String(d)
+                }
+                guard closed else { return nil }
+                out += body + "]"
+            default:
+                out += "\\^$.|?*+()[]{}/".unicodeScalars.contains(c) ? "\\\(c)" : String(c)
+            }
+        }
+        return out + "$"
+    }
+}

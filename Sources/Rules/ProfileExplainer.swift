@@ -149,6 +149,7 @@ public enum ProfileExplainer {
         case let .domainSuffix(d): return name == d ? "the host is \(d)" : "the host \(name) is under \(d)"
         case let .domainKeyword(k): return "the host \(name) contains \"\(k)\""
         case let .domainRegex(r): return "the host \(name) matches \(r.source)"
+        case let .domainWildcard(pattern, _): return "the host \(name) matches \(pattern)"
         case let .ipCIDR(p, _): return "the destination \(facts.destination.map { "\($0)" } ?? "?") is in \(p)"
         case let .ipCIDR6(p, _): return "the destination \(facts.destination.map { "\($0)" } ?? "?") is in \(p)"
         case let .destinationPort(r): return "the destination port \(facts.destinationPort) is in \(r)"
@@ -175,7 +176,7 @@ extension RuleCondition {
     var mentionsIP: Bool {
         switch self {
         case .ipCIDR, .ipCIDR6: return true
-        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .destinationPort, .sourcePort, .protocol,
+        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .protocol,
              .urlRegex, .method, .header, .userAgent: return false
         case let .and(cs), let .or(cs): return cs.contains { $0.mentionsIP }
         case let .not(c): return c.mentionsIP

@@ -132,6 +132,8 @@ public enum ProfileJSON {
             json.field("value", name)
         case let .domainRegex(regex), let .urlRegex(regex):
             json.field("regex", regex.source)
+        case let .domainWildcard(pattern, _):
+            json.field("value", pattern)
         case let .ipCIDR(prefix, noResolve):
             json.field("value", prefix.description); json.field("no-resolve", noResolve)
         case let .ipCIDR6(prefix, noResolve):

@@ -2,7 +2,7 @@ import Wire
 
 /// [Rule]: `TYPE,VALUE,POLICY[,OPTIONS]`, first match wins, FINAL last.
 extension ProfileBuilder {
-    static let ruleTypes = ["DOMAIN", "DOMAIN-SUFFIX", "DOMAIN-KEYWORD", "DOMAIN-REGEX", "IP-CIDR", "IP-CIDR6",
+    static let ruleTypes = ["DOMAIN", "DOMAIN-SUFFIX", "DOMAIN-KEYWORD", "DOMAIN-REGEX", "DOMAIN-WILDCARD", "IP-CIDR", "IP-CIDR6",
                             "DEST-PORT", "DST-PORT", "SRC-PORT", "PROTOCOL", "URL-REGEX", "METHOD", "HEADER",
                             "USER-AGENT", "AND", "OR", "NOT", "RULE-SET", "DOMAIN-SET", "FINAL", "MATCH"]
     /// Surge rule types that need data Sluice does not have.
@@ -132,6 +132,8 @@ extension ProfileBuilder {
             return .domainKeyword(value.lowercased())
         case "DOMAIN-REGEX":
             return regex(value, line: n, column: column).map(RuleCondition.domainRegex)
+        case "DOMAIN-WILDCARD":
+            return domainWildcard(value, line: n, column: column)
         case "URL-REGEX":
             return regex(value, line: n, column: column).map(RuleCondition.urlRegex)
         case "IP-CIDR":
@@ -240,6 +242,24 @@ extension ProfileBuilder {
             return nil
         }
         return type == "AND" ? .and(conditions) : .or(conditions)
+    }
+
+    /// DOMAIN-WILDCARD's glob, checked and compiled as its regex.
+    mutating func domainWildcard(_ pattern: String, line n: Int, column: Int) -> RuleCondition? {
+        let hint = "* matches any run (dots too), ? one character, [a-z] or [!0-9] a class: api-*.example.test"
+        guard let source = GlobPattern.domainRegexSource(pattern) else {
+            error(n, column, "'\(pattern)' has a [ without its ]", hint: hint)
+            return nil
+        }
+        guard !pattern.contains("/"), !pattern.contains(":") else {
+            error(n, column, "'\(pattern)' is not a name pattern", hint: "DOMAIN-WILDCARD matches names; match URLs with URL-REGEX")
+            return nil
+        }
+        guard let compiled = try? CompiledRegex(source) else {
+            error(n, column, "'\(pattern)' is not a wildcard pattern Sluice can read", hint: hint)
+            return nil
+        }
+        return .domainWildcard(pattern: pattern, regex: compiled)
     }
 
     /// "443", "8000-8100", ">=50000", ">1023", "<1024", "<=1023".

@@ -14,7 +14,7 @@ extension RuleCondition {
             return facts.domainVerdict(final: final) { DomainSuffixIndex<Int>.hasSuffix($0, suffix) }
         case let .domainKeyword(keyword):
             return facts.domainVerdict(final: final) { KeywordMatcher.host($0, contains: keyword) }
-        case let .domainRegex(regex):
+        case let .domainRegex(regex), let .domainWildcard(_, regex):
             return facts.domainVerdict(final: final) { regex.matches($0) }
         case let .ipCIDR(prefix, _):
             switch facts.destination {
@@ -88,7 +88,7 @@ extension RuleCondition {
     var isIndexed: Bool {
         switch self {
         case .domain, .domainSuffix, .domainKeyword, .ipCIDR, .ipCIDR6: return true
-        case .domainRegex, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
+        case .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
              .and, .or, .not, .ruleSet: return false
         }
     }
@@ -96,7 +96,7 @@ extension RuleCondition {
     /// True for conditions on the flow's name.
     var isDomainCondition: Bool {
         switch self {
-        case .domain, .domainSuffix, .domainKeyword, .domainRegex: return true
+        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard: return true
         case .ipCIDR, .ipCIDR6, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
              .and, .or, .not, .ruleSet: return false
         }

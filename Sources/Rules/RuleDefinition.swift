@@ -57,6 +57,10 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
     case domainKeyword(String)
     /// DOMAIN-REGEX: the regex matches somewhere in the name.
     case domainRegex(CompiledRegex)
+    /// DOMAIN-WILDCARD: the whole name matches `pattern` (`*` any run, dots
+    /// included; `?` one character; `[...]` a class), case-insensitively;
+    /// matched through `regex`, the same pattern as an anchored regex.
+    case domainWildcard(pattern: String, regex: CompiledRegex)
     /// IP-CIDR, over the flow's real destination address. Sluice never resolves a
     /// name to test an IP rule, so `noResolve` changes nothing; it is kept so the
     /// rule prints as written.
@@ -89,7 +93,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
     public var requiresHTTP: Bool {
         switch self {
         case .urlRegex, .method, .header, .userAgent: return true
-        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .ipCIDR, .ipCIDR6,
+        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6,
              .destinationPort, .sourcePort, .protocol: return false
         case let .and(conditions), let .or(conditions): return conditions.contains { $0.requiresHTTP }
         case let .not(condition): return condition.requiresHTTP
@@ -100,7 +104,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
     var isNoResolve: Bool {
         switch self {
         case let .ipCIDR(_, noResolve), let .ipCIDR6(_, noResolve), let .ruleSet(_, noResolve): return noResolve
-        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .destinationPort, .sourcePort,
+        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .destinationPort, .sourcePort,
              .protocol, .urlRegex, .method, .header, .userAgent, .and, .or, .not: return false
         }
     }
@@ -112,6 +116,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         case .domainSuffix: return "DOMAIN-SUFFIX"
         case .domainKeyword: return "DOMAIN-KEYWORD"
         case .domainRegex: return "DOMAIN-REGEX"
+        case .domainWildcard: return "DOMAIN-WILDCARD"
         case .ipCIDR: return "IP-CIDR"
         case .ipCIDR6: return "IP-CIDR6"
         case .destinationPort: return "DEST-PORT"
@@ -133,6 +138,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         switch self {
         case let .domain(name), let .domainSuffix(name), let .domainKeyword(name): return "\(typeName),\(name)"
         case let .domainRegex(regex), let .urlRegex(regex): return "\(typeName),\(RuleCondition.quote(regex.source))"
+        case let .domainWildcard(pattern, _): return "DOMAIN-WILDCARD,\(RuleCondition.quote(pattern))"
         case let .ipCIDR(prefix, _): return "IP-CIDR,\(prefix)"
         case let .ipCIDR6(prefix, _): return "IP-CIDR6,\(prefix)"
         case let .destinationPort(range), let .sourcePort(range): return "\(typeName),\(range)"

@@ -68,7 +68,7 @@ public struct RuleEngine: Sendable {
                 prefixes.insert(prefix.network, prefixLength: prefix.length, index: index, value: index)
             case let .urlRegex(regex):
                 if let literal = regex.requiredLiteral { urlLiterals.insert(literal, owner: index) } else { indexed = false }
-            case let .domainRegex(regex):
+            case let .domainRegex(regex), let .domainWildcard(_, regex):
                 if let literal = regex.requiredLiteral { domainLiterals.insert(literal, owner: index) } else { indexed = false }
             case .destinationPort, .sourcePort, .protocol, .method, .header, .userAgent,
                  .and, .or, .not, .ruleSet:
