@@ -25,6 +25,9 @@ final class CaptureRing: @unchecked Sendable {
     static let kindOutbound: UInt32 = 2
     /// Not a packet: a `CaptureFlow` selection (PacketRecorder.select).
     static let kindSelection: UInt32 = 3
+    /// Not a packet: selection by rule turned on (one byte 1) or off (0)
+    /// (PacketRecorder.setSelectsFlows, on a reload).
+    static let kindSelectionMode: UInt32 = 4
 
     let capacity: Int
     private let mask: Int
@@ -135,8 +138,15 @@ final class CaptureRing: @unchecked Sendable {
         var originalLength: Int
         var outbound: Bool
         var timestamp: UInt64
-        /// A selection record (`kindSelection`), not a packet.
-        var isSelection = false
+        var kind = Kind.packet
+
+        enum Kind {
+            case packet
+            /// `kindSelection`: a flow's fate.
+            case selection
+            /// `kindSelectionMode`: selection by rule on or off.
+            case selectionMode
+        }
     }
 
     /// Whether a record is waiting. Sequentially consistent for the writer's
@@ -162,7 +172,7 @@ final class CaptureRing: @unchecked Sendable {
                     originalLength: Int(slab.load(fromByteOffset: offset + 12, as: UInt32.self)),
                     outbound: kind == Self.kindOutbound,
                     timestamp: slab.load(fromByteOffset: offset + 16, as: UInt64.self),
-                    isSelection: kind == Self.kindSelection
+                    kind: kind == Self.kindSelection ? .selection : kind == Self.kindSelectionMode ? .selectionMode : .packet
                 )
                 body(record)
                 count += 1

@@ -117,6 +117,20 @@ final class FlowSelection {
         }
     }
 
+    /// Selection ends (a reload dropped the `capture` rules): what undecided
+    /// flows hold is written, oldest first, and every flow is forgotten.
+    func releaseAll(write: Write) {
+        var held: [HeldPacket] = []
+        for entry in entries.values where entry.fate == .pending { held += entry.held }
+        // Stable: a flow's packets of one batch share a timestamp and keep their order.
+        let ordered = held.enumerated().sorted { ($0.element.timestamp, $0.offset) < ($1.element.timestamp, $1.offset) }.map(\.element)
+        for packet in ordered {
+            packet.bytes.withUnsafeBytes { write($0, packet.originalLength, packet.outbound, packet.timestamp) }
+        }
+        for entry in entries.values { release(entry) }
+        entries.removeAll()
+    }
+
     /// At close: flows still pending never got a verdict.
     func finish() {
         for entry in entries.values { forget(entry) }

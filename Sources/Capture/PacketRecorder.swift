@@ -72,7 +72,7 @@ public final class PacketRecorder {
     public let perFlowDirectory: String?
     public let snaplen: Int
     /// Only the flows `select` keeps are written (the profile's `capture` rules).
-    public let selectsFlows: Bool
+    public private(set) var selectsFlows: Bool
     private let shared: Shared
     private var writerThread: WorkerThread?
     private var isClosed = false
@@ -136,7 +136,7 @@ public final class PacketRecorder {
         lendsSpace = snaplen >= 2048 && ringCapacity >= 16 * CaptureRing.recordSize(captured: 65536 + 256)
         shared = Shared(ring: CaptureRing(capacity: ringCapacity), wake: wake)
         let writer = Writer(shared: shared, files: files, flows: flows, filter: compiled,
-                            selection: selectsFlows ? FlowSelection() : nil, hooks: hooks)
+                            selecting: selectsFlows, hooks: hooks)
         do {
             // The traffic comes first: under load the writer falls behind and
             // the capture drops (counted), rather than taking the loop's core.
@@ -185,6 +185,25 @@ public final class PacketRecorder {
         shared.ring.commit(stored: size, captured: size, originalLength: size, kind: CaptureRing.kindSelection,
                            timestamp: WallClock.now())
         wakeWriterIfAsleep()
+    }
+
+    /// A reload turned the profile's `capture` rules on or off: from the next
+    /// packet on, the capture keeps only the flows `select` keeps, or every
+    /// flow again (what was held for a verdict is then written). On the loop's
+    /// thread; false when the ring had no room for the change (nothing changed).
+    @discardableResult
+    public func setSelectsFlows(_ on: Bool) -> Bool {
+        guard !isClosed else { return false }
+        guard on != selectsFlows else { return true }
+        guard let space = shared.ring.reserve(maximum: 1) else {
+            packetsDropped += 1
+            return false
+        }
+        space[0] = on ? 1 : 0
+        shared.ring.commit(stored: 1, captured: 1, originalLength: 1, kind: CaptureRing.kindSelectionMode, timestamp: WallClock.now())
+        selectsFlows = on
+        wakeWriterIfAsleep()
+        return true
     }
 
     @inline(__always)
@@ -293,7 +312,9 @@ extension PacketRecorder {
         let files: PcapRotation?
         let flows: FlowPcapFiles?
         let filter: PcapFilter?
-        let selection: FlowSelection?
+        /// Holds undecided flows' packets while `selecting` (the profile has `capture` rules).
+        let selection = FlowSelection()
+        var selecting: Bool
         let hooks: Hooks
         private var failed = false
         private var unflushed = false
@@ -305,9 +326,9 @@ extension PacketRecorder {
         /// it; this bound is only a safety net, so it can be long.
         static let idleMilliseconds: Int32 = 1000
 
-        init(shared: Shared, files: PcapRotation?, flows: FlowPcapFiles?, filter: PcapFilter?, selection: FlowSelection?, hooks: Hooks) {
+        init(shared: Shared, files: PcapRotation?, flows: FlowPcapFiles?, filter: PcapFilter?, selecting: Bool, hooks: Hooks) {
             self.flows = flows
-            self.selection = selection
+            self.selecting = selecting
             self.shared = shared
             self.files = files
             self.filter = filter
@@ -353,26 +374,33 @@ extension PacketRecorder {
                 shared.writerSleeping.store(false, ordering: .sequentiallyConsistent)
                 idleNaps = 0
             }
-            if let selection {
-                selection.finish()
-                shared.packetsNotSelected.store(selection.packetsLeftOut, ordering: .releasing)
-            }
+            selection.finish()
+            shared.packetsNotSelected.store(selection.packetsLeftOut, ordering: .releasing)
             do { try files?.close() } catch { fail(error) }
             do { try flows?.close() } catch { fail(error) }
         }
 
         private func write(_ record: CaptureRing.Record) {
-            if record.isSelection {
-                guard let selection, let (flow, keep) = CaptureFlow.decodeSelection(record.bytes) else { return }
+            switch record.kind {
+            case .packet:
+                break
+            case .selection:
+                guard selecting, let (flow, keep) = CaptureFlow.decodeSelection(record.bytes) else { return }
                 selection.select(flow, keep: keep, timestamp: record.timestamp, write: writePacket)
                 shared.packetsNotSelected.store(selection.packetsLeftOut, ordering: .releasing)
+                return
+            case .selectionMode:
+                let on = record.bytes.first == 1
+                // Off: every flow is kept now, those still undecided included.
+                if selecting, !on { selection.releaseAll(write: writePacket) }
+                selecting = on
                 return
             }
             if let filter, !filter.matches(record.bytes, originalLength: record.originalLength) {
                 bump(shared.packetsFilteredOut)
                 return
             }
-            if let selection {
+            if selecting {
                 selection.offer(record.bytes, originalLength: record.originalLength, outbound: record.outbound,
                                 timestamp: record.timestamp, write: writePacket)
                 shared.packetsNotSelected.store(selection.packetsLeftOut, ordering: .releasing)
@@ -416,7 +444,7 @@ extension PacketRecorder {
 
         private func flush() {
             lastFlush = ContinuousClock.now
-            if let selection {
+            if selecting {
                 selection.sweep(now: WallClock.now())
                 shared.packetsNotSelected.store(selection.packetsLeftOut, ordering: .releasing)
             }

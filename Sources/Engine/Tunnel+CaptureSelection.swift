@@ -13,13 +13,24 @@ extension Tunnel {
         recorder.select(key.captureFlow, keep: director.capturesFlow(facts ?? self.facts(for: key)))
     }
 
-    /// Whether a recorder made for `profile` would choose flows as this one does;
-    /// the choice is made when the recorder opens, so a reload cannot change it.
-    func captureSelectionWarning(for profile: Profile) -> String? {
-        guard let recorder = io.recorder, recorder.selectsFlows != profile.selectsCapturedFlows else { return nil }
-        return recorder.selectsFlows
-            ? "sluice: the reloaded profile has no capture rule, but the capture keeps choosing flows by rule until Sluice restarts; flows decided now are left out"
-            : "sluice: the reloaded profile has capture rules, but the capture keeps every flow until Sluice restarts"
+    /// A reload: the capture follows the new profile's `capture` rules. With
+    /// none, it keeps every flow again; with some, every open flow is decided
+    /// again by what the tunnel knows of it now (its name, address, port and
+    /// transport; not a request already gone by), so the capture holds from
+    /// now on what it would hold had the tunnel started with this profile.
+    func applyCaptureRules(_ profile: Profile, log: (String) -> Void) {
+        guard let recorder = io.recorder else { return }
+        let selects = profile.selectsCapturedFlows
+        guard recorder.setSelectsFlows(selects) else {
+            log("sluice: the capture's writer is behind: it goes on \(recorder.selectsFlows ? "keeping only the flows capture rules chose" : "keeping every flow") until the next reload")
+            return
+        }
+        guard selects else { return }
+        for (key, entry) in flowRecords {
+            var known = facts(for: key)
+            if let domain = entry.record.domain { known.domain = domain }
+            recorder.select(key.captureFlow, keep: director.capturesFlow(known))
+        }
     }
 }
 

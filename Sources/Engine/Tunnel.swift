@@ -1430,7 +1430,7 @@ final class Tunnel {
     func apply(_ profile: Profile?, log: (String) -> Void) {
         guard let profile else { return }
         director = FlowDirector(profile: profile, previous: director)
-        if let warning = captureSelectionWarning(for: profile) { log(warning) }
+        applyCaptureRules(profile, log: log)
         if !EngineLog.setByCommandLine {
             switch profile.general.logLevel {
             case .error: EngineLog.level = .quiet

@@ -148,4 +148,42 @@ private let syn: UInt8 = 0x02
         #expect(frames == kept)
         #expect(statistics.description.contains("4 left out of flows no capture rule chose"))
     }
+
+    /// A reload turns selection on and off in the middle of a capture: packets
+    /// before the switch follow the old way, after it the new one; turning it
+    /// off writes what undecided flows held, oldest first.
+    @Test func selectionTurnsOnAndOffBetweenPackets() throws {
+        let dir = ScratchDirectory()
+        let recorder = try PacketRecorder(path: dir.file("all.pcap"))
+        #expect(!recorder.selectsFlows)
+        let a = TestPacket.flowSegment(0, fromApp: true, flags: syn, id: 1)
+        recorder.record(a, outbound: false, timestamp: 1_000)      // kept: every flow is
+        #expect(recorder.setSelectsFlows(true))
+        #expect(recorder.selectsFlows)
+        let b = TestPacket.flowSegment(1, fromApp: true, flags: syn, id: 2)
+        let c = TestPacket.flowSegment(2, fromApp: true, flags: syn, id: 3)
+        let a2 = TestPacket.flowSegment(0, fromApp: false, flags: 0x10, id: 4)
+        recorder.record(b, outbound: false, timestamp: 2_000)      // held: flow 1 undecided
+        recorder.record(c, outbound: false, timestamp: 3_000)      // left out: flow 2 is
+        recorder.select(flow(2), keep: false)
+        recorder.select(flow(0), keep: true)
+        recorder.record(a2, outbound: true, timestamp: 4_000)      // kept: flow 0 chosen again
+        let b2 = TestPacket.flowSegment(1, fromApp: true, flags: 0x10, id: 5)
+        recorder.record(b2, outbound: false, timestamp: 5_000)     // held
+        #expect(recorder.setSelectsFlows(false))
+        let c2 = TestPacket.flowSegment(2, fromApp: true, flags: 0x10, id: 6)
+        recorder.record(c2, outbound: false, timestamp: 6_000)     // kept: selection is off
+        let statistics = recorder.close()
+        let reader = try PcapReader(path: dir.file("all.pcap"))
+        var frames: [[UInt8]] = []
+        while let packet = try reader.next() { frames.append(Array(packet.datagram)) }
+        #expect(frames == [a, a2, b, b2, c2])
+        #expect(statistics.packetsCaptured == 5)
+        #expect(statistics.packetsNotSelected == 1)
+        // Asking for the mode it is in changes nothing and costs no record.
+        let again = try PacketRecorder(path: dir.file("again.pcap"), selectsFlows: true)
+        #expect(again.setSelectsFlows(true))
+        _ = again.close()
+        #expect(!again.setSelectsFlows(false)) // closed
+    }
 }

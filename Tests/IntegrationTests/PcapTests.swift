@@ -128,6 +128,53 @@ final class PcapTests {
         #expect(flowFrames.count == wholeFrames.count && !wholeFrames.isEmpty)
     }
 
+    /// A reload that adds capture rules narrows the running capture to the
+    /// flows they choose, open ones included (decided again on what the
+    /// tunnel knows of them: here the address), and a reload that drops them
+    /// widens it to every flow again.
+    @Test func aReloadChangesWhichFlowsTheCaptureKeeps() throws {
+        let pcap = work.appendingPathComponent("reloaded.pcap").path
+        let profile = work.appendingPathComponent("reload-capture.conf").path
+        let socket = work.appendingPathComponent("reload-capture.sock").path
+        try "[Rule]\nFINAL,DIRECT\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        let reload = "\(sluiceBinary) reload --control \(socket)"
+        let kept = "http://[fd00:88::2]:8080", other = "http://10.88.0.2:8080"
+        let r = try pair.exec("""
+        curl -s -o /dev/null '\(other)/hello.txt?phase=1'
+        curl -s -o /dev/null --limit-rate 100k '\(other)/256k.bin?phase=open' & o=$!
+        curl -s -o /dev/null --limit-rate 100k '\(kept)/256k.bin?phase=open' & k=$!
+        for i in $(seq 100); do
+          [ "$(ss -Htn state established '( dport = :8080 )' | wc -l)" -ge 2 ] && break
+          sleep 0.05
+        done
+        printf '[Rule]\\nIP-CIDR6,fd00:88::2/128,DIRECT,capture\\nFINAL,DIRECT\\n' > \(profile)
+        \(reload) | grep -c reloaded
+        curl -s -o /dev/null '\(other)/hello.txt?phase=2'
+        curl -s -o /dev/null '\(kept)/hello.txt?phase=2'
+        wait $o $k
+        printf '[Rule]\\nFINAL,DIRECT\\n' > \(profile)
+        \(reload) | grep -c reloaded
+        curl -s -o /dev/null '\(other)/hello.txt?phase=3'
+        """, options: ["--profile", profile, "--pcap", pcap, "--control", socket])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "1\n1\n", "\(r.stdout) \(r.stderr)")
+        let requests = try tshark(["-r", pcap, "-d", "tcp.port==8080,http", "-Y", "http.request", "-T", "fields", "-e", "http.host", "-e", "http.request.uri"])
+        #expect(requests.sorted() == ["10.88.0.2:8080\t/256k.bin?phase=open", "10.88.0.2:8080\t/hello.txt?phase=1",
+                                      "10.88.0.2:8080\t/hello.txt?phase=3",
+                                      "[fd00:88::2]:8080\t/256k.bin?phase=open", "[fd00:88::2]:8080\t/hello.txt?phase=2"], "\(r.stderr)")
+        // The open download the new rules did not choose: its start is in the
+        // capture, its end (after the reload) is not; the chosen one's is.
+        func fins(_ host: String) throws -> Int {
+            let stream = try tshark(["-r", pcap, "-d", "tcp.port==8080,http", "-Y", "http.request.uri contains \"phase=open\" and http.host contains \"\(host)\"",
+                                     "-T", "fields", "-e", "tcp.stream"])
+            guard stream.count == 1 else { return -1 }
+            return try tshark(["-r", pcap, "-Y", "tcp.stream==\(stream[0]) and tcp.flags.fin==1", "-T", "fields", "-e", "frame.number"]).count
+        }
+        let otherFins = try fins("10.88.0.2"), keptFins = try fins("fd00:88::2")
+        #expect(otherFins == 0)
+        #expect(keptFins == 2)
+    }
+
     /// Each recorder and the fault injector has its line in the exit summary
     /// (the capture's once took the place of the HAR's and the flow log's).
     @Test func theExitSummaryNamesEveryRecorder() throws {
