@@ -74,12 +74,21 @@ public struct CheckCommand {
         lines += profile.urlRewrites.filter(\.regex.runsOnEveryURL).map(\.line)
         lines += profile.mapLocals.filter(\.regex.runsOnEveryURL).map(\.line)
         lines += profile.headerRewrites.filter(\.regex.runsOnEveryURL).map(\.line)
-        guard !lines.isEmpty else { return nil }
+        // Rule sets' lines, named by file and line.
+        var setLines: [String] = []
+        for set in profile.ruleSets {
+            for rule in set.rules {
+                if case let .urlRegex(regex) = rule.condition, regex.runsOnEveryURL { setLines.append("\(set.path ?? set.name):\(rule.line)") }
+            }
+        }
+        let count = lines.count + setLines.count
+        guard count > 0 else { return nil }
         lines.sort()
-        let shown = lines.prefix(10).map(String.init).joined(separator: ", ") + (lines.count > 10 ? " and \(lines.count - 10) more" : "")
-        return "\(profile.file): note: \(lines.count == 1 ? "1 URL pattern runs" : "\(lines.count) URL patterns run") on every HTTP request "
-            + "(line\(lines.count == 1 ? "" : "s") \(shown)): no literal text of three bytes or more outside \"http(s)://\" "
-            + "lets Sluice pass \(lines.count == 1 ? "it" : "them") over; the other URL patterns are indexed"
+        let all = lines.map(String.init) + setLines
+        let shown = all.prefix(10).joined(separator: ", ") + (count > 10 ? " and \(count - 10) more" : "")
+        return "\(profile.file): note: \(count == 1 ? "1 URL pattern runs" : "\(count) URL patterns run") on every HTTP request "
+            + "(line\(count == 1 ? "" : "s") \(shown)): no literal text of three bytes or more outside \"http(s)://\" "
+            + "lets Sluice pass \(count == 1 ? "it" : "them") over; the other URL patterns are indexed"
     }
 
     /// Which lines choose the flows a packet capture keeps, when any do: the

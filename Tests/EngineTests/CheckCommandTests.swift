@@ -105,11 +105,14 @@ import Sys
                 Files.remove(folder + "/lists/ads.list"); Files.remove(folder + "/lists/trackers.txt")
                 Files.removeDirectory(folder + "/lists")
             }
-            try Files.write("DOMAIN-SUFFIX,ads.test\nIP-CIDR,192.0.2.0/24,no-resolve\n", to: folder + "/lists/ads.list")
+            try Files.write("DOMAIN-SUFFIX,ads.test\nIP-CIDR,192.0.2.0/24,no-resolve\nURL-REGEX,\"\\\\.(png|gif)$\"\n", to: folder + "/lists/ads.list")
             try Files.write(".tracker.test\n", to: folder + "/lists/trackers.txt")
             let good = run([path])
             #expect(good.status == 0, "\(good.diagnostics)")
-            #expect(good.output.first?.hasPrefix("\(path): ok (3 rules (14 entries from 3 sets) and FINAL, 0 proxies") == true, "\(good.output)")
+            #expect(good.output.first?.hasPrefix("\(path): ok (3 rules (15 entries from 3 sets) and FINAL, 0 proxies") == true, "\(good.output)")
+            // A set's URL pattern without a literal to index is named by its file and line.
+            #expect(good.diagnostics == ["\(path): note: 1 URL pattern runs on every HTTP request (line \(folder)/lists/ads.list:3): no literal text of three bytes or more outside \"http(s)://\" lets Sluice pass it over; the other URL patterns are indexed"],
+                    "\(good.diagnostics)")
             try Files.write(".tracker.test\nnot a name\n", to: folder + "/lists/trackers.txt")
             let bad = run([path])
             #expect(bad.status == 1)
