@@ -13,9 +13,16 @@
 // `idleNanoseconds` without a packet, its packets left out. A TCP SYN from
 // the app starts a flow anew, so a reused port does not inherit a verdict.
 //
-// Kept packets are written when their verdict comes, after packets of other
-// flows that arrived meanwhile: a file's timestamps may go back by that delay
-// (about a round trip; Wireshark shows them as they are, `reordercap` sorts).
+// Order. A kept flow's held packets are older than packets of other flows
+// that crossed the TUN while it waited; writing them when the verdict comes
+// would make the file's timestamps step back. So while an undecided flow
+// holds packets, kept packets younger than its oldest (the `barrier`) wait
+// in a queue sorted by timestamp, and go out once no undecided flow holds
+// anything older. An undecided flow stops holding the others back after
+// `orderPatienceNanoseconds` (a verdict later than that is rare: the loop's
+// sniffing waits 300 ms at most, and flows no rule decides never get one);
+// its packets, should it be kept after all, then come out of order. The
+// queue is bounded by `maximumQueued` bytes: past it the oldest go out.
 internal import Wire
 
 final class FlowSelection {
@@ -40,20 +47,31 @@ final class FlowSelection {
 
     static let maximumHeldPerFlow = 256 << 10
     static let maximumHeldTotal = 16 << 20
+    static let maximumQueued = 32 << 20
     let idleNanoseconds: UInt64
+    let orderPatienceNanoseconds: UInt64
     private var entries: [CaptureFlow: Entry] = [:]
     private(set) var heldTotal = 0
     /// Packets no `capture` rule asked for, or held past a limit.
     private(set) var packetsLeftOut = 0
+    /// Undecided flows that hold packets and still hold the others back: the
+    /// timestamp of each one's oldest packet.
+    private var blocking: [CaptureFlow: UInt64] = [:]
+    /// The oldest of `blocking`: no kept packet younger than it is written yet.
+    private var barrier: UInt64?
+    /// Kept packets waiting for the barrier, oldest first (ties in arrival order).
+    private var queue: [HeldPacket] = []
+    private(set) var queuedBytes = 0
 
-    init(idleSeconds: Int = 30) {
+    init(idleSeconds: Int = 30, orderPatienceMilliseconds: Int = 1000) {
         idleNanoseconds = UInt64(idleSeconds) * 1_000_000_000
+        orderPatienceNanoseconds = UInt64(orderPatienceMilliseconds) * 1_000_000
     }
 
     var flowCount: Int { entries.count }
 
-    /// One packet: written at once if its flow is kept, held while it is
-    /// pending, left out otherwise.
+    /// One packet: written (or queued behind older undecided packets) if its
+    /// flow is kept, held while it is pending, left out otherwise.
     func offer(_ bytes: UnsafeRawBufferPointer, originalLength: Int, outbound: Bool, timestamp: UInt64, write: Write) {
         guard let (flow, flags) = FlowPcapFiles.key(of: bytes, outbound: outbound) else {
             packetsLeftOut += 1
@@ -65,14 +83,19 @@ final class FlowSelection {
         if let existing = entries[flow], !opening {
             entry = existing
         } else {
-            if let stale = entries[flow] { forget(stale) }
+            if let stale = entries[flow] { forget(stale, flow: flow, write: write) }
             entry = Entry(lastSeen: timestamp)
             entries[flow] = entry
         }
         entry.lastSeen = timestamp
         switch entry.fate {
         case .kept:
-            write(bytes, originalLength, outbound, timestamp)
+            if queue.isEmpty, barrier.map({ timestamp < $0 }) ?? true {
+                write(bytes, originalLength, outbound, timestamp)
+            } else {
+                enqueue(HeldPacket(bytes: Array(bytes), originalLength: originalLength, outbound: outbound, timestamp: timestamp))
+                drain(write: write)
+            }
         case .leftOut:
             packetsLeftOut += 1
         case .pending:
@@ -81,6 +104,10 @@ final class FlowSelection {
                 packetsLeftOut += 1
                 return
             }
+            if entry.held.isEmpty {
+                blocking[flow] = timestamp
+                barrier = min(barrier ?? timestamp, timestamp)
+            }
             entry.held.append(HeldPacket(bytes: Array(bytes), originalLength: originalLength, outbound: outbound, timestamp: timestamp))
             entry.heldBytes += bytes.count
             heldTotal += bytes.count
@@ -88,7 +115,8 @@ final class FlowSelection {
     }
 
     /// The loop's verdict on `flow`: its held packets are written (in the
-    /// order they came) or left out, and so are its later ones.
+    /// order they came, and in time order with other kept flows') or left
+    /// out, and so are its later ones.
     func select(_ flow: CaptureFlow, keep: Bool, timestamp: UInt64, write: Write) {
         let entry: Entry
         if let existing = entries[flow] {
@@ -99,52 +127,88 @@ final class FlowSelection {
         }
         entry.fate = keep ? .kept : .leftOut
         if keep {
-            for packet in entry.held {
-                packet.bytes.withUnsafeBytes { write($0, packet.originalLength, packet.outbound, packet.timestamp) }
-            }
+            for packet in entry.held { enqueue(packet) }
         } else {
             packetsLeftOut += entry.held.count
         }
-        release(entry)
+        release(entry, flow: flow)
+        drain(write: write)
     }
 
-    /// Forgets flows without a packet for `idleNanoseconds`; what they still hold is left out.
-    func sweep(now: UInt64) {
+    /// Forgets flows without a packet for `idleNanoseconds`, what they still
+    /// hold left out; flows undecided for `orderPatienceNanoseconds` stop
+    /// holding the others back.
+    func sweep(now: UInt64, write: Write) {
         var idle: [CaptureFlow] = []
         for (flow, entry) in entries where now > entry.lastSeen && now - entry.lastSeen >= idleNanoseconds { idle.append(flow) }
         for flow in idle {
-            if let entry = entries.removeValue(forKey: flow) { forget(entry) }
+            if let entry = entries.removeValue(forKey: flow) { forget(entry, flow: flow, write: write) }
         }
+        var late: [CaptureFlow] = []
+        for (flow, oldest) in blocking where now > oldest && now - oldest >= orderPatienceNanoseconds { late.append(flow) }
+        for flow in late { unblock(flow) }
+        drain(write: write)
     }
 
     /// Selection ends (a reload dropped the `capture` rules): what undecided
-    /// flows hold is written, oldest first, and every flow is forgotten.
+    /// flows hold is written in time order with the queue, and every flow is forgotten.
     func releaseAll(write: Write) {
-        var held: [HeldPacket] = []
-        for entry in entries.values where entry.fate == .pending { held += entry.held }
-        // Stable: a flow's packets of one batch share a timestamp and keep their order.
-        let ordered = held.enumerated().sorted { ($0.element.timestamp, $0.offset) < ($1.element.timestamp, $1.offset) }.map(\.element)
-        for packet in ordered {
-            packet.bytes.withUnsafeBytes { write($0, packet.originalLength, packet.outbound, packet.timestamp) }
+        for entry in entries.values where entry.fate == .pending {
+            for packet in entry.held { enqueue(packet) }
         }
-        for entry in entries.values { release(entry) }
+        for (flow, entry) in entries { release(entry, flow: flow) }
         entries.removeAll()
+        drain(write: write)
     }
 
-    /// At close: flows still pending never got a verdict.
-    func finish() {
-        for entry in entries.values { forget(entry) }
+    /// At close: flows still pending never got a verdict; the queue goes out.
+    func finish(write: Write) {
+        for (flow, entry) in entries { forget(entry, flow: flow, write: write) }
         entries.removeAll()
+        drain(write: write)
     }
 
-    private func forget(_ entry: Entry) {
+    private func forget(_ entry: Entry, flow: CaptureFlow, write: Write) {
         packetsLeftOut += entry.held.count
-        release(entry)
+        release(entry, flow: flow)
+        drain(write: write)
     }
 
-    private func release(_ entry: Entry) {
+    private func release(_ entry: Entry, flow: CaptureFlow) {
         heldTotal -= entry.heldBytes
         entry.held = []
         entry.heldBytes = 0
+        unblock(flow)
+    }
+
+    private func unblock(_ flow: CaptureFlow) {
+        guard let oldest = blocking.removeValue(forKey: flow), oldest == barrier else { return }
+        barrier = blocking.values.min()
+    }
+
+    /// Inserted after every queued packet as old or older: the queue stays in
+    /// time order and a flow's packets keep theirs.
+    private func enqueue(_ packet: HeldPacket) {
+        var low = 0, high = queue.count
+        while low < high {
+            let middle = (low + high) / 2
+            if queue[middle].timestamp <= packet.timestamp { low = middle + 1 } else { high = middle }
+        }
+        queue.insert(packet, at: low)
+        queuedBytes += packet.bytes.count
+    }
+
+    /// Writes the queued packets older than the barrier (all of them without
+    /// one), and the oldest beyond that while the queue is over its bound.
+    private func drain(write: Write) {
+        var count = 0
+        while count < queue.count,
+              barrier.map({ queue[count].timestamp < $0 }) ?? true || queuedBytes > Self.maximumQueued {
+            let packet = queue[count]
+            packet.bytes.withUnsafeBytes { write($0, packet.originalLength, packet.outbound, packet.timestamp) }
+            queuedBytes -= packet.bytes.count
+            count += 1
+        }
+        if count > 0 { queue.removeFirst(count) }
     }
 }

@@ -374,7 +374,7 @@ extension PacketRecorder {
                 shared.writerSleeping.store(false, ordering: .sequentiallyConsistent)
                 idleNaps = 0
             }
-            selection.finish()
+            selection.finish(write: writePacket)
             shared.packetsNotSelected.store(selection.packetsLeftOut, ordering: .releasing)
             do { try files?.close() } catch { fail(error) }
             do { try flows?.close() } catch { fail(error) }
@@ -445,7 +445,7 @@ extension PacketRecorder {
         private func flush() {
             lastFlush = ContinuousClock.now
             if selecting {
-                selection.sweep(now: WallClock.now())
+                selection.sweep(now: WallClock.now(), write: writePacket)
                 shared.packetsNotSelected.store(selection.packetsLeftOut, ordering: .releasing)
             }
             guard unflushed, !failed else { return }

@@ -88,10 +88,10 @@ enum TestPacket {
     /// An IPv6 datagram; the low 16 bits of the flow label carry `id`.
     /// A TCP/IPv4 packet between the app 10.0.0.1:40000+n and 10.0.0.2:80, with `flags`,
     /// sent by the app (inbound to the TUN reader) or by the remote side.
-    static func flowSegment(_ n: UInt16, fromApp: Bool, flags: UInt8 = 0x10, id: UInt16 = 0) -> [UInt8] {
+    static func flowSegment(_ n: UInt16, fromApp: Bool, flags: UInt8 = 0x10, id: UInt16 = 0, payload: Int = 10) -> [UInt8] {
         var packet = fromApp
-            ? ipv4(.tcp, id: id, sourcePort: 40000 + n, destinationPort: 80, payload: 10)
-            : ipv4(.tcp, id: id, sourcePort: 80, destinationPort: 40000 + n, payload: 10,
+            ? ipv4(.tcp, id: id, sourcePort: 40000 + n, destinationPort: 80, payload: payload)
+            : ipv4(.tcp, id: id, sourcePort: 80, destinationPort: 40000 + n, payload: payload,
                    source: [10, 0, 0, 2], destination: [10, 0, 0, 1])
         packet[20 + 13] = flags
         return packet

@@ -95,9 +95,9 @@ private let syn: UInt8 = 0x02
         #expect(selection.heldTotal == fits * packet.count)
         // A DNS query Sluice answers itself never gets a verdict: after a
         // second without a packet its flow is forgotten, and what it held left out.
-        selection.sweep(now: 1_000 + 999_999_999)
+        selection.sweep(now: 1_000 + 999_999_999) { _, _, _, _ in }
         #expect(selection.flowCount == 1)
-        selection.sweep(now: 1_000 + 1_000_000_000)
+        selection.sweep(now: 1_000 + 1_000_000_000) { _, _, _, _ in }
         #expect(selection.flowCount == 0 && selection.heldTotal == 0)
         #expect(selection.packetsLeftOut == 5 + fits)
         // Not IP: no flow to choose, so not captured.
@@ -116,6 +116,81 @@ private let syn: UInt8 = 0x02
                 #expect(decoded?.flow == original && decoded?.keep == keep)
             }
         }
+    }
+
+    /// A kept flow's packets do not overtake an undecided flow's older ones:
+    /// the file's timestamps never step back when the undecided flow is kept.
+    @Test func keptPacketsWaitBehindAnUndecidedFlowsOlderOnes() {
+        let selection = FlowSelection()
+        let sink = Sink()
+        var times: [UInt64] = []
+        func offer(_ packet: [UInt8], at time: UInt64) {
+            packet.withUnsafeBytes { bytes in
+                selection.offer(bytes, originalLength: packet.count, outbound: false, timestamp: time) { b, _, _, t in
+                    sink.written.append(Array(b)); times.append(t)
+                }
+            }
+        }
+        func select(_ n: UInt16, keep: Bool) {
+            selection.select(flow(n), keep: keep, timestamp: 0) { b, _, _, t in sink.written.append(Array(b)); times.append(t) }
+        }
+        let k1 = TestPacket.flowSegment(1, fromApp: true, flags: syn, id: 1)
+        offer(k1, at: 100)
+        select(1, keep: true)                       // flow 1 kept: written at once
+        #expect(sink.written == [k1])
+        let p1 = TestPacket.flowSegment(2, fromApp: true, flags: syn, id: 2)
+        offer(p1, at: 200)                          // flow 2 undecided, holding from 200
+        let k2 = TestPacket.flowSegment(1, fromApp: true, id: 3)
+        offer(k2, at: 300)                          // younger than 200: waits
+        let p2 = TestPacket.flowSegment(2, fromApp: true, id: 4)
+        offer(p2, at: 400)
+        let k3 = TestPacket.flowSegment(1, fromApp: true, id: 5)
+        offer(k3, at: 500)
+        #expect(sink.written == [k1])
+        #expect(selection.queuedBytes == k2.count + k3.count)
+        select(2, keep: true)                       // everything in time order
+        #expect(sink.written == [k1, p1, k2, p2, k3])
+        #expect(times == [100, 200, 300, 400, 500])
+        #expect(selection.queuedBytes == 0)
+
+        // A flow left out lets the queue go; one undecided for longer than the
+        // patience stops holding the others back.
+        let p3 = TestPacket.flowSegment(3, fromApp: true, flags: syn, id: 6)
+        offer(p3, at: 600)
+        let k4 = TestPacket.flowSegment(1, fromApp: true, id: 7)
+        offer(k4, at: 700)
+        select(3, keep: false)
+        #expect(sink.written == [k1, p1, k2, p2, k3, k4])
+        let p4 = TestPacket.flowSegment(4, fromApp: true, flags: syn, id: 8)
+        offer(p4, at: 800)
+        let k5 = TestPacket.flowSegment(1, fromApp: true, id: 9)
+        offer(k5, at: 900)
+        selection.sweep(now: 800 + selection.orderPatienceNanoseconds - 1) { b, _, _, _ in sink.written.append(Array(b)) }
+        #expect(sink.written.count == 6)
+        selection.sweep(now: 800 + selection.orderPatienceNanoseconds) { b, _, _, _ in sink.written.append(Array(b)) }
+        #expect(sink.written.last == k5)
+        // Flow 4 kept after all, late: its packet comes out of order, as before this queue existed.
+        select(4, keep: true)
+        #expect(sink.written.last == p4)
+    }
+
+    /// The queue is bounded: past it, the oldest go out without waiting.
+    @Test func theQueueIsBounded() {
+        let selection = FlowSelection()
+        var written = 0
+        let write: FlowSelection.Write = { _, _, _, _ in written += 1 }
+        let keptSyn = TestPacket.flowSegment(1, fromApp: true, flags: syn, id: 1)
+        keptSyn.withUnsafeBytes { selection.offer($0, originalLength: keptSyn.count, outbound: false, timestamp: 1, write: write) }
+        selection.select(flow(1), keep: true, timestamp: 1, write: write)
+        let pending = TestPacket.flowSegment(2, fromApp: true, flags: syn, id: 2)
+        pending.withUnsafeBytes { selection.offer($0, originalLength: pending.count, outbound: false, timestamp: 2, write: write) }
+        let big = TestPacket.flowSegment(1, fromApp: true, id: 3, payload: 60_000)
+        let count = FlowSelection.maximumQueued / big.count + 10
+        for i in 0 ..< count {
+            big.withUnsafeBytes { selection.offer($0, originalLength: big.count, outbound: false, timestamp: UInt64(10 + i), write: write) }
+        }
+        #expect(selection.queuedBytes <= FlowSelection.maximumQueued)
+        #expect(written >= 1 + 10)
     }
 
     /// Through the recorder: the whole capture and the per-flow files hold
@@ -167,7 +242,7 @@ private let syn: UInt8 = 0x02
         recorder.record(c, outbound: false, timestamp: 3_000)      // left out: flow 2 is
         recorder.select(flow(2), keep: false)
         recorder.select(flow(0), keep: true)
-        recorder.record(a2, outbound: true, timestamp: 4_000)      // kept: flow 0 chosen again
+        recorder.record(a2, outbound: true, timestamp: 4_000)      // kept (flow 0 chosen again), behind flow 1's older packet
         let b2 = TestPacket.flowSegment(1, fromApp: true, flags: 0x10, id: 5)
         recorder.record(b2, outbound: false, timestamp: 5_000)     // held
         #expect(recorder.setSelectsFlows(false))
@@ -177,7 +252,8 @@ private let syn: UInt8 = 0x02
         let reader = try PcapReader(path: dir.file("all.pcap"))
         var frames: [[UInt8]] = []
         while let packet = try reader.next() { frames.append(Array(packet.datagram)) }
-        #expect(frames == [a, a2, b, b2, c2])
+        // In time order: flow 1's held packet (2,000) before flow 0's kept one (4,000).
+        #expect(frames == [a, b, a2, b2, c2])
         #expect(statistics.packetsCaptured == 5)
         #expect(statistics.packetsNotSelected == 1)
         // Asking for the mode it is in changes nothing and costs no record.
