@@ -89,6 +89,9 @@ public struct ReplayCommand {
         var names = ReplayNames(fakeRange: fakeRange)
         var datagrams = ReplayDatagrams()
         var flows: [UInt64: ReplayFlow] = [:]
+        // DNS over TCP (RFC 7766): the answers' bytes of each port-53 connection,
+        // until a whole length-framed message is in.
+        var dnsAnswers: [UInt64: [UInt8]] = [:]
         var finished: [ReplayFlow] = []
         var now: UInt64 = 0
         var unreadable = 0
@@ -102,12 +105,24 @@ public struct ReplayCommand {
                     flow.dnsNameIsFake = name.isFake
                 }
                 flows[connection.id] = flow
+                if connection.key.destinationPort == 53 { dnsAnswers[connection.id] = [] }
             case let .data(connection, direction, bytes):
                 guard let flow = flows[connection.id] else { return }
                 if direction == .up { flow.up(bytes, at: now) } else { flow.down(bytes, at: now) }
+                if direction == .down, dnsAnswers[connection.id] != nil {
+                    dnsAnswers[connection.id]!.append(contentsOf: bytes)
+                    DNSStream.takeMessages(from: &dnsAnswers[connection.id]!) { framed in
+                        names.learn(message: UnsafeRawBufferPointer(rebasing: framed[2...]))
+                    }
+                    // Not DNS after all (a message can be no longer than this): stop collecting.
+                    if dnsAnswers[connection.id]!.count > DNSStream.maximumMessage + 2 { dnsAnswers[connection.id] = nil }
+                }
             case let .gap(connection, direction, n):
                 flows[connection.id]?.gap(n, up: direction == .up)
+                // A hole in the answers: the framing is lost from there on.
+                if direction == .down { dnsAnswers[connection.id] = nil }
             case let .ended(connection, reason):
+                dnsAnswers[connection.id] = nil
                 guard let flow = flows.removeValue(forKey: connection.id) else { return }
                 flow.endReason = reason
                 // Ended by the capture's end or by silence: when it was last seen, not now.
@@ -203,11 +218,17 @@ struct ReplayNames {
         }
     }
 
-    /// A UDP datagram from port 53: each A and AAAA answer names its address
-    /// with the question's name (what the app asked for, CNAMEs aside).
+    /// A UDP datagram from port 53: its answer teaches names.
     mutating func learn(from packet: IPPacketView) {
-        guard let udp = try? UDPView(packet.payload), udp.sourcePort == 53,
-              let message = try? DNSMessageView(udp.payload), message.header.isResponse,
+        guard let udp = try? UDPView(packet.payload), udp.sourcePort == 53 else { return }
+        learn(message: udp.payload)
+    }
+
+    /// A DNS response (over UDP, or unframed from TCP): each A and AAAA answer
+    /// names its address with the question's name (what the app asked for,
+    /// CNAMEs aside).
+    mutating func learn(message bytes: UnsafeRawBufferPointer) {
+        guard let message = try? DNSMessageView(bytes), message.header.isResponse,
               let question = message.question else { return }
         var name = question.name.description.lowercased()
         if name.hasSuffix(".") { name.removeLast() }

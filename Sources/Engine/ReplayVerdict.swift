@@ -58,6 +58,11 @@ extension FlowDirector {
     /// the first bytes name nothing.
     func judge(_ flow: ReplayFlow) -> ReplayVerdict {
         if flow.key.transport != .tcp { return judgeDatagrams(flow) }
+        if flow.key.destinationPort == 53, ReplayVerdict.sluiceDNS.contains(flow.key.destinationAddress) {
+            // DNS over TCP to Sluice: answered there, as live (Tunnel+DNSStream), no rule.
+            return ReplayVerdict(domain: nil, domainSource: nil, applicationProtocol: "DNS", rule: "(Sluice's DNS)",
+                                 policy: "local", action: .answered, route: nil)
+        }
         var facts = FlowFacts(key: flow.key)
         var source: String?
         if flow.dnsNameIsFake, let name = flow.dnsName {

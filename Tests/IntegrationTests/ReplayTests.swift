@@ -120,6 +120,8 @@ final class ReplayTests {
         echo dropped > /dev/udp/10.88.0.2/9999
         echo sent > /dev/udp/10.88.0.2/9998
         ping -c 1 -W 2 10.88.0.2 > /dev/null
+        ip=$(dig +tcp +short +time=2 +tries=1 @10.233.0.53 tcp.ads.test A | head -1)
+        (exec 3<>/dev/tcp/$ip/9000) 2>/dev/null || true
         """
         let liveLog = work.appendingPathComponent("live.jsonl").path
         let live = try runSluice(["exec", "--profile", profile, "--pcap", sluicePcap, "--flow-log", liveLog, "--", "bash", "-c", script],
@@ -154,6 +156,23 @@ final class ReplayTests {
         #expect(replayedDatagrams.map { $0.split(separator: "|").prefix(3).joined(separator: "|") }
                 == liveDatagrams.map { $0.split(separator: "|").prefix(3).joined(separator: "|") }, "\(replayedDatagrams)\n\(fromSluice.stdout)")
         #expect(fromSluice.stderr.contains(" UDP sessions, 1 ping flows"), "\(fromSluice.stderr)")
+
+        // DNS over TCP: the name its answer gave the fake IP decides the later
+        // connection as live, and the query itself, answered by Sluice, has no line.
+        func connection(port: Int, in log: String) throws -> [String: Any]? {
+            for line in log.split(separator: "\n") {
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                if object["kind"] as? String == "connection", object["destinationPort"] as? Int == port { return object }
+            }
+            return nil
+        }
+        let liveTCP = try #require(try connection(port: 9000, in: String(contentsOfFile: liveLog, encoding: .utf8)), "\(live.stderr)")
+        let replayedTCP = try #require(try connection(port: 9000, in: fromSluice.stdout), "\(fromSluice.stdout)")
+        #expect(liveTCP["domain"] as? String == "tcp.ads.test" && liveTCP["domainSource"] as? String == "dns", "\(liveTCP)")
+        for key in ["domain", "domainSource", "rule", "policy"] {
+            #expect(replayedTCP[key] as? String == liveTCP[key] as? String, "\(key): \(replayedTCP) against \(liveTCP)")
+        }
+        #expect(try connection(port: 53, in: fromSluice.stdout) == nil, "\(fromSluice.stdout)")
 
         // tcpdump's capture of the server's side (Ethernet) holds the forwarded ones.
         let fromServer = try runSluice(["replay", serverPcap, "--profile", profile, "--format", "flowlog"])
