@@ -25,6 +25,7 @@ check-layers:
 # so that throughput and loss checks (iperf3, the big transfers) do not share
 # the machine's two cores with each other.
 test: setup check-layers
+	tools/fuzz/run --typecheck
 	$(SWIFT) build --build-tests
 	$(SWIFT) build -c release --product sluice
 	$(SWIFT) test --skip-build --skip IntegrationTests

@@ -293,7 +293,7 @@ struct Driver {
         case let .echoRequest(key, sequenceNumber, payload, _):
             datagrams.sendEchoReply(key, sequenceNumber: sequenceNumber, payload: payload, now: now, sink: &sink)
             _ = datagrams.echoFlow(destination: key.destinationAddress, identifier: key.appPort, transport: key.transport)
-        case .answered, .dropped:
+        case .answered, .dropped, .appPortUnreachable:
             break
         }
     }
