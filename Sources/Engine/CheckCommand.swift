@@ -53,6 +53,7 @@ public struct CheckCommand {
             for warning in warnings { diagnostics(warning.description) }
             let summary = Self.summary(profile, warnings: warnings.count)
             if let note = Self.unindexedNote(profile) { diagnostics(note) }
+            Self.shadowNotes(profile).forEach(diagnostics)
             if let note = Self.captureNote(profile) { diagnostics(note) }
             if options.dumpJSON {
                 output(ProfileJSON.render(profile))
@@ -89,6 +90,24 @@ public struct CheckCommand {
         return "\(profile.file): note: \(count == 1 ? "1 URL pattern runs" : "\(count) URL patterns run") on every HTTP request "
             + "(line\(count == 1 ? "" : "s") \(shown)): no literal text of three bytes or more outside \"http(s)://\" "
             + "lets Sluice pass \(count == 1 ? "it" : "them") over; the other URL patterns are indexed"
+    }
+
+    /// Rules an earlier rule always beats (ShadowedRules): the first ten, then a count.
+    public static func shadowNotes(_ profile: Profile, limit: Int = 10) -> [String] {
+        let findings = ShadowedRules.find(profile.rules)
+        var notes: [String] = findings.prefix(limit).map { finding in
+            let rule = profile.rules[finding.rule], earlier = profile.rules[finding.shadowedBy]
+            if finding.samePolicy {
+                return "\(profile.file):\(rule.line): note: \(rule) is redundant: line \(earlier.line) (\(earlier)) already decides every flow it would, the same way"
+                    + "\n  hint: remove it"
+            }
+            return "\(profile.file):\(rule.line): warning: \(rule) can never match: line \(earlier.line) (\(earlier)) comes first and matches every flow it would"
+                + "\n  hint: move it above line \(earlier.line), or remove it"
+        }
+        if findings.count > limit {
+            notes.append("\(profile.file): note: \(findings.count - limit) more rules that an earlier rule always beats")
+        }
+        return notes
     }
 
     /// Which lines choose the flows a packet capture keeps, when any do: the

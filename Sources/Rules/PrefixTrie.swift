@@ -85,6 +85,17 @@ public struct PrefixTrie<Value: Sendable>: Sendable {
         }
     }
 
+    /// The prefix with the smallest rule index among those that cover all of
+    /// `address/prefixLength` (their length at most `prefixLength`).
+    public func covering(_ address: IPAddress, prefixLength: Int) -> (index: Int, value: Value)? {
+        let slot: Int32
+        switch address {
+        case let .v4(a): slot = walk(v4, bits: min(max(prefixLength, 0), 32)) { UInt64(a.value >> (31 - $0) & 1) }
+        case let .v6(a): slot = walk(v6, bits: min(max(prefixLength, 0), 128)) { Self.bit(a, $0) }
+        }
+        return slot < 0 ? nil : entries[Int(slot)]
+    }
+
     @inline(__always)
     private func walk(_ trie: [Node], bits: Int, bit: (Int) -> UInt64) -> Int32 {
         var best: Int32 = -1

@@ -125,6 +125,26 @@ import Sys
         }
     }
 
+    /// A rule an earlier one always beats is named: a warning when its policy
+    /// would have differed, a note when it is only redundant; ten, then a count.
+    @Test func rulesThatCanNeverMatchAreNamed() throws {
+        var text = "[Rule]\nDOMAIN-SUFFIX,test,DIRECT\nDOMAIN,api.test,REJECT\nIP-CIDR,10.0.0.0/8,DIRECT\nIP-CIDR,10.1.0.0/16,DIRECT\n"
+        try withProfile(text + "FINAL,DIRECT\n") { path in
+            let result = run([path])
+            #expect(result.status == 0)
+            #expect(result.diagnostics == [
+                "\(path):3: warning: DOMAIN,api.test,REJECT can never match: line 2 (DOMAIN-SUFFIX,test,DIRECT) comes first and matches every flow it would\n  hint: move it above line 2, or remove it",
+                "\(path):5: note: IP-CIDR,10.1.0.0/16,DIRECT is redundant: line 4 (IP-CIDR,10.0.0.0/8,DIRECT) already decides every flow it would, the same way\n  hint: remove it",
+            ], "\(result.diagnostics)")
+        }
+        for i in 0 ..< 12 { text += "DOMAIN,h\(i).test,REJECT\n" }
+        try withProfile(text + "FINAL,DIRECT\n") { path in
+            let result = run([path])
+            #expect(result.diagnostics.count == 11)
+            #expect(result.diagnostics.last == "\(path): note: 4 more rules that an earlier rule always beats", "\(result.diagnostics)")
+        }
+    }
+
     @Test func usageErrors() {
         for arguments in [[], ["--dump"], ["a.conf", "--dump", "xml"], ["a.conf", "b.conf"], ["--verbose", "a.conf"]] {
             guard case let .failure(error) = CheckCommand.parse(arguments[...]) else { Issue.record("\(arguments) parsed"); continue }
