@@ -16,18 +16,19 @@ public enum ProfileLoader {
             return .failure(ProfileErrors(errors: [ProfileError(
                 file: path, line: 0, message: "the profile is not UTF-8 text", hint: "save it as UTF-8")]))
         }
-        return ProfileParser.parse(text, file: path, baseDirectory: folder(of: path), readRuleSet: readRuleSet)
+        return ProfileParser.parse(text, file: path, baseDirectory: folder(of: path), readFile: readFile)
     }
 
-    /// A RULE-SET or DOMAIN-SET file, read again at every load (a reload picks up an edited list).
-    static func readRuleSet(_ path: String) -> RuleSetFile {
+    /// A file the profile names (a RULE-SET or DOMAIN-SET list, the GeoIP
+    /// database), read again at every load: a reload picks up an edited list.
+    static func readFile(_ path: String) -> ProfileFile {
         if Files.kind(of: path) == .directory { return .unreadable("it is a folder") }
-        guard let bytes = Files.read(path, limit: RuleSet.maximumFileSize + 1) else {
+        let limit = max(RuleSet.maximumFileSize, MaxMindDatabase.maximumFileSize)
+        guard let bytes = Files.read(path, limit: limit + 1) else {
             return .unreadable(Files.kind(of: path) == nil ? "no such file" : "not readable")
         }
-        guard bytes.count <= RuleSet.maximumFileSize else { return .unreadable("larger than \(RuleSet.maximumFileSize >> 20) MiB") }
-        guard let text = String(validating: bytes, as: UTF8.self) else { return .unreadable("not UTF-8 text") }
-        return .text(text)
+        guard bytes.count <= limit else { return .unreadable("larger than \(limit >> 20) MiB") }
+        return .bytes(bytes)
     }
 
     /// The absolute folder that holds `path`.

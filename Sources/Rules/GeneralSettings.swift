@@ -11,6 +11,8 @@ public struct GeneralSettings: Equatable, Sendable {
     public var mtu: Int?
     /// SO_MARK on Sluice's own upstream sockets (whole-host mode); nil: the command's default.
     public var routingMark: UInt32?
+    /// The MaxMind DB file GEOIP rules look addresses up in (absolute), if any (ext).
+    public var geoIPDatabase: String?
 
     public static let defaultFakeIPRange = IPv4Prefix(network: IPv4Address(198, 18, 0, 0), length: 15)!
 

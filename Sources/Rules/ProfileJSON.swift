@@ -85,6 +85,7 @@ public enum ProfileJSON {
         json.field("fake-ip-range", general.fakeIPRange.description)
         json.field("mtu", general.mtu)
         json.field("routing-mark", general.routingMark.map(Int.init))
+        json.field("geoip-database", general.geoIPDatabase)
         json.endObject()
     }
 
@@ -138,6 +139,8 @@ public enum ProfileJSON {
             json.field("value", prefix.description); json.field("no-resolve", noResolve)
         case let .ipCIDR6(prefix, noResolve):
             json.field("value", prefix.description); json.field("no-resolve", noResolve)
+        case let .geoIP(country, _, noResolve):
+            json.field("value", country); json.field("no-resolve", noResolve)
         case let .destinationPort(range), let .sourcePort(range):
             json.field("from", Int(range.lower)); json.field("to", Int(range.upper))
         case let .protocol(value):

@@ -2,7 +2,7 @@ import Wire
 
 /// [General], [Host] and [Capture]: `key = value` sections of settings.
 extension ProfileBuilder {
-    static let generalKeys = ["loglevel", "dns-mode", "dns-server", "fake-ip-range", "mtu", "routing-mark"]
+    static let generalKeys = ["loglevel", "dns-mode", "dns-server", "fake-ip-range", "mtu", "routing-mark", "geoip-database"]
 
     mutating func readGeneral(_ line: ProfileLexer.Line) {
         guard let (key, keyColumn, raw, column) = keyValueLine(line, example: "loglevel = info") else { return }
@@ -40,6 +40,8 @@ extension ProfileBuilder {
             general.mtu = integer(value, 1280 ... 65535, what: "mtu", line: n, column: column)
         case "routing-mark":
             readRoutingMark(value, line: n, column: column)
+        case "geoip-database":
+            readGeoIPDatabase(value, line: n, column: column)
         default:
             break
         }
@@ -73,6 +75,31 @@ extension ProfileBuilder {
             servers.append(address)
         }
         general.dnsServers = servers
+    }
+
+    /// A MaxMind DB file (GeoLite2-Country.mmdb, DB-IP's country lite
+    /// database), read now: GEOIP rules need it to load.
+    mutating func readGeoIPDatabase(_ value: String, line n: Int, column: Int) {
+        let hint = "name a MaxMind DB file (.mmdb), such as GeoLite2-Country.mmdb; a relative path starts at the profile's folder"
+        guard !value.isEmpty else {
+            error(n, column, "geoip-database is empty", hint: hint)
+            return
+        }
+        let path = resolvePath(value)
+        general.geoIPDatabase = path
+        let bytes: [UInt8]
+        switch readFile(path) {
+        case let .bytes(contents): bytes = contents
+        case let .text(text): bytes = Array(text.utf8)
+        case let .unreadable(reason):
+            error(n, column, "cannot read the GeoIP database \(path): \(reason)", hint: hint)
+            return
+        }
+        do {
+            geoIP = try MaxMindDatabase(bytes)
+        } catch {
+            self.error(n, column, "\(path) is not a MaxMind DB file: \(error)", hint: hint)
+        }
     }
 
     mutating func readRoutingMark(_ value: String, line: Int, column: Int) {

@@ -2,12 +2,11 @@ import Wire
 
 /// [Rule]: `TYPE,VALUE,POLICY[,OPTIONS]`, first match wins, FINAL last.
 extension ProfileBuilder {
-    static let ruleTypes = ["DOMAIN", "DOMAIN-SUFFIX", "DOMAIN-KEYWORD", "DOMAIN-REGEX", "DOMAIN-WILDCARD", "IP-CIDR", "IP-CIDR6",
+    static let ruleTypes = ["DOMAIN", "DOMAIN-SUFFIX", "DOMAIN-KEYWORD", "DOMAIN-REGEX", "DOMAIN-WILDCARD", "IP-CIDR", "IP-CIDR6", "GEOIP",
                             "DEST-PORT", "DST-PORT", "SRC-PORT", "PROTOCOL", "URL-REGEX", "METHOD", "HEADER",
                             "USER-AGENT", "AND", "OR", "NOT", "RULE-SET", "DOMAIN-SET", "FINAL", "MATCH"]
     /// Surge rule types that need data Sluice does not have.
     static let foreignRuleTypes: [String: String] = [
-        "GEOIP": "Sluice has no GeoIP database; list the networks with IP-CIDR lines, or in a RULE-SET file (per-country lists are published)",
         "IP-ASN": "Sluice has no ASN database; list the networks with IP-CIDR lines, or in a RULE-SET file",
         "PROCESS-NAME": "Sluice sees packets, not processes; run the program under sluice exec instead",
         "SRC-IP": "Sluice's flows all come from the tunnelled program; match on destination instead",
@@ -101,13 +100,13 @@ extension ProfileBuilder {
         var noResolve = false
         for option in options {
             let text = option.text.lowercased()
-            if text == "no-resolve", type == "IP-CIDR" || type == "IP-CIDR6" || type == "RULE-SET" {
+            if text == "no-resolve", type == "IP-CIDR" || type == "IP-CIDR6" || type == "GEOIP" || type == "RULE-SET" {
                 noResolve = true
             } else if text == "no-resolve" {
-                error(n, option.column, "no-resolve applies only to IP-CIDR, IP-CIDR6 and RULE-SET", hint: "remove it from this \(type) rule")
+                error(n, option.column, "no-resolve applies only to IP-CIDR, IP-CIDR6, GEOIP and RULE-SET", hint: "remove it from this \(type) rule")
                 return nil
             } else {
-                let known = (type.hasPrefix("IP-CIDR") ? ["no-resolve"] : type.hasPrefix("DOMAIN") ? ["extended-matching"]
+                let known = (type.hasPrefix("IP-CIDR") || type == "GEOIP" ? ["no-resolve"] : type.hasPrefix("DOMAIN") ? ["extended-matching"]
                     : type == "RULE-SET" ? ["no-resolve", "extended-matching"] : []) + ["capture"]
                 error(n, option.column, "unknown rule option '\(option.text)'", hint: Suggestion.hint(for: text, in: known))
                 return nil
@@ -140,6 +139,8 @@ extension ProfileBuilder {
             return cidr4(value, line: n, column: column, what: "IP-CIDR").map { .ipCIDR($0, noResolve: noResolve) }
         case "IP-CIDR6":
             return cidr6(value, line: n, column: column, what: "IP-CIDR6").map { .ipCIDR6($0, noResolve: noResolve) }
+        case "GEOIP":
+            return geoIP(value, line: n, column: column, noResolve: noResolve)
         case "DEST-PORT", "DST-PORT":
             return portRange(value, line: n, column: column).map(RuleCondition.destinationPort)
         case "SRC-PORT":
@@ -242,6 +243,23 @@ extension ProfileBuilder {
             return nil
         }
         return type == "AND" ? .and(conditions) : .or(conditions)
+    }
+
+    /// GEOIP,CC: a two-letter country code, looked up in [General]'s geoip-database.
+    mutating func geoIP(_ value: String, line n: Int, column: Int, noResolve: Bool) -> RuleCondition? {
+        let code = value.uppercased()
+        guard code.utf8.count == 2, code.utf8.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
+            error(n, column, "GEOIP takes a two-letter country code, got '\(value)'", hint: "write an ISO 3166-1 code, e.g. GEOIP,NL,DIRECT")
+            return nil
+        }
+        guard let geoIP else {
+            // A database named but unreadable was reported at its own line.
+            guard general.geoIPDatabase == nil else { return nil }
+            error(n, column, "GEOIP needs a GeoIP database",
+                  hint: "set geoip-database = GeoLite2-Country.mmdb in [General] (a MaxMind DB file); or list the networks in a RULE-SET file")
+            return nil
+        }
+        return .geoIP(country: code, database: geoIP, noResolve: noResolve)
     }
 
     /// DOMAIN-WILDCARD's glob, checked and compiled as its regex.

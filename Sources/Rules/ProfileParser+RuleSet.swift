@@ -1,7 +1,9 @@
 import Wire
 
-/// A rule set's file as the caller read it: the parser does no I/O.
-public enum RuleSetFile: Sendable {
+/// A file a profile names (a rule set, the GeoIP database) as the caller
+/// read it: the parser does no I/O.
+public enum ProfileFile: Sendable {
+    case bytes([UInt8])
     case text(String)
     /// Why it could not be read, in a few words ("no such file").
     case unreadable(String)
@@ -46,8 +48,14 @@ extension ProfileBuilder {
     private mutating func readSet(_ kind: RuleSet.Kind, name: String, path: String, line n: Int, column: Int) -> RuleSet? {
         let what = kind == .rules ? "rule set" : "domain set"
         let text: String
-        switch readRuleSet(path) {
+        switch readFile(path) {
         case let .text(contents): text = contents
+        case let .bytes(bytes):
+            guard let contents = String(validating: bytes, as: UTF8.self) else {
+                error(n, column, "the \(what) \(path) is not UTF-8 text", hint: "save it as UTF-8; a rule list is text")
+                return nil
+            }
+            text = contents
         case let .unreadable(reason):
             error(n, column, "cannot read the \(what) \(path): \(reason)",
                   hint: "check the path; a relative path starts at the profile's folder, \(baseDirectory)")
@@ -58,8 +66,10 @@ extension ProfileBuilder {
                   hint: "check the path, or split the list")
             return nil
         }
-        var reader = ProfileBuilder(file: path, baseDirectory: baseDirectory, readRuleSet: readRuleSet)
+        var reader = ProfileBuilder(file: path, baseDirectory: baseDirectory, readFile: readFile)
         reader.insideRuleSet = true
+        reader.geoIP = geoIP
+        reader.general.geoIPDatabase = general.geoIPDatabase
         let rules = kind == .rules ? reader.readRuleSetFile(text) : reader.readDomainSetFile(text)
         errors += reader.errors
         warnings += reader.warnings

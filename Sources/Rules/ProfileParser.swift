@@ -7,16 +7,16 @@ public enum ProfileParser {
 
     /// Parses `text` (the contents of `file`); relative paths resolve against
     /// `baseDirectory`. Every error is collected; any error means no profile.
-    /// `readRuleSet` reads the file a RULE-SET or DOMAIN-SET line names (an
-    /// absolute path), once per file and load.
+    /// `readFile` reads a file the profile names (an absolute path): a
+    /// RULE-SET or DOMAIN-SET list, the GeoIP database; once per file and load.
     public static func parse(_ text: String, file: String, baseDirectory: String,
-                             readRuleSet: @escaping (String) -> RuleSetFile = { _ in .unreadable("no such file") }) -> Result<Profile, ProfileErrors> {
+                             readFile: @escaping (String) -> ProfileFile = { _ in .unreadable("no such file") }) -> Result<Profile, ProfileErrors> {
         guard text.utf8.count <= maximumSize else {
             return .failure(ProfileErrors(errors: [ProfileError(
                 file: file, line: 0, message: "the profile is \(text.utf8.count) bytes, more than \(maximumSize)",
                 hint: "a profile is a text file of sections and rules; check the path")]))
         }
-        var builder = ProfileBuilder(file: file, baseDirectory: baseDirectory, readRuleSet: readRuleSet)
+        var builder = ProfileBuilder(file: file, baseDirectory: baseDirectory, readFile: readFile)
         builder.read(text)
         return builder.finish()
     }
@@ -53,16 +53,18 @@ struct ProfileBuilder {
     /// [Host] names already mapped, and where.
     var hostLines: [String: Int] = [:]
 
-    let readRuleSet: (String) -> RuleSetFile
+    let readFile: (String) -> ProfileFile
+    /// [General]'s geoip-database, read before any rule (GEOIP rules need it).
+    var geoIP: MaxMindDatabase?
     /// The sets read so far, by kind and path: nil for one that failed (reported once).
     var ruleSets: [String: RuleSet?] = [:]
     /// This builder reads a rule set's file, not a profile.
     var insideRuleSet = false
 
-    init(file: String, baseDirectory: String, readRuleSet: @escaping (String) -> RuleSetFile) {
+    init(file: String, baseDirectory: String, readFile: @escaping (String) -> ProfileFile) {
         self.file = file
         self.baseDirectory = baseDirectory
-        self.readRuleSet = readRuleSet
+        self.readFile = readFile
     }
 
     mutating func error(_ line: Int, _ column: Int? = nil, _ message: String, hint: String = "") {
@@ -98,10 +100,22 @@ struct ProfileBuilder {
     }
 
     mutating func read(_ text: String) {
+        let lines = ProfileLexer.lines(text)
+        for line in lines where Self.looksLikeTrailingComment(line.text) { trailingCommentLines.insert(line.number) }
+        // [General] first, wherever it is: its settings (the GeoIP database)
+        // are needed by the rules. Its header's mistakes are reported below.
+        var inGeneral = false
+        for line in lines {
+            if line.text.hasPrefix("[") {
+                inGeneral = line.text.dropFirst().prefix { $0 != "]" }.trimmingBlanks() == ProfileSection.general.rawValue
+                    && line.text.contains("]")
+            } else if inGeneral {
+                readGeneral(line)
+            }
+        }
         // nil before any header; .none inside an unknown section (already reported).
         var section: ProfileSection?? = nil
-        for line in ProfileLexer.lines(text) {
-            if Self.looksLikeTrailingComment(line.text) { trailingCommentLines.insert(line.number) }
+        for line in lines {
             if line.text.hasPrefix("[") {
                 section = .some(readHeader(line))
                 continue
@@ -110,7 +124,7 @@ struct ProfileBuilder {
             case .none:
                 error(line.number, line.column, "line outside any section",
                       hint: "put it under a section header such as [General] or [Rule]")
-            case .some(.none):
+            case .some(.none), .some(.some(.general)):
                 continue
             case let .some(.some(current)):
                 readLine(line, in: current)

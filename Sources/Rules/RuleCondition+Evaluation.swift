@@ -27,6 +27,9 @@ extension RuleCondition {
         case let .ipCIDR6(prefix, _):
             guard case let .v6(a)? = facts.destination else { return .noMatch }
             return prefix.contains(a) ? .match : .noMatch
+        case let .geoIP(country, database, _):
+            guard let destination = facts.destination else { return .noMatch }
+            return database.country(of: destination) == country ? .match : .noMatch
         case let .destinationPort(range):
             return range.contains(facts.destinationPort) ? .match : .noMatch
         case let .sourcePort(range):
@@ -89,7 +92,7 @@ extension RuleCondition {
         switch self {
         case .domain, .domainSuffix, .domainKeyword, .ipCIDR, .ipCIDR6: return true
         case .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
-             .and, .or, .not, .ruleSet: return false
+             .and, .or, .not, .ruleSet, .geoIP: return false
         }
     }
 
@@ -97,7 +100,7 @@ extension RuleCondition {
     var isDomainCondition: Bool {
         switch self {
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard: return true
-        case .ipCIDR, .ipCIDR6, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
+        case .ipCIDR, .ipCIDR6, .geoIP, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
              .and, .or, .not, .ruleSet: return false
         }
     }

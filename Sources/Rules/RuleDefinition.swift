@@ -66,6 +66,9 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
     /// rule prints as written.
     case ipCIDR(IPv4Prefix, noResolve: Bool)
     case ipCIDR6(IPv6Prefix, noResolve: Bool)
+    /// GEOIP: the destination address is in `country` (ISO 3166-1, upper
+    /// case) by the profile's GeoIP database; like IP-CIDR, never resolves.
+    case geoIP(country: String, database: MaxMindDatabase, noResolve: Bool)
     /// DEST-PORT (alias DST-PORT).
     case destinationPort(PortRange)
     /// SRC-PORT.
@@ -93,7 +96,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
     public var requiresHTTP: Bool {
         switch self {
         case .urlRegex, .method, .header, .userAgent: return true
-        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6,
+        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6, .geoIP,
              .destinationPort, .sourcePort, .protocol: return false
         case let .and(conditions), let .or(conditions): return conditions.contains { $0.requiresHTTP }
         case let .not(condition): return condition.requiresHTTP
@@ -103,7 +106,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
 
     var isNoResolve: Bool {
         switch self {
-        case let .ipCIDR(_, noResolve), let .ipCIDR6(_, noResolve), let .ruleSet(_, noResolve): return noResolve
+        case let .ipCIDR(_, noResolve), let .ipCIDR6(_, noResolve), let .ruleSet(_, noResolve), let .geoIP(_, _, noResolve): return noResolve
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .destinationPort, .sourcePort,
              .protocol, .urlRegex, .method, .header, .userAgent, .and, .or, .not: return false
         }
@@ -119,6 +122,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         case .domainWildcard: return "DOMAIN-WILDCARD"
         case .ipCIDR: return "IP-CIDR"
         case .ipCIDR6: return "IP-CIDR6"
+        case .geoIP: return "GEOIP"
         case .destinationPort: return "DEST-PORT"
         case .sourcePort: return "SRC-PORT"
         case .protocol: return "PROTOCOL"
@@ -141,6 +145,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         case let .domainWildcard(pattern, _): return "DOMAIN-WILDCARD,\(RuleCondition.quote(pattern))"
         case let .ipCIDR(prefix, _): return "IP-CIDR,\(prefix)"
         case let .ipCIDR6(prefix, _): return "IP-CIDR6,\(prefix)"
+        case let .geoIP(country, _, _): return "GEOIP,\(country)"
         case let .destinationPort(range), let .sourcePort(range): return "\(typeName),\(range)"
         case let .protocol(value): return "PROTOCOL,\(value.rawValue)"
         case let .method(method): return "METHOD,\(method)"

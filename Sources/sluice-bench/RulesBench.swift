@@ -111,7 +111,7 @@ func benchDomainSet(rounds: Int, sink: inout Int) {
     let profileText = "[Rule]\nDOMAIN-SET,big.txt,REJECT\nFINAL,DIRECT\n"
     let parseStart = clock.now
     guard case let .success(profile) = ProfileParser.parse(profileText, file: "bench.conf", baseDirectory: "/",
-                                                           readRuleSet: { _ in .text(list) }) else {
+                                                           readFile: { _ in .text(list) }) else {
         print("  DOMAIN-SET: the generated list did not load"); return
     }
     let parse = clock.now - parseStart

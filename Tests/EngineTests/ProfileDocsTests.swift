@@ -32,15 +32,15 @@ import Sys
     static let exampleSetFiles = ["/docs/lists/ads.txt": "# ads\n.ads.test\ntracker.test\n",
                                   "/docs/lists/corp.list": "DOMAIN-SUFFIX,corp.test\nIP-CIDR,10.9.0.0/16,no-resolve\n"]
 
-    static func readSet(_ path: String) -> RuleSetFile {
-        exampleSetFiles[path].map(RuleSetFile.text) ?? .unreadable("no such file")
+    static func readSet(_ path: String) -> ProfileFile {
+        exampleSetFiles[path].map(ProfileFile.text) ?? .unreadable("no such file")
     }
 
     @Test func everyExampleLoads() {
         let blocks = Self.iniBlocks()
         #expect(blocks.count >= 8, "read \(Self.docsPath)")
         for block in blocks {
-            switch ProfileParser.parse(block.text, file: "docs/profile.md+\(block.line)", baseDirectory: "/docs", readRuleSet: Self.readSet) {
+            switch ProfileParser.parse(block.text, file: "docs/profile.md+\(block.line)", baseDirectory: "/docs", readFile: Self.readSet) {
             case .success:
                 break
             case let .failure(failure):
@@ -52,7 +52,7 @@ import Sys
     /// The 302 examples are the ones that warn, and only they.
     @Test func onlyThe302ExamplesWarn() throws {
         for block in Self.iniBlocks() {
-            let profile = try ProfileParser.parse(block.text, file: "x", baseDirectory: "/docs", readRuleSet: Self.readSet).get()
+            let profile = try ProfileParser.parse(block.text, file: "x", baseDirectory: "/docs", readFile: Self.readSet).get()
             #expect(profile.warnings.isEmpty == !block.text.contains(" 302\n"), "docs/profile.md:\(block.line)")
         }
     }

@@ -407,6 +407,34 @@ final class ProfileTests {
         #expect(r.stderr.contains("reloaded"), "\(r.stderr)")
     }
 
+    /// GEOIP rules with a MaxMind DB written for the test (which Debian's
+    /// mmdblookup reads the same way): the server's IPv4 network is in one
+    /// country, its IPv6 network in another.
+    @Test func geoIPRulesDecideByTheServersCountry() throws {
+        let database = work.appendingPathComponent("country.mmdb").path
+        let bytes = MaxMindTestDatabase.build([("10.88.0.0/16", "NL"), ("fd00:88::/64", "JP")], registeredOnly: [("10.89.0.0/16", "US")])
+        try Data(bytes).write(to: URL(fileURLWithPath: database))
+        for (address, country) in [("10.88.0.2", "NL"), ("fd00:88::2", "JP")] {
+            let lookup = try net.run(["mmdblookup", "--file", database, "--ip", address, "country", "iso_code"], timeout: 10)
+            #expect(lookup.output.contains("\"\(country)\""), "mmdblookup \(address): \(lookup.output)")
+        }
+        let registered = try net.run(["mmdblookup", "--file", database, "--ip", "10.89.1.1", "registered_country", "iso_code"], timeout: 10)
+        #expect(registered.output.contains("\"US\""), "\(registered.output)")
+        let path = try profile("""
+        [General]
+        geoip-database = country.mmdb
+        [Rule]
+        GEOIP,NL,REJECT
+        FINAL,DIRECT
+        """)
+        let r = try exec("""
+        curl -s -o /dev/null -w '%{http_code}\\n' http://10.88.0.2:8080/hello.txt
+        curl -s -o /dev/null -w '%{http_code}\\n' 'http://[fd00:88::2]:8080/hello.txt'
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "403\n200\n", "\(r.stdout) \(r.stderr)")
+    }
+
     /// A profile that takes seconds to read (120,000 patterns outside the byte
     /// matcher's subset, each compiled by Regex) is read on a worker thread:
     /// a request made while it is read is answered at once, from the old

@@ -11,8 +11,8 @@ public func fuzzProfile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     let lineCount = text.utf8.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
     // Every RULE-SET and DOMAIN-SET file is the input itself, so set files are fuzzed too.
-    let readSet: (String) -> RuleSetFile = { _ in .text(text) }
-    switch ProfileParser.parse(text, file: "fuzz.conf", baseDirectory: "/fuzz", readRuleSet: readSet) {
+    let readSet: (String) -> ProfileFile = { _ in .text(text) }
+    switch ProfileParser.parse(text, file: "fuzz.conf", baseDirectory: "/fuzz", readFile: readSet) {
     case let .success(profile):
         _ = ProfileJSON.render(profile)
         _ = ProfileJSON.render(profile, pretty: false)
@@ -23,7 +23,7 @@ public func fuzzProfile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // since proxies are not re-declared).
         let echo = "[Rule]\n" + profile.rules.map { "\($0.condition),DIRECT" + ($0.condition.isNoResolve ? ",no-resolve" : "") }
             .joined(separator: "\n") + "\nFINAL,DIRECT\n"
-        guard case let .success(again) = ProfileParser.parse(echo, file: "echo.conf", baseDirectory: "/fuzz", readRuleSet: readSet) else {
+        guard case let .success(again) = ProfileParser.parse(echo, file: "echo.conf", baseDirectory: "/fuzz", readFile: readSet) else {
             preconditionFailure("printed rules do not parse:\n\(echo)")
         }
         precondition(again.rules.map(\.condition) == profile.rules.map(\.condition), "printed rules parse differently:\n\(echo)")
