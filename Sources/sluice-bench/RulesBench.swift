@@ -81,15 +81,8 @@ func benchRules(rounds: Int) {
         let engine = RuleEngine(rules: rules, final: FinalRule(policy: "DIRECT", line: rules.count + 1))
         let build = clock.now - buildStart
         let flows = makeFlows(ruleCount: count)
-        sink &+= evaluateAll(engine, flows) // warm-up
-        var times: [Double] = []
-        let passes = 200
-        for _ in 0 ..< rounds {
-            let t0 = clock.now
-            for _ in 0 ..< passes { sink &+= evaluateAll(engine, flows) }
-            times.append((clock.now - t0).nanosecondsDouble / Double(passes * flows.count))
-        }
-        print("  \(count) DOMAIN-SUFFIX + IP-CIDR rules: \(format1(median(times))) ns per evaluation (compiled in \(format1(build.nanosecondsDouble / 1e6)) ms)")
+        let perEvaluation = timeEvaluations(engine, flows, rounds: rounds, sink: &sink)
+        print("  \(count) DOMAIN-SUFFIX + IP-CIDR rules: \(format1(perEvaluation)) ns per evaluation (compiled in \(format1(build.nanosecondsDouble / 1e6)) ms)")
         if count == 10_000 {
             let t0 = clock.now
             sink &+= evaluateLinearly(rules, flows)
@@ -99,6 +92,20 @@ func benchRules(rounds: Int) {
     }
     benchDomainSet(rounds: rounds, sink: &sink)
     if sink == 42 { print("") }
+}
+
+/// ns per evaluation, the median of `rounds` rounds of 200 passes over `flows`, after one warm-up pass.
+func timeEvaluations(_ engine: RuleEngine, _ flows: [FlowFacts], rounds: Int, sink: inout Int) -> Double {
+    let clock = ContinuousClock()
+    sink &+= evaluateAll(engine, flows)
+    var times: [Double] = []
+    let passes = 200
+    for _ in 0 ..< rounds {
+        let t0 = clock.now
+        for _ in 0 ..< passes { sink &+= evaluateAll(engine, flows) }
+        times.append((clock.now - t0).nanosecondsDouble / Double(passes * flows.count))
+    }
+    return median(times)
 }
 
 /// A DOMAIN-SET of 100,000 names (`.host<i>.example.test`), as a list file is
@@ -115,17 +122,8 @@ func benchDomainSet(rounds: Int, sink: inout Int) {
         print("  DOMAIN-SET: the generated list did not load"); return
     }
     let parse = clock.now - parseStart
-    let engine = RuleEngine(profile)
-    let flows = makeFlows(ruleCount: 2 * count)
-    sink &+= evaluateAll(engine, flows)
-    var times: [Double] = []
-    let passes = 200
-    for _ in 0 ..< rounds {
-        let t0 = clock.now
-        for _ in 0 ..< passes { sink &+= evaluateAll(engine, flows) }
-        times.append((clock.now - t0).nanosecondsDouble / Double(passes * flows.count))
-    }
-    print("  a DOMAIN-SET of \(count) names: \(format1(median(times))) ns per evaluation (list of \(list.utf8.count >> 10) KiB read and compiled in \(format1(parse.nanosecondsDouble / 1e6)) ms)")
+    let perEvaluation = timeEvaluations(RuleEngine(profile), makeFlows(ruleCount: 2 * count), rounds: rounds, sink: &sink)
+    print("  a DOMAIN-SET of \(count) names: \(format1(perEvaluation)) ns per evaluation (list of \(list.utf8.count >> 10) KiB read and compiled in \(format1(parse.nanosecondsDouble / 1e6)) ms)")
 }
 
 /// N evaluations against 10,000 rules, untimed, for valgrind's allocation count.
