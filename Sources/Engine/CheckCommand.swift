@@ -140,7 +140,7 @@ public struct CheckCommand {
     /// " (N entries from K rule sets)" when the rules name sets.
     static func setSummary(_ sets: [RuleSet]) -> String {
         guard !sets.isEmpty else { return "" }
-        let entries = sets.reduce(0) { $0 + $1.rules.count }
+        let entries = sets.reduce(0) { $0 + $1.count }
         return " (\(entries) \(entries == 1 ? "entry" : "entries") from \(sets.count) \(sets.count == 1 ? "set" : "sets"))"
     }
 }

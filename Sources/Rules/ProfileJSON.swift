@@ -161,7 +161,7 @@ public enum ProfileJSON {
             // The entries are not listed: a set may hold a hundred thousand.
             json.field("value", set.name)
             json.field("path", set.path)
-            json.field("entries", set.rules.count)
+            json.field("entries", set.count)
             if set.kind == .rules { json.field("no-resolve", noResolve) }
         }
         json.endObject()

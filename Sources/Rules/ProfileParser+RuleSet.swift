@@ -70,20 +70,26 @@ extension ProfileBuilder {
         reader.insideRuleSet = true
         reader.geoIP = geoIP
         reader.general.geoIPDatabase = general.geoIPDatabase
-        let rules = kind == .rules ? reader.readRuleSetFile(text) : reader.readDomainSetFile(text)
+        let set: RuleSet
+        switch kind {
+        case .rules: set = RuleSet(kind: kind, name: name, path: path, rules: reader.readRuleSetFile(text))
+        case .domains: set = RuleSet(domains: reader.readDomainSetFile(text), name: name, path: path)
+        }
         errors += reader.errors
         warnings += reader.warnings
         guard reader.errors.isEmpty else { return nil }
-        if rules.isEmpty {
+        if set.count == 0 {
             warning(n, column, "the \(what) \(path) holds no \(kind == .rules ? "rules" : "names")", hint: "this line matches nothing")
         }
-        return RuleSet(kind: kind, name: name, path: path, rules: rules)
+        return set
     }
 
     /// The lines of a set's file, each through `entry` until too many errors.
-    private mutating func readSetLines(_ text: String, _ entry: (inout ProfileBuilder, ProfileLexer.Line) -> RuleDefinition?) -> [RuleDefinition] {
-        var rules: [RuleDefinition] = []
-        for line in ProfileLexer.lines(text) {
+    private mutating func readSetLines<Entry>(_ text: String, _ entry: (inout ProfileBuilder, ProfileLexer.Line) -> Entry?) -> [Entry] {
+        let lines = ProfileLexer.lines(text)
+        var rules: [Entry] = []
+        rules.reserveCapacity(lines.count)
+        for line in lines {
             if rules.isEmpty, errors.isEmpty, line.text.hasPrefix("payload:") {
                 error(line.number, line.column, "this looks like a Clash rule provider (payload:), not a Surge list",
                       hint: "write one entry per line, without the payload: line and the '- ' before each entry")
@@ -152,11 +158,11 @@ extension ProfileBuilder {
     }
 
     /// DOMAIN-SET: a name per line; `.ads.test` is the name and every name under it.
-    mutating func readDomainSetFile(_ text: String) -> [RuleDefinition] {
+    mutating func readDomainSetFile(_ text: String) -> [(name: String, suffix: Bool, line: Int)] {
         readSetLines(text) { builder, line in builder.readDomainSetEntry(line) }
     }
 
-    mutating func readDomainSetEntry(_ line: ProfileLexer.Line) -> RuleDefinition? {
+    mutating func readDomainSetEntry(_ line: ProfileLexer.Line) -> (name: String, suffix: Bool, line: Int)? {
         let n = line.number
         let text = line.text
         if text.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
@@ -176,6 +182,6 @@ extension ProfileBuilder {
                   hint: "write one name per line: ads.test for that name, .ads.test for it and every name under it")
             return nil
         }
-        return RuleDefinition(line: n, condition: suffix ? .domainSuffix(name) : .domain(name), policy: "")
+        return (name, suffix, n)
     }
 }

@@ -4,10 +4,11 @@ import Wire
 /// LAN) that all take the policy of the one [Rule] line naming the set, at
 /// that line's place in the first-match order.
 ///
-/// The set is one rule to the profile's engine (scanned in order like AND/OR)
-/// and has an engine of its own inside, with the same indexes: a list of a
-/// hundred thousand domains costs each flow one suffix lookup, not a hundred
-/// thousand comparisons. Its verdict is the OR of its rules': a match as soon
+/// The set is one rule to the profile's engine (scanned in order like AND/OR).
+/// A RULE-SET has an engine of its own inside, with the same indexes; a
+/// DOMAIN-SET's names are a compact sorted table (DomainTable). Either way a
+/// list of a hundred thousand entries costs a flow a few lookups, not a
+/// hundred thousand comparisons. Its verdict is the OR of its rules': a match as soon
 /// as any rule matches (they share a policy, so which one does not change
 /// the decision), unknown while an earlier rule may still match.
 public final class RuleSet: Sendable, Equatable, CustomStringConvertible {
@@ -26,23 +27,43 @@ public final class RuleSet: Sendable, Equatable, CustomStringConvertible {
     public let name: String
     /// The file read (absolute); nil for a built-in set.
     public let path: String?
-    /// The set's rules, each with its line in the file (their policy is empty).
+    /// A RULE-SET's rules, each with its line in the file (their policy is
+    /// empty); empty for a DOMAIN-SET, whose names are in `names`.
     public let rules: [RuleDefinition]
+    /// A DOMAIN-SET's names, compactly (DomainTable).
+    let names: DomainTable?
     /// Whether any rule needs an HTTP request head (as for OR).
     public let requiresHTTP: Bool
     private let engine: RuleEngine
 
+    /// A RULE-SET (or a built-in set).
     public init(kind: Kind, name: String, path: String?, rules: [RuleDefinition]) {
         self.kind = kind
         self.name = name
         self.path = path
         self.rules = rules
+        names = nil
         requiresHTTP = rules.contains { $0.condition.requiresHTTP }
         engine = RuleEngine(rules: rules, final: FinalRule(policy: "", line: 0), describing: false)
     }
 
+    /// A DOMAIN-SET: names (lowercase, no trailing dot) that cover themselves,
+    /// or themselves and every name under them (`suffix`).
+    init(domains: [(name: String, suffix: Bool, line: Int)], name: String, path: String?) {
+        kind = .domains
+        self.name = name
+        self.path = path
+        rules = []
+        names = DomainTable(domains)
+        requiresHTTP = false
+        engine = RuleEngine(rules: [], final: FinalRule(policy: "", line: 0), describing: false)
+    }
+
+    /// Entries: rules, or names.
+    public var count: Int { names?.count ?? rules.count }
+
     public static func == (a: RuleSet, b: RuleSet) -> Bool {
-        a === b || a.kind == b.kind && a.name == b.name && a.path == b.path && a.rules == b.rules
+        a === b || a.kind == b.kind && a.name == b.name && a.path == b.path && a.rules == b.rules && a.names == b.names
     }
 
     /// `RULE-SET,NAME` as written on the rule line.
@@ -52,6 +73,7 @@ public final class RuleSet: Sendable, Equatable, CustomStringConvertible {
     }
 
     public func verdict(_ facts: FlowFacts, final: Bool) -> RuleVerdict {
+        if let names { return facts.domainVerdict(final: final) { names.contains($0) } }
         let (best, firstUnknown) = engine.scan(facts, final: final, anyMatch: true)
         if best != .max { return .match }
         return firstUnknown != .max ? .unknown : .noMatch
@@ -59,6 +81,10 @@ public final class RuleSet: Sendable, Equatable, CustomStringConvertible {
 
     /// The earliest of the set's rules that matches, for `sluice match`.
     public func firstMatch(_ facts: FlowFacts, final: Bool) -> RuleDefinition? {
+        if let names {
+            guard let host = facts.nameForRules, let hit = names.firstMatch(host) else { return nil }
+            return RuleDefinition(line: hit.line, condition: hit.suffix ? .domainSuffix(hit.name) : .domain(hit.name), policy: "")
+        }
         let best = engine.scan(facts, final: final).best
         return best == .max ? nil : rules[best]
     }

@@ -76,6 +76,9 @@ import Wire
         #expect(decide(profile, tcp("_dmarc.mail.test"))?.policy == "REJECT")
         #expect(decide(profile, tcp("ads.test"))?.capture == true)
         #expect(profile.rules[0].description == "DOMAIN-SET,ads.txt,REJECT,capture")
+        let lines = ProfileExplainer.explain(profile, url: "http://a.b.ADS.test/x")
+        #expect(lines.contains("3. Rule: line 2 (DOMAIN-SET,ads.txt,REJECT,capture) matches: /etc/sluice/ads.txt:2 (DOMAIN-SUFFIX,ads.test): the host a.b.ads.test is under ads.test"),
+                "\(lines.joined(separator: "\n"))")
     }
 
     @Test func lanIsBuiltIn() throws {
@@ -253,6 +256,38 @@ import Wire
         #expect(decide(profile, tcp(nil, to: "192.0.2.8"))?.policy == "DIRECT")
         #expect(decide(profile, tcp(nil, to: "fd00::7"))?.policy == "REJECT-DROP")
         #expect(profile.rules[1].condition.description == "IP-CIDR6,fd00::7/128")
+    }
+
+    /// DOMAIN-SET's compact table against the plain DOMAIN / DOMAIN-SUFFIX
+    /// tests, on seeded random names (duplicates, both kinds of one name,
+    /// case, trailing dots, empty labels included).
+    @Test func theDomainTableAgreesWithThePlainTests() {
+        var state: UInt64 = 9
+        func next(_ n: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(state >> 33) % n
+        }
+        let labels = ["a", "ads", "test", "x", "b-c", "ab", "A", "Test", "_s"]
+        func name() -> String { (0 ..< 1 + next(4)).map { _ in labels[next(labels.count)] }.joined(separator: ".") }
+        for _ in 0 ..< 30 {
+            var entries: [(name: String, suffix: Bool, line: Int)] = []
+            for line in 1 ... 1 + next(40) { entries.append((name().lowercased(), next(2) == 0, line)) }
+            let table = DomainTable(entries)
+            for _ in 0 ..< 200 {
+                let host = name() + (next(6) == 0 ? "." : "") + (next(20) == 0 ? ".." : "")
+                let expected = entries.filter { entry in
+                    entry.suffix ? DomainSuffixIndex<Int>.hasSuffix(host, entry.name) : DomainSuffixIndex<Int>.equalNames(host, entry.name)
+                }.min { $0.line < $1.line }
+                let hit = table.firstMatch(host)
+                // A host with an empty label names nothing (as for the index).
+                if host.contains("..") {
+                    #expect(hit == nil, "\(host)")
+                } else {
+                    #expect(hit?.line == expected?.line, "\(host) in \(entries)")
+                    #expect(hit.map { "\($0.name) \($0.suffix)" } == expected.map { "\($0.name) \($0.suffix)" })
+                }
+            }
+        }
     }
 
     @Test func matchExplainsWhichLineOfTheSetMatched() throws {
