@@ -13,6 +13,8 @@ public struct GeneralSettings: Equatable, Sendable {
     public var routingMark: UInt32?
     /// The MaxMind DB file GEOIP rules look addresses up in (absolute), if any (ext).
     public var geoIPDatabase: String?
+    /// The MaxMind DB file IP-ASN rules look addresses up in (absolute), if any (ext).
+    public var asnDatabase: String?
 
     public static let defaultFakeIPRange = IPv4Prefix(network: IPv4Address(198, 18, 0, 0), length: 15)!
 

@@ -89,6 +89,16 @@ public final class MaxMindDatabase: Sendable, Equatable, CustomStringConvertible
         return nil
     }
 
+    /// The `autonomous_system_number` of the address's record (an ASN
+    /// database: GeoLite2-ASN.mmdb); nil when it has none.
+    public func autonomousSystemNumber(of address: IPAddress) -> UInt32? {
+        guard let offset = dataOffset(for: address) else { return nil }
+        var reader = Reader(bytes: bytes, sectionStart: dataStart, sectionEnd: bytes.count)
+        guard case let .unsigned(number)? = reader.lookup(at: offset, path: ["autonomous_system_number"]),
+              number <= UInt64(UInt32.max) else { return nil }
+        return UInt32(number)
+    }
+
     /// Walks the tree; the offset of the address's record in the file.
     func dataOffset(for address: IPAddress) -> Int? {
         var node: Int
@@ -291,6 +301,13 @@ public final class MaxMindDatabase: Sendable, Equatable, CustomStringConvertible
         /// The string at `path` inside the map at `at` ("country", "iso_code"),
         /// decoding only the keys on the way and skipping the rest.
         mutating func lookupString(at start: Int, path: [String]) -> String? {
+            guard case let .string(text)? = lookup(at: start, path: path) else { return nil }
+            return text
+        }
+
+        /// The value at `path` inside the map at `at` ("country", "iso_code"),
+        /// decoding only the keys on the way and skipping the rest.
+        mutating func lookup(at start: Int, path: [String]) -> Value? {
             var at = start
             for (level, key) in path.enumerated() {
                 guard let map = resolve(at), map.type == 7 else { return nil }
@@ -304,10 +321,7 @@ public final class MaxMindDatabase: Sendable, Equatable, CustomStringConvertible
                 }
                 guard let next = found else { return nil }
                 at = next
-                if level == path.count - 1 {
-                    guard case let .string(text)? = value(at: at) else { return nil }
-                    return text
-                }
+                if level == path.count - 1 { return value(at: at) }
             }
             return nil
         }

@@ -153,6 +153,7 @@ public enum ProfileExplainer {
         case let .ipCIDR(p, _): return "the destination \(facts.destination.map { "\($0)" } ?? "?") is in \(p)"
         case let .ipCIDR6(p, _): return "the destination \(facts.destination.map { "\($0)" } ?? "?") is in \(p)"
         case let .geoIP(country, _, _): return "the destination \(facts.destination.map { "\($0)" } ?? "?") is in \(country) (GeoIP database)"
+        case let .ipASN(number, _, _): return "the destination \(facts.destination.map { "\($0)" } ?? "?") is in AS\(number) (ASN database)"
         case let .destinationPort(r): return "the destination port \(facts.destinationPort) is in \(r)"
         case let .sourcePort(r): return "the source port \(facts.sourcePort) is in \(r)"
         case let .protocol(p): return "the flow is \(p.rawValue)"
@@ -176,7 +177,7 @@ public enum ProfileExplainer {
 extension RuleCondition {
     var mentionsIP: Bool {
         switch self {
-        case .ipCIDR, .ipCIDR6, .geoIP: return true
+        case .ipCIDR, .ipCIDR6, .geoIP, .ipASN: return true
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .protocol,
              .urlRegex, .method, .header, .userAgent: return false
         case let .and(cs), let .or(cs): return cs.contains { $0.mentionsIP }

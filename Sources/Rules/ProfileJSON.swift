@@ -86,6 +86,7 @@ public enum ProfileJSON {
         json.field("mtu", general.mtu)
         json.field("routing-mark", general.routingMark.map(Int.init))
         json.field("geoip-database", general.geoIPDatabase)
+        json.field("asn-database", general.asnDatabase)
         json.endObject()
     }
 
@@ -141,6 +142,8 @@ public enum ProfileJSON {
             json.field("value", prefix.description); json.field("no-resolve", noResolve)
         case let .geoIP(country, _, noResolve):
             json.field("value", country); json.field("no-resolve", noResolve)
+        case let .ipASN(number, _, noResolve):
+            json.field("value", Int(number)); json.field("no-resolve", noResolve)
         case let .destinationPort(range), let .sourcePort(range):
             json.field("from", Int(range.lower)); json.field("to", Int(range.upper))
         case let .protocol(value):

@@ -2,7 +2,7 @@ import Wire
 
 /// [General], [Host] and [Capture]: `key = value` sections of settings.
 extension ProfileBuilder {
-    static let generalKeys = ["loglevel", "dns-mode", "dns-server", "fake-ip-range", "mtu", "routing-mark", "geoip-database"]
+    static let generalKeys = ["loglevel", "dns-mode", "dns-server", "fake-ip-range", "mtu", "routing-mark", "geoip-database", "asn-database"]
 
     mutating func readGeneral(_ line: ProfileLexer.Line) {
         guard let (key, keyColumn, raw, column) = keyValueLine(line, example: "loglevel = info") else { return }
@@ -41,7 +41,11 @@ extension ProfileBuilder {
         case "routing-mark":
             readRoutingMark(value, line: n, column: column)
         case "geoip-database":
-            readGeoIPDatabase(value, line: n, column: column)
+            general.geoIPDatabase = value.isEmpty ? nil : resolvePath(value)
+            geoIP = readDatabase(value, key: key, example: "GeoLite2-Country.mmdb", line: n, column: column)
+        case "asn-database":
+            general.asnDatabase = value.isEmpty ? nil : resolvePath(value)
+            asn = readDatabase(value, key: key, example: "GeoLite2-ASN.mmdb", line: n, column: column)
         default:
             break
         }
@@ -77,28 +81,28 @@ extension ProfileBuilder {
         general.dnsServers = servers
     }
 
-    /// A MaxMind DB file (GeoLite2-Country.mmdb, DB-IP's country lite
-    /// database), read now: GEOIP rules need it to load.
-    mutating func readGeoIPDatabase(_ value: String, line n: Int, column: Int) {
-        let hint = "name a MaxMind DB file (.mmdb), such as GeoLite2-Country.mmdb; a relative path starts at the profile's folder"
+    /// A MaxMind DB file (GeoLite2-Country.mmdb, GeoLite2-ASN.mmdb, DB-IP's
+    /// lite databases), read now: GEOIP and IP-ASN rules need it to load.
+    mutating func readDatabase(_ value: String, key: String, example: String, line n: Int, column: Int) -> MaxMindDatabase? {
+        let hint = "name a MaxMind DB file (.mmdb), such as \(example); a relative path starts at the profile's folder"
         guard !value.isEmpty else {
-            error(n, column, "geoip-database is empty", hint: hint)
-            return
+            error(n, column, "\(key) is empty", hint: hint)
+            return nil
         }
         let path = resolvePath(value)
-        general.geoIPDatabase = path
         let bytes: [UInt8]
         switch readFile(path) {
         case let .bytes(contents): bytes = contents
         case let .text(text): bytes = Array(text.utf8)
         case let .unreadable(reason):
-            error(n, column, "cannot read the GeoIP database \(path): \(reason)", hint: hint)
-            return
+            error(n, column, "cannot read the \(key == "asn-database" ? "ASN" : "GeoIP") database \(path): \(reason)", hint: hint)
+            return nil
         }
         do {
-            geoIP = try MaxMindDatabase(bytes)
+            return try MaxMindDatabase(bytes)
         } catch {
             self.error(n, column, "\(path) is not a MaxMind DB file: \(error)", hint: hint)
+            return nil
         }
     }
 

@@ -2,12 +2,11 @@ import Wire
 
 /// [Rule]: `TYPE,VALUE,POLICY[,OPTIONS]`, first match wins, FINAL last.
 extension ProfileBuilder {
-    static let ruleTypes = ["DOMAIN", "DOMAIN-SUFFIX", "DOMAIN-KEYWORD", "DOMAIN-REGEX", "DOMAIN-WILDCARD", "IP-CIDR", "IP-CIDR6", "GEOIP",
+    static let ruleTypes = ["DOMAIN", "DOMAIN-SUFFIX", "DOMAIN-KEYWORD", "DOMAIN-REGEX", "DOMAIN-WILDCARD", "IP-CIDR", "IP-CIDR6", "GEOIP", "IP-ASN",
                             "DEST-PORT", "DST-PORT", "SRC-PORT", "PROTOCOL", "URL-REGEX", "METHOD", "HEADER",
                             "USER-AGENT", "AND", "OR", "NOT", "RULE-SET", "DOMAIN-SET", "FINAL", "MATCH"]
     /// Surge rule types that need data Sluice does not have.
     static let foreignRuleTypes: [String: String] = [
-        "IP-ASN": "Sluice has no ASN database; list the networks with IP-CIDR lines, or in a RULE-SET file",
         "PROCESS-NAME": "Sluice sees packets, not processes; run the program under sluice exec instead",
         "SRC-IP": "Sluice's flows all come from the tunnelled program; match on destination instead",
         "IN-PORT": "Sluice has no inbound proxy ports",
@@ -100,13 +99,13 @@ extension ProfileBuilder {
         var noResolve = false
         for option in options {
             let text = option.text.lowercased()
-            if text == "no-resolve", type == "IP-CIDR" || type == "IP-CIDR6" || type == "GEOIP" || type == "RULE-SET" {
+            if text == "no-resolve", type == "IP-CIDR" || type == "IP-CIDR6" || type == "GEOIP" || type == "IP-ASN" || type == "RULE-SET" {
                 noResolve = true
             } else if text == "no-resolve" {
-                error(n, option.column, "no-resolve applies only to IP-CIDR, IP-CIDR6, GEOIP and RULE-SET", hint: "remove it from this \(type) rule")
+                error(n, option.column, "no-resolve applies only to IP-CIDR, IP-CIDR6, GEOIP, IP-ASN and RULE-SET", hint: "remove it from this \(type) rule")
                 return nil
             } else {
-                let known = (type.hasPrefix("IP-CIDR") || type == "GEOIP" ? ["no-resolve"] : type.hasPrefix("DOMAIN") ? ["extended-matching"]
+                let known = (type.hasPrefix("IP-CIDR") || type == "GEOIP" || type == "IP-ASN" ? ["no-resolve"] : type.hasPrefix("DOMAIN") ? ["extended-matching"]
                     : type == "RULE-SET" ? ["no-resolve", "extended-matching"] : []) + ["capture"]
                 error(n, option.column, "unknown rule option '\(option.text)'", hint: Suggestion.hint(for: text, in: known))
                 return nil
@@ -141,6 +140,8 @@ extension ProfileBuilder {
             return cidr6(value, line: n, column: column, what: "IP-CIDR6").map { .ipCIDR6($0, noResolve: noResolve) }
         case "GEOIP":
             return geoIP(value, line: n, column: column, noResolve: noResolve)
+        case "IP-ASN":
+            return ipASN(value, line: n, column: column, noResolve: noResolve)
         case "DEST-PORT", "DST-PORT":
             return portRange(value, line: n, column: column).map(RuleCondition.destinationPort)
         case "SRC-PORT":
@@ -260,6 +261,25 @@ extension ProfileBuilder {
             return nil
         }
         return .geoIP(country: code, database: geoIP, noResolve: noResolve)
+    }
+
+    /// IP-ASN,N: an autonomous system number (AS13335 is read as 13335),
+    /// looked up in [General]'s asn-database.
+    mutating func ipASN(_ value: String, line n: Int, column: Int, noResolve: Bool) -> RuleCondition? {
+        let digits = value.uppercased().hasPrefix("AS") ? String(value.dropFirst(2)) : value
+        guard !digits.isEmpty, digits.utf8.count <= 10, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let number = UInt32(digits) else {
+            error(n, column, "IP-ASN takes an autonomous system number, got '\(value)'", hint: "write the number, e.g. IP-ASN,13335,DIRECT")
+            return nil
+        }
+        guard let asn else {
+            // A database named but unreadable was reported at its own line.
+            guard general.asnDatabase == nil else { return nil }
+            error(n, column, "IP-ASN needs an ASN database",
+                  hint: "set asn-database = GeoLite2-ASN.mmdb in [General] (a MaxMind DB file); or list the networks in a RULE-SET file")
+            return nil
+        }
+        return .ipASN(number: number, database: asn, noResolve: noResolve)
     }
 
     /// DOMAIN-WILDCARD's glob, checked and compiled as its regex.

@@ -69,7 +69,9 @@ extension ProfileBuilder {
         var reader = ProfileBuilder(file: path, baseDirectory: baseDirectory, readFile: readFile)
         reader.insideRuleSet = true
         reader.geoIP = geoIP
+        reader.asn = asn
         reader.general.geoIPDatabase = general.geoIPDatabase
+        reader.general.asnDatabase = general.asnDatabase
         let set: RuleSet
         switch kind {
         case .rules: set = RuleSet(kind: kind, name: name, path: path, rules: reader.readRuleSetFile(text))

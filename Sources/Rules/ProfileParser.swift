@@ -54,8 +54,10 @@ struct ProfileBuilder {
     var hostLines: [String: Int] = [:]
 
     let readFile: (String) -> ProfileFile
-    /// [General]'s geoip-database, read before any rule (GEOIP rules need it).
+    /// [General]'s geoip-database and asn-database, read before any rule
+    /// (GEOIP and IP-ASN rules need them).
     var geoIP: MaxMindDatabase?
+    var asn: MaxMindDatabase?
     /// The sets read so far, by kind and path: nil for one that failed (reported once).
     var ruleSets: [String: RuleSet?] = [:]
     /// This builder reads a rule set's file, not a profile.

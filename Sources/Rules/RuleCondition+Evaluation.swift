@@ -30,6 +30,9 @@ extension RuleCondition {
         case let .geoIP(country, database, _):
             guard let destination = facts.destination else { return .noMatch }
             return database.country(of: destination) == country ? .match : .noMatch
+        case let .ipASN(number, database, _):
+            guard let destination = facts.destination else { return .noMatch }
+            return database.autonomousSystemNumber(of: destination) == number ? .match : .noMatch
         case let .destinationPort(range):
             return range.contains(facts.destinationPort) ? .match : .noMatch
         case let .sourcePort(range):
@@ -92,7 +95,7 @@ extension RuleCondition {
         switch self {
         case .domain, .domainSuffix, .domainKeyword, .ipCIDR, .ipCIDR6: return true
         case .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
-             .and, .or, .not, .ruleSet, .geoIP: return false
+             .and, .or, .not, .ruleSet, .geoIP, .ipASN: return false
         }
     }
 
@@ -100,7 +103,7 @@ extension RuleCondition {
     var isDomainCondition: Bool {
         switch self {
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard: return true
-        case .ipCIDR, .ipCIDR6, .geoIP, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
+        case .ipCIDR, .ipCIDR6, .geoIP, .ipASN, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
              .and, .or, .not, .ruleSet: return false
         }
     }

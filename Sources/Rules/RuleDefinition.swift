@@ -69,6 +69,9 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
     /// GEOIP: the destination address is in `country` (ISO 3166-1, upper
     /// case) by the profile's GeoIP database; like IP-CIDR, never resolves.
     case geoIP(country: String, database: MaxMindDatabase, noResolve: Bool)
+    /// IP-ASN: the destination address is in autonomous system `number` by
+    /// the profile's ASN database; never resolves either.
+    case ipASN(number: UInt32, database: MaxMindDatabase, noResolve: Bool)
     /// DEST-PORT (alias DST-PORT).
     case destinationPort(PortRange)
     /// SRC-PORT.
@@ -96,7 +99,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
     public var requiresHTTP: Bool {
         switch self {
         case .urlRegex, .method, .header, .userAgent: return true
-        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6, .geoIP,
+        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6, .geoIP, .ipASN,
              .destinationPort, .sourcePort, .protocol: return false
         case let .and(conditions), let .or(conditions): return conditions.contains { $0.requiresHTTP }
         case let .not(condition): return condition.requiresHTTP
@@ -106,7 +109,8 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
 
     var isNoResolve: Bool {
         switch self {
-        case let .ipCIDR(_, noResolve), let .ipCIDR6(_, noResolve), let .ruleSet(_, noResolve), let .geoIP(_, _, noResolve): return noResolve
+        case let .ipCIDR(_, noResolve), let .ipCIDR6(_, noResolve), let .ruleSet(_, noResolve), let .geoIP(_, _, noResolve),
+             let .ipASN(_, _, noResolve): return noResolve
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .destinationPort, .sourcePort,
              .protocol, .urlRegex, .method, .header, .userAgent, .and, .or, .not: return false
         }
@@ -123,6 +127,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         case .ipCIDR: return "IP-CIDR"
         case .ipCIDR6: return "IP-CIDR6"
         case .geoIP: return "GEOIP"
+        case .ipASN: return "IP-ASN"
         case .destinationPort: return "DEST-PORT"
         case .sourcePort: return "SRC-PORT"
         case .protocol: return "PROTOCOL"
@@ -146,6 +151,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         case let .ipCIDR(prefix, _): return "IP-CIDR,\(prefix)"
         case let .ipCIDR6(prefix, _): return "IP-CIDR6,\(prefix)"
         case let .geoIP(country, _, _): return "GEOIP,\(country)"
+        case let .ipASN(number, _, _): return "IP-ASN,\(number)"
         case let .destinationPort(range), let .sourcePort(range): return "\(typeName),\(range)"
         case let .protocol(value): return "PROTOCOL,\(value.rawValue)"
         case let .method(method): return "METHOD,\(method)"

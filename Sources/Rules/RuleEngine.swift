@@ -71,7 +71,7 @@ public struct RuleEngine: Sendable {
             case let .domainRegex(regex), let .domainWildcard(_, regex):
                 if let literal = regex.requiredLiteral { domainLiterals.insert(literal, owner: index) } else { indexed = false }
             case .destinationPort, .sourcePort, .protocol, .method, .header, .userAgent,
-                 .and, .or, .not, .ruleSet, .geoIP:
+                 .and, .or, .not, .ruleSet, .geoIP, .ipASN:
                 indexed = false
             }
             // A name the index refuses (an empty label) is still tested, plainly.

@@ -124,7 +124,7 @@ extension Profile {
             case let .ruleSet(set, _): if !sets.contains(where: { $0 === set }) { sets.append(set) }
             case let .and(conditions), let .or(conditions): conditions.forEach(visit)
             case let .not(inner): visit(inner)
-            case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6, .geoIP, .destinationPort,
+            case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6, .geoIP, .ipASN, .destinationPort,
                  .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent: return
             }
         }

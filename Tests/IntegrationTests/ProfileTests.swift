@@ -407,9 +407,9 @@ final class ProfileTests {
         #expect(r.stderr.contains("reloaded"), "\(r.stderr)")
     }
 
-    /// GEOIP rules with a MaxMind DB written for the test (which Debian's
-    /// mmdblookup reads the same way): the server's IPv4 network is in one
-    /// country, its IPv6 network in another.
+    /// GEOIP and IP-ASN rules with MaxMind DBs written for the test (which
+    /// Debian's mmdblookup reads the same way): the server's IPv4 network is
+    /// in one country, its IPv6 network in an autonomous system.
     @Test func geoIPRulesDecideByTheServersCountry() throws {
         let database = work.appendingPathComponent("country.mmdb").path
         let bytes = MaxMindTestDatabase.build([("10.88.0.0/16", "NL"), ("fd00:88::/64", "JP")], registeredOnly: [("10.89.0.0/16", "US")])
@@ -420,11 +420,19 @@ final class ProfileTests {
         }
         let registered = try net.run(["mmdblookup", "--file", database, "--ip", "10.89.1.1", "registered_country", "iso_code"], timeout: 10)
         #expect(registered.output.contains("\"US\""), "\(registered.output)")
+        let asnDatabase = work.appendingPathComponent("asn.mmdb").path
+        try Data(MaxMindTestDatabase.buildASN([("fd00:88::/64", 64500)])).write(to: URL(fileURLWithPath: asnDatabase))
+        let asn = try net.run(["mmdblookup", "--file", asnDatabase, "--ip", "fd00:88::2", "autonomous_system_number"], timeout: 10)
+        #expect(asn.output.contains("64500"), "\(asn.output)")
         let path = try profile("""
         [General]
         geoip-database = country.mmdb
+        asn-database = asn.mmdb
+        [Proxy]
+        deny451 = reject, status-code=451
         [Rule]
         GEOIP,NL,REJECT
+        IP-ASN,AS64500,deny451
         FINAL,DIRECT
         """)
         let r = try exec("""
@@ -432,7 +440,7 @@ final class ProfileTests {
         curl -s -o /dev/null -w '%{http_code}\\n' 'http://[fd00:88::2]:8080/hello.txt'
         """, profile: path)
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout == "403\n200\n", "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout == "403\n451\n", "\(r.stdout) \(r.stderr)")
     }
 
     /// A profile that takes seconds to read (120,000 patterns outside the byte

@@ -54,6 +54,34 @@ import Wire
         #expect(policy(profile, to: "192.0.2.9") == "DIRECT")
     }
 
+    /// IP-ASN with an ASN database (as GeoLite2-ASN), beside GEOIP.
+    @Test func autonomousSystemsDecideToo() throws {
+        let asn = MaxMindTestDatabase.buildASN([("192.0.2.0/24", 64500), ("2001:db8::/32", 4_200_000_000)])
+        let profile = try ProfileParser.parse("""
+        [General]
+        asn-database = asn.mmdb
+        geoip-database = country.mmdb
+        [Rule]
+        IP-ASN,AS64500,REJECT
+        IP-ASN,4200000000,REJECT-DROP,no-resolve
+        GEOIP,JP,REJECT-TINYGIF
+        FINAL,DIRECT
+        """, file: "g.conf", baseDirectory: "/etc/sluice") { path in
+            path == "/etc/sluice/asn.mmdb" ? .bytes(asn) : path == "/etc/sluice/country.mmdb" ? .bytes(Self.database) : .unreadable("no such file")
+        }.get()
+        #expect(profile.rules.map(\.description) == ["IP-ASN,64500,REJECT", "IP-ASN,4200000000,REJECT-DROP,no-resolve", "GEOIP,JP,REJECT-TINYGIF"])
+        #expect(policy(profile, to: "192.0.2.9") == "REJECT")
+        #expect(policy(profile, to: "2001:db8::9") == "REJECT-DROP")
+        #expect(policy(profile, to: "198.51.100.9") == "REJECT-TINYGIF")
+        #expect(policy(profile, to: "203.0.113.9") == "DIRECT")
+        #expect(errors("[Rule]\nIP-ASN,13335,DIRECT\nFINAL,DIRECT\n") == [
+            "g.conf:2: error: IP-ASN needs an ASN database\n  hint: set asn-database = GeoLite2-ASN.mmdb in [General] (a MaxMind DB file); or list the networks in a RULE-SET file",
+        ])
+        #expect(errors("[General]\nasn-database = country.mmdb\n[Rule]\nIP-ASN,cloudflare,DIRECT\nFINAL,DIRECT\n") == [
+            "g.conf:4: error: IP-ASN takes an autonomous system number, got 'cloudflare'\n  hint: write the number, e.g. IP-ASN,13335,DIRECT",
+        ])
+    }
+
     func errors(_ text: String, database: [UInt8]? = GeoIPRuleTests.database) -> [String] {
         guard case let .failure(failure) = load(text, database: database) else { return [] }
         return failure.errors.map(\.description)

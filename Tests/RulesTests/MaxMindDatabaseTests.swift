@@ -32,6 +32,16 @@ import Wire
         }
     }
 
+    @Test func autonomousSystemNumbers() throws {
+        let db = try MaxMindDatabase(MaxMindTestDatabase.buildASN([("192.0.2.0/24", 64500), ("2001:db8::/32", 4_200_000_000)]))
+        #expect(db.autonomousSystemNumber(of: IPAddress("192.0.2.77")!) == 64500)
+        #expect(db.autonomousSystemNumber(of: IPAddress("2001:db8:1::1")!) == 4_200_000_000)
+        #expect(db.autonomousSystemNumber(of: IPAddress("198.51.100.1")!) == nil)
+        // A country database has no such key: no number, and the other way round.
+        #expect(try database().autonomousSystemNumber(of: IPAddress("192.0.2.1")!) == nil)
+        #expect(db.country(of: IPAddress("192.0.2.77")!) == nil)
+    }
+
     @Test func brokenFilesAreErrorsAndBrokenRecordsNoCountry() throws {
         let good = MaxMindTestDatabase.build(Self.networks)
         #expect(throws: MaxMindDatabase.Failure.self) { try MaxMindDatabase([]) }

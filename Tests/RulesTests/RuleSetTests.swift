@@ -181,7 +181,7 @@ import Wire
             "sluice.conf:2: error: cannot read the rule set /etc/sluice/missing.list: no such file\n  hint: check the path; a relative path starts at the profile's folder, /etc/sluice",
             "sluice.conf:3: error: DOMAIN-SET takes a file, not a URL\n  hint: download it once (curl -o ads.list 'https://lists.test/ads.txt') and write DOMAIN-SET,ads.list,POLICY; a relative path starts at the profile's folder",
             "sluice.conf:4: error: RULE-SET,SYSTEM is Surge's list of Apple's own system services\n  hint: remove the line; Linux has no such set (LAN is built in)",
-            "sluice.conf:5: error: no-resolve applies only to IP-CIDR, IP-CIDR6, GEOIP and RULE-SET\n  hint: remove it from this DOMAIN-SET rule",
+            "sluice.conf:5: error: no-resolve applies only to IP-CIDR, IP-CIDR6, GEOIP, IP-ASN and RULE-SET\n  hint: remove it from this DOMAIN-SET rule",
         ], "\(found.joined(separator: "\n"))")
     }
 

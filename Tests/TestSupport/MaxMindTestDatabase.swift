@@ -26,6 +26,26 @@ public enum MaxMindTestDatabase {
             records[key] = at
             return at
         }
+        let inserts = networks.map { ($0.network, record($0.country, registered: false)) }
+            + registeredOnly.map { ($0.network, record($0.country, registered: true)) }
+        return file(inserts, data: data, databaseType: "Sluice-Test-Country")
+    }
+
+    /// An ASN database (as GeoLite2-ASN): each network's autonomous system number and organization.
+    public static func buildASN(_ networks: [(network: String, number: UInt32)]) -> [UInt8] {
+        var data: [UInt8] = []
+        var inserts: [(String, Int)] = []
+        for (network, number) in networks {
+            inserts.append((network, data.count))
+            data += map(2)
+            data += string("autonomous_system_number") + unsigned(UInt64(number), type: 6)
+            data += string("autonomous_system_organization") + string("AS\(number) Test Net")
+        }
+        return file(inserts, data: data, databaseType: "Sluice-Test-ASN")
+    }
+
+    /// The search tree over `inserts` (network, offset of its record in `data`), the data, the metadata.
+    static func file(_ inserts: [(String, Int)], data: [UInt8], databaseType: String) -> [UInt8] {
         var tree: [(left: Record, right: Record)] = [(.empty, .empty)]
         func insert(_ text: String, offset: Int) {
             let parts = text.split(separator: "/")
@@ -46,8 +66,7 @@ public enum MaxMindTestDatabase {
             }
             if bit(length - 1) { tree[node].right = .data(offset) } else { tree[node].left = .data(offset) }
         }
-        for (network, country) in networks { insert(network, offset: record(country, registered: false)) }
-        for (network, country) in registeredOnly { insert(network, offset: record(country, registered: true)) }
+        for (network, offset) in inserts { insert(network, offset: offset) }
         let nodeCount = tree.count
         var file: [UInt8] = []
         func put24(_ record: Record) {
@@ -67,7 +86,7 @@ public enum MaxMindTestDatabase {
         file += string("binary_format_major_version") + unsigned(2, type: 5)
         file += string("binary_format_minor_version") + unsigned(0, type: 5)
         file += string("build_epoch") + unsigned(1_764_633_600, type: 9)
-        file += string("database_type") + string("Sluice-Test-Country")
+        file += string("database_type") + string(databaseType)
         file += string("description") + map(1) + string("en") + string("Sluice's GEOIP tests")
         file += string("ip_version") + unsigned(6, type: 5)
         file += string("languages") + [0x01, 0x04] + string("en")
@@ -80,8 +99,9 @@ public enum MaxMindTestDatabase {
 
     static func string(_ text: String) -> [UInt8] {
         let bytes = Array(text.utf8)
-        precondition(bytes.count < 29)
-        return [0x40 | UInt8(bytes.count)] + bytes
+        precondition(bytes.count < 285)
+        // Sizes from 29 on take a byte more (the format's size 29 escape).
+        return bytes.count < 29 ? [0x40 | UInt8(bytes.count)] + bytes : [0x40 | 29, UInt8(bytes.count - 29)] + bytes
     }
 
     static func map(_ pairs: Int) -> [UInt8] { [0xE0 | UInt8(pairs)] }
