@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
         .testTarget(name: "SysTests", dependencies: ["Sys", "TestSupport"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Wire", "Sys", "HTTP", "TestSupport"]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "Rules", "Sys", "Stack", "Wire", "HTTP"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Rules", "Sys", "Stack", "Wire", "HTTP", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Wire", "Sys", "TestSupport"]),
     ]
 )

@@ -83,10 +83,12 @@ commands:
         Stops when CMD exits (its exit status becomes Sluice's), after N
         packets, after S seconds, or on Ctrl-C; the namespace is removed.
   check FILE [--dump json]
-        Load the profile FILE as a run would and report every error as
-        FILE:LINE: error: ... with a hint (exit 1), or a summary and any
-        warnings (exit 0). --dump json prints what Sluice understood.
-        docs/profile.md describes the format.
+        Load the profile FILE as a run would (with the RULE-SET and
+        DOMAIN-SET lists and GeoIP/ASN databases it names) and report every
+        error as FILE:LINE: error: ... with a hint (exit 1), or a summary,
+        any warnings and the rules an earlier rule always beats (exit 0).
+        --dump json prints what Sluice understood. docs/profile.md
+        describes the format.
   match FILE URL [--method M] [--header 'Name: value']...
         Explain how the profile FILE would treat one HTTP request: which URL
         Rewrite, Map Local, rule (and so policy) and Header Rewrite lines

@@ -1,6 +1,7 @@
 import Testing
 import Rules
 import Sys
+import TestSupport
 
 /// docs/profile.md promises that each of its `ini` blocks is a complete profile
 /// that loads; this keeps the promise as the dialect changes.
@@ -32,8 +33,12 @@ import Sys
     static let exampleSetFiles = ["/docs/lists/ads.txt": "# ads\n.ads.test\ntracker.test\n",
                                   "/docs/lists/corp.list": "DOMAIN-SUFFIX,corp.test\nIP-CIDR,10.9.0.0/16,no-resolve\n"]
 
+    /// The country database the GEOIP example names.
+    static let exampleDatabase = MaxMindTestDatabase.build([("192.0.2.0/24", "NL")])
+
     static func readSet(_ path: String) -> ProfileFile {
-        exampleSetFiles[path].map(ProfileFile.text) ?? .unreadable("no such file")
+        if path == "/docs/GeoLite2-Country.mmdb" { return .bytes(exampleDatabase) }
+        return exampleSetFiles[path].map(ProfileFile.text) ?? .unreadable("no such file")
     }
 
     @Test func everyExampleLoads() {

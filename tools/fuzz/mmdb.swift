@@ -2,7 +2,7 @@
 // fuzz-corpus: mmdb
 // libFuzzer harness for the MaxMind DB reader (GEOIP's database): whatever
 // the bytes, loading ends with a database or an error, and lookups of any
-// address answer a country or nothing, in bounded time, without trapping.
+// address answer a country (or an AS number) or nothing, in bounded time, without trapping.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzMaxMindDatabase(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -23,6 +23,7 @@ public func fuzzMaxMindDatabase(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
     }
     for address in addresses {
         if let code = database.country(of: address) { precondition(code.utf8.count < 1 << 24) }
+        _ = database.autonomousSystemNumber(of: address)
     }
     return 0
 }
