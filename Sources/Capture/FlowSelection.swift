@@ -59,8 +59,11 @@ final class FlowSelection {
     private var blocking: [CaptureFlow: UInt64] = [:]
     /// The oldest of `blocking`: no kept packet younger than it is written yet.
     private var barrier: UInt64?
-    /// Kept packets waiting for the barrier, oldest first (ties in arrival order).
+    /// Kept packets waiting for the barrier, oldest first (ties in arrival
+    /// order), from `queueHead` on: written packets are dropped from the
+    /// front in batches, not one shift of the whole queue per verdict.
     private var queue: [HeldPacket] = []
+    private var queueHead = 0
     private(set) var queuedBytes = 0
 
     init(idleSeconds: Int = 30, orderPatienceMilliseconds: Int = 1000) {
@@ -90,7 +93,7 @@ final class FlowSelection {
         entry.lastSeen = timestamp
         switch entry.fate {
         case .kept:
-            if queue.isEmpty, barrier.map({ timestamp < $0 }) ?? true {
+            if queueHead == queue.count, barrier.map({ timestamp < $0 }) ?? true {
                 write(bytes, originalLength, outbound, timestamp)
             } else {
                 enqueue(HeldPacket(bytes: Array(bytes), originalLength: originalLength, outbound: outbound, timestamp: timestamp))
@@ -189,7 +192,7 @@ final class FlowSelection {
     /// Inserted after every queued packet as old or older: the queue stays in
     /// time order and a flow's packets keep theirs.
     private func enqueue(_ packet: HeldPacket) {
-        var low = 0, high = queue.count
+        var low = queueHead, high = queue.count
         while low < high {
             let middle = (low + high) / 2
             if queue[middle].timestamp <= packet.timestamp { low = middle + 1 } else { high = middle }
@@ -201,14 +204,20 @@ final class FlowSelection {
     /// Writes the queued packets older than the barrier (all of them without
     /// one), and the oldest beyond that while the queue is over its bound.
     private func drain(write: Write) {
-        var count = 0
-        while count < queue.count,
-              barrier.map({ queue[count].timestamp < $0 }) ?? true || queuedBytes > Self.maximumQueued {
-            let packet = queue[count]
+        while queueHead < queue.count,
+              barrier.map({ queue[queueHead].timestamp < $0 }) ?? true || queuedBytes > Self.maximumQueued {
+            let packet = queue[queueHead]
             packet.bytes.withUnsafeBytes { write($0, packet.originalLength, packet.outbound, packet.timestamp) }
             queuedBytes -= packet.bytes.count
-            count += 1
+            queue[queueHead].bytes = [] // its copy is freed now, not at the next compaction
+            queueHead += 1
         }
-        if count > 0 { queue.removeFirst(count) }
+        if queueHead == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            queueHead = 0
+        } else if queueHead >= 1024, queueHead * 2 >= queue.count {
+            queue.removeFirst(queueHead)
+            queueHead = 0
+        }
     }
 }

@@ -174,6 +174,33 @@ private let syn: UInt8 = 0x02
         #expect(sink.written.last == p4)
     }
 
+    /// Many undecided flows, decided oldest first while kept packets stream:
+    /// each verdict lets out a part of a long queue, in time order, to the end.
+    @Test func aLongQueueGoesOutInPartsAndInOrder() {
+        let selection = FlowSelection()
+        var times: [UInt64] = []
+        let write: FlowSelection.Write = { _, _, _, t in times.append(t) }
+        func offer(_ packet: [UInt8], _ t: UInt64) {
+            packet.withUnsafeBytes { selection.offer($0, originalLength: packet.count, outbound: false, timestamp: t, write: write) }
+        }
+        offer(TestPacket.flowSegment(0, fromApp: true, flags: syn, id: 1), 1)
+        selection.select(flow(0), keep: true, timestamp: 1, write: write)
+        var t: UInt64 = 10
+        for n in UInt16(1) ... 20 {
+            offer(TestPacket.flowSegment(n, fromApp: true, flags: syn, id: n), t); t += 1
+            for _ in 0 ..< 300 { offer(TestPacket.flowSegment(0, fromApp: true, id: 0), t); t += 1 }
+        }
+        #expect(times == [1])
+        for n in UInt16(1) ... 20 {
+            selection.select(flow(n), keep: n % 2 == 0, timestamp: t, write: write)
+            #expect(times.count > 1 + 301 * Int(n - 1) / 2 - 20, "verdict \(n) let nothing out")
+        }
+        // Everything out, none twice, in time order: 1 + 20 × 300 kept packets and the 10 kept SYNs.
+        #expect(times.count == 1 + 20 * 300 + 10)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(selection.queuedBytes == 0)
+    }
+
     /// The queue is bounded: past it, the oldest go out without waiting.
     @Test func theQueueIsBounded() {
         let selection = FlowSelection()
