@@ -201,6 +201,57 @@ private let syn: UInt8 = 0x02
         #expect(selection.queuedBytes == 0)
     }
 
+    /// Seeded random runs against a plain model: exactly the packets of the
+    /// flows (connections: a SYN starts a new one) whose verdict was "keep"
+    /// are written, each once, and in time order, since every verdict comes
+    /// within the patience.
+    @Test func randomRunsWriteExactlyTheKeptFlowsInTimeOrder() {
+        var state: UInt64 = 21
+        func next(_ n: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(state >> 33) % n
+        }
+        for run in 0 ..< 40 {
+            let selection = FlowSelection()
+            var written: [UInt16] = []
+            var times: [UInt64] = []
+            let write: FlowSelection.Write = { bytes, _, _, t in
+                written.append(UInt16(bytes[4]) << 8 | UInt16(bytes[5])) // the IP identification: the packet's id
+                times.append(t)
+            }
+            var generation = [Int](repeating: 0, count: 6)      // per flow: its current connection
+            var decided = [[Int: Bool]](repeating: [:], count: 6) // per flow: connection → keep
+            var packets: [(id: UInt16, flow: Int, connection: Int)] = []
+            var t: UInt64 = 1_000
+            var id: UInt16 = 0
+            for _ in 0 ..< 300 {
+                let f = next(6)
+                switch next(10) {
+                case 0 ..< 6:
+                    id += 1; t += UInt64(1 + next(5))
+                    let opening = next(8) == 0
+                    if opening { generation[f] += 1 }
+                    let packet = TestPacket.flowSegment(UInt16(f), fromApp: true, flags: opening ? syn : 0x10, id: id)
+                    packet.withUnsafeBytes { selection.offer($0, originalLength: packet.count, outbound: false, timestamp: t, write: write) }
+                    packets.append((id, f, generation[f]))
+                case 6 ..< 9:
+                    guard decided[f][generation[f]] == nil else { continue }
+                    let keep = next(2) == 0
+                    decided[f][generation[f]] = keep
+                    selection.select(flow(UInt16(f)), keep: keep, timestamp: t, write: write)
+                default:
+                    selection.sweep(now: t, write: write) // well within the patience and the idle time
+                }
+            }
+            selection.finish(write: write)
+            let expected = packets.filter { decided[$0.flow][$0.connection] == true }.map(\.id)
+            #expect(written.sorted() == expected.sorted(), "run \(run)")
+            #expect(Set(written).count == written.count, "run \(run): a packet written twice")
+            #expect(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }, "run \(run): out of time order")
+            #expect(selection.queuedBytes == 0 && selection.heldTotal == 0)
+        }
+    }
+
     /// The queue is bounded: past it, the oldest go out without waiting.
     @Test func theQueueIsBounded() {
         let selection = FlowSelection()
