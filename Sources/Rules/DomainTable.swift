@@ -18,29 +18,63 @@ struct DomainTable: Sendable, Equatable {
     private var tags: [UInt32] = []
     private static let suffixFlag: UInt32 = 1 << 31
 
+    /// Collects names as a list file is read, each straight into one byte
+    /// buffer (no String per name), then sorts them once.
+    struct Builder {
+        private var bytes: [UInt8] = []
+        private var starts: [UInt32] = [0]
+        private var tags: [UInt32] = []
+
+        /// A name (no trailing dot, no empty label; any case), its line, and
+        /// whether it covers the names under it.
+        mutating func add(_ name: Substring.UTF8View, suffix: Bool, line: Int) {
+            // Labels reversed: walk the name from its end, copying each label.
+            var labelEnd = name.endIndex
+            var index = name.endIndex
+            while index > name.startIndex {
+                let before = name.index(before: index)
+                if name[before] == UInt8(ascii: ".") {
+                    bytes += name[index ..< labelEnd].lazy.map(DomainSuffixIndex<Int>.lower)
+                    bytes.append(UInt8(ascii: "."))
+                    labelEnd = before
+                }
+                index = before
+            }
+            bytes += name[name.startIndex ..< labelEnd].lazy.map(DomainSuffixIndex<Int>.lower)
+            starts.append(UInt32(bytes.count))
+            tags.append(UInt32(clamping: line) & ~DomainTable.suffixFlag | (suffix ? DomainTable.suffixFlag : 0))
+        }
+
+        var count: Int { tags.count }
+
+        func build() -> DomainTable {
+            var order = Array(0 ..< tags.count)
+            bytes.withUnsafeBufferPointer { all in
+                func key(_ i: Int) -> UnsafeBufferPointer<UInt8> {
+                    UnsafeBufferPointer(rebasing: all[Int(starts[i]) ..< Int(starts[i + 1])])
+                }
+                order.sort { key($0).lexicographicallyPrecedes(key($1)) }
+            }
+            var table = DomainTable()
+            table.bytes.reserveCapacity(bytes.count)
+            table.starts.reserveCapacity(order.count + 1)
+            table.tags.reserveCapacity(order.count)
+            for i in order {
+                table.bytes += bytes[Int(starts[i]) ..< Int(starts[i + 1])]
+                table.starts.append(UInt32(table.bytes.count))
+                table.tags.append(tags[i])
+            }
+            return table
+        }
+    }
+
+    private init() {}
+
     /// Names as read (lowercase, no trailing dot, no empty label).
     init(_ entries: [(name: String, suffix: Bool, line: Int)]) {
-        var keys: [(key: [UInt8], tag: UInt32)] = []
-        keys.reserveCapacity(entries.count)
-        for entry in entries {
-            let labels = entry.name.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-            var key: [UInt8] = []
-            key.reserveCapacity(entry.name.utf8.count)
-            for label in labels.reversed() {
-                if !key.isEmpty { key.append(UInt8(ascii: ".")) }
-                key += label.map(DomainSuffixIndex<Int>.lower)
-            }
-            keys.append((key, UInt32(clamping: entry.line) & ~Self.suffixFlag | (entry.suffix ? Self.suffixFlag : 0)))
-        }
-        keys.sort { $0.key.lexicographicallyPrecedes($1.key) }
-        bytes.reserveCapacity(keys.reduce(0) { $0 + $1.key.count })
-        starts.reserveCapacity(keys.count + 1)
-        tags.reserveCapacity(keys.count)
-        for (key, tag) in keys {
-            bytes += key
-            starts.append(UInt32(bytes.count))
-            tags.append(tag)
-        }
+        var builder = Builder()
+        for entry in entries { builder.add(Substring(entry.name).utf8, suffix: entry.suffix, line: entry.line) }
+        self = builder.build()
     }
 
     var count: Int { tags.count }

@@ -185,7 +185,11 @@ extension ProfileBuilder {
 
     /// Letters, digits, '-', '_' and dots between non-empty labels; `*.` first when allowed.
     static func isHostName(_ name: String, wildcard: Bool) -> Bool {
-        var body = Substring(name)
+        isHostName(Substring(name), wildcard: wildcard)
+    }
+
+    static func isHostName(_ name: Substring, wildcard: Bool) -> Bool {
+        var body = name
         if wildcard, body.hasPrefix("*.") { body = body.dropFirst(2) }
         guard !body.isEmpty, body.utf8.count <= 253 else { return false }
         // One pass over the bytes (a domain set may hold a hundred thousand names).

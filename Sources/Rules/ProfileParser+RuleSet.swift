@@ -159,12 +159,17 @@ extension ProfileBuilder {
         return RuleDefinition(line: n, condition: condition, policy: "")
     }
 
-    /// DOMAIN-SET: a name per line; `.ads.test` is the name and every name under it.
-    mutating func readDomainSetFile(_ text: String) -> [(name: String, suffix: Bool, line: Int)] {
-        readSetLines(text) { builder, line in builder.readDomainSetEntry(line) }
+    /// DOMAIN-SET: a name per line; `.ads.test` is the name and every name
+    /// under it. Names go straight into the table's buffer: a list of
+    /// hundreds of thousands makes no String per name.
+    mutating func readDomainSetFile(_ text: String) -> DomainTable {
+        var table = DomainTable.Builder()
+        _ = readSetLines(text) { builder, line in builder.readDomainSetEntry(line, into: &table) ? true : nil }
+        return table.build()
     }
 
-    mutating func readDomainSetEntry(_ line: ProfileLexer.Line) -> (name: String, suffix: Bool, line: Int)? {
+    /// False when the line was reported.
+    mutating func readDomainSetEntry(_ line: ProfileLexer.Line, into table: inout DomainTable.Builder) -> Bool {
         let n = line.number
         let text = line.text
         if text.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
@@ -173,17 +178,18 @@ extension ProfileBuilder {
                 ? "this looks like a hosts file line; keep only the names, one per line"
                 : "write one name per line: ads.test for that name, .ads.test for it and every name under it"
             error(n, line.column, "a domain set holds one name per line, got '\(text)'", hint: hint)
-            return nil
+            return false
         }
         let suffix = text.hasPrefix(".")
-        var name = String(suffix ? text.dropFirst() : text)
-        if name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") || $0 >= 0x80 }) { name = name.lowercased() }
-        if name.hasSuffix(".") { name.removeLast() }
+        var name = suffix ? text.dropFirst() : text
+        if name.hasSuffix(".") { name = name.dropLast() }
+        // Letters, digits, '-' and '_' only: the table lowers ASCII itself.
         guard Self.isHostName(name, wildcard: false) else {
             error(n, line.column, "'\(text)' is not a domain name",
                   hint: "write one name per line: ads.test for that name, .ads.test for it and every name under it")
-            return nil
+            return false
         }
-        return (name, suffix, n)
+        table.add(name.utf8, suffix: suffix, line: n)
+        return true
     }
 }

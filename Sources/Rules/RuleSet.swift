@@ -47,14 +47,14 @@ public final class RuleSet: Sendable, Equatable, CustomStringConvertible {
         engine = RuleEngine(rules: rules, final: FinalRule(policy: "", line: 0), describing: false)
     }
 
-    /// A DOMAIN-SET: names (lowercase, no trailing dot) that cover themselves,
-    /// or themselves and every name under them (`suffix`).
-    init(domains: [(name: String, suffix: Bool, line: Int)], name: String, path: String?) {
+    /// A DOMAIN-SET: names that cover themselves, or themselves and every
+    /// name under them.
+    init(domains: DomainTable, name: String, path: String?) {
         kind = .domains
         self.name = name
         self.path = path
         rules = []
-        names = DomainTable(domains)
+        names = domains
         requiresHTTP = false
         engine = RuleEngine(rules: [], final: FinalRule(policy: "", line: 0), describing: false)
     }
