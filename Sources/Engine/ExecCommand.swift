@@ -24,7 +24,7 @@ public struct ExecCommand {
         /// The TUN's MTU. Large, as slirp4netns's is: the path beyond the TUN is
         /// Sluice's own sockets, so segments this size cost one system call each
         /// instead of forty, and the kernel's path MTU still governs the real link.
-        public var mtu = 65520
+        public var mtu: Int?
         /// The longest the loop polls for events before it sleeps, in µs
         /// (`--busy-poll`); 0 never polls. The window adapts (BusyPollWindow):
         /// an idle tunnel sleeps as if this were 0.
@@ -32,9 +32,10 @@ public struct ExecCommand {
         /// Seeded faults between the TUN and the stack (`--faults`), for testing.
         public var faults: String?
         public var faultSeed: UInt64 = 1
-        /// `fake` (the default): names get fake IPs, so rules see them; `forward`: queries
+        /// `fake`: names get fake IPs, so rules see them; `forward`: queries
         /// go to the host's resolvers; `off`: CMD keeps the host's resolv.conf.
-        public var dns: DNSChoice = .fake
+        /// nil: the profile's dns-mode (fake unless it says forward).
+        public var dns: DNSChoice?
         /// Lets the command reach Sluice's loopback services at 10.233.0.2 / fd00:233::2.
         public var hostLoopback = false
         /// `--forward`: ports Sluice listens on and connects to the command's ports.
@@ -73,7 +74,8 @@ public struct ExecCommand {
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)
         }
-        let setup = try NamespaceSetup.create(name: "sluice-exec-\(ProcessControl.currentID)", mtu: options.mtu)
+        let (mtu, dns) = TunnelSession.settings(profile, mtu: options.mtu, dns: options.dns, defaultDNS: .fake)
+        let setup = try NamespaceSetup.create(name: "sluice-exec-\(ProcessControl.currentID)", mtu: mtu)
         defer { setup.remove() }
         // Each flow holds a socket: lift the soft open-files limit (CMD gets its own back).
         var launcher = ["/proc/self/exe", "__launch"]
@@ -83,7 +85,7 @@ public struct ExecCommand {
         // CMD alone sees Sluice's DNS: a resolv.conf bind-mounted in a mount namespace of its own.
         var launch = options.command
         var resolvPath: String?
-        if options.dns != .off {
+        if dns != .off {
             Files.makeDirectory(NamespaceSetup.runDirectory)
             let path = NamespaceSetup.execResolvConf(pid: ProcessControl.currentID)
             do {
@@ -98,7 +100,8 @@ public struct ExecCommand {
         let (raw, child) = try setup.configure(starting: launch)
         defer { child.terminate() }
 
-        var configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: options.dns, faults: faults, faultSeed: options.faultSeed)
+        var configuration = TunnelSession.configuration(mtu: mtu, busyPoll: options.busyPoll, dns: dns, profile: profile,
+                                                        faults: faults, faultSeed: options.faultSeed)
         if options.hostLoopback {
             configuration.hostLoopbackGateways = [IPAddress(NamespaceSetup.gatewayV4)!, IPAddress(NamespaceSetup.gatewayV6)!]
         }
@@ -121,7 +124,21 @@ enum TunnelSession {
     static let controlToken: UInt64 = 9
     static let reloadToken: UInt64 = 10
 
-    static func configuration(mtu: Int, busyPoll: Int, dns: ExecCommand.DNSChoice, faults: FaultInjector.Plan?, faultSeed: UInt64) -> Tunnel.Configuration {
+    /// The TUN's MTU (65520 unless --mtu or the profile's mtu says) and the DNS
+    /// choice: the command line's, else the profile's dns-mode where the
+    /// command's default is fake-IP (`forward` switches it), else the default.
+    static func settings(_ profile: Profile?, mtu: Int?, dns: ExecCommand.DNSChoice?,
+                         defaultDNS: ExecCommand.DNSChoice) -> (mtu: Int, dns: ExecCommand.DNSChoice) {
+        var choice = dns ?? defaultDNS
+        if dns == nil, defaultDNS == .fake, profile?.general.dnsMode == .forward { choice = .forward }
+        return (mtu ?? profile?.general.mtu ?? defaultMTU, choice)
+    }
+
+    /// As slirp4netns: the path beyond the TUN is Sluice's sockets (ExecCommand.Options.mtu).
+    static let defaultMTU = 65520
+
+    static func configuration(mtu: Int, busyPoll: Int, dns: ExecCommand.DNSChoice, profile: Profile?,
+                              faults: FaultInjector.Plan?, faultSeed: UInt64) -> Tunnel.Configuration {
         var configuration = Tunnel.Configuration()
         configuration.tcp.tcp.maximumSegmentSize = mtu - 40
         configuration.mtu = mtu
@@ -131,7 +148,12 @@ enum TunnelSession {
         if dns != .off {
             configuration.dnsAddresses = [IPAddress(NamespaceSetup.dnsV4)!, IPAddress(NamespaceSetup.dnsV6)!]
             configuration.dns = FakeDNSConfiguration(mode: dns == .fake ? .fakeIP : .forward)
+            if let range = profile?.general.fakeIPRange, range != GeneralSettings.defaultFakeIPRange {
+                configuration.dns!.pool = FakeIPPoolConfiguration(network: range.network, prefixLength: range.length)
+            }
         }
+        // [General] dns-server: the resolvers for forward mode and DIRECT names (else the host's).
+        configuration.resolvers = profile?.general.dnsServers ?? []
         return configuration
     }
 

@@ -27,11 +27,12 @@ final class HostResolver {
     /// `mark`: Sluice's own mark in whole-host mode, so its queries go out
     /// directly and never come back through the TUN (where they would be
     /// relayed, or with the DNS hijacked, answered by Sluice itself).
-    init(token: UInt64, seed: UInt64, mark: UInt32? = nil) {
-        servers = Self.nameservers()
+    /// `servers`: the resolvers to ask (port 53); empty, /etc/resolv.conf's.
+    init(token: UInt64, seed: UInt64, mark: UInt32? = nil, servers: [IPAddress] = []) {
+        self.servers = servers.isEmpty ? Self.nameservers() : servers.map { SocketAddress($0.sysAddress, port: 53) }
         self.token = token
         nextID = UInt16(truncatingIfNeeded: seed)
-        if let server = servers.first, let socket = try? Socket(.udp, family: server.address.family, mark: mark) {
+        if let server = self.servers.first, let socket = try? Socket(.udp, family: server.address.family, mark: mark) {
             channel = SocketBox(socket)
         } else {
             channel = nil

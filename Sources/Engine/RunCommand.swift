@@ -15,11 +15,13 @@ public struct RunCommand {
         public var forwards: [PortForward] = []
         /// `--exclude` (with --tun): destinations that skip the TUN.
         public var excluded: [ExcludedPrefix] = []
-        // (The TUN's MTU: large for the same reason as exec's.)
-        public var mark: UInt32 = 0x2333
+        /// SO_MARK on Sluice's own sockets in whole-host mode; nil: the
+        /// profile's routing-mark, else `RunCommand.defaultMark`.
+        public var mark: UInt32?
         public var table: UInt32 = 2333
         public var rulePriority: UInt32 = 100
-        public var mtu = 65520
+        /// The TUN's MTU; nil: the profile's mtu, else large for the same reason as exec's.
+        public var mtu: Int?
         /// As exec's `--busy-poll`.
         public var busyPoll = ExecCommand.defaultBusyPoll
         /// `--dns`; nil: the mode's default, fake for --netns, off for --tun.
@@ -36,6 +38,8 @@ public struct RunCommand {
     public let options: Options
 
     public init(options: Options) { self.options = options }
+
+    public static let defaultMark: UInt32 = 0x2333
 
     public func run(log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
         try EngineError.requirePrivileges(for: "run")
@@ -55,11 +59,11 @@ public struct RunCommand {
         if options.wholeHost {
             return try runWholeHost(signals: signals, profile: profile, recorder: recorder, flowLog: flowLog, har: har, control: control, log: log)
         }
-        let raw = try NamespaceSetup.attach(to: options.namespace, mtu: options.mtu)
+        let (mtu, dns) = TunnelSession.settings(profile, mtu: options.mtu, dns: options.dns, defaultDNS: .fake)
+        let raw = try NamespaceSetup.attach(to: options.namespace, mtu: mtu)
         // `ip netns exec NAME` gives its commands /etc/netns/NAME/resolv.conf:
         // Sluice's DNS for them, unless the user already put a file there.
         var written: String?
-        let dns = options.dns ?? .fake
         if dns != .off {
             let directory = "/etc/netns/\(options.namespace)"
             let path = directory + "/resolv.conf"
@@ -79,7 +83,7 @@ public struct RunCommand {
                 Files.removeDirectory("/etc/netns/\(options.namespace)")
             }
         }
-        let configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: dns, faults: nil, faultSeed: 1)
+        let configuration = TunnelSession.configuration(mtu: mtu, busyPoll: options.busyPoll, dns: dns, profile: profile, faults: nil, faultSeed: 1)
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
@@ -94,16 +98,18 @@ public struct RunCommand {
     /// `sluice run --tun`: the namespace Sluice itself runs in goes through it.
     func runWholeHost(signals: SignalBox, profile: Profile?, recorder: PacketRecorder?, flowLog: FlowLogWriter?, har: HARRecorder?, control: ControlServer?,
                       log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
-        let raw = try NamespaceSetup.attachHost(mtu: options.mtu, mark: options.mark, table: options.table,
+        // Whole-host mode relays DNS unless --dns says otherwise (the profile's dns-mode does not switch it).
+        let (mtu, dns) = TunnelSession.settings(profile, mtu: options.mtu, dns: options.dns, defaultDNS: .off)
+        let mark = options.mark ?? profile?.general.routingMark ?? Self.defaultMark
+        let raw = try NamespaceSetup.attachHost(mtu: mtu, mark: mark, table: options.table,
                                                 priority: options.rulePriority, excluded: options.excluded)
         defer { NamespaceSetup.detachHost(table: options.table, priority: options.rulePriority, excluded: options.excluded) }
         // By default no DNS of Sluice's here: the host's resolver stays, and its
         // queries are relayed like any UDP. With --dns fake or forward, every
         // query that enters the TUN, to whatever server, is Sluice's to answer.
-        let dns = options.dns ?? .off
-        var configuration = TunnelSession.configuration(mtu: options.mtu, busyPoll: options.busyPoll, dns: dns, faults: nil, faultSeed: 1)
+        var configuration = TunnelSession.configuration(mtu: mtu, busyPoll: options.busyPoll, dns: dns, profile: profile, faults: nil, faultSeed: 1)
         configuration.hijackDNS = dns != .off
-        configuration.mark = options.mark
+        configuration.mark = mark
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.io.recorder = recorder
@@ -111,7 +117,7 @@ public struct RunCommand {
         tunnel.har = har
         var skipped = options.excluded.isEmpty ? "" : "; \(options.excluded.map(\.description).joined(separator: ", ")) excluded"
         if dns != .off { skipped += "; DNS queries to port 53 answered by Sluice (\(dns.rawValue))" }
-        log("sluice: relaying this namespace's traffic through \(NamespaceSetup.tunName) (unmarked packets → table \(options.table); Sluice's own sockets carry mark 0x\(String(options.mark, radix: 16))\(skipped)); Ctrl-C stops")
+        log("sluice: relaying this namespace's traffic through \(NamespaceSetup.tunName) (unmarked packets → table \(options.table); Sluice's own sockets carry mark 0x\(String(mark, radix: 16))\(skipped)); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }

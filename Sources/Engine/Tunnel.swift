@@ -26,6 +26,9 @@ final class Tunnel {
         var mtu = 1500
         /// Where the app's DNS queries go (its resolv.conf names them): answered by Sluice.
         var dnsAddresses: [IPAddress] = []
+        /// The resolvers Sluice itself asks (forward mode, DIRECT flows to
+        /// names): the profile's dns-server; empty, the host's resolv.conf.
+        var resolvers: [IPAddress] = []
         /// Every query to port 53 that enters the TUN is answered by Sluice,
         /// whatever its address (whole-host mode: the host's resolv.conf names its own servers).
         var hijackDNS = false
@@ -192,7 +195,8 @@ final class Tunnel {
         tcp = TCPFlowTable(configuration: configuration.tcp)
         datagrams = DatagramFlowTable(configuration: configuration.datagrams)
         dns = configuration.dns.map(FakeDNS.init)
-        resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID), mark: configuration.mark)
+        resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID), mark: configuration.mark,
+                                servers: configuration.resolvers)
         dnsScratch = .allocate(byteCount: 4096, alignment: 16)
         relayScratch = .allocate(byteCount: 65536 + 512, alignment: 16)
         if let channel = resolver.channel {

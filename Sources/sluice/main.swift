@@ -37,8 +37,10 @@ commands:
         client's datagrams go to APP-PORT and CMD's answers back (pasta -u).
         --host-loopback lets CMD reach services on Sluice's own loopback
         (127.0.0.1, ::1) at 10.233.0.2 and fd00:233::2; off by default.
-        --mtu sets the TUN's MTU (default 65520, as slirp4netns: the path
-        beyond the TUN is Sluice's sockets, so big segments are cheap).
+        --mtu sets the TUN's MTU (default: the profile's mtu, else 65520,
+        as slirp4netns: the path beyond the TUN is Sluice's sockets, so big
+        segments are cheap). Without --dns, a profile's dns-mode = forward
+        switches DNS to forward; its dns-server and fake-ip-range apply too.
         --busy-poll US: after running out of work, Sluice polls up to US
         microseconds (default 50, 0 to 1000; 0 never) for the next packet
         before it sleeps. Waking a sleeping process costs more than Sluice's

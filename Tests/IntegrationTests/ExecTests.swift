@@ -470,6 +470,29 @@ final class ExecTests {
         ], "\(r.stdout) \(r.stderr)")
     }
 
+    /// [General]'s dns-mode, dns-server, fake-ip-range and mtu apply unless the
+    /// command line says otherwise (they were once read and then ignored).
+    @Test func theProfilesGeneralSettingsApply() throws {
+        // A second resolver, on the server's IPv6 address, with its own answer.
+        try net.start(["dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
+                       "--listen-address=fd00:88::2", "--port=53", "--host-record=web.sluice.test,10.88.7.7",
+                       "--log-facility=/dev/null"], in: server)
+        #expect(pair.waitForListener("[fd00:88::2]:53"))
+        let forward = work.appendingPathComponent("general-forward.conf").path
+        try "[General]\ndns-mode = forward\ndns-server = fd00:88::2\nmtu = 9000\n[Rule]\nFINAL,DIRECT\n"
+            .write(toFile: forward, atomically: true, encoding: .utf8)
+        let range = work.appendingPathComponent("general-range.conf").path
+        try "[General]\nfake-ip-range = 198.19.0.0/16\ndns-mode = forward\n[Rule]\nFINAL,DIRECT\n"
+            .write(toFile: range, atomically: true, encoding: .utf8)
+        let script = "dig +short +tries=1 +time=2 web.sluice.test; ip -o link show sluice0 | grep -o 'mtu [0-9]*' | cut -d' ' -f2"
+        let fromProfile = try pair.exec(script, options: ["--profile", forward])
+        #expect(fromProfile.stdout == "10.88.7.7\n9000\n", "\(fromProfile.stdout) \(fromProfile.stderr)")
+        // The command line wins: --dns fake over the profile's forward (with its fake-IP range), --mtu over mtu.
+        let overridden = try pair.exec(script, options: ["--profile", range, "--dns", "fake", "--mtu", "1500"])
+        let lines = overridden.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2 && lines[0].hasPrefix("198.19.") && lines[1] == "1500", "\(overridden.stdout) \(overridden.stderr)")
+    }
+
     /// DNS over TCP to Sluice's DNS address (RFC 7766), which clients use when
     /// a UDP answer comes back truncated or when told to. In fake-IP mode the
     /// answers are Sluice's own, over IPv4 and IPv6; in forward mode a 2.5 kB
