@@ -28,6 +28,8 @@ final class ProxyServer {
         /// `--sniff`: a tunnel to an address whose rules want a name is answered
         /// first and decided on its first bytes (ProxyServer+Sniff.swift).
         var sniffAddressTargets = false
+        /// The profile's dns-server: what the proxy asks for its clients' names; empty, the host's resolvers.
+        var resolvers: [IPAddress] = []
     }
 
     static let socksToken: UInt64 = 1
@@ -81,7 +83,7 @@ final class ProxyServer {
         do { epoll = try Epoll() } catch { throw EngineError.system("epoll_create", error) }
         socksListener = try configuration.socksAddress.map { address throws(EngineError) in try Self.listen(on: address) }
         httpListener = try configuration.httpAddress.map { address throws(EngineError) in try Self.listen(on: address) }
-        resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID))
+        resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID), servers: configuration.resolvers)
         do {
             if let socksListener { try epoll.add(socksListener.socket.descriptor, events: .readable, token: Self.socksToken) }
             if let httpListener { try epoll.add(httpListener.socket.descriptor, events: .readable, token: Self.httpToken) }

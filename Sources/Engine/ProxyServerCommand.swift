@@ -111,6 +111,7 @@ public struct ProxyCommand {
             shown.append("\(option == "--listen" ? "SOCKS5" : "HTTP") on \(address)")
         }
         let profile = try TunnelSession.loadProfile(options.profile)
+        configuration.resolvers = profile?.general.dnsServers ?? []
         // Each client and each upstream connection holds a socket (see OpenFilesLimit).
         OpenFilesLimit.raiseSoftToHard()
         let signals: SignalBox

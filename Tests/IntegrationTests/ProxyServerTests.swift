@@ -597,6 +597,24 @@ final class ProxyServerTests {
         #expect(lines[5] == "http-nx=504", "\(summary)")
     }
 
+    /// The profile's dns-server is what the proxy asks for its clients' names.
+    @Test func theProfilesDNSServerAnswersForItsClients() throws {
+        try net.start(["dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
+                       "--listen-address=fd00:88::2", "--port=53", "--host-record=only.sluice.test,10.88.0.2",
+                       "--log-facility=/dev/null"], in: pair.server)
+        #expect(pair.waitForListener("[fd00:88::2]:53"))
+        // The host's own resolver (nothing listens at 10.88.0.2:53 in this test) knows no such name.
+        try FileManager.default.createDirectory(atPath: "/etc/netns/\(host)", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: "/etc/netns/\(host)") }
+        try "nameserver 10.88.0.2\n".write(toFile: "/etc/netns/\(host)/resolv.conf", atomically: true, encoding: .utf8)
+        let profile = pair.work.appendingPathComponent("dns-server.conf").path
+        try "[General]\ndns-server = fd00:88::2\n[Rule]\nFINAL,DIRECT\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        let server = try start(["--listen", "127.0.0.1:11093", "--profile", profile], ports: [11093])
+        let r = try client("curl -sS -m 10 --socks5-hostname 127.0.0.1:11093 http://only.sluice.test:8080/hello.txt 2>&1")
+        let summary = server.stop()
+        #expect(r.output == "hello from nginx\n", "\(r.output)\n\(summary)")
+    }
+
     @Test func deadTargetsAndDeadProxiesFailTheirClientsOnly() throws {
         let path = try profile("""
         [Proxy]
