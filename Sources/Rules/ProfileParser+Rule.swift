@@ -253,14 +253,9 @@ extension ProfileBuilder {
             error(n, column, "GEOIP takes a two-letter country code, got '\(value)'", hint: "write an ISO 3166-1 code, e.g. GEOIP,NL,DIRECT")
             return nil
         }
-        guard let geoIP else {
-            // A database named but unreadable was reported at its own line.
-            guard general.geoIPDatabase == nil else { return nil }
-            error(n, column, "GEOIP needs a GeoIP database",
-                  hint: "set geoip-database = GeoLite2-Country.mmdb in [General] (a MaxMind DB file); or list the networks in a RULE-SET file")
-            return nil
-        }
-        return .geoIP(country: code, database: geoIP, noResolve: noResolve)
+        guard let database = required(geoIP, named: general.geoIPDatabase, by: "GEOIP", what: "a GeoIP database",
+                                      key: "geoip-database", example: "GeoLite2-Country.mmdb", line: n, column: column) else { return nil }
+        return .geoIP(country: code, database: database, noResolve: noResolve)
     }
 
     /// IP-ASN,N: an autonomous system number (AS13335 is read as 13335),
@@ -272,14 +267,20 @@ extension ProfileBuilder {
             error(n, column, "IP-ASN takes an autonomous system number, got '\(value)'", hint: "write the number, e.g. IP-ASN,13335,DIRECT")
             return nil
         }
-        guard let asn else {
-            // A database named but unreadable was reported at its own line.
-            guard general.asnDatabase == nil else { return nil }
-            error(n, column, "IP-ASN needs an ASN database",
-                  hint: "set asn-database = GeoLite2-ASN.mmdb in [General] (a MaxMind DB file); or list the networks in a RULE-SET file")
-            return nil
-        }
-        return .ipASN(number: number, database: asn, noResolve: noResolve)
+        guard let database = required(asn, named: general.asnDatabase, by: "IP-ASN", what: "an ASN database",
+                                      key: "asn-database", example: "GeoLite2-ASN.mmdb", line: n, column: column) else { return nil }
+        return .ipASN(number: number, database: database, noResolve: noResolve)
+    }
+
+    /// The database a GEOIP or IP-ASN line needs; nil (reported) without one.
+    /// A database named but unreadable was reported at its own line, once.
+    mutating func required(_ database: MaxMindDatabase?, named path: String?, by type: String, what: String,
+                           key: String, example: String, line n: Int, column: Int) -> MaxMindDatabase? {
+        if let database { return database }
+        guard path == nil else { return nil }
+        error(n, column, "\(type) needs \(what)",
+              hint: "set \(key) = \(example) in [General] (a MaxMind DB file); or list the networks in a RULE-SET file")
+        return nil
     }
 
     /// DOMAIN-WILDCARD's glob, checked and compiled as its regex.

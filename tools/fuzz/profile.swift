@@ -16,6 +16,16 @@ public func fuzzProfile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case let .success(profile):
         _ = ProfileJSON.render(profile)
         _ = ProfileJSON.render(profile, pretty: false)
+        // Sets (a DOMAIN-SET's table above all) answer names made of the input's lines.
+        let names = ["ads.test", "x.ads.test.", "a..b", String(repeating: "a.", count: 130) + "test"]
+            + text.split(separator: "\n").prefix(8).map { String($0.prefix(300)) }
+        for set in profile.ruleSets {
+            for name in names {
+                let facts = FlowFacts(transport: .tcp, destinationPort: 443, sourcePort: 1, domain: name, applicationProtocol: .tls)
+                let verdict = set.verdict(facts, final: true)
+                precondition((set.firstMatch(facts, final: true) != nil) == (verdict == .match), "\(set) \(name)")
+            }
+        }
         for warning in profile.warnings { check(warning, lineCount: lineCount) }
         precondition(profile.finalRule.line >= 1 && profile.finalRule.line <= lineCount)
         for rule in profile.rules { precondition(rule.line < profile.finalRule.line) }
