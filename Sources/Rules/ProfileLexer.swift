@@ -30,21 +30,31 @@ enum ProfileLexer {
     /// Splits the file into meaningful lines: a BOM is dropped, LF and CRLF end
     /// lines, blank lines and comment lines (#, ; or // first) are skipped.
     static func lines(_ text: String) -> [Line] {
-        var body = Substring(text)
-        if body.unicodeScalars.first == "\u{FEFF}" { body = Substring(body.unicodeScalars.dropFirst()) }
         var out: [Line] = []
+        forEachLine(text) { out.append($0); return true }
+        return out
+    }
+
+    /// The same lines one at a time, without an array of them (a rule list
+    /// may have hundreds of thousands); `body` returns false to stop.
+    static func forEachLine(_ text: String, _ body: (Line) -> Bool) {
+        var rest = Substring(text)
+        if rest.unicodeScalars.first == "\u{FEFF}" { rest = Substring(rest.unicodeScalars.dropFirst()) }
         var number = 0
-        // "\r\n" is a single Character in Swift, so it has to be named as a separator.
-        for raw in body.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+        while true {
+            // "\r\n" is a single Character in Swift, so it has to be named as a separator.
+            let end = rest.firstIndex { $0 == "\n" || $0 == "\r\n" }
             number += 1
-            var line = raw
+            var line = rest[..<(end ?? rest.endIndex)]
             while let last = line.last, isBlank(last) || last == "\r" { line.removeLast() }
             var column = 1
             while let first = line.first, isBlank(first) { line.removeFirst(); column += 1 }
-            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") || line.hasPrefix("//") { continue }
-            out.append(Line(number: number, text: line, column: column))
+            if !(line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") || line.hasPrefix("//")) {
+                guard body(Line(number: number, text: line, column: column)) else { return }
+            }
+            guard let end else { return }
+            rest = rest[rest.index(after: end)...]
         }
-        return out
     }
 
     static func isBlank(_ c: Character) -> Bool { c == " " || c == "\t" }

@@ -88,22 +88,21 @@ extension ProfileBuilder {
 
     /// The lines of a set's file, each through `entry` until too many errors.
     private mutating func readSetLines<Entry>(_ text: String, _ entry: (inout ProfileBuilder, ProfileLexer.Line) -> Entry?) -> [Entry] {
-        let lines = ProfileLexer.lines(text)
         var rules: [Entry] = []
-        rules.reserveCapacity(lines.count)
-        for line in lines {
+        ProfileLexer.forEachLine(text) { line in
             if rules.isEmpty, errors.isEmpty, line.text.hasPrefix("payload:") {
                 error(line.number, line.column, "this looks like a Clash rule provider (payload:), not a Surge list",
                       hint: "write one entry per line, without the payload: line and the '- ' before each entry")
-                break
+                return false
             }
             if errors.count >= Self.ruleSetErrorLimit {
                 error(line.number, line.column, "stopped reading after \(errors.count) errors",
                       hint: "is this a list of one entry per line? Lines starting with # are comments")
-                break
+                return false
             }
             if Self.looksLikeTrailingComment(line.text) { trailingCommentLines.insert(line.number) }
             if let rule = entry(&self, line) { rules.append(rule) }
+            return true
         }
         return rules
     }
