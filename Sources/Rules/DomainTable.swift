@@ -45,8 +45,6 @@ struct DomainTable: Sendable, Equatable {
             tags.append(UInt32(clamping: line) & ~DomainTable.suffixFlag | (suffix ? DomainTable.suffixFlag : 0))
         }
 
-        var count: Int { tags.count }
-
         func build() -> DomainTable {
             var order = Array(0 ..< tags.count)
             bytes.withUnsafeBufferPointer { all in
@@ -82,21 +80,26 @@ struct DomainTable: Sendable, Equatable {
     /// The matching name with the smallest line: (line, name as written in a
     /// list, covers subdomains); nil when none matches.
     func firstMatch(_ host: String) -> (line: Int, name: String, suffix: Bool)? {
-        var host = host
-        return host.withUTF8 { firstMatch(bytes: $0) }
+        guard let entry = firstEntry(host) else { return nil }
+        return (Int(tags[entry] & ~Self.suffixFlag), name(of: entry), tags[entry] & Self.suffixFlag != 0)
     }
 
-    func contains(_ host: String) -> Bool { firstMatch(host) != nil }
+    /// Whether a name matches: what a flow's rule asks, building no string.
+    func contains(_ host: String) -> Bool { firstEntry(host) != nil }
 
-    private func firstMatch(bytes host: UnsafeBufferPointer<UInt8>) -> (line: Int, name: String, suffix: Bool)? {
+    private func firstEntry(_ host: String) -> Int? {
+        var host = host
+        return host.withUTF8 { firstEntry(bytes: $0) }
+    }
+
+    private func firstEntry(bytes host: UnsafeBufferPointer<UInt8>) -> Int? {
         var end = host.count
         if end > 0, host[end - 1] == UInt8(ascii: ".") { end -= 1 }
         guard end > 0, end <= 253 else { return nil }
-        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 128) { labelStarts -> (line: Int, name: String, suffix: Bool)? in
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 128) { labelStarts -> Int? in
             // labelStarts[i]: where label i begins; labels end at a dot or `end`.
-            var labels = 0
             labelStarts[0] = 0
-            labels = 1
+            var labels = 1
             for i in 0 ..< end where host[i] == UInt8(ascii: ".") {
                 guard labels < 128, i + 1 < end, i > labelStarts[labels - 1] else { return nil }
                 labelStarts[labels] = i + 1
@@ -126,8 +129,7 @@ struct DomainTable: Sendable, Equatable {
                     i += 1
                 }
             }
-            guard let best else { return nil }
-            return (best.line, name(of: best.entry), tags[best.entry] & Self.suffixFlag != 0)
+            return best?.entry
         }
     }
 
