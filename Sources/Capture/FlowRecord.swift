@@ -53,6 +53,12 @@ public struct FlowRecord: Sendable, Equatable {
     public var destinationPort: UInt16
     public var domain: String?
     public var domainSource: DomainSource?
+    /// The program that opened the flow (its executable's file name) and its
+    /// pid, and the uid owning its socket: known when a PROCESS-NAME,
+    /// PROCESS-PATH or UID rule made Sluice ask.
+    public var process: String?
+    public var processID: Int32?
+    public var userID: UInt32?
     public var rule: String?
     public var policy: String?
     public var upstream: String?
@@ -93,6 +99,9 @@ public struct FlowRecord: Sendable, Equatable {
         json.field("destinationPort", Int(destinationPort))
         json.field("domain", domain)
         json.field("domainSource", domainSource?.rawValue)
+        json.field("process", process)
+        json.field("pid", processID.map(Int.init))
+        json.field("uid", userID.map(Int.init))
         json.field("rule", rule)
         json.field("policy", policy)
         json.field("upstream", upstream)
@@ -110,6 +119,7 @@ extension FlowRecord: CustomStringConvertible {
     public var description: String {
         var text = "#\(connectionID) \(transport.rawValue.uppercased()) \(source).\(sourcePort) > \(destination).\(destinationPort)"
         if let domain { text += " (\(domain) via \(domainSource?.rawValue ?? "?"))" }
+        if let process { text += " by \(process)" + (processID.map { "[\($0)]" } ?? "") }
         if let rule { text += " rule=\(rule)" }
         if let policy { text += " policy=\(policy)" }
         if let upstream { text += " upstream=\(upstream)" }

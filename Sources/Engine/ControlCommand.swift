@@ -245,12 +245,15 @@ enum ControlFormat {
 
     static func flows(_ reply: JSONValue) -> [String] {
         let flows = (reply["flows"]?.arrayValue ?? []).compactMap(ControlFlow.init)
-        let header = ["ID", "PROTO", "APP", "DESTINATION", "DOMAIN", "ROUTE", "UP", "DOWN", "AGE", "STATE"]
+        // A PROCESS column only when an owner rule made the tunnel ask.
+        let showsProcess = flows.contains { $0.process != nil }
+        let header = ["ID", "PROTO", "APP"] + (showsProcess ? ["PROCESS"] : []) + ["DESTINATION", "DOMAIN", "ROUTE", "UP", "DOWN", "AGE", "STATE"]
         var rows = [header]
         for flow in flows {
             let domain = flow.domain.map { $0 + (flow.domainSource.map { " (\($0))" } ?? "") } ?? "-"
             rows.append([
                 flow.id.map(String.init) ?? "-", flow.transport, "\(flow.appAddress).\(flow.appPort)",
+            ] + (showsProcess ? [flow.process ?? "-"] : []) + [
                 flow.destinationAddress.map { "\($0).\(flow.destinationPort.map(String.init) ?? "-")" } ?? "-", domain, flow.policy ?? flow.upstream ?? "-",
                 flow.bytesUp.map(bytes) ?? "-", flow.bytesDown.map(bytes) ?? "-", flow.ageSeconds.map(duration) ?? "-", flow.state,
             ])

@@ -72,6 +72,8 @@ struct ControlFlow: Equatable, CustomStringConvertible {
     var domain: String?
     /// Where the domain came from: `dns` (a fake IP), `host` (the HTTP Host header) or `sni`.
     var domainSource: String?
+    /// The program that opened it (`curl[4242]`), when an owner rule made Sluice ask.
+    var process: String?
     /// The rule that decided the flow (`file:line: text`).
     var rule: String?
     /// The policy it chose, through its groups (`Proxies → proxy-a`).
@@ -101,6 +103,7 @@ struct ControlFlow: Equatable, CustomStringConvertible {
         json.field("destination-port", destinationPort)
         json.field("domain", domain)
         json.field("domain-source", domainSource)
+        json.field("process", process)
         json.field("rule", rule)
         json.field("policy", policy)
         json.field("upstream", upstream)
@@ -121,6 +124,7 @@ struct ControlFlow: Equatable, CustomStringConvertible {
                   destinationPort: value["destination-port"]?.intValue, state: state)
         domain = value["domain"]?.stringValue
         domainSource = value["domain-source"]?.stringValue
+        process = value["process"]?.stringValue
         rule = value["rule"]?.stringValue
         policy = value["policy"]?.stringValue
         upstream = value["upstream"]?.stringValue

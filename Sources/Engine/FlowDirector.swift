@@ -24,6 +24,9 @@ final class FlowDirector {
     let usesHTTPMode: Bool
     /// HAR is being written: HTTP flows are relayed request by request even without a profile.
     var recordsHTTP = false
+    /// A rule tests who opened a flow (PROCESS-NAME, PROCESS-PATH, UID): each
+    /// new flow's owner is looked up before the rules are asked.
+    let requiresOwner: Bool
 
     /// The built-in default profile: everything DIRECT, nothing sniffed.
     init() {
@@ -34,11 +37,13 @@ final class FlowDirector {
         mapLocal = nil
         books = []
         usesHTTPMode = false
+        requiresOwner = false
     }
 
     init(profile: Profile, previous: FlowDirector?) {
         self.profile = profile
         rules = RuleEngine(profile)
+        requiresOwner = profile.requiresOwner
         urlRewriter = URLRewriter(profile)
         headerRewriter = HeaderRewriter(profile)
         mapLocal = MapLocalResolver(profile)
@@ -113,6 +118,7 @@ final class FlowDirector {
         // A fake IP is no address the rules should see: its name stands for it.
         if facts.domainSource != .dns { result.destination = facts.key.destinationAddress }
         result.domain = facts.domain
+        result.owner = facts.owner
         switch facts.applicationProtocol {
         case .http?: result.applicationProtocol = .http
         case .tls?: result.applicationProtocol = .tls

@@ -80,6 +80,8 @@ struct FlowFacts {
     /// Set once the first bytes were sniffed.
     var applicationProtocol: ApplicationProtocol?
     var request: SniffedRequest?
+    /// Who opened the flow; looked up only while a rule tests it.
+    var owner: FlowOwner?
 
     enum DomainSource: String { case dns, host, sni }
     enum ApplicationProtocol: String { case http = "HTTP", tls = "TLS" }

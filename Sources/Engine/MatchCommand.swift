@@ -1,6 +1,6 @@
 internal import Rules
 
-/// `sluice match FILE URL [--method M] [--header 'K: V']...`: loads a profile
+/// `sluice match FILE URL [--method M] [--header 'K: V']... [--process P] [--uid N]`: loads a profile
 /// (through ProfileLoader, as a run would) and prints how it would treat one HTTP request (ProfileExplainer), without
 /// starting anything. Exit status: 0 explained, 1 the profile has errors, 2 usage.
 public struct MatchCommand {
@@ -10,11 +10,15 @@ public struct MatchCommand {
         public var method = "GET"
         /// "Name: value" pairs, in order.
         public var headers: [(name: String, value: String)] = []
+        /// Who asks, for PROCESS-NAME, PROCESS-PATH and UID rules: a program's
+        /// path (or bare file name) and a uid; nil: nobody known.
+        public var process: String?
+        public var userID: UInt32?
 
         public init(file: String, url: String) { self.file = file; self.url = url }
 
         public static func == (a: Options, b: Options) -> Bool {
-            a.file == b.file && a.url == b.url && a.method == b.method
+            a.file == b.file && a.url == b.url && a.method == b.method && a.process == b.process && a.userID == b.userID
                 && a.headers.map { "\($0.name)\u{0}\($0.value)" } == b.headers.map { "\($0.name)\u{0}\($0.value)" }
         }
     }
@@ -28,6 +32,8 @@ public struct MatchCommand {
         var positional: [String] = []
         var method = "GET"
         var headers: [(name: String, value: String)] = []
+        var process: String?
+        var userID: UInt32?
         var rest = arguments
         while let first = rest.first {
             rest.removeFirst()
@@ -46,6 +52,18 @@ public struct MatchCommand {
                 let body = String(value[value.index(after: colon)...]).trimmingBlanks
                 guard !name.isEmpty, !name.contains(" ") else { return .failure(MatchUsageError("--header wants 'Name: value', got '\(value)'")) }
                 headers.append((name, body))
+            case "--process":
+                guard let value = rest.first, !value.isEmpty else {
+                    return .failure(MatchUsageError("--process needs a program, for example /usr/bin/curl"))
+                }
+                rest.removeFirst()
+                process = value
+            case "--uid":
+                guard let value = rest.first.flatMap({ UInt32($0) }) else {
+                    return .failure(MatchUsageError("--uid needs a number, for example 1000 (`id -u NAME` prints a user's)"))
+                }
+                rest.removeFirst()
+                userID = value
             default:
                 if first.hasPrefix("-"), first.count > 1 { return .failure(MatchUsageError("unknown option '\(first)' (see sluice help)")) }
                 positional.append(first)
@@ -57,11 +75,29 @@ public struct MatchCommand {
         var options = Options(file: positional[0], url: positional[1])
         options.method = method
         options.headers = headers
+        options.process = process
+        options.userID = userID
         return .success(options)
     }
 
     /// Prints the explanation (or the profile's errors through `complain`) and
     /// returns the exit status.
+    /// The owner `--process` and `--uid` describe: a path gives the name and
+    /// the path, a bare name the name alone; the uid is 0 unless given.
+    var owner: FlowOwner? {
+        guard options.process != nil || options.userID != nil else { return nil }
+        var owner = FlowOwner(userID: options.userID ?? 0)
+        if let process = options.process {
+            if process.contains("/") {
+                owner.processPath = process
+                owner.processName = process.split(separator: "/").last.map(String.init)
+            } else {
+                owner.processName = process
+            }
+        }
+        return owner
+    }
+
     public func run(print: (String) -> Void, complain: (String) -> Void) -> Int32 {
         guard RequestURL(options.url) != nil else {
             complain("sluice match: '\(options.url)' is not an absolute URL (want http://host/path)")
@@ -74,7 +110,7 @@ public struct MatchCommand {
         case let .success(profile):
             for warning in profile.warnings { complain(warning.description) }
             let headers = options.headers.map { HeaderField(name: $0.name, value: $0.value) }
-            for line in ProfileExplainer.explain(profile, url: options.url, method: options.method, headers: headers) {
+            for line in ProfileExplainer.explain(profile, url: options.url, method: options.method, headers: headers, owner: owner) {
                 print(line)
             }
             return 0

@@ -1,4 +1,5 @@
 internal import Capture
+internal import Rules
 internal import Stack
 internal import Sys
 internal import Wire
@@ -23,6 +24,21 @@ extension Tunnel {
         record.domain = known.domain.map(Self.bareName)
         record.domainSource = known.domainSource.map(Self.recordSource)
         flowRecords[key] = OpenFlowRecord(record)
+    }
+
+    /// Before the rules see a new TCP or UDP flow: who opened it, when a rule
+    /// asks and the tunnel can look (`FlowOwnerLookup`).
+    func learnOwner(_ key: FlowKey) {
+        guard director.requiresOwner, let ownerLookup, let entry = flowRecords[key] else { return }
+        guard let owner = ownerLookup.owner(of: key) else {
+            trace("\(key): owner not found")
+            return
+        }
+        entry.owner = owner
+        entry.record.process = owner.processName
+        entry.record.processID = owner.processID
+        entry.record.userID = owner.userID
+        trace("\(key): opened by \(owner)")
     }
 
     /// The rules decided: `reason` reads "FILE:LINE: RULE → POLICY".
@@ -100,6 +116,8 @@ extension FlowRoute {
 /// An open flow's record, by reference, so that per-packet updates change it in place.
 final class OpenFlowRecord {
     var record: FlowRecord
+    /// Who opened the flow, when a rule asked (`learnOwner`).
+    var owner: FlowOwner?
     init(_ record: FlowRecord) { self.record = record }
 }
 

@@ -74,6 +74,8 @@ final class Tunnel {
     var tcpFlows: [FlowKey: TCPFlow] = [:]
     /// The profile's decisions; replaced whole on reload.
     var director = FlowDirector()
+    /// Set by `exec` and `run`: who opened each flow, for owner rules.
+    var ownerLookup: FlowOwnerLookup?
     /// Accepted flows whose first bytes the rules wait for, with the time they give up waiting.
     var sniffing: [FlowKey: Instant] = [:]
     /// Accepted flows that Sluice answers itself: the bytes still to write.
@@ -462,6 +464,7 @@ final class Tunnel {
             facts.domain = name.description
             facts.domainSource = .dns
         }
+        if director.requiresOwner { facts.owner = flowRecords[key]?.owner }
         return facts
     }
 
@@ -477,6 +480,7 @@ final class Tunnel {
             return
         }
         beginRecord(key)
+        learnOwner(key)
         switch director.decide(facts(for: key), final: false) {
         case let .route(route, reason):
             trace("\(key): \(route) (\(reason))")
@@ -1114,7 +1118,10 @@ final class Tunnel {
                 answerForwarded(key, payload: payload)
                 return
             }
-            if isNew { beginRecord(key) }
+            if isNew {
+                beginRecord(key)
+                learnOwner(key)
+            }
             let route = isNew ? udpRoute(for: key) : .direct
             if case let .associate(proxy)? = route {
                 startAssociation(key, through: proxy, sink: &sink)

@@ -24,12 +24,14 @@ public struct FlowFacts: Sendable, Equatable, CustomStringConvertible {
     public var applicationProtocol: ApplicationProtocol?
     /// The request head, once an HTTP request (plain or intercepted) is read.
     public var request: RequestFacts?
+    /// Who opened the flow, when a rule needs it and the kernel could say.
+    public var owner: FlowOwner?
 
     public init(transport: Transport, destination: IPAddress? = nil, destinationPort: UInt16 = 0, sourcePort: UInt16 = 0,
-                domain: String? = nil, applicationProtocol: ApplicationProtocol? = nil, request: RequestFacts? = nil) {
+                domain: String? = nil, applicationProtocol: ApplicationProtocol? = nil, request: RequestFacts? = nil, owner: FlowOwner? = nil) {
         self.transport = transport; self.destination = destination; self.destinationPort = destinationPort
         self.sourcePort = sourcePort; self.domain = domain; self.applicationProtocol = applicationProtocol
-        self.request = request
+        self.request = request; self.owner = owner
     }
 
     public var description: String {
@@ -37,6 +39,7 @@ public struct FlowFacts: Sendable, Equatable, CustomStringConvertible {
         if let domain { text += " (\(domain))" }
         if let applicationProtocol { text += " \(applicationProtocol)" }
         if let request { text += " \(request)" }
+        if let owner { text += " from \(owner)" }
         return text
     }
 }

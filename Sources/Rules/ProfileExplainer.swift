@@ -11,7 +11,7 @@ import Wire
 /// protocol). The source port is unknown here, so SRC-PORT rules see 0.
 public enum ProfileExplainer {
     public static func explain(_ profile: Profile, url: String, method: String = "GET",
-                               headers: [HeaderField] = []) -> [String] {
+                               headers: [HeaderField] = [], owner: FlowOwner? = nil) -> [String] {
         var out: [String] = []
         guard let parts = RequestURL(url) else {
             return ["error: '\(url)' is not an absolute URL (want http://host/path)"]
@@ -83,7 +83,7 @@ public enum ProfileExplainer {
             transport: .tcp, destination: destination, destinationPort: port, sourcePort: 0,
             domain: IPAddress(currentParts.host) == nil ? currentParts.host : nil,
             applicationProtocol: isTLS ? .tls : .http,
-            request: isTLS ? nil : RequestFacts(method: method, url: current, headers: requestHeaders))
+            request: isTLS ? nil : RequestFacts(method: method, url: current, headers: requestHeaders), owner: owner)
         let outcome = RuleEngine(profile).evaluate(facts, final: true)
         guard case let .matched(decision) = outcome else {
             out.append("\(step). Rule: undecided (\(outcome))")
@@ -161,6 +161,7 @@ public enum ProfileExplainer {
         case let .method(m): return "the method is \(m)"
         case let .header(n, r): return "a \(n) header matches \(r.source)"
         case let .userAgent(g): return "the User-Agent matches \(g.pattern)"
+        case let .owner(o): return o.reason(facts.owner)
         case let .and(cs): return "all of: " + cs.map { reason($0, facts) }.joined(separator: "; ")
         case let .or(cs):
             let hit = cs.first { $0.verdict(facts, final: true) == .match }
@@ -179,7 +180,7 @@ extension RuleCondition {
         switch self {
         case .ipCIDR, .ipCIDR6, .geoIP, .ipASN: return true
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .protocol,
-             .urlRegex, .method, .header, .userAgent: return false
+             .urlRegex, .method, .header, .userAgent, .owner: return false
         case let .and(cs), let .or(cs): return cs.contains { $0.mentionsIP }
         case let .not(c): return c.mentionsIP
         case let .ruleSet(set, _): return set.rules.contains { $0.condition.mentionsIP }

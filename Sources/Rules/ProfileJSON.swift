@@ -154,6 +154,10 @@ public enum ProfileJSON {
             json.field("name", name); json.field("regex", value.source)
         case let .userAgent(glob):
             json.field("glob", glob.pattern)
+        case let .owner(.processName(glob)), let .owner(.processPath(glob)):
+            json.field("glob", glob.pattern)
+        case let .owner(.userID(range)):
+            json.field("from", Int(range.lowerBound)); json.field("to", Int(range.upperBound))
         case let .and(conditions), let .or(conditions):
             json.key("conditions"); json.beginArray()
             for sub in conditions { self.condition(sub, &json) }

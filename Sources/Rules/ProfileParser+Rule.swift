@@ -4,10 +4,9 @@ import Wire
 extension ProfileBuilder {
     static let ruleTypes = ["DOMAIN", "DOMAIN-SUFFIX", "DOMAIN-KEYWORD", "DOMAIN-REGEX", "DOMAIN-WILDCARD", "IP-CIDR", "IP-CIDR6", "GEOIP", "IP-ASN",
                             "DEST-PORT", "DST-PORT", "SRC-PORT", "PROTOCOL", "URL-REGEX", "METHOD", "HEADER",
-                            "USER-AGENT", "AND", "OR", "NOT", "RULE-SET", "DOMAIN-SET", "FINAL", "MATCH"]
+                            "USER-AGENT", "PROCESS-NAME", "PROCESS-PATH", "UID", "AND", "OR", "NOT", "RULE-SET", "DOMAIN-SET", "FINAL", "MATCH"]
     /// Surge rule types that need data Sluice does not have.
     static let foreignRuleTypes: [String: String] = [
-        "PROCESS-NAME": "Sluice sees packets, not processes; run the program under sluice exec instead",
         "SRC-IP": "Sluice's flows all come from the tunnelled program; match on destination instead",
         "IN-PORT": "Sluice has no inbound proxy ports",
         "SUBNET": "Sluice has no network-dependent rules",
@@ -171,6 +170,23 @@ extension ProfileBuilder {
             return regex(pattern, line: n, column: column).map { .header(name: name, value: $0) }
         case "USER-AGENT":
             return .userAgent(GlobPattern(value))
+        case "PROCESS-NAME":
+            if value.contains("/") {
+                let name = value.split(separator: "/").last.map(String.init) ?? value
+                error(n, column, "PROCESS-NAME takes a program's file name, not a path",
+                      hint: "write PROCESS-NAME,\(name), or PROCESS-PATH,\(value) for the full path")
+                return nil
+            }
+            return .owner(.processName(GlobPattern(value)))
+        case "PROCESS-PATH":
+            guard value.hasPrefix("/") || value.hasPrefix("*") else {
+                error(n, column, "PROCESS-PATH takes the program's absolute path",
+                      hint: "write PROCESS-PATH,/usr/bin/\(value), or PROCESS-NAME,\(value) for the file name alone")
+                return nil
+            }
+            return .owner(.processPath(GlobPattern(value)))
+        case "UID":
+            return userIDRange(value, line: n, column: column).map { .owner(.userID($0)) }
         case "AND", "OR", "NOT":
             return composite(type: type, value: valueField, line: n, depth: depth)
         case "RULE-SET", "DOMAIN-SET":
@@ -179,6 +195,23 @@ extension ProfileBuilder {
             reportUnknownRuleType(typeField, line: n)
             return nil
         }
+    }
+
+    /// UID's value: a number or a range `LOW-HIGH`.
+    mutating func userIDRange(_ value: String, line n: Int, column: Int) -> ClosedRange<UInt32>? {
+        let bounds = value.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { UInt32($0.trimmingBlanks()) }
+        if bounds.count == 1, let single = bounds[0] { return single ... single }
+        if bounds.count == 2, let low = bounds[0], let high = bounds[1] {
+            guard low <= high else {
+                error(n, column, "UID range \(value) is empty", hint: "write the lower number first: UID,\(high)-\(low)")
+                return nil
+            }
+            return low ... high
+        }
+        let isName = value.unicodeScalars.contains { ("a"..."z").contains($0) || ("A"..."Z").contains($0) }
+        error(n, column, "'\(value)' is not a user id",
+              hint: isName ? "UID takes a number: `id -u \(value)` prints it" : "write a number like 1000, or a range like 1000-1999")
+        return nil
     }
 
     /// `((TYPE,VALUE),(TYPE,VALUE)...)`: the sub-rules of AND, OR and NOT.

@@ -58,6 +58,9 @@ extension RuleCondition {
             }
         case let .userAgent(glob):
             return facts.requestVerdict(final: final) { request in request.header("User-Agent").map(glob.matches) ?? false }
+        case let .owner(condition):
+            // Known from the flow's first packet, or never: nothing to wait for.
+            return condition.matches(facts.owner) ? .match : .noMatch
         case let .and(conditions):
             var sawUnknown = false
             for c in conditions {
@@ -94,7 +97,7 @@ extension RuleCondition {
     var isIndexed: Bool {
         switch self {
         case .domain, .domainSuffix, .domainKeyword, .ipCIDR, .ipCIDR6: return true
-        case .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
+        case .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent, .owner,
              .and, .or, .not, .ruleSet, .geoIP, .ipASN: return false
         }
     }
@@ -103,7 +106,7 @@ extension RuleCondition {
     var isDomainCondition: Bool {
         switch self {
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard: return true
-        case .ipCIDR, .ipCIDR6, .geoIP, .ipASN, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent,
+        case .ipCIDR, .ipCIDR6, .geoIP, .ipASN, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent, .owner,
              .and, .or, .not, .ruleSet: return false
         }
     }

@@ -86,6 +86,8 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
     case header(name: String, value: CompiledRegex)
     /// USER-AGENT: a glob (`*`, `?`) over the whole User-Agent header.
     case userAgent(GlobPattern)
+    /// PROCESS-NAME, PROCESS-PATH and UID: who opened the flow.
+    case owner(OwnerCondition)
     case and([RuleCondition])
     case or([RuleCondition])
     case not(RuleCondition)
@@ -100,10 +102,23 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         switch self {
         case .urlRegex, .method, .header, .userAgent: return true
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6, .geoIP, .ipASN,
-             .destinationPort, .sourcePort, .protocol: return false
+             .destinationPort, .sourcePort, .protocol, .owner: return false
         case let .and(conditions), let .or(conditions): return conditions.contains { $0.requiresHTTP }
         case let .not(condition): return condition.requiresHTTP
         case let .ruleSet(set, _): return set.requiresHTTP
+        }
+    }
+
+    /// True when the condition tests who opened the flow: the engine then
+    /// asks the kernel for each new flow's socket owner.
+    public var requiresOwner: Bool {
+        switch self {
+        case .owner: return true
+        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6, .geoIP, .ipASN,
+             .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent: return false
+        case let .and(conditions), let .or(conditions): return conditions.contains { $0.requiresOwner }
+        case let .not(condition): return condition.requiresOwner
+        case let .ruleSet(set, _): return set.rules.contains { $0.condition.requiresOwner }
         }
     }
 
@@ -112,7 +127,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         case let .ipCIDR(_, noResolve), let .ipCIDR6(_, noResolve), let .ruleSet(_, noResolve), let .geoIP(_, _, noResolve),
              let .ipASN(_, _, noResolve): return noResolve
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .destinationPort, .sourcePort,
-             .protocol, .urlRegex, .method, .header, .userAgent, .and, .or, .not: return false
+             .protocol, .urlRegex, .method, .header, .userAgent, .owner, .and, .or, .not: return false
         }
     }
 
@@ -135,6 +150,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         case .method: return "METHOD"
         case .header: return "HEADER"
         case .userAgent: return "USER-AGENT"
+        case let .owner(condition): return condition.typeName
         case .and: return "AND"
         case .or: return "OR"
         case .not: return "NOT"
@@ -157,6 +173,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         case let .method(method): return "METHOD,\(method)"
         case let .header(name, value): return "HEADER,\(RuleCondition.quote("\(name): \(value.source)"))"
         case let .userAgent(glob): return "USER-AGENT,\(RuleCondition.quote(glob.pattern))"
+        case let .owner(condition): return condition.description
         case let .and(conditions), let .or(conditions):
             return "\(typeName),(\(conditions.map { "(\($0.descriptionWithNoResolve))" }.joined(separator: ",")))"
         case let .not(condition): return "NOT,((\(condition.descriptionWithNoResolve)))"

@@ -48,7 +48,7 @@ public enum ShadowedRules {
                 report(index, networks.covering(.v6(prefix.network), prefixLength: prefix.length)?.index)
                 networks.insert(prefix.network, prefixLength: prefix.length, index: index, value: index)
             case .domainKeyword, .domainRegex, .domainWildcard, .geoIP, .ipASN, .destinationPort, .sourcePort, .protocol, .urlRegex,
-                 .method, .header, .userAgent, .and, .or, .not, .ruleSet:
+                 .method, .header, .userAgent, .owner, .and, .or, .not, .ruleSet:
                 continue
             }
         }

@@ -35,6 +35,14 @@ public enum Files {
         return bytes
     }
 
+    /// Where the symbolic link `path` points (readlink(2)), or nil.
+    public static func readLink(_ path: String) -> String? {
+        var target = [UInt8](repeating: 0, count: Int(PATH_MAX))
+        let n = target.withUnsafeMutableBytes { readlink(path, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count) }
+        guard n > 0 else { return nil }
+        return String(decoding: target[0..<n], as: UTF8.self)
+    }
+
     /// Writes `contents` to `path` (created with mode 0644, replaced if present).
     public static func write(_ contents: String, to path: String) throws(Errno) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)

@@ -15,6 +15,9 @@ import Wire
         record.endTime = Self.start + 1_500_000_000
         record.domain = "example.com"
         record.domainSource = .sni
+        record.process = "curl"
+        record.processID = 4242
+        record.userID = 1000
         record.rule = "DOMAIN-SUFFIX,example.com"
         record.policy = "DIRECT"
         record.upstream = "direct"
@@ -60,8 +63,11 @@ import Wire
         #expect(object["bytesDown"] as? Int == 4096)
         #expect(object["status"] as? String == "closed")
         #expect(object["error"] is NSNull)
-        #expect(object.count == 19)
-        #expect(connection(12).description == "#12 TCP 10.233.0.2.40000 > 198.18.0.7.443 (example.com via sni) rule=DOMAIN-SUFFIX,example.com policy=DIRECT upstream=direct up 517 down 4096 closed")
+        #expect(object["process"] as? String == "curl")
+        #expect(object["pid"] as? Int == 4242)
+        #expect(object["uid"] as? Int == 1000)
+        #expect(object.count == 22)
+        #expect(connection(12).description == "#12 TCP 10.233.0.2.40000 > 198.18.0.7.443 (example.com via sni) by curl[4242] rule=DOMAIN-SUFFIX,example.com policy=DIRECT upstream=direct up 517 down 4096 closed")
     }
 
     @Test func unknownFieldsAreNullNotMissing() throws {
@@ -69,9 +75,9 @@ import Wire
                                 source: .v6(try #require(IPv6Address("fd00:233::2"))), sourcePort: 5353,
                                 destination: .v6(try #require(IPv6Address("2001:db8::1"))), destinationPort: 53)
         let object = try parse(record.json)
-        #expect(object.count == 19)
+        #expect(object.count == 22)
         #expect(object["start"] as? String == "1970-01-01T00:00:00.000000Z")
-        for key in ["end", "durationMs", "domain", "domainSource", "rule", "policy", "upstream", "error"] {
+        for key in ["end", "durationMs", "domain", "domainSource", "process", "pid", "uid", "rule", "policy", "upstream", "error"] {
             #expect(object[key] is NSNull, "\(key)")
         }
         #expect(object["source"] as? String == "fd00:233::2")

@@ -482,6 +482,20 @@ struct Reply: CustomStringConvertible {
         #expect(lines[3] == "2 open flows")
     }
 
+    /// Flows whose owner was looked up (an owner rule is loaded) get a PROCESS column.
+    @Test func aProcessColumnWhenOwnersAreKnown() throws {
+        let target = FakeControlTarget()
+        var flow = ControlFlow(id: 5, transport: "TCP", appAddress: "10.233.0.1", appPort: 40000,
+                               destinationAddress: "10.88.0.2", destinationPort: 80, state: "ESTABLISHED")
+        flow.process = "curl[4242]"
+        target.openFlows = [flow]
+        let parsed = try JSONValue.parse(ControlRouter.flows(target).json)
+        #expect(ControlFlow(try #require(parsed["flows"]?.arrayValue?.first)) == flow)
+        let lines = ControlFormat.flows(parsed)
+        #expect(lines[0].hasPrefix("ID  PROTO  APP               PROCESS     DESTINATION"), "\(lines)")
+        #expect(lines[1].hasPrefix("5   TCP    10.233.0.1.40000  curl[4242]  10.88.0.2.80"), "\(lines)")
+    }
+
     /// A proxy's connection before its client named a target: no destination, written null, shown as "-".
     @Test func aFlowWithoutADestination() throws {
         let target = FakeControlTarget()

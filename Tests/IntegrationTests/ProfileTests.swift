@@ -407,6 +407,53 @@ final class ProfileTests {
         #expect(r.stderr.contains("reloaded"), "\(r.stderr)")
     }
 
+    /// PROCESS-NAME, PROCESS-PATH and UID: the same URL, asked by different
+    /// programs and users inside one `sluice exec`, goes different ways, and
+    /// the flow log says who opened each flow.
+    @Test func processAndUserRulesDecideByWhoOpensTheFlow() throws {
+        let received = pair.path("udp-owner.txt")
+        try net.start(["sh", "-c", "nc -u -k -l 10.88.0.2 9003 > \(received)"], in: pair.server)
+        #expect(TestNetwork.waitUntil { ((try? self.net.run(["ss", "-lun"], in: self.pair.server).output) ?? "").contains("10.88.0.2:9003") })
+        let path = try profile("""
+        [Rule]
+        PROCESS-NAME,wg?t,REJECT
+        UID,65000-65534,REJECT-RST
+        AND,((PROTOCOL,UDP),(PROCESS-PATH,/usr/bin/python3*)),REJECT
+        FINAL,DIRECT
+        \(Self.hosts)
+        """)
+        let log = pair.path("owner.jsonl")
+        let r = try pair.exec("""
+        curl -s -o /dev/null -w 'curl %{http_code}\\n' http://origin.test:8080/hello.txt
+        wget -q -O /dev/null http://origin.test:8080/hello.txt; echo "wget $?"
+        setpriv --reuid=65534 --regid=65534 --clear-groups curl -s -o /dev/null http://origin.test:8080/hello.txt; echo "nobody $?"
+        /usr/bin/python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"from python\\n", ("10.88.0.2", 9003)); s.settimeout(0.5)
+        try: s.recv(16)
+        except OSError: pass'
+        echo 'from nc' | nc -u -w 1 10.88.0.2 9003; true
+        """, options: ["--profile", path, "--flow-log", log])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        // wget: 8 = the server answered with an error (Sluice's 403); curl as
+        // nobody: 7 or 56, the connection reset.
+        #expect(lines.count == 3 && lines[0] == "curl 200" && lines[1] == "wget 8", "\(r.stdout) \(r.stderr)")
+        #expect(lines.count == 3 && (lines[2] == "nobody 7" || lines[2] == "nobody 56"), "\(r.stdout)")
+        #expect(TestNetwork.waitUntil { ((try? String(contentsOfFile: received, encoding: .utf8)) ?? "").contains("from nc") })
+        #expect((try? String(contentsOfFile: received, encoding: .utf8)) == "from nc\n")
+        let summary = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for line in open(sys.argv[1]):
+            r = json.loads(line)
+            print(r["transport"], r["process"], r["uid"], type(r["pid"]).__name__, r["policy"], r["status"])
+        """, log]).output
+        let flows = Set(summary.split(separator: "\n").map(String.init))
+        #expect(flows.contains("tcp curl 0 int DIRECT closed"), "\(summary)")
+        #expect(flows.contains("tcp wget 0 int REJECT closed"), "\(summary)")
+        #expect(flows.contains("tcp curl 65534 int REJECT-RST blocked"), "\(summary)")
+        #expect(flows.contains { $0.hasPrefix("udp python3") && $0.hasSuffix(" 0 int REJECT blocked") }, "\(summary)")
+        #expect(flows.contains("udp nc.openbsd 0 int DIRECT closed") || flows.contains("udp nc.traditional 0 int DIRECT closed"), "\(summary)")
+    }
+
     /// GEOIP and IP-ASN rules with MaxMind DBs written for the test (which
     /// Debian's mmdblookup reads the same way): the server's IPv4 network is
     /// in one country, its IPv6 network in an autonomous system.

@@ -35,6 +35,8 @@
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/fib_rules.h>
+#include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
 #include <pcap/pcap.h>
 
 // errno is a macro over a thread-local; Swift sees it through Glibc, but the

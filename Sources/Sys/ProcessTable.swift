@@ -1,0 +1,129 @@
+// ProcessTable exists to name the process that holds a socket: Linux keeps
+// no map from a socket to its holders, so the way is to look through
+// /proc/PID/fd, where each descriptor stats to the inode of what it holds.
+// The walk is bounded, and starts with the processes that held the last
+// sockets asked about, since one program usually opens many connections.
+import CShim
+import Glibc
+
+public struct ProcessTable {
+    public struct Process: Sendable, Equatable {
+        public var id: Int32
+        /// /proc/PID/exe, without the " (deleted)" the kernel adds for a
+        /// replaced file; nil when unreadable.
+        public var path: String?
+        /// The executable's file name, or /proc/PID/comm when the path is unreadable.
+        public var name: String
+
+        public init(id: Int32, path: String?, name: String) { self.id = id; self.path = path; self.name = name }
+    }
+
+    /// How many processes are tried first, most recent first.
+    static let recentLimit = 8
+    /// Descriptors looked at in one search, over all processes: a bound on
+    /// the time a search may take (a stat each), far above what a machine
+    /// with a few hundred processes holds.
+    public static let maximumDescriptors = 200_000
+
+    private var recent: [Int32] = []
+    private let root: String
+
+    /// `root`: where proc is mounted (a test may point elsewhere).
+    public init(root: String = "/proc") { self.root = root }
+
+    /// The process holding socket `inode`. Processes running as `userID` are
+    /// tried before the others (a socket's owner is its creator's uid). Nil
+    /// when none does (it has exited) or the bound was reached.
+    public mutating func process(holdingSocket inode: UInt32, userID: UInt32?) -> Process? {
+        var budget = Self.maximumDescriptors
+        for pid in recent where holds(pid, inode, budget: &budget) {
+            return found(pid)
+        }
+        guard let directory = opendir(root) else { return nil }
+        defer { closedir(directory) }
+        var others: [Int32] = []
+        while let entry = readdir(directory) {
+            guard let pid = Self.processID(entry), !recent.contains(pid) else { continue }
+            if let userID, owner(of: pid) != userID {
+                others.append(pid)
+                continue
+            }
+            if holds(pid, inode, budget: &budget) { return found(pid) }
+            if budget <= 0 { return nil }
+        }
+        for pid in others where holds(pid, inode, budget: &budget) {
+            return found(pid)
+        }
+        return nil
+    }
+
+    /// The process `pid`, as `process(holdingSocket:)` describes it.
+    public func describe(_ pid: Int32) -> Process {
+        let path = Files.readLink("\(root)/\(pid)/exe").map(Self.withoutDeleted)
+        let name: String
+        if let path, let slash = path.lastIndex(of: "/") {
+            name = String(path[path.index(after: slash)...])
+        } else {
+            var comm = Files.read("\(root)/\(pid)/comm", limit: 64) ?? Array("?".utf8)
+            if comm.last == UInt8(ascii: "\n") { comm.removeLast() }
+            name = String(decoding: comm, as: UTF8.self)
+        }
+        return Process(id: pid, path: path, name: name)
+    }
+
+    private mutating func found(_ pid: Int32) -> Process {
+        recent.removeAll { $0 == pid }
+        recent.insert(pid, at: 0)
+        if recent.count > Self.recentLimit { recent.removeLast() }
+        return describe(pid)
+    }
+
+    /// Whether one of `pid`'s descriptors is socket `inode`.
+    private func holds(_ pid: Int32, _ inode: UInt32, budget: inout Int) -> Bool {
+        let path = "\(root)/\(pid)/fd"
+        let descriptors = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptors >= 0, let directory = fdopendir(descriptors) else {
+            if descriptors >= 0 { close(descriptors) }
+            return false
+        }
+        defer { closedir(directory) }
+        var status = stat()
+        while budget > 0, let entry = readdir(directory) {
+            guard entry.pointee.d_name.0 != UInt8(ascii: ".") else { continue }
+            budget -= 1
+            // stat follows the descriptor's magic link to what it holds: for a
+            // socket, sockfs's inode, the number sock_diag reports.
+            let ok = withUnsafePointer(to: entry.pointee.d_name) { name in
+                name.withMemoryRebound(to: CChar.self, capacity: 256) { fstatat(descriptors, $0, &status, 0) == 0 }
+            }
+            if ok, status.st_mode & S_IFMT == S_IFSOCK, status.st_ino == UInt(inode) { return true }
+        }
+        return false
+    }
+
+    /// The uid /proc gives the process's directory (its effective uid).
+    private func owner(of pid: Int32) -> UInt32? {
+        var status = stat()
+        guard stat("\(root)/\(pid)", &status) == 0 else { return nil }
+        return status.st_uid
+    }
+
+    private static func processID(_ entry: UnsafeMutablePointer<dirent>) -> Int32? {
+        var value: Int32 = 0
+        var digits = 0
+        let isNumber = withUnsafeBytes(of: entry.pointee.d_name) { bytes -> Bool in
+            for byte in bytes {
+                if byte == 0 { break }
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 9 else { return false }
+                value = value * 10 + Int32(byte - UInt8(ascii: "0"))
+                digits += 1
+            }
+            return digits > 0
+        }
+        return isNumber ? value : nil
+    }
+
+    static func withoutDeleted(_ path: String) -> String {
+        path.hasSuffix(" (deleted)") ? String(path.dropLast(" (deleted)".count)) : path
+    }
+}

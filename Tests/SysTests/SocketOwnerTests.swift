@@ -1,0 +1,95 @@
+import Glibc
+import Sys
+import Testing
+
+/// sock_diag and /proc lead from a flow's addresses to the process that
+/// holds its socket: here, this test process, over loopback only.
+@Suite struct SocketOwnerTests {
+    static func inode(of descriptor: borrowing FileDescriptor) -> UInt32 {
+        var status = stat()
+        _ = fstat(descriptor.rawValue, &status)
+        return UInt32(truncatingIfNeeded: status.st_ino)
+    }
+
+    @Test func aConnectingTCPSocketIsFoundByItsAddressesAndLeadsToThisProcess() throws {
+        let loopback = SysIPAddress("127.0.0.1")!
+        let server = try Socket(.tcp, family: .v4)
+        try server.bind(SocketAddress(loopback, port: 0))
+        try server.listen()
+        let serverAddress = try #require(server.localAddress as SocketAddress?)
+        let client = try Socket(.tcp, family: .v4)
+        _ = try client.connect(to: serverAddress)
+        let clientAddress = try #require(client.localAddress as SocketAddress?)
+
+        let diagnostics = try SocketDiagnostics()
+        let entry = try #require(try diagnostics.tcpSocket(local: loopback, localPort: clientAddress.port,
+                                                           remote: loopback, remotePort: serverAddress.port))
+        #expect(entry.inode == Self.inode(of: client.descriptor))
+        #expect(entry.userID == getuid())
+        #expect(entry.localPort == clientAddress.port)
+        // The other direction is the server's accepted socket, not the client's.
+        let reverse = try diagnostics.tcpSocket(local: loopback, localPort: serverAddress.port, remote: loopback, remotePort: clientAddress.port)
+        #expect(reverse?.inode != entry.inode)
+        // Nothing is connected from port 1.
+        #expect(try diagnostics.tcpSocket(local: loopback, localPort: 1, remote: loopback, remotePort: serverAddress.port) == nil)
+
+        var table = ProcessTable()
+        let holder = table.process(holdingSocket: entry.inode, userID: entry.userID)
+        let process = try #require(holder)
+        #expect(process.id == getpid())
+        let exe = try #require(Files.readLink("/proc/self/exe"))
+        #expect(process.path == exe)
+        #expect(process.name == String(exe.split(separator: "/").last!))
+        // Asked again, the process is found first among the recent ones.
+        let again = table.process(holdingSocket: entry.inode, userID: nil)
+        #expect(again?.id == getpid())
+        // A socket nobody holds any more.
+        let gone = Self.inode(of: server.descriptor)
+        _ = consume server
+        let nobody = table.process(holdingSocket: gone, userID: nil)
+        #expect(nobody == nil)
+    }
+
+    @Test func aUDPSocketIsFoundByItsPortExactOrWildcard() throws {
+        let loopback = SysIPAddress("127.0.0.1")!
+        let bound = try Socket(.udp, family: .v4)
+        try bound.bind(SocketAddress(loopback, port: 0))
+        let boundPort = try #require(bound.localAddress as SocketAddress?).port
+        let wildcard = try Socket(.udp, family: .v4)
+        try wildcard.bind(SocketAddress(.anyV4, port: 0))
+        let wildcardPort = try #require(wildcard.localAddress as SocketAddress?).port
+        let dual = try Socket(.udp, family: .v6)
+        try dual.bind(SocketAddress(.anyV6, port: 0))
+        let dualPort = try #require(dual.localAddress as SocketAddress?).port
+
+        let diagnostics = try SocketDiagnostics()
+        #expect(try diagnostics.udpSocket(family: .v4, local: loopback, localPort: boundPort)?.inode == Self.inode(of: bound.descriptor))
+        #expect(try diagnostics.udpSocket(family: .v4, local: loopback, localPort: wildcardPort)?.inode == Self.inode(of: wildcard.descriptor))
+        // An IPv6 socket that sends to IPv4 addresses is in the IPv6 dump.
+        #expect(try diagnostics.udpSocket(family: .v4, local: loopback, localPort: dualPort) == nil)
+        #expect(try diagnostics.udpSocket(family: .v6, local: loopback, localPort: dualPort)?.inode == Self.inode(of: dual.descriptor))
+        var table = ProcessTable()
+        let holder = table.process(holdingSocket: Self.inode(of: dual.descriptor), userID: getuid())
+        #expect(holder?.id == getpid())
+    }
+
+    @Test func answersAreReadWithinTheirLengths() {
+        // A message that claims more bytes than the datagram holds.
+        var bytes = [UInt8](repeating: 0, count: 16)
+        bytes[0] = 200
+        bytes[8] = 7
+        let step = bytes.withUnsafeBytes { SocketDiagnostics.walk($0, sequence: 7) { _ in true } }
+        #expect(step == .failed(.protocolError))
+        // NLMSG_ERROR with ENOENT: not found.
+        var error = [UInt8](repeating: 0, count: 20)
+        error[0] = 20; error[4] = 2; error[8] = 7 // NLMSG_ERROR
+        withUnsafeBytes(of: Int32(-ENOENT)) { for (i, b) in $0.enumerated() { error[16 + i] = b } }
+        #expect(error.withUnsafeBytes { SocketDiagnostics.walk($0, sequence: 7) { _ in true } } == .failed(.noSuchFileOrDirectory))
+        // The same for another request is not this one's answer.
+        #expect(error.withUnsafeBytes { SocketDiagnostics.walk($0, sequence: 8) { _ in true } } == .more)
+        // An answer too short for an inet_diag_msg.
+        var short = [UInt8](repeating: 0, count: 24)
+        short[0] = 24; short[4] = 20; short[8] = 7
+        #expect(short.withUnsafeBytes { SocketDiagnostics.walk($0, sequence: 7) { _ in true } } == .failed(.protocolError))
+    }
+}
