@@ -35,6 +35,20 @@ final class FlowOwnerLookup {
         }
     }
 
+    /// A proxy's client: the socket bound to `client` and connected to `server`.
+    func owner(client: SocketAddress, server: SocketAddress) -> FlowOwner? {
+        lookups += 1
+        // A dual-stack listener sees IPv4 clients as ::ffff:a.b.c.d; their sockets are IPv4.
+        let entry = try? diagnostics.tcpSocket(local: Self.unmapped(client.address), localPort: client.port,
+                                               remote: Self.unmapped(server.address), remotePort: server.port)
+        return owner(entry)
+    }
+
+    static func unmapped(_ address: SysIPAddress) -> SysIPAddress {
+        guard case let .v6(high, low) = address, high == 0, low >> 32 == 0xffff else { return address }
+        return .v4(UInt32(truncatingIfNeeded: low))
+    }
+
     func owner(of key: FlowKey) -> FlowOwner? {
         lookups += 1
         let app = key.appAddress.sysAddress
@@ -50,6 +64,10 @@ final class FlowOwnerLookup {
         default:
             entry = nil
         }
+        return owner(entry)
+    }
+
+    private func owner(_ entry: SocketDiagnostics.Entry?) -> FlowOwner? {
         guard let entry else {
             unknown += 1
             return nil

@@ -20,6 +20,7 @@ extension ProxyServer: ControlledLoop {
                                     appAddress: Self.wireAddress(connection.peer.address).description,
                                     appPort: Int(connection.peer.port), destinationAddress: nil, destinationPort: nil,
                                     state: Self.controlState(connection))
+            entry.process = connection.owner?.label
             if connection.association == nil, let target = connection.target {
                 entry.destinationPort = Int(target.port)
                 switch target.host {

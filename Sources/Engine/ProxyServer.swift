@@ -46,6 +46,8 @@ final class ProxyServer {
     let httpListener: SocketBox?
     let resolver: HostResolver
     var director = FlowDirector()
+    /// Who runs each local client, for owner rules (PROCESS-NAME...).
+    var ownerLookup: FlowOwnerLookup?
     var connections: [UInt64: InboundConnection] = [:]
     /// Connections waiting for the resolver, by their resolver key.
     var resolving: [FlowKey: UInt64] = [:]
@@ -372,7 +374,24 @@ final class ProxyServer {
             facts.domain = name
             facts.domainSource = .host
         }
+        if director.requiresOwner { facts.owner = owner(of: connection) }
         return facts
+    }
+
+    /// The program behind a client on this host: the other end of its
+    /// connection to the listener. Asked once per connection; clients on
+    /// other hosts have none.
+    func owner(of connection: InboundConnection) -> FlowOwner? {
+        guard !connection.ownerLookedUp else { return connection.owner }
+        connection.ownerLookedUp = true
+        guard let ownerLookup, let server = connection.client.localAddress else { return nil }
+        connection.owner = ownerLookup.owner(client: connection.peer, server: server)
+        if let owner = connection.owner, connection.record != nil {
+            connection.record?.process = owner.processName
+            connection.record?.processID = owner.processID
+            connection.record?.userID = owner.userID
+        }
+        return connection.owner
     }
 
     /// Connects to a host given as an address literal or a name: a [Host]

@@ -1,6 +1,7 @@
 internal import Capture
 internal import HTTP
 internal import Relay
+internal import Rules
 internal import Stack
 internal import Sys
 internal import Wire
@@ -136,6 +137,9 @@ final class InboundConnection {
     var upstreamAddress: SysIPAddress?
     /// With `--flow-log`: the connection's line, written when it ends, and how it ended.
     var record: FlowRecord?
+    /// Who the client is, when an owner rule asked (`ProxyServer.owner(of:)`).
+    var owner: FlowOwner?
+    var ownerLookedUp = false
     var endStatus: FlowRecord.Status?
     /// The next plain-HTTP request's number on this connection (the flow log's requestIndex).
     var requestIndex = 0

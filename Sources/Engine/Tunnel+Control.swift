@@ -24,7 +24,7 @@ extension Tunnel: ControlledLoop {
                                     destinationPort: Int(key.destinationPort), state: "open")
             entry.domain = record.domain
             entry.domainSource = record.domainSource?.rawValue
-            entry.process = record.process.map { $0 + (record.processID.map { "[\($0)]" } ?? "") }
+            entry.process = open.owner?.label
             entry.rule = record.rule
             entry.policy = record.policy
             entry.upstream = record.upstream

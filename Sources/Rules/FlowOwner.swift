@@ -14,11 +14,13 @@ public struct FlowOwner: Sendable, Equatable, CustomStringConvertible {
         self.userID = userID; self.processID = processID; self.processName = processName; self.processPath = processPath
     }
 
-    public var description: String {
-        var text = "uid \(userID)"
-        if let processName { text = "\(processName)" + (processID.map { "[\($0)]" } ?? "") + " " + text }
-        return text
+    /// `curl[4242]`, or `uid 1000` when the process was not found.
+    public var label: String {
+        guard let processName else { return "uid \(userID)" }
+        return processName + (processID.map { "[\($0)]" } ?? "")
     }
+
+    public var description: String { processName == nil ? label : "\(label) uid \(userID)" }
 }
 
 /// The rules over a flow's owner. A flow whose owner is unknown (the

@@ -615,6 +615,36 @@ final class ProxyServerTests {
         #expect(r.output == "hello from nginx\n", "\(r.output)\n\(summary)")
     }
 
+    /// Owner rules for local clients: the program and user behind each client
+    /// connection (the other end of its socket to the listener) decide.
+    @Test func localClientsAreToldApartByProgramAndUser() throws {
+        let path = try profile("""
+        [Rule]
+        PROCESS-NAME,wget,REJECT
+        UID,65534,REJECT
+        FINAL,DIRECT
+        \(Self.hosts)
+        """)
+        let log = pair.path("proxy-owner.jsonl")
+        let server = try start(["--listen", "127.0.0.1:11094", "--http-listen", "127.0.0.1:18094", "--profile", path, "--flow-log", log],
+                               ports: [11094, 18094])
+        let r = try client("""
+        curl -s -o /dev/null -w 'curl %{http_code}\\n' --proxy http://127.0.0.1:18094 http://origin.test:8080/hello.txt
+        http_proxy=http://127.0.0.1:18094 wget -q -O /dev/null http://origin.test:8080/hello.txt; echo "wget $?"
+        setpriv --reuid=65534 --regid=65534 --clear-groups curl -s -o /dev/null -w 'nobody %{http_code}\\n' --proxy http://127.0.0.1:18094 http://origin.test:8080/hello.txt
+        curl -sS -o /dev/null --socks5-hostname 127.0.0.1:11094 http://origin.test:8080/hello.txt; echo "socks $?"
+        setpriv --reuid=65534 --regid=65534 --clear-groups curl -s -o /dev/null --socks5-hostname 127.0.0.1:11094 http://origin.test:8080/hello.txt; echo "socks-nobody $?"
+        """, timeout: 60)
+        let summary = server.stop()
+        // wget 8: the proxy's 403; curl 97: the SOCKS5 server refused (REP 2).
+        #expect(r.output == "curl 200\nwget 8\nnobody 403\nsocks 0\nsocks-nobody 97\n", "\(r.output)\n\(summary)")
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        let connections = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["kind"] as? String == "connection" }
+        let owners = Set(connections.map { "\($0["process"] ?? "-") \($0["uid"] ?? "-")" })
+        #expect(owners == ["curl 0", "wget 0", "curl 65534"], "\(lines)")
+    }
+
     @Test func deadTargetsAndDeadProxiesFailTheirClientsOnly() throws {
         let path = try profile("""
         [Proxy]
