@@ -27,6 +27,8 @@ final class FlowDirector {
     /// A rule tests who opened a flow (PROCESS-NAME, PROCESS-PATH, UID): each
     /// new flow's owner is looked up before the rules are asked.
     let requiresOwner: Bool
+    /// One of them tests the program, not only the user: /proc is searched too.
+    let requiresProcess: Bool
 
     /// The built-in default profile: everything DIRECT, nothing sniffed.
     init() {
@@ -38,12 +40,14 @@ final class FlowDirector {
         books = []
         usesHTTPMode = false
         requiresOwner = false
+        requiresProcess = false
     }
 
     init(profile: Profile, previous: FlowDirector?) {
         self.profile = profile
         rules = RuleEngine(profile)
         requiresOwner = profile.requiresOwner
+        requiresProcess = profile.requiresProcess
         urlRewriter = URLRewriter(profile)
         headerRewriter = HeaderRewriter(profile)
         mapLocal = MapLocalResolver(profile)

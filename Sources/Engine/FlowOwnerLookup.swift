@@ -3,45 +3,133 @@ internal import Stack
 internal import Sys
 internal import Wire
 
-/// Who opened a flow, for PROCESS-NAME, PROCESS-PATH and UID rules: the
+/// Who opened a flow, for PROCESS-NAME, PROCESS-PATH and UID rules. The
 /// kernel's socket table (sock_diag, in the apps' namespace) gives the
-/// socket's owner and inode, and /proc the process that holds it. Asked once
-/// per new TCP or UDP flow, and only while the profile has such a rule.
+/// socket's owner and inode on the loop, at once (a few µs); the process
+/// holding that inode is searched for in /proc by a thread of its own
+/// (`ProcessSearch`), since that walk costs a stat per descriptor tried, and
+/// the flow waits for its answer. Asked once per new TCP or UDP flow, and only
+/// while the profile has such a rule.
 final class FlowOwnerLookup {
+    enum Start {
+        /// Decided now: the owner (nil when its socket was not found).
+        case known(FlowOwner?)
+        /// The process is being searched for: `finished()` will give the owner.
+        case pending
+    }
+
     private let diagnostics: SocketDiagnostics
-    private var processes = ProcessTable()
+    /// The search thread; nil if it could not start, and then processes are
+    /// searched on the caller's thread (as the proxy's lookups always are).
+    private let search: ProcessSearch?
+    private var processes: ProcessTable
+    private var waiting: [UInt64: (key: FlowKey, userID: UInt32, deadline: Instant)] = [:]
+    private var nextToken: UInt64 = 0
+    /// The oldest request that may still wait: tokens are answered in order,
+    /// so its deadline is the earliest.
+    private var oldestToken: UInt64 = 1
+    /// How long a flow waits for its process before it goes on without: the
+    /// search is bounded far below this, so only a stuck thread reaches it.
+    static let patience: Duration = .seconds(2)
     /// Flows asked about, and those whose socket or process was not found.
     private(set) var lookups = 0
     private(set) var unknown = 0
 
-    init(diagnostics: SocketDiagnostics) { self.diagnostics = diagnostics }
+    init(diagnostics: SocketDiagnostics, search: ProcessSearch?, networkNamespace: UInt64?) {
+        self.diagnostics = diagnostics
+        self.search = search
+        processes = ProcessTable(networkNamespace: networkNamespace)
+    }
 
-    /// A lookup socket in the namespace named `name` (`sluice exec`, `run --netns`),
-    /// or in Sluice's own with nil (`run --tun`); nil, with the reason logged, if
-    /// the kernel refuses one: owner rules then match nothing.
-    static func open(namespace name: String?, log: (String) -> Void) -> FlowOwnerLookup? {
+    /// A lookup in the namespace named `name` (`sluice exec`, `run --netns`),
+    /// or in Sluice's own with nil (`run --tun`, `proxy`); `searchThread`
+    /// false keeps the /proc walk on the caller's thread. Nil, with the
+    /// reason logged, if the kernel refuses a sock_diag socket: owner rules
+    /// then match nothing.
+    static func open(namespace name: String?, searchThread: Bool = true, log: (String) -> Void) -> FlowOwnerLookup? {
+        let diagnostics: SocketDiagnostics
         do {
-            let diagnostics: SocketDiagnostics
             if let name {
                 let namespace = try NetworkNamespace(named: name)
                 diagnostics = try namespace.run { try SocketDiagnostics() }
             } else {
                 diagnostics = try SocketDiagnostics()
             }
-            return FlowOwnerLookup(diagnostics: diagnostics)
         } catch {
             log("sluice: warning: cannot open a sock_diag socket (\(error)): PROCESS-NAME, PROCESS-PATH and UID rules will match nothing")
             return nil
         }
+        let namespaceInode = ProcessTable.namespaceInode(name.map { NetworkNamespace.runDirectory + "/" + $0 } ?? "/proc/self/ns/net")
+        var search: ProcessSearch?
+        if searchThread {
+            do { search = try ProcessSearch(networkNamespace: namespaceInode) } catch {
+                log("sluice: warning: cannot start the process search thread (\(error)): processes are searched on the loop")
+            }
+        }
+        return FlowOwnerLookup(diagnostics: diagnostics, search: search, networkNamespace: namespaceInode)
     }
 
-    /// A proxy's client: the socket bound to `client` and connected to `server`.
+    /// Readable when answers from the search thread wait (`finished()`).
+    var descriptor: Int32? { search?.descriptor.rawValue }
+
+    /// Starts the lookup of `key`'s owner: its socket now, its process
+    /// (`needsProcess`: a PROCESS-NAME or PROCESS-PATH rule is loaded) now or
+    /// later.
+    func start(_ key: FlowKey, needsProcess: Bool, now: Instant) -> Start {
+        lookups += 1
+        guard let entry = socket(of: key) else {
+            unknown += 1
+            return .known(nil)
+        }
+        let owner = FlowOwner(userID: entry.userID)
+        guard needsProcess else { return .known(owner) }
+        guard let search else { return .known(completed(owner, processes.process(holdingSocket: entry.inode, userID: entry.userID))) }
+        nextToken += 1
+        guard search.submit(token: nextToken, inode: entry.inode, userID: entry.userID) else {
+            // The search is thousands of requests behind: the flow goes on with its uid.
+            unknown += 1
+            return .known(owner)
+        }
+        waiting[nextToken] = (key, entry.userID, now + Self.patience)
+        return .pending
+    }
+
+    /// The owners the search thread has found since the last call.
+    func finished() -> [(FlowKey, FlowOwner)] {
+        guard let search else { return [] }
+        return search.answers().compactMap { answer in
+            guard let asked = waiting.removeValue(forKey: answer.token) else { return nil }
+            return (asked.key, completed(FlowOwner(userID: asked.userID), answer.process))
+        }
+    }
+
+    /// When the oldest waiting flow stops waiting.
+    var nextDeadline: Instant? {
+        while oldestToken <= nextToken, waiting[oldestToken] == nil { oldestToken += 1 }
+        return waiting[oldestToken]?.deadline
+    }
+
+    /// The flows whose search took too long: they go on with their uid alone.
+    func expire(now: Instant) -> [(FlowKey, FlowOwner)] {
+        var expired: [(FlowKey, FlowOwner)] = []
+        while let deadline = nextDeadline, deadline <= now, let asked = waiting.removeValue(forKey: oldestToken) {
+            unknown += 1
+            expired.append((asked.key, FlowOwner(userID: asked.userID)))
+        }
+        return expired
+    }
+
+    /// A proxy's client: the socket bound to `client` and connected to
+    /// `server`, and its process, searched for on the caller's thread.
     func owner(client: SocketAddress, server: SocketAddress) -> FlowOwner? {
         lookups += 1
         // A dual-stack listener sees IPv4 clients as ::ffff:a.b.c.d; their sockets are IPv4.
-        let entry = try? diagnostics.tcpSocket(local: Self.unmapped(client.address), localPort: client.port,
-                                               remote: Self.unmapped(server.address), remotePort: server.port)
-        return owner(entry)
+        guard let entry = try? diagnostics.tcpSocket(local: Self.unmapped(client.address), localPort: client.port,
+                                                     remote: Self.unmapped(server.address), remotePort: server.port) else {
+            unknown += 1
+            return nil
+        }
+        return completed(FlowOwner(userID: entry.userID), processes.process(holdingSocket: entry.inode, userID: entry.userID))
     }
 
     static func unmapped(_ address: SysIPAddress) -> SysIPAddress {
@@ -49,37 +137,30 @@ final class FlowOwnerLookup {
         return .v4(UInt32(truncatingIfNeeded: low))
     }
 
-    func owner(of key: FlowKey) -> FlowOwner? {
-        lookups += 1
+    private func socket(of key: FlowKey) -> SocketDiagnostics.Entry? {
         let app = key.appAddress.sysAddress
-        let entry: SocketDiagnostics.Entry?
         switch key.transport {
         case .tcp:
-            entry = try? diagnostics.tcpSocket(local: app, localPort: key.appPort,
-                                               remote: key.destinationAddress.sysAddress, remotePort: key.destinationPort)
+            return try? diagnostics.tcpSocket(local: app, localPort: key.appPort,
+                                              remote: key.destinationAddress.sysAddress, remotePort: key.destinationPort)
         case .udp:
             // An IPv6 socket may send to IPv4 addresses (v4-mapped): it is in the IPv6 table.
-            entry = (try? diagnostics.udpSocket(family: app.family, local: app, localPort: key.appPort))
+            return (try? diagnostics.udpSocket(family: app.family, local: app, localPort: key.appPort))
                 ?? (app.family == .v4 ? try? diagnostics.udpSocket(family: .v6, local: app, localPort: key.appPort) : nil)
         default:
-            entry = nil
-        }
-        return owner(entry)
-    }
-
-    private func owner(_ entry: SocketDiagnostics.Entry?) -> FlowOwner? {
-        guard let entry else {
-            unknown += 1
             return nil
         }
-        var owner = FlowOwner(userID: entry.userID)
-        if let process = processes.process(holdingSocket: entry.inode, userID: entry.userID) {
-            owner.processID = process.id
-            owner.processName = process.name
-            owner.processPath = process.path
-        } else {
+    }
+
+    private func completed(_ owner: FlowOwner, _ process: ProcessTable.Process?) -> FlowOwner {
+        guard let process else {
             unknown += 1
+            return owner
         }
+        var owner = owner
+        owner.processID = process.id
+        owner.processName = process.name
+        owner.processPath = process.path
         return owner
     }
 }

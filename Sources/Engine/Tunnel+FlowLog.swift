@@ -26,21 +26,6 @@ extension Tunnel {
         flowRecords[key] = OpenFlowRecord(record)
     }
 
-    /// Before the rules see a new TCP or UDP flow: who opened it, when a rule
-    /// asks and the tunnel can look (`FlowOwnerLookup`).
-    func learnOwner(_ key: FlowKey) {
-        guard director.requiresOwner, let ownerLookup, let entry = flowRecords[key] else { return }
-        guard let owner = ownerLookup.owner(of: key) else {
-            trace("\(key): owner not found")
-            return
-        }
-        entry.owner = owner
-        entry.record.process = owner.processName
-        entry.record.processID = owner.processID
-        entry.record.userID = owner.userID
-        trace("\(key): opened by \(owner)")
-    }
-
     /// The rules decided: `reason` reads "FILE:LINE: RULE → POLICY".
     func noteDecision(_ key: FlowKey, route: FlowRoute, reason: String, facts: FlowFacts? = nil) {
         selectForCapture(key, facts: facts)

@@ -47,6 +47,7 @@ final class Tunnel {
     static let resolverToken: UInt64 = 6
     static let echoV4Token: UInt64 = 7
     static let echoV6Token: UInt64 = 8
+    static let ownerToken: UInt64 = 11
     static let firstFlowToken: UInt64 = 16
 
     let configuration: Configuration
@@ -71,6 +72,9 @@ final class Tunnel {
     let relayScratch: UnsafeMutableRawBufferPointer
     /// UDP flows whose SOCKS5 association is being set up, with the datagrams that wait for it.
     var associationQueue: [FlowKey: [[UInt8]]] = [:]
+    /// New flows waiting for their owner's process (`ownersFound`): a TCP
+    /// flow's SYN waits in the stack's table, a UDP flow's first datagrams here.
+    var awaitingOwner: [FlowKey: [[UInt8]]] = [:]
     var tcpFlows: [FlowKey: TCPFlow] = [:]
     /// The profile's decisions; replaced whole on reload.
     var director = FlowDirector()
@@ -261,6 +265,8 @@ final class Tunnel {
                     resolved(resolver.receive(now: now))
                 case Self.echoV4Token, Self.echoV6Token:
                     readEchoReplies(v6: event.token == Self.echoV6Token)
+                case Self.ownerToken:
+                    ownersFound()
                 case let token where token >= Self.firstFlowToken:
                     upstreamReady(token: token, events: event.events)
                 default:
@@ -480,7 +486,16 @@ final class Tunnel {
             return
         }
         beginRecord(key)
-        learnOwner(key)
+        if director.requiresOwner, !ownerKnown(key) {
+            // The SYN waits in the table while the process is searched for (`ownersFound`).
+            awaitingOwner[key] = []
+            return
+        }
+        decideNewTCP(key, sink: &sink)
+    }
+
+    /// A new TCP flow's decision, once what it shows at its SYN is known.
+    func decideNewTCP(_ key: FlowKey, sink: inout TunSink) {
         switch director.decide(facts(for: key), final: false) {
         case let .route(route, reason):
             trace("\(key): \(route) (\(reason))")
@@ -1118,38 +1133,19 @@ final class Tunnel {
                 answerForwarded(key, payload: payload)
                 return
             }
+            if !awaitingOwner.isEmpty, awaitingOwner[key] != nil {
+                // A few datagrams wait with the first for the flow's owner.
+                if awaitingOwner[key]!.count < 16 { awaitingOwner[key]!.append(Array(payload)) }
+                return
+            }
             if isNew {
                 beginRecord(key)
-                learnOwner(key)
-            }
-            let route = isNew ? udpRoute(for: key) : .direct
-            if case let .associate(proxy)? = route {
-                startAssociation(key, through: proxy, sink: &sink)
-            } else if route == nil {
-                // Rejected: the flow's datagrams are dropped until it goes idle.
-                io.statistics.udpRejected += 1
-                finishRecord(key, status: .blocked)
-                return
-            } else if isNew {
-                if dns?.pool.contains(key.destinationAddress) == true || configuration.hostLoopbackGateways.contains(key.destinationAddress) {
-                    // The first datagrams wait for the name's real address and are dropped
-                    // meanwhile: UDP apps retry (DNS, QUIC), and holding them would need a queue.
-                    udpAwaitingResolution.insert(key)
-                    if let address = realDestination(for: key, sink: &sink) {
-                        udpAwaitingResolution.remove(key)
-                        openUDP(key, to: address, sink: &sink)
-                    }
-                } else {
-                    openUDP(key, to: key.destinationAddress.sysAddress, sink: &sink)
+                if director.requiresOwner, !ownerKnown(key) {
+                    awaitingOwner[key] = [Array(payload)]
+                    return
                 }
             }
-            if associationQueue[key] != nil {
-                // The association is being set up: a few datagrams wait for it.
-                if associationQueue[key]!.count < 16 { associationQueue[key]!.append(Array(payload)) }
-                return
-            }
-            guard let flow = udpFlows[key] else { return }
-            if let error = sendDatagram(payload, on: flow) { datagramFailed(flow, error, sink: &sink) }
+            relayDatagram(key, payload: payload, isNew: isNew, sink: &sink)
         case let .echoRequest(key, sequenceNumber, payload, isNew):
             if isNew {
                 io.statistics.echoFlows += 1
@@ -1172,6 +1168,38 @@ final class Tunnel {
         case .dropped:
             break
         }
+    }
+
+    /// One datagram of the app's UDP flow `key`, the first (`isNew`) deciding its route.
+    func relayDatagram(_ key: FlowKey, payload: UnsafeRawBufferPointer, isNew: Bool, sink: inout TunSink) {
+        let route = isNew ? udpRoute(for: key) : .direct
+        if case let .associate(proxy)? = route {
+            startAssociation(key, through: proxy, sink: &sink)
+        } else if route == nil {
+            // Rejected: the flow's datagrams are dropped until it goes idle.
+            io.statistics.udpRejected += 1
+            finishRecord(key, status: .blocked)
+            return
+        } else if isNew {
+            if dns?.pool.contains(key.destinationAddress) == true || configuration.hostLoopbackGateways.contains(key.destinationAddress) {
+                // The first datagrams wait for the name's real address and are dropped
+                // meanwhile: UDP apps retry (DNS, QUIC), and holding them would need a queue.
+                udpAwaitingResolution.insert(key)
+                if let address = realDestination(for: key, sink: &sink) {
+                    udpAwaitingResolution.remove(key)
+                    openUDP(key, to: address, sink: &sink)
+                }
+            } else {
+                openUDP(key, to: key.destinationAddress.sysAddress, sink: &sink)
+            }
+        }
+        if associationQueue[key] != nil {
+            // The association is being set up: a few datagrams wait for it.
+            if associationQueue[key]!.count < 16 { associationQueue[key]!.append(Array(payload)) }
+            return
+        }
+        guard let flow = udpFlows[key] else { return }
+        if let error = sendDatagram(payload, on: flow) { datagramFailed(flow, error, sink: &sink) }
     }
 
     /// Sends the app's echo request to its destination from Sluice's namespace,
@@ -1405,6 +1433,9 @@ final class Tunnel {
         if let deadline = fragments.nextDeadline, deadline <= time {
             _ = fragments.expire(now: time, sendingTimeExceededTo: &sink)
         }
+        if !awaitingOwner.isEmpty, let ownerLookup, let deadline = ownerLookup.nextDeadline, deadline <= time {
+            proceed(ownerLookup.expire(now: time), sink: &sink)
+        }
         if let deadline = datagrams.nextDeadline, deadline <= time {
             for key in datagrams.expire(now: time) {
                 if let flow = udpFlows.removeValue(forKey: key) {
@@ -1413,6 +1444,7 @@ final class Tunnel {
                 }
                 if let control = tcpFlows[key] { removeTCP(control) }
                 associationQueue[key] = nil
+                awaitingOwner[key] = nil
                 if !forwardedSessions.isEmpty { forgetForwarded(key) }
                 finishRecord(key)
             }
@@ -1424,8 +1456,10 @@ final class Tunnel {
             guard let b else { return a }
             return min(a, b)
         }
-        let next = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
+        let nextTimer = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
                            earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), earlier(probeDeadline, pooledDeadline))))
+        let nextOwnerDeadline = awaitingOwner.isEmpty ? nil : ownerLookup?.nextDeadline
+        let next = earlier(nextTimer, nextOwnerDeadline)
         // Only an earlier deadline re-arms the timer: a later one (the usual
         // case: each ACK pushes the retransmission deadline out) waits for the
         // armed one to fire, which costs a spurious wake-up instead of a

@@ -33,6 +33,14 @@ public enum OwnerCondition: Hashable, Sendable, CustomStringConvertible {
     /// UID: the socket's owner is in this range.
     case userID(ClosedRange<UInt32>)
 
+    /// PROCESS-NAME and PROCESS-PATH need the process; UID the socket alone.
+    public var needsProcess: Bool {
+        switch self {
+        case .processName, .processPath: return true
+        case .userID: return false
+        }
+    }
+
     public func matches(_ owner: FlowOwner?) -> Bool {
         guard let owner else { return false }
         switch self {
@@ -78,5 +86,7 @@ public enum OwnerCondition: Hashable, Sendable, CustomStringConvertible {
 
 extension Profile {
     /// Whether a rule (in a set or a composite too) asks who opened a flow.
-    public var requiresOwner: Bool { rules.contains { $0.condition.requiresOwner } }
+    public var requiresOwner: Bool { rules.contains { $0.condition.containsOwnerTest { _ in true } } }
+    /// Whether one asks which program did (not only which user).
+    public var requiresProcess: Bool { rules.contains { $0.condition.containsOwnerTest(\.needsProcess) } }
 }

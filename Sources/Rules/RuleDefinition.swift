@@ -109,16 +109,16 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         }
     }
 
-    /// True when the condition tests who opened the flow: the engine then
-    /// asks the kernel for each new flow's socket owner.
-    public var requiresOwner: Bool {
+    /// True when the condition (or a part of it) is an owner test `test`
+    /// accepts: the engine then asks the kernel who opened each new flow.
+    public func containsOwnerTest(_ test: (OwnerCondition) -> Bool) -> Bool {
         switch self {
-        case .owner: return true
+        case let .owner(condition): return test(condition)
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6, .geoIP, .ipASN,
              .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent: return false
-        case let .and(conditions), let .or(conditions): return conditions.contains { $0.requiresOwner }
-        case let .not(condition): return condition.requiresOwner
-        case let .ruleSet(set, _): return set.rules.contains { $0.condition.requiresOwner }
+        case let .and(conditions), let .or(conditions): return conditions.contains { $0.containsOwnerTest(test) }
+        case let .not(condition): return condition.containsOwnerTest(test)
+        case let .ruleSet(set, _): return set.rules.contains { $0.condition.containsOwnerTest(test) }
         }
     }
 

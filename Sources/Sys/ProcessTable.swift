@@ -6,7 +6,7 @@
 import CShim
 import Glibc
 
-public struct ProcessTable {
+public struct ProcessTable: Sendable {
     public struct Process: Sendable, Equatable {
         public var id: Int32
         /// /proc/PID/exe, without the " (deleted)" the kernel adds for a
@@ -27,9 +27,24 @@ public struct ProcessTable {
 
     private var recent: [Int32] = []
     private let root: String
+    private let networkNamespace: UInt64?
 
     /// `root`: where proc is mounted (a test may point elsewhere).
-    public init(root: String = "/proc") { self.root = root }
+    /// `networkNamespace`: only processes in that namespace are searched
+    /// (`namespaceInode`), which spares the walk the descriptors of every
+    /// process elsewhere; nil searches them all.
+    public init(root: String = "/proc", networkNamespace: UInt64? = nil) {
+        self.root = root
+        self.networkNamespace = networkNamespace
+    }
+
+    /// The inode that names a network namespace: of /proc/PID/ns/net, of
+    /// /run/netns/NAME, or of an open handle to one.
+    public static func namespaceInode(_ path: String) -> UInt64? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return UInt64(status.st_ino)
+    }
 
     /// The process holding socket `inode`. Processes running as `userID` are
     /// tried before the others (a socket's owner is its creator's uid). Nil
@@ -44,6 +59,7 @@ public struct ProcessTable {
         var others: [Int32] = []
         while let entry = readdir(directory) {
             guard let pid = Self.processID(entry), !recent.contains(pid) else { continue }
+            if let networkNamespace, Self.namespaceInode("\(root)/\(pid)/ns/net") != networkNamespace { continue }
             if let userID, owner(of: pid) != userID {
                 others.append(pid)
                 continue

@@ -157,8 +157,13 @@ case "capture":
     var ring = 16 << 20
     if let i = arguments.firstIndex(of: "--ring"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { ring = max(1 << 17, n) }
     benchCapture(rounds: rounds, ringCapacity: ring)
+case "owners":
+    var rounds = 5, connections = 256
+    if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { rounds = max(1, n) }
+    if let i = arguments.firstIndex(of: "--connections"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { connections = max(16, n) }
+    benchOwners(rounds: rounds, connections: connections)
 case "capture-loop":
     captureLoop(arguments.count > 1 ? Int(arguments[1]) ?? 1000 : 1000)
 default:
-    print("usage: sluice-bench wire [--rounds N] | wire-loop N | stack [--rounds N] | stack-loop N | rules [--rounds N] | rules-loop N | regex [--rounds N] | capture [--rounds N] [--ring BYTES] | capture-loop N")
+    print("usage: sluice-bench wire [--rounds N] | wire-loop N | stack [--rounds N] | stack-loop N | rules [--rounds N] | rules-loop N | regex [--rounds N] | capture [--rounds N] [--ring BYTES] | capture-loop N | owners [--rounds N] [--connections N]")
 }

@@ -412,13 +412,18 @@ final class ProfileTests {
     /// the flow log says who opened each flow.
     @Test func processAndUserRulesDecideByWhoOpensTheFlow() throws {
         let received = pair.path("udp-owner.txt")
+        let queued = pair.path("udp-owner-queued.txt")
         try net.start(["sh", "-c", "nc -u -k -l 10.88.0.2 9003 > \(received)"], in: pair.server)
-        #expect(TestNetwork.waitUntil { ((try? self.net.run(["ss", "-lun"], in: self.pair.server).output) ?? "").contains("10.88.0.2:9003") })
+        try net.start(["sh", "-c", "nc -u -k -l 10.88.0.2 9004 > \(queued)"], in: pair.server)
+        #expect(TestNetwork.waitUntil {
+            let ss = (try? self.net.run(["ss", "-lun"], in: self.pair.server).output) ?? ""
+            return ss.contains("10.88.0.2:9003") && ss.contains("10.88.0.2:9004")
+        })
         let path = try profile("""
         [Rule]
         PROCESS-NAME,wg?t,REJECT
         UID,65000-65534,REJECT-RST
-        AND,((PROTOCOL,UDP),(PROCESS-PATH,/usr/bin/python3*)),REJECT
+        AND,((PROTOCOL,UDP),(PROCESS-PATH,/usr/bin/python3*),(DEST-PORT,9003)),REJECT
         FINAL,DIRECT
         \(Self.hosts)
         """)
@@ -431,6 +436,9 @@ final class ProfileTests {
         try: s.recv(16)
         except OSError: pass'
         echo 'from nc' | nc -u -w 1 10.88.0.2 9003; true
+        /usr/bin/python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); [s.sendto(w, ("10.88.0.2", 9004)) for w in (b"one\\n", b"two\\n", b"three\\n")]; s.settimeout(0.5)
+        try: s.recv(16)
+        except OSError: pass'
         """, options: ["--profile", path, "--flow-log", log])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
@@ -440,6 +448,9 @@ final class ProfileTests {
         #expect(lines.count == 3 && (lines[2] == "nobody 7" || lines[2] == "nobody 56"), "\(r.stdout)")
         #expect(TestNetwork.waitUntil { ((try? String(contentsOfFile: received, encoding: .utf8)) ?? "").contains("from nc") })
         #expect((try? String(contentsOfFile: received, encoding: .utf8)) == "from nc\n")
+        // Datagrams sent while the flow waited for its process follow it, in order.
+        #expect(TestNetwork.waitUntil { ((try? String(contentsOfFile: queued, encoding: .utf8)) ?? "").contains("three") })
+        #expect((try? String(contentsOfFile: queued, encoding: .utf8)) == "one\ntwo\nthree\n")
         let summary = try net.run(["/usr/bin/python3", "-c", """
         import json, sys
         for line in open(sys.argv[1]):
@@ -451,6 +462,7 @@ final class ProfileTests {
         #expect(flows.contains("tcp wget 0 int REJECT closed"), "\(summary)")
         #expect(flows.contains("tcp curl 65534 int REJECT-RST blocked"), "\(summary)")
         #expect(flows.contains { $0.hasPrefix("udp python3") && $0.hasSuffix(" 0 int REJECT blocked") }, "\(summary)")
+        #expect(flows.contains { $0.hasPrefix("udp python3") && $0.hasSuffix(" 0 int DIRECT closed") }, "\(summary)")
         #expect(flows.contains("udp nc.openbsd 0 int DIRECT closed") || flows.contains("udp nc.traditional 0 int DIRECT closed"), "\(summary)")
     }
 

@@ -1,5 +1,5 @@
 import Glibc
-import Sys
+@testable import Sys
 import Testing
 
 /// sock_diag and /proc lead from a flow's addresses to the process that
@@ -91,5 +91,59 @@ import Testing
         var short = [UInt8](repeating: 0, count: 24)
         short[0] = 24; short[4] = 20; short[8] = 7
         #expect(short.withUnsafeBytes { SocketDiagnostics.walk($0, sequence: 7) { _ in true } } == .failed(.protocolError))
+    }
+}
+
+/// The search thread: requests and answers over its socketpair, and a walk
+/// limited to one network namespace.
+@Suite struct ProcessSearchTests {
+    @Test func theThreadFindsTheHolderOfASocketAndAnswersInOrder() throws {
+        let loopback = SysIPAddress("127.0.0.1")!
+        let udp = try Socket(.udp, family: .v4)
+        try udp.bind(SocketAddress(loopback, port: 0))
+        let inode = SocketOwnerTests.inode(of: udp.descriptor)
+        let search = try ProcessSearch(networkNamespace: ProcessTable.namespaceInode("/proc/self/ns/net"))
+        #expect(search.submit(token: 7, inode: inode, userID: getuid()))
+        #expect(search.submit(token: 8, inode: 0, userID: getuid()))
+        var answers: [ProcessSearch.Answer] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while answers.count < 2, ContinuousClock.now < deadline {
+            var ready = pollfd(fd: search.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+            _ = poll(&ready, 1, 100)
+            answers += search.answers()
+        }
+        #expect(answers.map(\.token) == [7, 8])
+        #expect(answers.first?.process?.id == getpid())
+        #expect(answers.first?.process?.path == Files.readLink("/proc/self/exe"))
+        #expect(answers.last?.process == nil)
+    }
+
+    @Test func aWalkLimitedToAnotherNamespaceFindsNothingHere() throws {
+        let udp = try Socket(.udp, family: .v4)
+        try udp.bind(SocketAddress(SysIPAddress("127.0.0.1")!, port: 0))
+        let inode = SocketOwnerTests.inode(of: udp.descriptor)
+        let here = try #require(ProcessTable.namespaceInode("/proc/self/ns/net"))
+        var elsewhere = ProcessTable(networkNamespace: here &+ 1)
+        #expect(elsewhere.process(holdingSocket: inode, userID: nil) == nil)
+        var local = ProcessTable(networkNamespace: here)
+        #expect(local.process(holdingSocket: inode, userID: nil)?.id == getpid())
+    }
+
+    @Test func messagesRoundTripAndBadOnesAreRefused() {
+        let request = ProcessSearch.request(token: 1 << 40 | 5, inode: 123_456, userID: 1000)
+        let parsed = request.withUnsafeBytes { ProcessSearch.parseRequest($0) }
+        #expect(parsed?.token == 1 << 40 | 5 && parsed?.inode == 123_456 && parsed?.userID == 1000)
+        #expect([UInt8](repeating: 0, count: 15).withUnsafeBytes { ProcessSearch.parseRequest($0) } == nil)
+
+        let process = ProcessTable.Process(id: 4242, path: "/usr/bin/curl", name: "curl")
+        for sent in [process, ProcessTable.Process(id: 9, path: nil, name: "kworker"), nil] {
+            let bytes = ProcessSearch.answerBytes(token: 3, process: sent)
+            #expect(bytes.withUnsafeBytes { ProcessSearch.answer($0) } == ProcessSearch.Answer(token: 3, process: sent))
+            // Every shorter or longer message is refused, never read past.
+            for cut in 0 ..< bytes.count where sent != nil || cut < 16 {
+                #expect(bytes.prefix(cut).withUnsafeBytes { ProcessSearch.answer(UnsafeRawBufferPointer($0)) } == nil, "\(cut)")
+            }
+            if sent != nil { #expect((bytes + [0]).withUnsafeBytes { ProcessSearch.answer($0) } == nil) }
+        }
     }
 }

@@ -1,0 +1,72 @@
+// The owner-lookup benchmark: what a PROCESS-NAME, PROCESS-PATH or UID rule
+// costs each new flow. A flow's socket is found with sock_diag (TCP by its
+// addresses, UDP by a dump of the family's sockets) and its process by a walk
+// of /proc; here the sockets are this process's own, over loopback.
+import Glibc
+import Sys
+
+func benchOwners(rounds: Int, connections: Int) {
+    let loopback = SysIPAddress("127.0.0.1")!
+    guard let server = try? Socket(.tcp, family: .v4), (try? server.bind(SocketAddress(loopback, port: 0))) != nil,
+          (try? server.listen(backlog: Int32(connections))) != nil, let serverAddress = server.localAddress,
+          let diagnostics = try? SocketDiagnostics() else {
+        print("owners: cannot set up loopback sockets or a sock_diag socket")
+        return
+    }
+    var clients: [HeldSocket] = []
+    var ports: [UInt16] = []
+    var inodes: [UInt32] = []
+    for _ in 0 ..< connections {
+        guard let client = try? Socket(.tcp, family: .v4), (try? client.connect(to: serverAddress)) != nil,
+              let local = client.localAddress else { break }
+        var status = stat()
+        _ = fstat(client.descriptor.rawValue, &status)
+        ports.append(local.port)
+        inodes.append(UInt32(truncatingIfNeeded: status.st_ino))
+        clients.append(HeldSocket(client))
+    }
+    let udp = try? Socket(.udp, family: .v4)
+    try? udp?.bind(SocketAddress(loopback, port: 0))
+    let udpPort = udp?.localAddress?.port ?? 0
+    let processes = Files.names(in: "/proc").filter { Int($0) != nil }.count
+    print("owners: \(ports.count) TCP connections of this process over loopback; \(processes) processes in /proc; medians of \(rounds) rounds, µs per lookup")
+
+    var tcp: [Double] = [], udpDump: [Double] = [], warm: [Double] = [], cold: [Double] = []
+    for _ in 0 ..< rounds {
+        var found = 0
+        var start = ContinuousClock.now
+        for port in ports where (try? diagnostics.tcpSocket(local: loopback, localPort: port, remote: loopback, remotePort: serverAddress.port)) != nil {
+            found += 1
+        }
+        tcp.append((ContinuousClock.now - start).nanosecondsDouble / 1000 / Double(max(ports.count, 1)))
+        start = ContinuousClock.now
+        for _ in 0 ..< 64 where (try? diagnostics.udpSocket(family: .v4, local: loopback, localPort: udpPort)) != nil { found += 1 }
+        udpDump.append((ContinuousClock.now - start).nanosecondsDouble / 1000 / 64)
+        // Warm: the process that opened the last flow opens this one too.
+        var table = ProcessTable()
+        _ = table.process(holdingSocket: inodes[0], userID: getuid())
+        start = ContinuousClock.now
+        for inode in inodes where table.process(holdingSocket: inode, userID: getuid()) != nil { found += 1 }
+        warm.append((ContinuousClock.now - start).nanosecondsDouble / 1000 / Double(max(inodes.count, 1)))
+        // Cold: a program not seen before, found by walking /proc.
+        let sample = Array(inodes.prefix(16))
+        start = ContinuousClock.now
+        for inode in sample {
+            var fresh = ProcessTable()
+            if fresh.process(holdingSocket: inode, userID: getuid()) != nil { found += 1 }
+        }
+        cold.append((ContinuousClock.now - start).nanosecondsDouble / 1000 / Double(max(sample.count, 1)))
+        if found != ports.count + 64 + inodes.count + sample.count { print("owners: only \(found) lookups succeeded") }
+    }
+    print("  TCP socket by its addresses (sock_diag):          \(format1(median(tcp)))")
+    print("  UDP socket by its port (a dump of the family):    \(format1(median(udpDump)))")
+    print("  its process, the last flow's program (warm):       \(format1(median(warm)))  (\(2 * ports.count + 8) descriptors here)")
+    print("  its process, a program not seen before (/proc):   \(format1(median(cold)))")
+    withExtendedLifetime(clients) {}
+}
+
+/// Keeps a noncopyable socket open while it sits in an array.
+final class HeldSocket {
+    let socket: Socket
+    init(_ socket: consuming Socket) { self.socket = socket }
+}
