@@ -8,9 +8,15 @@ internal import Wire
 /// socket's owner and inode on the loop, at once (a few µs); the process
 /// holding that inode is searched for in /proc by a thread of its own
 /// (`ProcessSearch`), since that walk costs a stat per descriptor tried, and
-/// the flow waits for its answer. Asked once per new TCP or UDP flow, and only
-/// while the profile has such a rule.
+/// the flow waits for its answer. Asked once per new TCP or UDP flow (or
+/// proxy client), and only while the profile has such a rule.
 final class FlowOwnerLookup {
+    /// Who waits for an answer: a tunnel's new flow, or a proxy's client connection.
+    enum Waiter: Hashable {
+        case flow(FlowKey)
+        case connection(UInt64)
+    }
+
     enum Start {
         /// Decided now: the owner (nil when its socket was not found).
         case known(FlowOwner?)
@@ -20,10 +26,10 @@ final class FlowOwnerLookup {
 
     private let diagnostics: SocketDiagnostics
     /// The search thread; nil if it could not start, and then processes are
-    /// searched on the caller's thread (as the proxy's lookups always are).
+    /// searched on the caller's thread.
     private let search: ProcessSearch?
     private var processes: ProcessTable
-    private var waiting: [UInt64: (key: FlowKey, userID: UInt32, deadline: Instant)] = [:]
+    private var waiting: [UInt64: (waiter: Waiter, userID: UInt32, deadline: Instant)] = [:]
     private var nextToken: UInt64 = 0
     /// The oldest request that may still wait: tokens are answered in order,
     /// so its deadline is the earliest.
@@ -42,11 +48,10 @@ final class FlowOwnerLookup {
     }
 
     /// A lookup in the namespace named `name` (`sluice exec`, `run --netns`),
-    /// or in Sluice's own with nil (`run --tun`, `proxy`); `searchThread`
-    /// false keeps the /proc walk on the caller's thread. Nil, with the
+    /// or in Sluice's own with nil (`run --tun`, `proxy`). Nil, with the
     /// reason logged, if the kernel refuses a sock_diag socket: owner rules
     /// then match nothing.
-    static func open(namespace name: String?, searchThread: Bool = true, log: (String) -> Void) -> FlowOwnerLookup? {
+    static func open(namespace name: String?, log: (String) -> Void) -> FlowOwnerLookup? {
         let diagnostics: SocketDiagnostics
         do {
             if let name {
@@ -61,10 +66,8 @@ final class FlowOwnerLookup {
         }
         let namespaceInode = ProcessTable.namespaceInode(name.map { NetworkNamespace.runDirectory + "/" + $0 } ?? "/proc/self/ns/net")
         var search: ProcessSearch?
-        if searchThread {
-            do { search = try ProcessSearch(networkNamespace: namespaceInode) } catch {
-                log("sluice: warning: cannot start the process search thread (\(error)): processes are searched on the loop")
-            }
+        do { search = try ProcessSearch(networkNamespace: namespaceInode) } catch {
+            log("sluice: warning: cannot start the process search thread (\(error)): processes are searched on the loop")
         }
         return FlowOwnerLookup(diagnostics: diagnostics, search: search, networkNamespace: namespaceInode)
     }
@@ -76,8 +79,54 @@ final class FlowOwnerLookup {
     /// (`needsProcess`: a PROCESS-NAME or PROCESS-PATH rule is loaded) now or
     /// later.
     func start(_ key: FlowKey, needsProcess: Bool, now: Instant) -> Start {
+        start(socket(of: key), for: .flow(key), needsProcess: needsProcess, now: now)
+    }
+
+    /// The same for a proxy's client connection `id`: the socket bound to
+    /// `client` and connected to `server` (the listener's address).
+    func start(connection id: UInt64, client: SocketAddress, server: SocketAddress, needsProcess: Bool, now: Instant) -> Start {
+        start(socket(client: client, server: server), for: .connection(id), needsProcess: needsProcess, now: now)
+    }
+
+    /// A proxy's client, all at once on the caller's thread (a connection
+    /// whose rules need its owner before the search has answered).
+    func owner(client: SocketAddress, server: SocketAddress) -> FlowOwner? {
         lookups += 1
-        guard let entry = socket(of: key) else {
+        guard let entry = socket(client: client, server: server) else {
+            unknown += 1
+            return nil
+        }
+        return completed(FlowOwner(userID: entry.userID), processes.process(holdingSocket: entry.inode, userID: entry.userID))
+    }
+
+    /// The owners the search thread has found since the last call.
+    func finished() -> [(Waiter, FlowOwner)] {
+        guard let search else { return [] }
+        return search.answers().compactMap { answer in
+            guard let asked = waiting.removeValue(forKey: answer.token) else { return nil }
+            return (asked.waiter, completed(FlowOwner(userID: asked.userID), answer.process))
+        }
+    }
+
+    /// When the oldest waiting flow stops waiting.
+    var nextDeadline: Instant? {
+        while oldestToken <= nextToken, waiting[oldestToken] == nil { oldestToken += 1 }
+        return waiting[oldestToken]?.deadline
+    }
+
+    /// The flows whose search took too long: they go on with their uid alone.
+    func expire(now: Instant) -> [(Waiter, FlowOwner)] {
+        var expired: [(Waiter, FlowOwner)] = []
+        while let deadline = nextDeadline, deadline <= now, let asked = waiting.removeValue(forKey: oldestToken) {
+            unknown += 1
+            expired.append((asked.waiter, FlowOwner(userID: asked.userID)))
+        }
+        return expired
+    }
+
+    private func start(_ entry: SocketDiagnostics.Entry?, for waiter: Waiter, needsProcess: Bool, now: Instant) -> Start {
+        lookups += 1
+        guard let entry else {
             unknown += 1
             return .known(nil)
         }
@@ -90,46 +139,14 @@ final class FlowOwnerLookup {
             unknown += 1
             return .known(owner)
         }
-        waiting[nextToken] = (key, entry.userID, now + Self.patience)
+        waiting[nextToken] = (waiter, entry.userID, now + Self.patience)
         return .pending
     }
 
-    /// The owners the search thread has found since the last call.
-    func finished() -> [(FlowKey, FlowOwner)] {
-        guard let search else { return [] }
-        return search.answers().compactMap { answer in
-            guard let asked = waiting.removeValue(forKey: answer.token) else { return nil }
-            return (asked.key, completed(FlowOwner(userID: asked.userID), answer.process))
-        }
-    }
-
-    /// When the oldest waiting flow stops waiting.
-    var nextDeadline: Instant? {
-        while oldestToken <= nextToken, waiting[oldestToken] == nil { oldestToken += 1 }
-        return waiting[oldestToken]?.deadline
-    }
-
-    /// The flows whose search took too long: they go on with their uid alone.
-    func expire(now: Instant) -> [(FlowKey, FlowOwner)] {
-        var expired: [(FlowKey, FlowOwner)] = []
-        while let deadline = nextDeadline, deadline <= now, let asked = waiting.removeValue(forKey: oldestToken) {
-            unknown += 1
-            expired.append((asked.key, FlowOwner(userID: asked.userID)))
-        }
-        return expired
-    }
-
-    /// A proxy's client: the socket bound to `client` and connected to
-    /// `server`, and its process, searched for on the caller's thread.
-    func owner(client: SocketAddress, server: SocketAddress) -> FlowOwner? {
-        lookups += 1
+    private func socket(client: SocketAddress, server: SocketAddress) -> SocketDiagnostics.Entry? {
         // A dual-stack listener sees IPv4 clients as ::ffff:a.b.c.d; their sockets are IPv4.
-        guard let entry = try? diagnostics.tcpSocket(local: Self.unmapped(client.address), localPort: client.port,
-                                                     remote: Self.unmapped(server.address), remotePort: server.port) else {
-            unknown += 1
-            return nil
-        }
-        return completed(FlowOwner(userID: entry.userID), processes.process(holdingSocket: entry.inode, userID: entry.userID))
+        try? diagnostics.tcpSocket(local: Self.unmapped(client.address), localPort: client.port,
+                                   remote: Self.unmapped(server.address), remotePort: server.port)
     }
 
     static func unmapped(_ address: SysIPAddress) -> SysIPAddress {

@@ -38,6 +38,7 @@ final class ProxyServer {
     static let resolverToken: UInt64 = 4
     static let reloadToken: UInt64 = 5
     static let controlToken: UInt64 = 6
+    static let ownerToken: UInt64 = 7
     static let firstConnectionToken: UInt64 = 16
 
     let configuration: Configuration
@@ -136,6 +137,7 @@ final class ProxyServer {
                 case Self.socksToken: accept(.socks5)
                 case Self.httpToken: accept(.http)
                 case Self.resolverToken: resolved(resolver.receive(now: now))
+                case Self.ownerToken: ownersFound()
                 case let token where token >= Self.firstUpstreamAssociationToken:
                     upstreamAssociationReady(token: token, events: event.events)
                 case let token where token >= Self.firstProbeToken:
@@ -204,6 +206,8 @@ final class ProxyServer {
             connections[id] = connection
             openRecord(connection)
             trace("\(connection.description): accepted")
+            // Searched for while the client shakes hands, so its rules rarely wait.
+            startOwnerLookup(connection)
         }
     }
 
@@ -376,22 +380,6 @@ final class ProxyServer {
         }
         if director.requiresOwner { facts.owner = owner(of: connection) }
         return facts
-    }
-
-    /// The program behind a client on this host: the other end of its
-    /// connection to the listener. Asked once per connection; clients on
-    /// other hosts have none.
-    func owner(of connection: InboundConnection) -> FlowOwner? {
-        guard !connection.ownerLookedUp else { return connection.owner }
-        connection.ownerLookedUp = true
-        guard let ownerLookup, let server = connection.client.localAddress else { return nil }
-        connection.owner = ownerLookup.owner(client: connection.peer, server: server)
-        if let owner = connection.owner, connection.record != nil {
-            connection.record?.process = owner.processName
-            connection.record?.processID = owner.processID
-            connection.record?.userID = owner.userID
-        }
-        return connection.owner
     }
 
     /// Connects to a host given as an address literal or a name: a [Host]

@@ -128,7 +128,7 @@ public struct ProxyCommand {
         server.har = har
         server.flowLog = flowLog
         server.apply(profile, log: log)
-        server.ownerLookup = FlowOwnerLookup.open(namespace: nil, searchThread: false, log: log)
+        server.useOwnerLookup(FlowOwnerLookup.open(namespace: nil, log: log))
         try server.watch(rawDescriptor: signals.signals.descriptor.rawValue, token: ProxyServer.signalToken)
         // SIGHUP and POST /reload read the profile on a worker thread, as in the tunnel.
         var reloader: ProfileReloader?

@@ -137,9 +137,12 @@ final class InboundConnection {
     var upstreamAddress: SysIPAddress?
     /// With `--flow-log`: the connection's line, written when it ends, and how it ended.
     var record: FlowRecord?
-    /// Who the client is, when an owner rule asked (`ProxyServer.owner(of:)`).
+    /// Who the client is, when an owner rule asked (ProxyServer+Owner.swift).
     var owner: FlowOwner?
-    var ownerLookedUp = false
+    /// The lookup is done (`owner` nil: the client's socket was not found).
+    var ownerKnown = false
+    /// Its process is being searched for.
+    var ownerPending = false
     var endStatus: FlowRecord.Status?
     /// The next plain-HTTP request's number on this connection (the flow log's requestIndex).
     var requestIndex = 0

@@ -40,8 +40,8 @@ extension Tunnel {
     }
 
     /// Flows that waited for their process and now go on, with it or without.
-    func proceed(_ owners: [(FlowKey, FlowOwner)], sink: inout TunSink) {
-        for (key, owner) in owners {
+    func proceed(_ owners: [(FlowOwnerLookup.Waiter, FlowOwner)], sink: inout TunSink) {
+        for case let (.flow(key), owner) in owners {
             guard let held = awaitingOwner.removeValue(forKey: key) else { continue }
             // The flow may have ended meanwhile (the app gave up on a UDP flow, Sluice stopped it).
             guard flowRecords[key] != nil else { continue }

@@ -28,6 +28,8 @@ public struct ProcessTable: Sendable {
     private var recent: [Int32] = []
     private let root: String
     private let networkNamespace: UInt64?
+    /// Whether each process seen is in `networkNamespace`.
+    private var namespaceMembers: [Int32: Bool] = [:]
 
     /// `root`: where proc is mounted (a test may point elsewhere).
     /// `networkNamespace`: only processes in that namespace are searched
@@ -47,19 +49,19 @@ public struct ProcessTable: Sendable {
     }
 
     /// The process holding socket `inode`. Processes running as `userID` are
-    /// tried before the others (a socket's owner is its creator's uid). Nil
-    /// when none does (it has exited) or the bound was reached.
+    /// tried before the others (a socket's owner is its creator's uid), the
+    /// newest first (a new flow is most often a new program's). Nil when none
+    /// does (it has exited) or the bound was reached.
     public mutating func process(holdingSocket inode: UInt32, userID: UInt32?) -> Process? {
         var budget = Self.maximumDescriptors
         for pid in recent where holds(pid, inode, budget: &budget) {
             return found(pid)
         }
-        guard let directory = opendir(root) else { return nil }
-        defer { closedir(directory) }
+        let pids = processIDs()
+        if networkNamespace != nil { forgetNamespacesExcept(pids) }
         var others: [Int32] = []
-        while let entry = readdir(directory) {
-            guard let pid = Self.processID(entry), !recent.contains(pid) else { continue }
-            if let networkNamespace, Self.namespaceInode("\(root)/\(pid)/ns/net") != networkNamespace { continue }
+        for pid in pids.reversed() where !recent.contains(pid) {
+            if let networkNamespace, !isInNamespace(pid, networkNamespace) { continue }
             if let userID, owner(of: pid) != userID {
                 others.append(pid)
                 continue
@@ -71,6 +73,42 @@ public struct ProcessTable: Sendable {
             return found(pid)
         }
         return nil
+    }
+
+    /// Every process in /proc, in its order (ascending).
+    private func processIDs() -> [Int32] {
+        guard let directory = opendir(root) else { return [] }
+        defer { closedir(directory) }
+        var pids: [Int32] = []
+        while let entry = readdir(directory) {
+            if let pid = Self.processID(entry) { pids.append(pid) }
+        }
+        return pids
+    }
+
+    /// Whether `pid` is in namespace `namespace`. Reading /proc/PID/ns/net
+    /// costs more than any other step per process (4–8 µs here), and a process
+    /// rarely changes namespace, so the answer is kept while the pid lives.
+    /// (One that does, as `ip netns exec` does between fork and exec, is
+    /// asked about before it moves only if a search runs in that instant.)
+    private mutating func isInNamespace(_ pid: Int32, _ namespace: UInt64) -> Bool {
+        if let known = namespaceMembers[pid] { return known }
+        let member = Files.readLink("\(root)/\(pid)/ns/net").flatMap(Self.namespaceNumber) == namespace
+        namespaceMembers[pid] = member
+        return member
+    }
+
+    /// Keeps only the pids still in /proc, so a pid used again later is asked anew.
+    private mutating func forgetNamespacesExcept(_ pids: [Int32]) {
+        guard !namespaceMembers.isEmpty else { return }
+        let alive = Set(pids)
+        namespaceMembers = namespaceMembers.filter { alive.contains($0.key) }
+    }
+
+    /// "net:[4026531840]" → 4026531840.
+    static func namespaceNumber(_ link: String) -> UInt64? {
+        guard link.hasPrefix("net:["), link.hasSuffix("]") else { return nil }
+        return UInt64(link.dropFirst(5).dropLast())
     }
 
     /// The process `pid`, as `process(holdingSocket:)` describes it.

@@ -25,13 +25,20 @@ func benchOwners(rounds: Int, connections: Int) {
         inodes.append(UInt32(truncatingIfNeeded: status.st_ino))
         clients.append(HeldSocket(client))
     }
-    let udp = try? Socket(.udp, family: .v4)
-    try? udp?.bind(SocketAddress(loopback, port: 0))
-    let udpPort = udp?.localAddress?.port ?? 0
+    guard let udp = try? Socket(.udp, family: .v4), (try? udp.bind(SocketAddress(loopback, port: 0))) != nil,
+          let udpPort = udp.localAddress?.port else {
+        print("owners: cannot bind a UDP socket")
+        return
+    }
     let processes = Files.names(in: "/proc").filter { Int($0) != nil }.count
     print("owners: \(ports.count) TCP connections of this process over loopback; \(processes) processes in /proc; medians of \(rounds) rounds, µs per lookup")
 
-    var tcp: [Double] = [], udpDump: [Double] = [], warm: [Double] = [], cold: [Double] = []
+    let namespace = ProcessTable.namespaceInode("/proc/self/ns/net")
+    guard let search = try? ProcessSearch(networkNamespace: namespace) else {
+        print("owners: cannot start the search thread")
+        return
+    }
+    var tcp: [Double] = [], udpDump: [Double] = [], warm: [Double] = [], cold: [Double] = [], coldHere: [Double] = [], roundTrip: [Double] = []
     for _ in 0 ..< rounds {
         var found = 0
         var start = ContinuousClock.now
@@ -56,13 +63,32 @@ func benchOwners(rounds: Int, connections: Int) {
             if fresh.process(holdingSocket: inode, userID: getuid()) != nil { found += 1 }
         }
         cold.append((ContinuousClock.now - start).nanosecondsDouble / 1000 / Double(max(sample.count, 1)))
-        if found != ports.count + 64 + inodes.count + sample.count { print("owners: only \(found) lookups succeeded") }
+        // Cold, as the tunnel searches: this namespace only, the newest processes first.
+        start = ContinuousClock.now
+        for inode in sample {
+            var fresh = ProcessTable(networkNamespace: namespace)
+            if fresh.process(holdingSocket: inode, userID: getuid()) != nil { found += 1 }
+        }
+        coldHere.append((ContinuousClock.now - start).nanosecondsDouble / 1000 / Double(max(sample.count, 1)))
+        // Through the search thread, as the loop asks: one request, one answer.
+        start = ContinuousClock.now
+        for (token, inode) in sample.enumerated() {
+            guard search.submit(token: UInt64(token), inode: inode, userID: getuid()) else { break }
+            var answered = false
+            while !answered { answered = !search.answers().isEmpty }
+            found += 1
+        }
+        roundTrip.append((ContinuousClock.now - start).nanosecondsDouble / 1000 / Double(max(sample.count, 1)))
+        if found != ports.count + 64 + inodes.count + 3 * sample.count { print("owners: only \(found) lookups succeeded") }
     }
     print("  TCP socket by its addresses (sock_diag):          \(format1(median(tcp)))")
     print("  UDP socket by its port (a dump of the family):    \(format1(median(udpDump)))")
-    print("  its process, the last flow's program (warm):       \(format1(median(warm)))  (\(2 * ports.count + 8) descriptors here)")
+    print("  its process, the last flow's program (warm):       \(format1(median(warm)))  (\(Files.names(in: "/proc/self/fd").count) descriptors here)")
     print("  its process, a program not seen before (/proc):   \(format1(median(cold)))")
+    print("  the same, this namespace only, newest first:      \(format1(median(coldHere)))")
+    print("  through the search thread (the tunnel's way):     \(format1(median(roundTrip)))")
     withExtendedLifetime(clients) {}
+    _ = consume udp
 }
 
 /// Keeps a noncopyable socket open while it sits in an array.
