@@ -55,6 +55,7 @@ public struct CheckCommand {
             if let note = Self.unindexedNote(profile) { diagnostics(note) }
             Self.shadowNotes(profile).forEach(diagnostics)
             if let note = Self.captureNote(profile) { diagnostics(note) }
+            if let note = Self.ownerNote(profile) { diagnostics(note) }
             if options.dumpJSON {
                 output(ProfileJSON.render(profile))
                 diagnostics(summary)
@@ -118,6 +119,19 @@ public struct CheckCommand {
         let shown = lines.prefix(10).map(String.init).joined(separator: ", ") + (lines.count > 10 ? " and \(lines.count - 10) more" : "")
         return "\(profile.file): note: a packet capture keeps only the flows decided by the rule\(lines.count == 1 ? "" : "s") "
             + "with the capture option (line\(lines.count == 1 ? "" : "s") \(shown)); every other flow is left out of it"
+    }
+
+    /// What owner rules make Sluice do for each new flow, when there are any:
+    /// a cost the profile's reader would not guess from the rules.
+    public static func ownerNote(_ profile: Profile) -> String? {
+        let lines = profile.rules.filter { $0.condition.containsOwnerTest { _ in true } }.map(\.line)
+        guard !lines.isEmpty else { return nil }
+        let shown = lines.prefix(10).map(String.init).joined(separator: ", ") + (lines.count > 10 ? " and \(lines.count - 10) more" : "")
+        let what = profile.requiresProcess
+            ? "its socket is asked of the kernel and its program searched for in /proc (off the loop: about half a millisecond before a new program's first connection goes on)"
+            : "its socket's owner is asked of the kernel (a few µs)"
+        return "\(profile.file): note: the rule\(lines.count == 1 ? "" : "s") at line\(lines.count == 1 ? "" : "s") \(shown) \(lines.count == 1 ? "tests" : "test") who opened a flow: "
+            + "for each new flow, \(what); a flow whose program or socket is gone by then matches none of them"
     }
 
     /// `FILE: ok (N rules and FINAL, M proxies, ...)`.

@@ -65,6 +65,21 @@ import Sys
         }
     }
 
+    /// Owner rules cost each new flow a lookup: `check` says what kind.
+    @Test func ownerRulesAreNamedWithWhatTheyCost() throws {
+        try withProfile("[Rule]\nUID,1000,DIRECT\nAND,((UID,0),(DEST-PORT,22)),REJECT\nFINAL,DIRECT\n") { path in
+            #expect(run([path]).diagnostics == ["\(path): note: the rules at lines 2, 3 test who opened a flow: for each new flow, its socket's owner is asked of the kernel (a few µs); a flow whose program or socket is gone by then matches none of them"])
+        }
+        try withProfile("[Rule]\nDOMAIN,a.test,DIRECT\nPROCESS-NAME,curl,REJECT\nFINAL,DIRECT\n") { path in
+            let diagnostics = run([path]).diagnostics
+            #expect(diagnostics.count == 1)
+            #expect(diagnostics.first?.hasPrefix("\(path): note: the rule at line 3 tests who opened a flow: for each new flow, its socket is asked of the kernel and its program searched for in /proc") == true, "\(diagnostics)")
+        }
+        try withProfile("[Rule]\nDOMAIN,a.test,DIRECT\nFINAL,DIRECT\n") { path in
+            #expect(run([path]).diagnostics.isEmpty)
+        }
+    }
+
     @Test func badProfileListsEveryErrorAndFails() throws {
         try withProfile("[Rule]\nDOMAIN-SUFIX,ads.test,REJECT\nFINAL,DIRCT\n") { path in
             let result = run([path])
