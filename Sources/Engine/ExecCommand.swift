@@ -107,7 +107,7 @@ public struct ExecCommand {
         }
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
-        tunnel.useOwnerLookup(FlowOwnerLookup.open(namespace: setup.name, log: log))
+        tunnel.useOwnerLookup(FlowOwnerLookup.open(namespace: setup.name, log: log), log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
         tunnel.har = har

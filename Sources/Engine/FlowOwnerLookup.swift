@@ -27,7 +27,7 @@ final class FlowOwnerLookup {
     private let diagnostics: SocketDiagnostics
     /// The search thread; nil if it could not start, and then processes are
     /// searched on the caller's thread.
-    private let search: ProcessSearch?
+    private var search: ProcessSearch?
     private var processes: ProcessTable
     private var waiting: [UInt64: (waiter: Waiter, userID: UInt32, deadline: Instant)] = [:]
     private var nextToken: UInt64 = 0
@@ -72,8 +72,16 @@ final class FlowOwnerLookup {
         return FlowOwnerLookup(diagnostics: diagnostics, search: search, networkNamespace: namespaceInode)
     }
 
-    /// Readable when answers from the search thread wait (`finished()`).
-    var descriptor: Int32? { search?.descriptor.rawValue }
+    /// Has `epoll` report the search thread's answers under `token` (then
+    /// `finished()` reads them); if it cannot, processes are searched on
+    /// the caller's thread instead.
+    func watch(in epoll: borrowing Epoll, token: UInt64, log: (String) -> Void) {
+        guard let descriptor = search?.descriptor.rawValue else { return }
+        if (try? epoll.add(rawDescriptor: descriptor, events: .readable, token: token)) == nil {
+            log("sluice: warning: cannot watch the process search thread: processes are searched on the loop")
+            search = nil
+        }
+    }
 
     /// Starts the lookup of `key`'s owner: its socket now, its process
     /// (`needsProcess`: a PROCESS-NAME or PROCESS-PATH rule is loaded) now or

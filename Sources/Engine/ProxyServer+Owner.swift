@@ -9,10 +9,7 @@ internal import Sys
 extension ProxyServer {
     func useOwnerLookup(_ lookup: FlowOwnerLookup?) {
         ownerLookup = lookup
-        guard let descriptor = lookup?.descriptor else { return }
-        if (try? epoll.add(rawDescriptor: descriptor, events: .readable, token: Self.ownerToken)) == nil {
-            log("sluice: proxy: warning: cannot watch the process search thread: processes are searched on the loop")
-        }
+        lookup?.watch(in: epoll, token: Self.ownerToken, log: log)
     }
 
     func startOwnerLookup(_ connection: InboundConnection) {

@@ -86,7 +86,7 @@ public struct RunCommand {
         let configuration = TunnelSession.configuration(mtu: mtu, busyPoll: options.busyPoll, dns: dns, profile: profile, faults: nil, faultSeed: 1)
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
-        tunnel.useOwnerLookup(FlowOwnerLookup.open(namespace: options.namespace, log: log))
+        tunnel.useOwnerLookup(FlowOwnerLookup.open(namespace: options.namespace, log: log), log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
         tunnel.har = har
@@ -113,7 +113,7 @@ public struct RunCommand {
         configuration.mark = mark
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
-        tunnel.useOwnerLookup(FlowOwnerLookup.open(namespace: nil, log: log))
+        tunnel.useOwnerLookup(FlowOwnerLookup.open(namespace: nil, log: log), log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
         tunnel.har = har

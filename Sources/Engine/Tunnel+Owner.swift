@@ -8,12 +8,9 @@ internal import Wire
 extension Tunnel {
     /// Turns owner lookups on (`exec` and `run` do, once the TUN is up): the
     /// search thread's answers wake the loop under `ownerToken`.
-    func useOwnerLookup(_ lookup: FlowOwnerLookup?) {
+    func useOwnerLookup(_ lookup: FlowOwnerLookup?, log: (String) -> Void) {
         ownerLookup = lookup
-        guard let descriptor = lookup?.descriptor else { return }
-        if (try? epoll.add(rawDescriptor: descriptor, events: .readable, token: Self.ownerToken)) == nil {
-            EngineLog.warning("cannot watch the process search thread: PROCESS-NAME and PROCESS-PATH rules will match nothing")
-        }
+        lookup?.watch(in: epoll, token: Self.ownerToken, log: log)
     }
 
     /// Starts the owner lookup of a new flow. True when it is known now (or
