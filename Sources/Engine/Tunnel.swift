@@ -132,6 +132,10 @@ final class Tunnel {
     var finalStatistics: TunnelStatistics {
         var result = io.statistics
         result.requestStatistics = director.statisticsSummary
+        if let ownerLookup, ownerLookup.lookups > 0 {
+            // How often an owner rule had less to test than it wanted: programs gone before they were found.
+            result.owners = "owners: \(ownerLookup.lookups) flows looked up, \(ownerLookup.unknown) not found (the program or its socket gone)"
+        }
         if !director.groups.isEmpty {
             // Each group's choice and its members' health, as the checks last saw them.
             result.groups = director.groups.keys.sorted().compactMap { director.groups[$0]?.description }.joined(separator: "\n")

@@ -28,6 +28,8 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     public var groups: String?
     /// The pcap writer's summary, when capturing.
     public var capture: String?
+    /// Owner lookups (PROCESS-NAME, PROCESS-PATH, UID rules), when there were any.
+    public var owners: String?
 
     public init() {}
 
@@ -36,6 +38,7 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
             + "\(bytesFromApp) bytes up, \(bytesToApp) bytes down; \(packetsFromApp) packets in, \(packetsToApp) out; "
             + "\(malformedPackets) malformed, \(upstreamErrors) upstream errors, \(tunWriteDrops) TUN write drops; "
             + "retransmissions: \(retransmissionTimeouts) timeouts, \(fastRetransmits) fast, \(sackRetransmits) SACK, \(goBackRetransmits) after timeouts, \(tailLossProbes) tail-loss probes"
+            + (owners.map { "\n" + $0 } ?? "")
             + (groups.map { "\ngroups:\n" + $0 } ?? "")
             + (capture.map { "\n" + $0 } ?? "")
             + (requestStatistics.map { "\n" + $0 } ?? "")

@@ -147,3 +147,20 @@ import Testing
         }
     }
 }
+
+extension SocketOwnerTests {
+    @Test func anIPv6ConnectionIsFoundToo() throws {
+        let loopback = SysIPAddress("::1")!
+        let server = try Socket(.tcp, family: .v6)
+        try server.bind(SocketAddress(loopback, port: 0))
+        try server.listen()
+        let serverAddress = try #require(server.localAddress as SocketAddress?)
+        let client = try Socket(.tcp, family: .v6)
+        _ = try client.connect(to: serverAddress)
+        let clientAddress = try #require(client.localAddress as SocketAddress?)
+        let entry = try #require(try SocketDiagnostics().tcpSocket(local: loopback, localPort: clientAddress.port,
+                                                                   remote: loopback, remotePort: serverAddress.port))
+        #expect(entry.inode == Self.inode(of: client.descriptor))
+        #expect(entry.localAddress == loopback)
+    }
+}
