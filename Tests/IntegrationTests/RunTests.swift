@@ -96,6 +96,34 @@ final class RunTests {
         #expect(String(try net.run(["sh", "-c", "curl -sS http://10.88.0.2:8080/1m.bin | sha256sum"], in: host).output.prefix(64)) == expected)
     }
 
+    /// Owner rules where Sluice does not start the programs: in a namespace it
+    /// attached to (the lookups run in that namespace), and in whole-host mode
+    /// (in its own, where its own sockets must never be taken for the app's).
+    @Test func ownerRulesWorkInAnAttachedNamespaceAndInWholeHostMode() throws {
+        let net = pair.net, host = pair.host
+        let profile = pair.path("owners.conf")
+        try "[Rule]\nPROCESS-NAME,wget,REJECT\nUID,65534,REJECT-RST\nFINAL,DIRECT\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        let script = """
+        curl -s -o /dev/null -w 'curl %{http_code}\\n' http://10.88.0.2:8080/1m.bin
+        wget -q -O /dev/null http://10.88.0.2:8080/1m.bin; echo "wget $?"
+        setpriv --reuid=65534 --regid=65534 --clear-groups curl -s -o /dev/null http://10.88.0.2:8080/1m.bin; echo "nobody $?"
+        """
+        for (arguments, namespace, ready) in [(["run", "--netns", app], app, "sluice0"), (["run", "--tun"], host, "sluice0")] {
+            var output = ""
+            let r = try runSluice(arguments + ["--profile", profile], in: host, timeout: 60) { process in
+                let up = TestNetwork.waitUntil(seconds: 10) {
+                    (try? net.run(["ip", "-n", namespace, "link", "show", ready]).status) == 0
+                        && (namespace == self.app || ((try? net.run(["ip", "-n", host, "rule"]).output) ?? "").contains("lookup 2333"))
+                }
+                if up { output = (try? net.run(["bash", "-c", script], in: namespace, check: false).output) ?? "" }
+                kill(process.processIdentifier, SIGINT)
+            }
+            #expect(output == "curl 200\nwget 8\nnobody 7\n" || output == "curl 200\nwget 8\nnobody 56\n", "\(arguments): \(output) \(r.stderr)")
+            #expect(r.stderr.contains("owners: 3 flows looked up, 0 not found"), "\(arguments): \(r.stderr)")
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+    }
+
     /// `--exclude`: an excluded destination keeps the host's own routing, so
     /// a connection made before Sluice (as an SSH session would be) carries
     /// on untouched, and new connections to it skip Sluice; other
