@@ -164,3 +164,21 @@ extension SocketOwnerTests {
         #expect(entry.localAddress == loopback)
     }
 }
+
+extension SocketOwnerTests {
+    /// A dual-stack IPv6 socket talking to an IPv4 address sends IPv4
+    /// packets: the flow's IPv4 addresses must still find it.
+    @Test func aDualStackSocketIsFoundByItsIPv4Addresses() throws {
+        let loopback = SysIPAddress("127.0.0.1")!
+        let server = try Socket(.tcp, family: .v4)
+        try server.bind(SocketAddress(loopback, port: 0))
+        try server.listen()
+        let serverAddress = try #require(server.localAddress as SocketAddress?)
+        let client = try Socket(.tcp, family: .v6)
+        _ = try client.connect(to: SocketAddress(SocketDiagnostics.mapped(loopback), port: serverAddress.port))
+        let clientAddress = try #require(client.localAddress as SocketAddress?)
+        let entry = try #require(try SocketDiagnostics().tcpSocket(local: loopback, localPort: clientAddress.port,
+                                                                   remote: loopback, remotePort: serverAddress.port))
+        #expect(entry.inode == Self.inode(of: client.descriptor))
+    }
+}
