@@ -52,7 +52,8 @@ public final class ProcessSearch {
     /// the worker is too far behind to take it (its queue is full).
     public func submit(token: UInt64, inode: UInt32, userID: UInt32) -> Bool {
         var request = Self.request(token: token, inode: inode, userID: userID)
-        let sent = request.withUnsafeMutableBytes { send(descriptor.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        // MSG_NOSIGNAL: a worker that is gone makes this fail, not kill Sluice with SIGPIPE.
+        let sent = request.withUnsafeMutableBytes { send(descriptor.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
         return sent == Self.requestSize
     }
 

@@ -134,6 +134,7 @@ public struct ProcessTable: Sendable {
 
     /// Whether one of `pid`'s descriptors is socket `inode`.
     private func holds(_ pid: Int32, _ inode: UInt32, budget: inout Int) -> Bool {
+        guard budget > 0 else { return false }
         let path = "\(root)/\(pid)/fd"
         let descriptors = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptors >= 0, let directory = fdopendir(descriptors) else {
