@@ -38,9 +38,10 @@ extension Tunnel {
     /// One exchange of an HTTP-mode flow as a HAR entry.
     func harEntry(_ exchange: HTTPExchange, session: HTTPSession) -> HAREntry? {
         let key = session.key
-        let connection = flowRecords[key]?.record.connectionID ?? 0
+        let record = flowRecords[key]
         return exchange.harEntry(bodyLimit: bodyLimitForHAR, startedAt: wallTime(exchange.started), now: now,
-                                 serverIPAddress: "\(key.destinationAddress)", connection: "\(connection)", comment: "\(key)")
+                                 serverIPAddress: "\(key.destinationAddress)", connection: "\(record?.record.connectionID ?? 0)",
+                                 comment: "\(key)", process: record?.owner?.label)
     }
 
     var bodyLimitForHAR: Int { har?.bodyLimit ?? 0 }
@@ -52,7 +53,7 @@ extension HTTPExchange {
     /// it. `startedAt` is the wall time (ns since the epoch) of `started`;
     /// `serverIPAddress` is left out for an answer of Sluice's own.
     func harEntry(bodyLimit: Int, startedAt: UInt64, now: Instant, serverIPAddress: String?,
-                  connection: String, comment: String) -> HAREntry? {
+                  connection: String, comment: String, process: String? = nil) -> HAREntry? {
         guard let head = requestHead else { return nil }
         let request = HARRequest(head, url: url, body: requestBody, bodySize: requestBodyBytes)
         var response: HARResponse
@@ -90,6 +91,6 @@ extension HTTPExchange {
                         connection: connection,
                         comment: comment,
                         rule: rule, policy: policy, rewrittenFrom: rewrittenFrom,
-                        mocked: mocked || localAnswer != nil)
+                        mocked: mocked || localAnswer != nil, process: process)
     }
 }

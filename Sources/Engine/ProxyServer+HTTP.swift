@@ -391,7 +391,7 @@ extension ProxyServer {
         let server = connection.upstreamAddress.map { "\($0)" }
         let entry = exchange.harEntry(bodyLimit: har.bodyLimit, startedAt: wallTime(exchange.started),
                                       now: now, serverIPAddress: server, connection: "\(connection.id)",
-                                      comment: "\(connection.peer) via \(connection.listener) listener")
+                                      comment: "\(connection.peer) via \(connection.listener) listener", process: connection.owner?.label)
         if let entry { har.add(entry) }
     }
 

@@ -463,11 +463,13 @@ public struct HAREntry: Sendable, Equatable {
     public var rewrittenFrom: String?
     /// True when Sluice answered itself and no server saw the request.
     public var mocked: Bool?
+    /// The program that sent it (`curl[4242]`), when an owner rule made Sluice ask.
+    public var process: String?
 
     public init(startedDateTime: String, time: Double? = nil, request: HARRequest, response: HARResponse,
                 timings: HARTimings = HARTimings(), serverIPAddress: String? = nil, connection: String? = nil,
                 comment: String? = nil, rule: String? = nil, policy: String? = nil, rewrittenFrom: String? = nil,
-                mocked: Bool? = nil)
+                mocked: Bool? = nil, process: String? = nil)
     {
         self.startedDateTime = startedDateTime
         self.time = time
@@ -481,6 +483,7 @@ public struct HAREntry: Sendable, Equatable {
         self.policy = policy
         self.rewrittenFrom = rewrittenFrom
         self.mocked = mocked
+        self.process = process
     }
 
     /// One entry as a JSON object, for logs written entry by entry.
@@ -517,6 +520,7 @@ public struct HAREntry: Sendable, Equatable {
         if let policy { json.field("_policy", policy) }
         if let rewrittenFrom { json.field("_rewrittenFrom", rewrittenFrom) }
         if let mocked { json.field("_mocked", mocked) }
+        if let process { json.field("_process", process) }
         json.endObject()
     }
 }

@@ -25,7 +25,7 @@ import HTTP
             response: HARResponse(response.head, body: response.body, bodySize: 3),
             timings: HARTimings(dns: 0, connect: 1.5, send: 0.25, wait: 10, receive: 2),
             serverIPAddress: "10.0.0.2", connection: "40000",
-            rule: "rewrite a.test b.test", policy: "rewrite", rewrittenFrom: "http://a.test/old", mocked: false)
+            rule: "rewrite a.test b.test", policy: "rewrite", rewrittenFrom: "http://a.test/old", mocked: false, process: "curl[4242]")
     }
 
     @Test func logIsValidHAR12() throws {
@@ -71,6 +71,7 @@ import HTTP
         #expect(e["_policy"] as? String == "rewrite")
         #expect(e["_rewrittenFrom"] as? String == "http://a.test/old")
         #expect(e["_mocked"] as? Bool == false)
+        #expect(e["_process"] as? String == "curl[4242]")
         #expect((e["cache"] as? [String: Any])?.isEmpty == true)
 
         let request = try #require(e["request"] as? [String: Any])

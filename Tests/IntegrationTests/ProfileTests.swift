@@ -428,6 +428,7 @@ final class ProfileTests {
         \(Self.hosts)
         """)
         let log = pair.path("owner.jsonl")
+        let har = pair.path("owner.har")
         let r = try pair.exec("""
         curl -s -o /dev/null -w 'curl %{http_code}\\n' http://origin.test:8080/hello.txt
         wget -q -O /dev/null http://origin.test:8080/hello.txt; echo "wget $?"
@@ -439,8 +440,15 @@ final class ProfileTests {
         /usr/bin/python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); [s.sendto(w, ("10.88.0.2", 9004)) for w in (b"one\\n", b"two\\n", b"three\\n")]; s.settimeout(0.5)
         try: s.recv(16)
         except OSError: pass'
-        """, options: ["--profile", path, "--flow-log", log])
+        """, options: ["--profile", path, "--flow-log", log, "--har", har])
         #expect(r.status == 0, "\(r.stderr)")
+        // The HAR names the program behind each request (wget's answered by Sluice).
+        let programs = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        entries = json.load(open(sys.argv[1]))["log"]["entries"]
+        print(" ".join(sorted(e.get("_process", "-").split("[")[0] + ":" + str(e["response"]["status"]) for e in entries)))
+        """, har]).output
+        #expect(programs == "curl:200 wget:403\n", "\(programs)")
         // Six flows (two curls, wget, three UDP senders), each program still there when asked.
         #expect(r.stderr.contains("owners: 6 flows looked up, 0 not found"), "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
@@ -457,7 +465,8 @@ final class ProfileTests {
         import json, sys
         for line in open(sys.argv[1]):
             r = json.loads(line)
-            print(r["transport"], r["process"], r["uid"], type(r["pid"]).__name__, r["policy"], r["status"])
+            if r["kind"] == "connection":
+                print(r["transport"], r["process"], r["uid"], type(r["pid"]).__name__, r["policy"], r["status"])
         """, log]).output
         let flows = Set(summary.split(separator: "\n").map(String.init))
         #expect(flows.contains("tcp curl 0 int DIRECT closed"), "\(summary)")
