@@ -30,6 +30,11 @@ public struct ProcessTable: Sendable {
     private let networkNamespace: UInt64?
     /// Whether each process seen is in `networkNamespace`.
     private var namespaceMembers: [Int32: Bool] = [:]
+    /// For the recent processes: the descriptors that held sockets when the
+    /// process was last looked through. They are looked at first next time,
+    /// since a program that opens connections reuses the numbers of those it
+    /// closed, and its files and pipes (often most of its descriptors) last.
+    private var socketDescriptors: [Int32: [Int32]] = [:]
 
     /// `root`: where proc is mounted (a test may point elsewhere).
     /// `networkNamespace`: only processes in that namespace are searched
@@ -128,32 +133,58 @@ public struct ProcessTable: Sendable {
     private mutating func found(_ pid: Int32) -> Process {
         recent.removeAll { $0 == pid }
         recent.insert(pid, at: 0)
-        if recent.count > Self.recentLimit { recent.removeLast() }
+        if recent.count > Self.recentLimit { socketDescriptors[recent.removeLast()] = nil }
         return describe(pid)
     }
 
-    /// Whether one of `pid`'s descriptors is socket `inode`.
-    private func holds(_ pid: Int32, _ inode: UInt32, budget: inout Int) -> Bool {
+    /// Whether one of `pid`'s descriptors is socket `inode`: first those
+    /// that held sockets last time (`socketDescriptors`), then the rest.
+    private mutating func holds(_ pid: Int32, _ inode: UInt32, budget: inout Int) -> Bool {
         guard budget > 0 else { return false }
-        let path = "\(root)/\(pid)/fd"
-        let descriptors = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let descriptors = open("\(root)/\(pid)/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptors >= 0, let directory = fdopendir(descriptors) else {
             if descriptors >= 0 { close(descriptors) }
             return false
         }
         defer { closedir(directory) }
-        var status = stat()
-        while budget > 0, let entry = readdir(directory) {
-            guard entry.pointee.d_name.0 != UInt8(ascii: ".") else { continue }
+        let known = socketDescriptors[pid] ?? []
+        var sockets: [Int32] = []
+        var holds = false
+        for (index, descriptor) in known.enumerated() where budget > 0 {
             budget -= 1
-            // stat follows the descriptor's magic link to what it holds: for a
-            // socket, sockfs's inode, the number sock_diag reports.
-            let ok = withUnsafePointer(to: entry.pointee.d_name) { name in
-                name.withMemoryRebound(to: CChar.self, capacity: 256) { fstatat(descriptors, $0, &status, 0) == 0 }
+            guard let held = Self.socketInode(in: descriptors, "\(descriptor)") else { continue }
+            sockets.append(descriptor)
+            if held == inode {
+                // The rest stay first in line for the next search, unchecked.
+                sockets += known[(index + 1)...]
+                holds = true
+                break
             }
-            if ok, status.st_mode & S_IFMT == S_IFSOCK, status.st_ino == UInt(inode) { return true }
         }
-        return false
+        while !holds, budget > 0, let entry = readdir(directory) {
+            guard let descriptor = Self.number(entry), !known.contains(descriptor) else { continue }
+            budget -= 1
+            let held = withUnsafePointer(to: entry.pointee.d_name) { name in
+                name.withMemoryRebound(to: CChar.self, capacity: 256) { Self.socketInode(in: descriptors, $0) }
+            }
+            guard let held else { continue }
+            sockets.append(descriptor)
+            if held == inode { holds = true }
+        }
+        // Kept for the processes tried first (a found one becomes one); the
+        // list of a search cut short is partial, which costs only order.
+        if holds || recent.contains(pid) { socketDescriptors[pid] = sockets }
+        return holds
+    }
+
+    /// The inode of the socket descriptor `name` (in /proc/PID/fd, open as
+    /// `folder`) holds, or nil for anything else. stat follows the magic
+    /// link to what it holds: for a socket, sockfs's inode, the number
+    /// sock_diag reports.
+    private static func socketInode(in folder: Int32, _ name: UnsafePointer<CChar>) -> UInt32? {
+        var status = stat()
+        guard fstatat(folder, name, &status, 0) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        return UInt32(truncatingIfNeeded: status.st_ino)
     }
 
     /// The uid /proc gives the process's directory (its effective uid).
@@ -163,7 +194,10 @@ public struct ProcessTable: Sendable {
         return status.st_uid
     }
 
-    private static func processID(_ entry: UnsafeMutablePointer<dirent>) -> Int32? {
+    private static func processID(_ entry: UnsafeMutablePointer<dirent>) -> Int32? { number(entry) }
+
+    /// A directory entry's name as a number (a pid, a descriptor), or nil.
+    private static func number(_ entry: UnsafeMutablePointer<dirent>) -> Int32? {
         var value: Int32 = 0
         var digits = 0
         let isNumber = withUnsafeBytes(of: entry.pointee.d_name) { bytes -> Bool in

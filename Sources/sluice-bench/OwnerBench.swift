@@ -6,6 +6,8 @@ import Glibc
 import Sys
 
 func benchOwners(rounds: Int, connections: Int) {
+    // First, while this process holds nothing else.
+    benchChurn(rounds: rounds)
     let loopback = SysIPAddress("127.0.0.1")!
     guard let server = try? Socket(.tcp, family: .v4), (try? server.bind(SocketAddress(loopback, port: 0))) != nil,
           (try? server.listen(backlog: Int32(connections))) != nil, let serverAddress = server.localAddress,
@@ -95,4 +97,42 @@ func benchOwners(rounds: Int, connections: Int) {
 final class HeldSocket {
     let socket: Socket
     init(_ socket: consuming Socket) { self.socket = socket }
+}
+
+/// A program with many files open and a few connections that come and go
+/// (a browser, a package manager): each new socket takes the number of one
+/// just closed. The walk looks at the descriptors that held sockets first.
+func benchChurn(rounds: Int) {
+    var files: [Int32] = []
+    for _ in 0 ..< 1000 { files.append(open("/dev/null", O_RDONLY | O_CLOEXEC)) }
+    defer { for file in files { close(file) } }
+    let loopback = SysIPAddress("127.0.0.1")!
+    var sockets: [HeldSocket?] = []
+    for _ in 0 ..< 8 {
+        guard let socket = try? Socket(.udp, family: .v4), (try? socket.bind(SocketAddress(loopback, port: 0))) != nil else { return }
+        sockets.append(HeldSocket(socket))
+    }
+    func inode(_ held: HeldSocket?) -> UInt32 {
+        var status = stat()
+        _ = fstat(held?.socket.descriptor.rawValue ?? -1, &status)
+        return UInt32(truncatingIfNeeded: status.st_ino)
+    }
+    var table = ProcessTable()
+    for held in sockets { _ = table.process(holdingSocket: inode(held), userID: getuid()) }
+    var times: [Double] = []
+    for _ in 0 ..< rounds {
+        var total = 0.0
+        for index in sockets.indices {
+            // A connection closes and a new one takes its number.
+            let number = sockets[index]?.socket.descriptor.rawValue
+            sockets[index] = nil
+            sockets[index] = HeldSocket(try! Socket(.udp, family: .v4))
+            if sockets[index]?.socket.descriptor.rawValue != number { print("owners: churn: \(String(describing: number)) became \(String(describing: sockets[index]?.socket.descriptor.rawValue))") }
+            let start = ContinuousClock.now
+            if table.process(holdingSocket: inode(sockets[index]), userID: getuid()) == nil { print("owners: a churned socket was not found") }
+            total += (ContinuousClock.now - start).nanosecondsDouble / 1000
+        }
+        times.append(total / Double(sockets.count))
+    }
+    print("owners: a program with \(Files.names(in: "/proc/self/fd").count) descriptors, 8 of them sockets; µs to find a new socket on a closed one's number: \(format1(median(times)))")
 }

@@ -182,3 +182,23 @@ extension SocketOwnerTests {
         #expect(entry.inode == Self.inode(of: client.descriptor))
     }
 }
+
+extension ProcessSearchTests {
+    /// A socket closed and another opened in its place (the same descriptor
+    /// number, the new socket's inode) is found, and so is one on a new number.
+    @Test func socketsOnReusedAndNewDescriptorsAreFound() throws {
+        var table = ProcessTable()
+        let first = try Socket(.udp, family: .v4)
+        try first.bind(SocketAddress(SysIPAddress("127.0.0.1")!, port: 0))
+        #expect(table.process(holdingSocket: SocketOwnerTests.inode(of: first.descriptor), userID: nil)?.id == getpid())
+        _ = consume first
+        // Most often the lowest free number, the one just closed (other tests
+        // running beside this one may take it first).
+        let again = try Socket(.udp, family: .v4)
+        try again.bind(SocketAddress(SysIPAddress("127.0.0.1")!, port: 0))
+        #expect(table.process(holdingSocket: SocketOwnerTests.inode(of: again.descriptor), userID: nil)?.id == getpid())
+        let other = try Socket(.udp, family: .v4)
+        try other.bind(SocketAddress(SysIPAddress("127.0.0.1")!, port: 0))
+        #expect(table.process(holdingSocket: SocketOwnerTests.inode(of: other.descriptor), userID: nil)?.id == getpid())
+    }
+}
