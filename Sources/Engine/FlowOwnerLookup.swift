@@ -30,6 +30,11 @@ final class FlowOwnerLookup {
     private var search: ProcessSearch?
     private var processes: ProcessTable
     private var waiting: [UInt64: (waiter: Waiter, userID: UInt32, deadline: Instant)] = [:]
+    /// Requests the search thread's socket had no room for (a burst of new
+    /// flows): sent, in order, as its answers make room.
+    private var backlog: [(token: UInt64, inode: UInt32, userID: UInt32)] = []
+    /// More waiting than this, and a new flow goes on with its uid alone.
+    static let maximumWaiting = 65536
     private var nextToken: UInt64 = 0
     /// The oldest request that may still wait: tokens are answered in order,
     /// so its deadline is the earliest.
@@ -110,10 +115,25 @@ final class FlowOwnerLookup {
     /// The owners the search thread has found since the last call.
     func finished() -> [(Waiter, FlowOwner)] {
         guard let search else { return [] }
-        return search.answers().compactMap { answer in
+        let owners: [(Waiter, FlowOwner)] = search.answers().compactMap { answer in
             guard let asked = waiting.removeValue(forKey: answer.token) else { return nil }
             return (asked.waiter, completed(FlowOwner(userID: asked.userID), answer.process))
         }
+        sendBacklog(search)
+        return owners
+    }
+
+    /// Sends what waits in `backlog` until the socket is full again;
+    /// requests whose flows stopped waiting meanwhile are dropped.
+    private func sendBacklog(_ search: ProcessSearch) {
+        var sent = 0
+        for request in backlog {
+            if waiting[request.token] != nil {
+                guard search.submit(token: request.token, inode: request.inode, userID: request.userID) else { break }
+            }
+            sent += 1
+        }
+        backlog.removeFirst(sent)
     }
 
     /// When the oldest waiting flow stops waiting.
@@ -141,13 +161,16 @@ final class FlowOwnerLookup {
         let owner = FlowOwner(userID: entry.userID)
         guard needsProcess else { return .known(owner) }
         guard let search else { return .known(completed(owner, processes.process(holdingSocket: entry.inode, userID: entry.userID))) }
-        nextToken += 1
-        guard search.submit(token: nextToken, inode: entry.inode, userID: entry.userID) else {
-            // The search is thousands of requests behind: the flow goes on with its uid.
+        guard waiting.count < Self.maximumWaiting else {
+            // The search is far behind: the flow goes on with its uid.
             unknown += 1
             return .known(owner)
         }
+        nextToken += 1
         waiting[nextToken] = (waiter, entry.userID, now + Self.patience)
+        if !backlog.isEmpty || !search.submit(token: nextToken, inode: entry.inode, userID: entry.userID) {
+            backlog.append((nextToken, entry.inode, entry.userID))
+        }
         return .pending
     }
 

@@ -30,11 +30,26 @@ public struct ProcessTable: Sendable {
     private let networkNamespace: UInt64?
     /// Whether each process seen is in `networkNamespace`.
     private var namespaceMembers: [Int32: Bool] = [:]
-    /// For the recent processes: the descriptors that held sockets when the
-    /// process was last looked through. They are looked at first next time,
-    /// since a program that opens connections reuses the numbers of those it
-    /// closed, and its files and pipes (often most of its descriptors) last.
-    private var socketDescriptors: [Int32: [Int32]] = [:]
+    /// What the last look through a recent process's descriptors found.
+    private var seen: [Int32: Descriptors] = [:]
+
+    /// One process's descriptors as last seen: its sockets (in order, and by
+    /// inode) and the rest. A search tries, in order: the descriptor that
+    /// held the socket asked about (a burst of connections: one look through
+    /// the program saw them all), its other sockets (a program that opens
+    /// connections reuses the numbers of those it closed), numbers not seen
+    /// before, and last its files and pipes, often most of its descriptors.
+    struct Descriptors {
+        var sockets: [Int32] = []
+        var inodeOf: [Int32: UInt32] = [:]
+        var byInode: [UInt32: Int32] = [:]
+        var others: Set<Int32> = []
+
+        mutating func noteSocket(_ descriptor: Int32, _ inode: UInt32) {
+            if inodeOf.updateValue(inode, forKey: descriptor) == nil { sockets.append(descriptor) }
+            byInode[inode] = descriptor
+        }
+    }
 
     /// `root`: where proc is mounted (a test may point elsewhere).
     /// `networkNamespace`: only processes in that namespace are searched
@@ -133,58 +148,96 @@ public struct ProcessTable: Sendable {
     private mutating func found(_ pid: Int32) -> Process {
         recent.removeAll { $0 == pid }
         recent.insert(pid, at: 0)
-        if recent.count > Self.recentLimit { socketDescriptors[recent.removeLast()] = nil }
+        if recent.count > Self.recentLimit { seen[recent.removeLast()] = nil }
         return describe(pid)
     }
 
-    /// Whether one of `pid`'s descriptors is socket `inode`: first those
-    /// that held sockets last time (`socketDescriptors`), then the rest.
+    /// Whether one of `pid`'s descriptors is socket `inode`, looked for in
+    /// `Descriptors`' order.
     private mutating func holds(_ pid: Int32, _ inode: UInt32, budget: inout Int) -> Bool {
         guard budget > 0 else { return false }
-        let descriptors = open("\(root)/\(pid)/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptors >= 0, let directory = fdopendir(descriptors) else {
-            if descriptors >= 0 { close(descriptors) }
+        let folder = open("\(root)/\(pid)/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard folder >= 0, let directory = fdopendir(folder) else {
+            if folder >= 0 { close(folder) }
             return false
         }
         defer { closedir(directory) }
-        let known = socketDescriptors[pid] ?? []
-        var sockets: [Int32] = []
-        var holds = false
-        for (index, descriptor) in known.enumerated() where budget > 0 {
+        let last = seen[pid] ?? Descriptors()
+        // The descriptor that held it when last seen.
+        if let descriptor = last.byInode[inode] {
             budget -= 1
-            guard let held = Self.socketInode(in: descriptors, "\(descriptor)") else { continue }
-            sockets.append(descriptor)
-            if held == inode {
-                // The rest stay first in line for the next search, unchecked.
-                sockets += known[(index + 1)...]
-                holds = true
+            if case .socket(inode) = Self.look(in: folder, "\(descriptor)") { return true }
+        }
+        var now = Descriptors()
+        // Its other sockets, by number, without reading the folder: a program
+        // that opens connections gives a new one the number of one it closed.
+        for (index, descriptor) in last.sockets.enumerated() {
+            guard budget > 0 else { break }
+            budget -= 1
+            switch Self.look(in: folder, "\(descriptor)") {
+            case let .socket(held):
+                now.noteSocket(descriptor, held)
+                guard held == inode else { continue }
+                // The rest keep what was known of them.
+                for rest in last.sockets[(index + 1)...] { now.noteSocket(rest, last.inodeOf[rest] ?? 0) }
+                now.others.formUnion(last.others)
+                seen[pid] = now
+                return true
+            case .other:
+                now.others.insert(descriptor)
+            case .gone:
+                continue
+            }
+        }
+        // Then every number not seen before, to the end (a burst of new
+        // connections is then found by the next searches at once), and last
+        // the files and pipes, often most of a program's descriptors.
+        var files: [Int32] = []
+        var holds = false
+        while budget > 0, let entry = readdir(directory) {
+            guard let descriptor = Self.number(entry), last.inodeOf[descriptor] == nil else { continue }
+            if last.others.contains(descriptor) {
+                files.append(descriptor)
+                continue
+            }
+            budget -= 1
+            switch Self.look(in: folder, "\(descriptor)") {
+            case let .socket(held):
+                now.noteSocket(descriptor, held)
+                if held == inode { holds = true }
+            case .other: now.others.insert(descriptor)
+            case .gone: continue
+            }
+        }
+        for (index, descriptor) in files.enumerated() {
+            guard !holds, budget > 0 else {
+                now.others.formUnion(files[index...])
                 break
             }
-        }
-        while !holds, budget > 0, let entry = readdir(directory) {
-            guard let descriptor = Self.number(entry), !known.contains(descriptor) else { continue }
             budget -= 1
-            let held = withUnsafePointer(to: entry.pointee.d_name) { name in
-                name.withMemoryRebound(to: CChar.self, capacity: 256) { Self.socketInode(in: descriptors, $0) }
+            switch Self.look(in: folder, "\(descriptor)") {
+            case let .socket(held):
+                now.noteSocket(descriptor, held)
+                if held == inode { holds = true }
+            case .other: now.others.insert(descriptor)
+            case .gone: continue
             }
-            guard let held else { continue }
-            sockets.append(descriptor)
-            if held == inode { holds = true }
         }
-        // Kept for the processes tried first (a found one becomes one); the
-        // list of a search cut short is partial, which costs only order.
-        if holds || recent.contains(pid) { socketDescriptors[pid] = sockets }
+        // Kept for the processes tried first (a found one becomes one).
+        if holds || recent.contains(pid) { seen[pid] = now }
         return holds
     }
 
-    /// The inode of the socket descriptor `name` (in /proc/PID/fd, open as
-    /// `folder`) holds, or nil for anything else. stat follows the magic
-    /// link to what it holds: for a socket, sockfs's inode, the number
-    /// sock_diag reports.
-    private static func socketInode(in folder: Int32, _ name: UnsafePointer<CChar>) -> UInt32? {
+    enum Held: Equatable { case socket(UInt32), other, gone }
+
+    /// What descriptor `name` (in /proc/PID/fd, open as `folder`) holds.
+    /// stat follows the magic link to it: for a socket, sockfs's inode, the
+    /// number sock_diag reports.
+    private static func look(in folder: Int32, _ name: UnsafePointer<CChar>) -> Held {
         var status = stat()
-        guard fstatat(folder, name, &status, 0) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return nil }
-        return UInt32(truncatingIfNeeded: status.st_ino)
+        guard fstatat(folder, name, &status, 0) == 0 else { return .gone }
+        guard status.st_mode & S_IFMT == S_IFSOCK else { return .other }
+        return .socket(UInt32(truncatingIfNeeded: status.st_ino))
     }
 
     /// The uid /proc gives the process's directory (its effective uid).
