@@ -49,6 +49,20 @@ public struct ProcessTable: Sendable {
             if inodeOf.updateValue(inode, forKey: descriptor) == nil { sockets.append(descriptor) }
             byInode[inode] = descriptor
         }
+
+        /// Records what `descriptor` was found to hold; true if it is socket `inode`.
+        mutating func note(_ descriptor: Int32, _ held: Held, seeking inode: UInt32) -> Bool {
+            switch held {
+            case let .socket(found):
+                noteSocket(descriptor, found)
+                return found == inode
+            case .other:
+                others.insert(descriptor)
+                return false
+            case .gone:
+                return false
+            }
+        }
     }
 
     /// `root`: where proc is mounted (a test may point elsewhere).
@@ -201,13 +215,7 @@ public struct ProcessTable: Sendable {
                 continue
             }
             budget -= 1
-            switch Self.look(in: folder, "\(descriptor)") {
-            case let .socket(held):
-                now.noteSocket(descriptor, held)
-                if held == inode { holds = true }
-            case .other: now.others.insert(descriptor)
-            case .gone: continue
-            }
+            if now.note(descriptor, Self.look(in: folder, "\(descriptor)"), seeking: inode) { holds = true }
         }
         for (index, descriptor) in files.enumerated() {
             guard !holds, budget > 0 else {
@@ -215,13 +223,7 @@ public struct ProcessTable: Sendable {
                 break
             }
             budget -= 1
-            switch Self.look(in: folder, "\(descriptor)") {
-            case let .socket(held):
-                now.noteSocket(descriptor, held)
-                if held == inode { holds = true }
-            case .other: now.others.insert(descriptor)
-            case .gone: continue
-            }
+            if now.note(descriptor, Self.look(in: folder, "\(descriptor)"), seeking: inode) { holds = true }
         }
         // Kept for the processes tried first (a found one becomes one).
         if holds || recent.contains(pid) { seen[pid] = now }
