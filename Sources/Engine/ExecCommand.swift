@@ -21,9 +21,11 @@ public struct ExecCommand {
 
     public struct Options: Sendable {
         public var command: [String]
-        /// The TUN's MTU. Large, as slirp4netns's is: the path beyond the TUN is
-        /// Sluice's own sockets, so segments this size cost one system call each
-        /// instead of forty, and the kernel's path MTU still governs the real link.
+        /// The TUN's MTU (`--mtu`); nil: the profile's mtu, else
+        /// `TunnelSession.defaultMTU`, large as slirp4netns's is: the path
+        /// beyond the TUN is Sluice's own sockets, so segments this size cost
+        /// one system call each instead of forty, and the kernel's path MTU
+        /// still governs the real link.
         public var mtu: Int?
         /// The longest the loop polls for events before it sleeps, in µs
         /// (`--busy-poll`); 0 never polls. The window adapts (BusyPollWindow):
@@ -135,7 +137,7 @@ enum TunnelSession {
         return (mtu ?? profile?.general.mtu ?? defaultMTU, choice)
     }
 
-    /// As slirp4netns: the path beyond the TUN is Sluice's sockets (ExecCommand.Options.mtu).
+    /// Large, as slirp4netns's (ExecCommand.Options.mtu says why).
     static let defaultMTU = 65520
 
     static func configuration(mtu: Int, busyPoll: Int, dns: ExecCommand.DNSChoice, profile: Profile?,

@@ -17,14 +17,14 @@ extension ProxyServer {
         switch ownerLookup.start(connection: connection.id, client: connection.peer, server: server,
                                  needsProcess: director.requiresProcess, now: now) {
         case let .known(owner): noteOwner(connection, owner)
-        case .pending: connection.ownerPending = true
+        case .pending: connection.ownerLookup = .pending
         }
     }
 
     func ownersFound() {
         guard let ownerLookup else { return }
         for case let (.connection(id), owner) in ownerLookup.finished() {
-            guard let connection = connections[id], connection.ownerPending else { continue }
+            guard let connection = connections[id], case .pending = connection.ownerLookup else { continue }
             noteOwner(connection, owner)
         }
     }
@@ -33,20 +33,16 @@ extension ProxyServer {
     /// search has not answered yet, or a reload brought the first owner rule)
     /// looked up now, on the loop.
     func owner(of connection: InboundConnection) -> FlowOwner? {
-        if connection.ownerKnown { return connection.owner }
+        if case let .known(owner) = connection.ownerLookup { return owner }
         guard let ownerLookup, let server = connection.client.localAddress else { return nil }
         noteOwner(connection, ownerLookup.owner(client: connection.peer, server: server))
         return connection.owner
     }
 
     private func noteOwner(_ connection: InboundConnection, _ owner: FlowOwner?) {
-        connection.ownerPending = false
-        connection.ownerKnown = true
-        connection.owner = owner
+        connection.ownerLookup = .known(owner)
         guard let owner else { return }
         trace("\(connection.description): opened by \(owner)")
-        connection.record?.process = owner.processName
-        connection.record?.processID = owner.processID
-        connection.record?.userID = owner.userID
+        connection.record?.note(owner)
     }
 }

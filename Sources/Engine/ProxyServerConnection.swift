@@ -138,11 +138,19 @@ final class InboundConnection {
     /// With `--flow-log`: the connection's line, written when it ends, and how it ended.
     var record: FlowRecord?
     /// Who the client is, when an owner rule asked (ProxyServer+Owner.swift).
-    var owner: FlowOwner?
-    /// The lookup is done (`owner` nil: the client's socket was not found).
-    var ownerKnown = false
-    /// Its process is being searched for.
-    var ownerPending = false
+    var ownerLookup: OwnerLookupState = .notAsked
+    var owner: FlowOwner? {
+        if case let .known(owner) = ownerLookup { return owner }
+        return nil
+    }
+
+    enum OwnerLookupState {
+        case notAsked
+        /// Its process is being searched for.
+        case pending
+        /// Nil: the client's socket was not found.
+        case known(FlowOwner?)
+    }
     var endStatus: FlowRecord.Status?
     /// The next plain-HTTP request's number on this connection (the flow log's requestIndex).
     var requestIndex = 0

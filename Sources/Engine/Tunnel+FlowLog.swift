@@ -99,9 +99,18 @@ extension FlowRoute {
 }
 
 /// An open flow's record, by reference, so that per-packet updates change it in place.
+extension FlowRecord {
+    /// The flow log's `process`, `pid` and `uid`.
+    mutating func note(_ owner: FlowOwner) {
+        process = owner.processName
+        processID = owner.processID
+        userID = owner.userID
+    }
+}
+
 final class OpenFlowRecord {
     var record: FlowRecord
-    /// Who opened the flow, when a rule asked (`learnOwner`).
+    /// Who opened the flow, when a rule asked (Tunnel+Owner.swift).
     var owner: FlowOwner?
     init(_ record: FlowRecord) { self.record = record }
 }

@@ -63,8 +63,7 @@ extension Tunnel {
         trace("\(key): opened by \(owner)")
         guard let entry = flowRecords[key] else { return }
         entry.owner = owner
-        entry.record.process = owner.processName
-        entry.record.processID = owner.processID
-        entry.record.userID = owner.userID
+        entry.record.note(owner)
     }
 }
+

@@ -75,6 +75,9 @@ final class Tunnel {
     /// New flows waiting for their owner's process (`ownersFound`): a TCP
     /// flow's SYN waits in the stack's table, a UDP flow's first datagrams here.
     var awaitingOwner: [FlowKey: [[UInt8]]] = [:]
+    /// How many datagrams a UDP flow that waits (for its owner, for its
+    /// proxy's association) may hold; later ones are dropped, as a network would.
+    static let heldDatagramLimit = 16
     var tcpFlows: [FlowKey: TCPFlow] = [:]
     /// The profile's decisions; replaced whole on reload.
     var director = FlowDirector()
@@ -1139,7 +1142,7 @@ final class Tunnel {
             }
             if !awaitingOwner.isEmpty, awaitingOwner[key] != nil {
                 // A few datagrams wait with the first for the flow's owner.
-                if awaitingOwner[key]!.count < 16 { awaitingOwner[key]!.append(Array(payload)) }
+                if awaitingOwner[key]!.count < Self.heldDatagramLimit { awaitingOwner[key]!.append(Array(payload)) }
                 return
             }
             if isNew {
@@ -1199,7 +1202,7 @@ final class Tunnel {
         }
         if associationQueue[key] != nil {
             // The association is being set up: a few datagrams wait for it.
-            if associationQueue[key]!.count < 16 { associationQueue[key]!.append(Array(payload)) }
+            if associationQueue[key]!.count < Self.heldDatagramLimit { associationQueue[key]!.append(Array(payload)) }
             return
         }
         guard let flow = udpFlows[key] else { return }

@@ -11,43 +11,52 @@ import Testing
         return UInt32(truncatingIfNeeded: status.st_ino)
     }
 
+    /// A listener on `listener` (port 0) and a client of `family` connected
+    /// to it at `target` (the listener's address unless given); `body` gets
+    /// the client, the server's port and the client's.
+    static func connection(listener: SysIPAddress, family: SysIPAddress.Family? = nil, target: SysIPAddress? = nil,
+                           _ body: (borrowing Socket, _ serverPort: UInt16, _ clientPort: UInt16) throws -> Void) throws {
+        let server = try Socket(.tcp, family: listener.family)
+        try server.bind(SocketAddress(listener, port: 0))
+        try server.listen()
+        let serverPort = try #require(server.localAddress as SocketAddress?).port
+        let client = try Socket(.tcp, family: family ?? listener.family)
+        _ = try client.connect(to: SocketAddress(target ?? listener, port: serverPort))
+        try body(client, serverPort, try #require(client.localAddress as SocketAddress?).port)
+    }
+
     @Test func aConnectingTCPSocketIsFoundByItsAddressesAndLeadsToThisProcess() throws {
         let loopback = SysIPAddress("127.0.0.1")!
-        let server = try Socket(.tcp, family: .v4)
-        try server.bind(SocketAddress(loopback, port: 0))
-        try server.listen()
-        let serverAddress = try #require(server.localAddress as SocketAddress?)
-        let client = try Socket(.tcp, family: .v4)
-        _ = try client.connect(to: serverAddress)
-        let clientAddress = try #require(client.localAddress as SocketAddress?)
+        try Self.connection(listener: loopback) { client, serverPort, clientPort in
+            let diagnostics = try SocketDiagnostics()
+            let entry = try #require(try diagnostics.tcpSocket(local: loopback, localPort: clientPort,
+                                                               remote: loopback, remotePort: serverPort))
+            #expect(entry.inode == Self.inode(of: client.descriptor))
+            #expect(entry.userID == getuid())
+            #expect(entry.localPort == clientPort)
+            // The other direction is the server's accepted socket, not the client's.
+            let reverse = try diagnostics.tcpSocket(local: loopback, localPort: serverPort, remote: loopback, remotePort: clientPort)
+            #expect(reverse?.inode != entry.inode)
+            // Nothing is connected from port 1.
+            #expect(try diagnostics.tcpSocket(local: loopback, localPort: 1, remote: loopback, remotePort: serverPort) == nil)
 
-        let diagnostics = try SocketDiagnostics()
-        let entry = try #require(try diagnostics.tcpSocket(local: loopback, localPort: clientAddress.port,
-                                                           remote: loopback, remotePort: serverAddress.port))
-        #expect(entry.inode == Self.inode(of: client.descriptor))
-        #expect(entry.userID == getuid())
-        #expect(entry.localPort == clientAddress.port)
-        // The other direction is the server's accepted socket, not the client's.
-        let reverse = try diagnostics.tcpSocket(local: loopback, localPort: serverAddress.port, remote: loopback, remotePort: clientAddress.port)
-        #expect(reverse?.inode != entry.inode)
-        // Nothing is connected from port 1.
-        #expect(try diagnostics.tcpSocket(local: loopback, localPort: 1, remote: loopback, remotePort: serverAddress.port) == nil)
-
-        var table = ProcessTable()
-        let holder = table.process(holdingSocket: entry.inode, userID: entry.userID)
-        let process = try #require(holder)
-        #expect(process.id == getpid())
-        let exe = try #require(Files.readLink("/proc/self/exe"))
-        #expect(process.path == exe)
-        #expect(process.name == String(exe.split(separator: "/").last!))
-        // Asked again, the process is found first among the recent ones.
-        let again = table.process(holdingSocket: entry.inode, userID: nil)
-        #expect(again?.id == getpid())
-        // A socket nobody holds any more.
-        let gone = Self.inode(of: server.descriptor)
-        _ = consume server
-        let nobody = table.process(holdingSocket: gone, userID: nil)
-        #expect(nobody == nil)
+            var table = ProcessTable()
+            let holder = table.process(holdingSocket: entry.inode, userID: entry.userID)
+            let process = try #require(holder)
+            #expect(process.id == getpid())
+            let exe = try #require(Files.readLink("/proc/self/exe"))
+            #expect(process.path == exe)
+            #expect(process.name == String(exe.split(separator: "/").last!))
+            // Asked again, the process is found first among the recent ones.
+            let again = table.process(holdingSocket: entry.inode, userID: nil)
+            #expect(again?.id == getpid())
+            // A socket nobody holds any more.
+            let closed = try Socket(.udp, family: .v4)
+            let gone = Self.inode(of: closed.descriptor)
+            _ = consume closed
+            let nobody = table.process(holdingSocket: gone, userID: nil)
+            #expect(nobody == nil)
+        }
     }
 
     @Test func aUDPSocketIsFoundByItsPortExactOrWildcard() throws {
@@ -151,17 +160,12 @@ import Testing
 extension SocketOwnerTests {
     @Test func anIPv6ConnectionIsFoundToo() throws {
         let loopback = SysIPAddress("::1")!
-        let server = try Socket(.tcp, family: .v6)
-        try server.bind(SocketAddress(loopback, port: 0))
-        try server.listen()
-        let serverAddress = try #require(server.localAddress as SocketAddress?)
-        let client = try Socket(.tcp, family: .v6)
-        _ = try client.connect(to: serverAddress)
-        let clientAddress = try #require(client.localAddress as SocketAddress?)
-        let entry = try #require(try SocketDiagnostics().tcpSocket(local: loopback, localPort: clientAddress.port,
-                                                                   remote: loopback, remotePort: serverAddress.port))
-        #expect(entry.inode == Self.inode(of: client.descriptor))
-        #expect(entry.localAddress == loopback)
+        try Self.connection(listener: loopback) { client, serverPort, clientPort in
+            let entry = try #require(try SocketDiagnostics().tcpSocket(local: loopback, localPort: clientPort,
+                                                                       remote: loopback, remotePort: serverPort))
+            #expect(entry.inode == Self.inode(of: client.descriptor))
+            #expect(entry.localAddress == loopback)
+        }
     }
 }
 
@@ -170,16 +174,11 @@ extension SocketOwnerTests {
     /// packets: the flow's IPv4 addresses must still find it.
     @Test func aDualStackSocketIsFoundByItsIPv4Addresses() throws {
         let loopback = SysIPAddress("127.0.0.1")!
-        let server = try Socket(.tcp, family: .v4)
-        try server.bind(SocketAddress(loopback, port: 0))
-        try server.listen()
-        let serverAddress = try #require(server.localAddress as SocketAddress?)
-        let client = try Socket(.tcp, family: .v6)
-        _ = try client.connect(to: SocketAddress(SocketDiagnostics.mapped(loopback), port: serverAddress.port))
-        let clientAddress = try #require(client.localAddress as SocketAddress?)
-        let entry = try #require(try SocketDiagnostics().tcpSocket(local: loopback, localPort: clientAddress.port,
-                                                                   remote: loopback, remotePort: serverAddress.port))
-        #expect(entry.inode == Self.inode(of: client.descriptor))
+        try Self.connection(listener: loopback, family: .v6, target: SocketDiagnostics.mapped(loopback)) { client, serverPort, clientPort in
+            let entry = try #require(try SocketDiagnostics().tcpSocket(local: loopback, localPort: clientPort,
+                                                                       remote: loopback, remotePort: serverPort))
+            #expect(entry.inode == Self.inode(of: client.descriptor))
+        }
     }
 }
 
