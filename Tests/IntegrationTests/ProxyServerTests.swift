@@ -50,6 +50,17 @@ final class ProxyServerTests {
             child.terminate(graceMilliseconds: 5000)
             return (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         }
+
+        /// Waits (bounded) until `flowLog` holds `lines` lines, then stops.
+        /// A client that has read its whole answer has not always seen the
+        /// proxy end the connection yet (the upstream's close is a round trip
+        /// more): stopping at once would log it cut off by the stop.
+        func stop(once flowLog: String, has lines: Int) -> String {
+            _ = TestNetwork.waitUntil(seconds: 10) {
+                ((try? String(contentsOfFile: flowLog, encoding: .utf8)) ?? "").split(separator: "\n").count >= lines
+            }
+            return stop()
+        }
     }
 
     /// Starts `sluice proxy ARGS` (through `through`, a command that execs it)
@@ -399,7 +410,7 @@ final class ProxyServerTests {
         curl -s -o /dev/null \(proxy) http://closed.test:9/
         true
         """)
-        let summary = server.stop()
+        let summary = server.stop(once: log, has: 9)
         #expect(r.status == 0, "\(r.output)")
         #expect(summary.contains("flow log: "), "\(summary)")
         let out = try net.run(["/usr/bin/python3", "-c", """
@@ -1105,7 +1116,7 @@ final class ProxyServerTests {
         curl -s -m 10 -p --proxy http://127.0.0.1:18101 \(resolve) http://blocked.test:8080/hello.txt; echo "blocked through CONNECT: $?"
         curl -sS -m 10 --socks5 127.0.0.1:11101 http://10.88.0.2:8080/hello.txt
         """)
-        let summary = server.stop()
+        let summary = server.stop(once: log, has: 5)
         let lines = r.output.split(separator: "\n").map(String.init)
         #expect(lines.count == 5, "\(r.output)\n\(summary)")
         if lines.count == 5 {
@@ -1127,7 +1138,7 @@ final class ProxyServerTests {
             "None None DIRECT closed",
             "blocked.test host REJECT blocked", "blocked.test host REJECT blocked", "blocked.test sni REJECT blocked",
             "origin.test host DIRECT closed",
-        ], "\(out)\n\(summary)")
+        ], "\(out)\n\(summary)\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
     }
 
     @Test func sighupReloadsTheRules() throws {
