@@ -1,0 +1,473 @@
+import Testing
+@testable import HTTP
+
+// Published test vectors for the primitives that open QUIC Initial packets.
+// Where a value is not from a specification the comment says how it was
+// computed (Python's hashlib/hmac), so it can be regenerated.
+
+private func hex(_ text: String) -> [UInt8] { QUICFixtures.hex(text) }
+
+@Suite struct SHA256Tests {
+    // FIPS 180-2 Appendix B.1 ("abc", one block), B.2 (448 bits, where the
+    // padding spills into a second block); the empty message from NIST's
+    // SHA-256 example values.
+    @Test(arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+    ])
+    func fipsExamples(message: String, digest: String) {
+        #expect(SHA256.hash(Array(message.utf8)) == hex(digest))
+    }
+
+    // FIPS 180-2 Appendix B.3: a message far longer than any buffer.
+    @Test func oneMillionAs() {
+        let message = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
+        #expect(SHA256.hash(message) == hex("cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"))
+    }
+
+    // Lengths either side of where the 0x80 byte and the 8-byte length stop
+    // fitting in the last block (55/56, 119/120) and of whole blocks (63/64/65,
+    // 128). Message byte i is i; digests computed with Python's hashlib.
+    @Test(arguments: [
+        (1, "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"),
+        (55, "463eb28e72f82e0a96c0a4cc53690c571281131f672aa229e0d45ae59b598b59"),
+        (56, "da2ae4d6b36748f2a318f23e7ab1dfdf45acdc9d049bd80e59de82a60895f562"),
+        (57, "2fe741af801cc238602ac0ec6a7b0c3a8a87c7fc7d7f02a3fe03d1c12eac4d8f"),
+        (63, "29af2686fd53374a36b0846694cc342177e428d1647515f078784d69cdb9e488"),
+        (64, "fdeab9acf3710362bd2658cdc9a29e8f9c757fcf9811603a8c447cd1d9151108"),
+        (65, "4bfd2c8b6f1eec7a2afeb48b934ee4b2694182027e6d0fc075074f2fabb31781"),
+        (119, "da18797ed7c3a777f0847f429724a2d8cd5138e6ed2895c3fa1a6d39d18f7ec6"),
+        (120, "f52b23db1fbb6ded89ef42a23ce0c8922c45f25c50b568a93bf1c075420bbb7c"),
+        (121, "335a461692b30bba1d647cc71604e88e676c90e4c22455d0b8c83f4bd7c8ac9b"),
+        (128, "471fb943aa23c511f6f72f8d1652d9c880cfa392ad80503120547703e56a2be5"),
+    ])
+    func paddingBoundaries(length: Int, digest: String) {
+        let message = (0 ..< length).map { UInt8(truncatingIfNeeded: $0) }
+        #expect(SHA256.hash(message) == hex(digest))
+    }
+
+    // RFC 9369 §3.1, §3.3.1 and §3.3.3 define QUIC v2's constants as SHA-256
+    // digests of short strings, which makes them vectors too.
+    @Test func quicVersion2ConstantsAreDigests() {
+        #expect(Array(SHA256.hash(Array("QUICv2 version number".utf8)).prefix(4)) == hex("6b3343cf"))
+        #expect(Array(SHA256.hash(Array("QUICv2 salt".utf8)).prefix(20)) == QUICFixtures.version2Salt)
+        #expect(SHA256.hash(Array("QUICv2 retry secret".utf8))
+            == hex("c4dd2484d681aefa4ff4d69c2c20299984a765a5d3c31982f38fc74162155e9f"))
+    }
+
+    @Test func digestIsAlways32Bytes() {
+        for length in [0, 1, 64, 1000] {
+            #expect(SHA256.hash([UInt8](repeating: 0xA5, count: length)).count == 32)
+        }
+    }
+}
+
+@Suite struct HMACSHA256Tests {
+    func mac(key: [UInt8], _ message: String) -> [UInt8] {
+        HMACSHA256.authenticationCode(key: key, message: Array(message.utf8))
+    }
+
+    // RFC 4231 §4.2, test case 1.
+    @Test func keyShorterThanTheDigest() {
+        #expect(mac(key: [UInt8](repeating: 0x0B, count: 20), "Hi There")
+            == hex("b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"))
+    }
+
+    // RFC 4231 §4.3, test case 2.
+    @Test func keyShorterThanTheBlock() {
+        #expect(mac(key: Array("Jefe".utf8), "what do ya want for nothing?")
+            == hex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"))
+    }
+
+    // RFC 4231 §4.4, test case 3: bytes that are not text.
+    @Test func binaryKeyAndData() {
+        let code = HMACSHA256.authenticationCode(key: [UInt8](repeating: 0xAA, count: 20),
+                                                 message: [UInt8](repeating: 0xDD, count: 50))
+        #expect(code == hex("773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"))
+    }
+
+    // RFC 4231 §4.5, test case 4.
+    @Test func twentyFiveByteKey() {
+        let code = HMACSHA256.authenticationCode(key: Array(1 ... 25), message: [UInt8](repeating: 0xCD, count: 50))
+        #expect(code == hex("82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b"))
+    }
+
+    // RFC 4231 §4.7, test case 6: a 131-byte key is hashed first.
+    @Test func keyLongerThanTheBlock() {
+        #expect(mac(key: [UInt8](repeating: 0xAA, count: 131), "Test Using Larger Than Block-Size Key - Hash Key First")
+            == hex("60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"))
+    }
+
+    // RFC 4231 §4.8, test case 7: long key and a message of several blocks.
+    @Test func keyAndMessageLongerThanTheBlock() {
+        let message = "This is a test using a larger than block-size key and a larger than block-size data."
+            + " The key needs to be hashed before being used by the HMAC algorithm."
+        #expect(mac(key: [UInt8](repeating: 0xAA, count: 131), message)
+            == hex("9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"))
+    }
+
+    // A 64-byte key is used as is and a 65-byte one hashed (RFC 2104 §2); an
+    // off-by-one there passes every RFC 4231 case. Keys are bytes 0..<n, the
+    // message "Sluice"; computed with Python's hmac.
+    @Test(arguments: [
+        (63, "73b25ea2ca41239558e1f0b538bb865a523741fd3dfa88510f1e7ebfa4379988"),
+        (64, "9c127421e14d07ccaf37fe64eb38612024763fda6c39bec37c1667bf8b049440"),
+        (65, "2c2e59572fc81e48a195a153cdf4dd962573ee774f68b7fae05522391a3c7e73"),
+    ])
+    func keysAroundTheBlockSize(keyLength: Int, code: String) {
+        #expect(mac(key: (0 ..< keyLength).map { UInt8($0) }, "Sluice") == hex(code))
+    }
+}
+
+@Suite struct HKDFTests {
+    // RFC 5869 Appendix A.1, test case 1.
+    @Test func basicCase() {
+        let prk = HKDF.extract(salt: Array(0x00 ... 0x0C), inputKeyingMaterial: [UInt8](repeating: 0x0B, count: 22))
+        #expect(prk == hex("077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5"))
+        let okm = HKDF.expand(pseudorandomKey: prk, info: Array(0xF0 ... 0xF9), length: 42)
+        #expect(okm == hex("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"))
+    }
+
+    // RFC 5869 Appendix A.2, test case 2: 80-byte inputs, three output blocks.
+    @Test func longerInputsAndOutputs() {
+        let prk = HKDF.extract(salt: Array(0x60 ... 0xAF), inputKeyingMaterial: Array(0x00 ... 0x4F))
+        #expect(prk == hex("06a6b88c5853361a06104c9ceb35b45cef760014904671014a193f40c15fc244"))
+        let okm = HKDF.expand(pseudorandomKey: prk, info: Array(0xB0 ... 0xFF), length: 82)
+        #expect(okm == hex("""
+            b11e398dc80327a1c8e7f78c596a49344f012eda2d4efad8a050cc4c19afa97c
+            59045a99cac7827271cb41c65e590e09da3275600c2f09b8367793a9aca3db71
+            cc30c58179ec3e87c14c01d5c1f3434f1d87
+            """))
+    }
+
+    // RFC 5869 Appendix A.3, test case 3: an empty salt acts as 32 zero bytes.
+    @Test func emptySaltAndInfo() {
+        let prk = HKDF.extract(salt: [], inputKeyingMaterial: [UInt8](repeating: 0x0B, count: 22))
+        #expect(prk == hex("19ef24a32c717b167f33a91d6f648bdf96596776afdb6377ac434c1c293ccb04"))
+        let okm = HKDF.expand(pseudorandomKey: prk, info: [], length: 42)
+        #expect(okm == hex("8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8"))
+    }
+
+    // Each output block depends only on the ones before it, so a shorter
+    // request is a prefix of a longer one, including at the 32-byte seam.
+    @Test func shorterOutputIsAPrefix() {
+        let prk = hex("06a6b88c5853361a06104c9ceb35b45cef760014904671014a193f40c15fc244")
+        let long = HKDF.expand(pseudorandomKey: prk, info: [1, 2, 3], length: 82)
+        #expect(long.count == 82)
+        for length in [1, 16, 31, 32, 33, 64, 65] {
+            #expect(HKDF.expand(pseudorandomKey: prk, info: [1, 2, 3], length: length) == Array(long.prefix(length)),
+                    "length \(length)")
+        }
+    }
+}
+
+@Suite struct HKDFExpandLabelTests {
+    let version1InitialSecret = hex("7db5df06e7a69e432496adedb00851923595221596ae2ae9fb8115c1e9ed0a44")
+    let version2InitialSecret = hex("2062e8b3cd8d52092614b8071d0aa1fb7c2e3ac193f78b280e72d8f5751f6aba")
+
+    // RFC 9001 Appendix A.1 and RFC 9369 Appendix A.1 list the HkdfLabel each
+    // label encodes to (RFC 8446 §7.1, empty context); expandLabel must be
+    // HKDF-Expand with exactly that info.
+    @Test(arguments: [
+        ("client in", 32, "00200f746c73313320636c69656e7420696e00"),
+        ("server in", 32, "00200f746c7331332073657276657220696e00"),
+        ("quic key", 16, "00100e746c7331332071756963206b657900"),
+        ("quic iv", 12, "000c0d746c733133207175696320697600"),
+        ("quic hp", 16, "00100d746c733133207175696320687000"),
+        ("quicv2 key", 16, "001010746c73313320717569637632206b657900"),
+        ("quicv2 iv", 12, "000c0f746c7331332071756963763220697600"),
+        ("quicv2 hp", 16, "00100f746c7331332071756963763220687000"),
+    ] as [(String, Int, String)])
+    func labelEncodesAsTheRFCsHkdfLabel(label: String, length: Int, info: String) {
+        let secret = version1InitialSecret
+        #expect(HKDF.expandLabel(secret: secret, label: label, length: length)
+            == HKDF.expand(pseudorandomKey: secret, info: hex(info), length: length))
+    }
+
+    // RFC 9001 Appendix A.1.
+    @Test func version1InitialKeys() {
+        let initial = HKDF.extract(salt: QUICFixtures.version1Salt, inputKeyingMaterial: QUICFixtures.exampleDestinationConnectionID)
+        #expect(initial == version1InitialSecret)
+
+        let client = HKDF.expandLabel(secret: initial, label: "client in", length: 32)
+        #expect(client == hex("c00cf151ca5be075ed0ebfb5c80323c42d6b7db67881289af4008f1f6c357aea"))
+        #expect(HKDF.expandLabel(secret: client, label: "quic key", length: 16) == hex("1f369613dd76d5467730efcbe3b1a22d"))
+        #expect(HKDF.expandLabel(secret: client, label: "quic iv", length: 12) == hex("fa044b2f42a3fd3b46fb255c"))
+        #expect(HKDF.expandLabel(secret: client, label: "quic hp", length: 16) == hex("9f50449e04a0e810283a1e9933adedd2"))
+
+        let server = HKDF.expandLabel(secret: initial, label: "server in", length: 32)
+        #expect(server == hex("3c199828fd139efd216c155ad844cc81fb82fa8d7446fa7d78be803acdda951b"))
+        #expect(HKDF.expandLabel(secret: server, label: "quic key", length: 16) == hex("cf3a5331653c364c88f0f379b6067e37"))
+        #expect(HKDF.expandLabel(secret: server, label: "quic iv", length: 12) == hex("0ac1493ca1905853b0bba03e"))
+        #expect(HKDF.expandLabel(secret: server, label: "quic hp", length: 16) == hex("c206b8d9b9f0f37644430b490eeaa314"))
+    }
+
+    // RFC 9369 Appendix A.1: a different salt and "quicv2" labels.
+    @Test func version2InitialKeys() {
+        let initial = HKDF.extract(salt: QUICFixtures.version2Salt, inputKeyingMaterial: QUICFixtures.exampleDestinationConnectionID)
+        #expect(initial == version2InitialSecret)
+
+        let client = HKDF.expandLabel(secret: initial, label: "client in", length: 32)
+        #expect(client == hex("14ec9d6eb9fd7af83bf5a668bc17a7e283766aade7ecd0891f70f9ff7f4bf47b"))
+        #expect(HKDF.expandLabel(secret: client, label: "quicv2 key", length: 16) == hex("8b1a0bc121284290a29e0971b5cd045d"))
+        #expect(HKDF.expandLabel(secret: client, label: "quicv2 iv", length: 12) == hex("91f73e2351d8fa91660e909f"))
+        #expect(HKDF.expandLabel(secret: client, label: "quicv2 hp", length: 16) == hex("45b95e15235d6f45a6b19cbcb0294ba9"))
+
+        let server = HKDF.expandLabel(secret: initial, label: "server in", length: 32)
+        #expect(server == hex("0263db1782731bf4588e7e4d93b7463907cb8cd8200b5da55a8bd488eafc37c1"))
+        #expect(HKDF.expandLabel(secret: server, label: "quicv2 key", length: 16) == hex("82db637861d55e1d011f19ea71d5d2a7"))
+        #expect(HKDF.expandLabel(secret: server, label: "quicv2 iv", length: 12) == hex("dd13c276499c0249d3310652"))
+        #expect(HKDF.expandLabel(secret: server, label: "quicv2 hp", length: 16) == hex("edf6d05c83121201b436e16877593c3a"))
+    }
+
+    // RFC 9001 Appendix A.5 and RFC 9369 Appendix A.5: 32-byte outputs, so the
+    // length field of the HkdfLabel is exercised beyond the Initial sizes.
+    @Test func chaChaShortHeaderKeys() {
+        let secret = hex("9ac312a7f877468ebe69422748ad00a15443f18203a07d6060f688f30f21632b")
+        #expect(HKDF.expandLabel(secret: secret, label: "quic key", length: 32)
+            == hex("c6d98ff3441c3fe1b2182094f69caa2ed4b716b65488960a7a984979fb23e1c8"))
+        #expect(HKDF.expandLabel(secret: secret, label: "quic iv", length: 12) == hex("e0459b3474bdd0e44a41c144"))
+        #expect(HKDF.expandLabel(secret: secret, label: "quic hp", length: 32)
+            == hex("25a282b9e82f06f21f488917a4fc8f1b73573685608597d0efcb076b0ab7a7a4"))
+        #expect(HKDF.expandLabel(secret: secret, label: "quic ku", length: 32)
+            == hex("1223504755036d556342ee9361d253421a826c9ecdf3c7148684b36b714881f9"))
+
+        #expect(HKDF.expandLabel(secret: secret, label: "quicv2 key", length: 32)
+            == hex("3bfcddd72bcf02541d7fa0dd1f5f9eeea817e09a6963a0e6c7df0f9a1bab90f2"))
+        #expect(HKDF.expandLabel(secret: secret, label: "quicv2 iv", length: 12) == hex("a6b5bc6ab7dafce30ffff5dd"))
+        #expect(HKDF.expandLabel(secret: secret, label: "quicv2 hp", length: 32)
+            == hex("d659760d2ba434a226fd37b35c69e2da8211d10c4f12538787d65645d5d1b8e2"))
+        #expect(HKDF.expandLabel(secret: secret, label: "quicv2 ku", length: 32)
+            == hex("c69374c49e3d2a9466fa689e49d476db5d0dfbc87d32ceeaa6343fd0ae4c7d88"))
+    }
+
+    // RFC 9369 §3.3.3: the Retry Integrity Tag key and nonce.
+    @Test func version2RetryKeyAndNonce() {
+        let secret = hex("c4dd2484d681aefa4ff4d69c2c20299984a765a5d3c31982f38fc74162155e9f")
+        #expect(HKDF.expandLabel(secret: secret, label: "quicv2 key", length: 16) == hex("8fb4b01b56ac48e260fbcbcead7ccc92"))
+        #expect(HKDF.expandLabel(secret: secret, label: "quicv2 iv", length: 12) == hex("d86969bc2d7c6d9990efb04a"))
+    }
+}
+
+@Suite struct AES128Tests {
+    // FIPS-197 Appendix C.1 (AES-128).
+    @Test func fips197AppendixC1() throws {
+        let aes = try #require(AES128(key: Array(0x00 ... 0x0F)))
+        #expect(aes.encryptBlock(hex("00112233445566778899aabbccddeeff")) == hex("69c4e0d86a7b0430d8cdb78070b4c55a"))
+    }
+
+    // FIPS-197 Appendix B, the worked cipher example.
+    @Test func fips197AppendixB() throws {
+        let aes = try #require(AES128(key: hex("2b7e151628aed2a6abf7158809cf4f3c")))
+        #expect(aes.encryptBlock(hex("3243f6a8885a308d313198a2e0370734")) == hex("3925841d02dc09fbdc118597196a0b32"))
+    }
+
+    // Header protection masks are AES-ECB(hp, sample)[0..4] (RFC 9001 §5.4.3);
+    // the RFCs print the first five bytes: RFC 9001 Appendix A.2 and A.3,
+    // RFC 9369 Appendix A.2 and A.3.
+    @Test(arguments: [
+        ("9f50449e04a0e810283a1e9933adedd2", "d1b1c98dd7689fb8ec11d242b123dc9b", "437b9aec36"),
+        ("c206b8d9b9f0f37644430b490eeaa314", "2cd0991cd25b0aac406a5816b6394100", "2ec0d8356a"),
+        ("45b95e15235d6f45a6b19cbcb0294ba9", "ffe67b6abcdb4298b485dd04de806071", "94a0c95e80"),
+        ("edf6d05c83121201b436e16877593c3a", "6f05d8a4398c47089698baeea26b91eb", "4dd92e91ea"),
+    ] as [(String, String, String)])
+    func quicHeaderProtectionMasks(hp: String, sample: String, mask: String) throws {
+        let aes = try #require(AES128(key: hex(hp)))
+        #expect(Array(aes.encryptBlock(hex(sample)).prefix(5)) == hex(mask))
+    }
+
+    @Test func encryptingTwiceGivesTheSameBlock() throws {
+        let aes = try #require(AES128(key: Array(0x00 ... 0x0F)))
+        let block = hex("00112233445566778899aabbccddeeff")
+        #expect(aes.encryptBlock(block) == aes.encryptBlock(block))
+        #expect(aes.encryptBlock(block).count == 16)
+    }
+
+    @Test(arguments: [0, 15, 17, 24, 32])
+    func onlySixteenByteKeysAreAccepted(length: Int) {
+        #expect(AES128(key: [UInt8](repeating: 1, count: length)) == nil)
+    }
+
+    @Test func sixteenByteKeyIsAccepted() {
+        #expect(AES128(key: [UInt8](repeating: 1, count: 16)) != nil)
+    }
+}
+
+@Suite struct AESGCMTests {
+    /// One of the AES-128 cases of McGrew and Viega, "The Galois/Counter Mode
+    /// of Operation (GCM)", Appendix B (96-bit IVs).
+    struct Vector: Sendable, CustomStringConvertible {
+        let name: String
+        let key: [UInt8]
+        let nonce: [UInt8]
+        let plaintext: [UInt8]
+        let additionalData: [UInt8]
+        let ciphertext: [UInt8]
+        let tag: [UInt8]
+        var description: String { name }
+    }
+
+    static let case3Plaintext = hex("""
+        d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72
+        1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255
+        """)
+    static let case3Ciphertext = hex("""
+        42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e
+        21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091473f5985
+        """)
+
+    static let vectors: [Vector] = [
+        Vector(name: "test case 1", key: [UInt8](repeating: 0, count: 16), nonce: [UInt8](repeating: 0, count: 12),
+               plaintext: [], additionalData: [], ciphertext: [],
+               tag: hex("58e2fccefa7e3061367f1d57a4e7455a")),
+        Vector(name: "test case 2", key: [UInt8](repeating: 0, count: 16), nonce: [UInt8](repeating: 0, count: 12),
+               plaintext: [UInt8](repeating: 0, count: 16), additionalData: [],
+               ciphertext: hex("0388dace60b6a392f328c2b971b2fe78"),
+               tag: hex("ab6e47d42cec13bdf53a67b21257bddf")),
+        Vector(name: "test case 3", key: hex("feffe9928665731c6d6a8f9467308308"), nonce: hex("cafebabefacedbaddecaf888"),
+               plaintext: case3Plaintext, additionalData: [], ciphertext: case3Ciphertext,
+               tag: hex("4d5c2af327cd64a62cf35abd2ba6fab4")),
+        // Test case 4 drops the last 4 bytes of case 3's plaintext (a partial
+        // final block) and adds 20 bytes of additional data.
+        Vector(name: "test case 4", key: hex("feffe9928665731c6d6a8f9467308308"), nonce: hex("cafebabefacedbaddecaf888"),
+               plaintext: Array(case3Plaintext.prefix(60)),
+               additionalData: hex("feedfacedeadbeeffeedfacedeadbeefabaddad2"),
+               ciphertext: Array(case3Ciphertext.prefix(60)),
+               tag: hex("5bc94fbc3221a5db94fae95ae7121a47")),
+    ]
+
+    @Test(arguments: AESGCMTests.vectors)
+    func sealMatchesTheSpecification(vector: Vector) throws {
+        let sealed = try #require(AESGCM.seal(key: vector.key, nonce: vector.nonce, plaintext: vector.plaintext,
+                                              additionalData: vector.additionalData))
+        #expect(sealed.ciphertext == vector.ciphertext)
+        #expect(sealed.tag == vector.tag)
+    }
+
+    @Test(arguments: AESGCMTests.vectors)
+    func openMatchesTheSpecification(vector: Vector) {
+        let opened = AESGCM.open(key: vector.key, nonce: vector.nonce, ciphertext: vector.ciphertext, tag: vector.tag,
+                                 additionalData: vector.additionalData)
+        #expect(opened == vector.plaintext)
+    }
+
+    // RFC 9001 Appendix A.2: the client Initial's payload (the CRYPTO frame
+    // padded to 1162 bytes) under the client Initial key, with the unprotected
+    // header as additional data and nonce = iv XOR packet number 2 (§5.3).
+    @Test func sealsTheRFC9001ClientInitialPayload() throws {
+        let frame = QUICFixtures.rfc9001ClientInitialCryptoFrame
+        let payload = frame + [UInt8](repeating: 0, count: 1162 - frame.count)
+        let sealed = try #require(AESGCM.seal(key: hex("1f369613dd76d5467730efcbe3b1a22d"),
+                                              nonce: hex("fa044b2f42a3fd3b46fb255e"),
+                                              plaintext: payload,
+                                              additionalData: hex("c300000001088394c8f03e5157080000449e00000002")))
+        let packet = QUICFixtures.rfc9001ClientInitial
+        #expect(sealed.ciphertext == Array(packet[22 ..< 1184]))
+        #expect(sealed.tag == Array(packet[1184 ..< 1200]))
+    }
+
+    // RFC 9001 Appendix A.3: the server Initial, packet number 1, a 99-byte
+    // payload that ends mid-block.
+    @Test func opensTheRFC9001ServerInitialPayload() {
+        let packet = QUICFixtures.rfc9001ServerInitial
+        let opened = AESGCM.open(key: hex("cf3a5331653c364c88f0f379b6067e37"),
+                                 nonce: hex("0ac1493ca1905853b0bba03f"),
+                                 ciphertext: Array(packet[20 ..< 119]),
+                                 tag: Array(packet[119 ..< 135]),
+                                 additionalData: hex("c1000000010008f067a5502a4262b50040750001"))
+        #expect(opened == QUICFixtures.rfc9001ServerInitialPayload)
+    }
+
+    // Every single-bit change to what the tag covers must be caught; a tag
+    // that skipped the additional data or the last partial block would pass
+    // the published vectors but not this.
+    @Test func anyFlippedBitFailsToOpen() {
+        let v = Self.vectors[3]
+        func opens(ciphertext: [UInt8], tag: [UInt8], additionalData: [UInt8]) -> Bool {
+            AESGCM.open(key: v.key, nonce: v.nonce, ciphertext: ciphertext, tag: tag, additionalData: additionalData) != nil
+        }
+        #expect(opens(ciphertext: v.ciphertext, tag: v.tag, additionalData: v.additionalData))
+        for i in v.ciphertext.indices {
+            var c = v.ciphertext
+            c[i] ^= 1 << (i % 8)
+            #expect(!opens(ciphertext: c, tag: v.tag, additionalData: v.additionalData), "ciphertext byte \(i)")
+        }
+        for i in v.tag.indices {
+            var t = v.tag
+            t[i] ^= 1 << (i % 8)
+            #expect(!opens(ciphertext: v.ciphertext, tag: t, additionalData: v.additionalData), "tag byte \(i)")
+        }
+        for i in v.additionalData.indices {
+            var a = v.additionalData
+            a[i] ^= 1 << (i % 8)
+            #expect(!opens(ciphertext: v.ciphertext, tag: v.tag, additionalData: a), "additional data byte \(i)")
+        }
+        var nonce = v.nonce
+        nonce[11] ^= 1
+        #expect(AESGCM.open(key: v.key, nonce: nonce, ciphertext: v.ciphertext, tag: v.tag,
+                            additionalData: v.additionalData) == nil)
+    }
+
+    // Moving bytes between the additional data and the ciphertext keeps the
+    // concatenation the same; GHASH's length block is what tells them apart.
+    @Test func additionalDataAndCiphertextAreNotInterchangeable() throws {
+        let key = hex("feffe9928665731c6d6a8f9467308308")
+        let nonce = hex("cafebabefacedbaddecaf888")
+        let sealed = try #require(AESGCM.seal(key: key, nonce: nonce, plaintext: [1, 2, 3, 4], additionalData: [9, 9]))
+        let opened = AESGCM.open(key: key, nonce: nonce, ciphertext: Array(sealed.ciphertext.dropFirst()), tag: sealed.tag,
+                                 additionalData: [9, 9, sealed.ciphertext[0]])
+        #expect(opened == nil)
+    }
+
+    @Test func truncatedOrExtendedTagIsRefused() {
+        let v = Self.vectors[3]
+        for tag in [Array(v.tag.prefix(15)), Array(v.tag.prefix(12)), [], v.tag + [0]] {
+            #expect(AESGCM.open(key: v.key, nonce: v.nonce, ciphertext: v.ciphertext, tag: tag,
+                                additionalData: v.additionalData) == nil, "\(tag.count)-byte tag")
+        }
+    }
+
+    // QUIC and TLS 1.3 use only 96-bit nonces; any other length would need
+    // GHASH to derive the first counter block (SP 800-38D §7.1), so it is
+    // refused rather than used as if it were 12 bytes.
+    @Test(arguments: [0, 8, 11, 13, 16])
+    func otherNonceLengthsAreRefused(length: Int) {
+        let key = [UInt8](repeating: 7, count: 16)
+        let nonce = [UInt8](repeating: 3, count: length)
+        let sealedNothing = AESGCM.seal(key: key, nonce: nonce, plaintext: [1, 2, 3], additionalData: []) == nil
+        #expect(sealedNothing)
+        #expect(AESGCM.open(key: key, nonce: nonce, ciphertext: [1, 2, 3], tag: [UInt8](repeating: 0, count: 16),
+                            additionalData: []) == nil)
+    }
+
+    @Test(arguments: [0, 15, 17, 32])
+    func otherKeyLengthsAreRefused(length: Int) {
+        let key = [UInt8](repeating: 7, count: length)
+        let nonce = [UInt8](repeating: 3, count: 12)
+        let sealedNothing = AESGCM.seal(key: key, nonce: nonce, plaintext: [1, 2, 3], additionalData: []) == nil
+        #expect(sealedNothing)
+        #expect(AESGCM.open(key: key, nonce: nonce, ciphertext: [1, 2, 3], tag: [UInt8](repeating: 0, count: 16),
+                            additionalData: []) == nil)
+    }
+
+    // Every length from empty through several blocks, so each count of bytes
+    // in the last partial block is covered, with additional data of varying
+    // length alongside.
+    @Test func sealThenOpenRoundTrips() throws {
+        let key = Array(0x40 ... 0x4F) as [UInt8]
+        for length in 0 ... 70 {
+            let plaintext = (0 ..< length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            let additionalData = (0 ..< length % 21).map { UInt8(truncatingIfNeeded: $0 &+ 200) }
+            let nonce = (0 ..< 12).map { UInt8(truncatingIfNeeded: $0 &+ length) }
+            let sealed = try #require(AESGCM.seal(key: key, nonce: nonce, plaintext: plaintext, additionalData: additionalData))
+            #expect(sealed.ciphertext.count == length)
+            #expect(sealed.tag.count == 16)
+            if length > 0 { #expect(sealed.ciphertext != plaintext, "length \(length)") }
+            let opened = AESGCM.open(key: key, nonce: nonce, ciphertext: sealed.ciphertext, tag: sealed.tag,
+                                     additionalData: additionalData)
+            #expect(opened == plaintext, "length \(length)")
+        }
+    }
+}
