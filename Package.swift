@@ -48,16 +48,16 @@ let package = Package(
         .executableTarget(name: "sluice-bench", dependencies: ["Wire", "Stack", "Rules", "Capture", "Sys"], swiftSettings: strict),
 
         // Shared by the tests: packet builders, namespace fixtures, pcap fixtures.
-        .target(name: "TestSupport", dependencies: ["Wire", "Sys"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["Wire", "Sys", "HTTP"], path: "Tests/TestSupport", swiftSettings: strict),
 
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StackTests", dependencies: ["Stack", "Wire", "TestSupport"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "Wire", "HTTP", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
         .testTarget(name: "SysTests", dependencies: ["Sys", "TestSupport"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Wire", "Sys", "HTTP", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Rules", "Sys", "Stack", "Wire", "HTTP", "TestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["Wire", "Sys", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Wire", "Sys", "HTTP", "TestSupport"]),
     ]
 )

@@ -91,53 +91,60 @@ public struct TLSClientHelloSniffer: Sendable {
                 recordHeaderCount = 0
                 recordHeader = 0
             }
-            if handshake.count >= 4 {
-                // The first handshake message must be a ClientHello (type 1).
-                guard handshake[0] == 1 else { return .notTLS }
-                let length = Int(handshake[1]) << 16 | Int(handshake[2]) << 8 | Int(handshake[3])
-                if 4 + length > limit { return .noServerName }
-                if handshake.count >= 4 + length {
-                    return handshake.withUnsafeBytes { all in
-                        parseClientHello(UnsafeRawBufferPointer(rebasing: all[4 ..< 4 + length]))
-                    }
-                }
+            if let (outcome, protocols) = handshake.withUnsafeBytes({ Self.readHandshake($0, limit: limit) }) {
+                applicationProtocols = protocols
+                return outcome
             }
             if fed > limit { return .noServerName }
         }
         return .needMore
     }
 
+    /// The first handshake message, a ClientHello, with its ALPN protocols,
+    /// once `handshake` holds it whole; nil while more bytes are needed. TLS
+    /// over TCP and QUIC's CRYPTO frames both carry these bytes.
+    static func readHandshake(_ handshake: UnsafeRawBufferPointer, limit: Int) -> (SniffResult, [String])? {
+        guard handshake.count >= 4 else { return nil }
+        // The first handshake message must be a ClientHello (type 1).
+        guard handshake[0] == 1 else { return (.notTLS, []) }
+        let length = Int(handshake[1]) << 16 | Int(handshake[2]) << 8 | Int(handshake[3])
+        if 4 + length > limit { return (.noServerName, []) }
+        guard handshake.count >= 4 + length else { return nil }
+        return parseClientHello(UnsafeRawBufferPointer(rebasing: handshake[4 ..< 4 + length]))
+    }
+
     /// RFC 8446 §4.1.2 (and 5246 §7.4.1.2, the same layout): version, random,
     /// session id, cipher suites, compression methods, extensions.
-    private mutating func parseClientHello(_ body: UnsafeRawBufferPointer) -> SniffResult {
+    private static func parseClientHello(_ body: UnsafeRawBufferPointer) -> (SniffResult, [String]) {
+        var applicationProtocols: [String] = []
         var reader = ByteReader(body)
         guard reader.skip(2 + 32),
               let sessionIDLength = reader.u8(), sessionIDLength <= 32, reader.skip(Int(sessionIDLength)),
               let suitesLength = reader.u16(), suitesLength >= 2, suitesLength % 2 == 0, reader.skip(Int(suitesLength)),
               let compressionLength = reader.u8(), compressionLength >= 1, reader.skip(Int(compressionLength))
-        else { return .notTLS }
-        if reader.remaining == 0 { return .noServerName }
-        guard let extensionsLength = reader.u16(), Int(extensionsLength) == reader.remaining else { return .notTLS }
+        else { return (.notTLS, []) }
+        if reader.remaining == 0 { return (.noServerName, []) }
+        guard let extensionsLength = reader.u16(), Int(extensionsLength) == reader.remaining else { return (.notTLS, []) }
         var name: String? = nil
         var sawServerName = false
         while reader.remaining > 0 {
             guard let type = reader.u16(), let length = reader.u16(), let data = reader.take(Int(length))
-            else { return .notTLS }
+            else { return (.notTLS, []) }
             switch type {
             case 0:
-                guard !sawServerName else { return .notTLS }
+                guard !sawServerName else { return (.notTLS, []) }
                 sawServerName = true
-                guard let parsed = Self.serverName(data) else { return .notTLS }
+                guard let parsed = Self.serverName(data) else { return (.notTLS, []) }
                 name = parsed
             case 16:
-                guard let protocols = Self.alpn(data) else { return .notTLS }
+                guard let protocols = Self.alpn(data) else { return (.notTLS, []) }
                 applicationProtocols = protocols
             default:
                 continue
             }
         }
-        guard let name, !name.isEmpty else { return .noServerName }
-        return .serverName(name)
+        guard let name, !name.isEmpty else { return (.noServerName, applicationProtocols) }
+        return (.serverName(name), applicationProtocols)
     }
 
     /// ServerNameList: the first host_name entry, if it is a valid DNS name;
@@ -193,7 +200,7 @@ public struct TLSClientHelloSniffer: Sendable {
 /// A bounds-checked cursor: every read says nil instead of trapping.
 struct ByteReader {
     private let bytes: UnsafeRawBufferPointer
-    private var position = 0
+    private(set) var position = 0
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
@@ -204,6 +211,8 @@ struct ByteReader {
         defer { position += 1 }
         return bytes[position]
     }
+
+    func peek() -> UInt8? { remaining >= 1 ? bytes[position] : nil }
 
     mutating func u16() -> UInt16? {
         guard remaining >= 2 else { return nil }
