@@ -9,7 +9,9 @@ public struct FlowFacts: Sendable, Equatable, CustomStringConvertible {
     }
 
     public enum ApplicationProtocol: String, Sendable, Equatable {
-        case http = "HTTP", tls = "TLS"
+        /// QUIC: a UDP flow whose first datagram is a client Initial packet;
+        /// its name is in the ClientHello inside, which may span datagrams.
+        case http = "HTTP", tls = "TLS", quic = "QUIC"
     }
 
     public var transport: Transport
@@ -18,7 +20,7 @@ public struct FlowFacts: Sendable, Equatable, CustomStringConvertible {
     public var destination: IPAddress?
     public var destinationPort: UInt16
     public var sourcePort: UInt16
-    /// From the fake-IP map, [Host], or the TLS SNI (lowercased or not).
+    /// From the fake-IP map, [Host], or the TLS SNI (over TCP or in QUIC; lowercased or not).
     public var domain: String?
     /// Nil until sniffed (or for flows that are neither).
     public var applicationProtocol: ApplicationProtocol?

@@ -42,6 +42,8 @@ extension RuleCondition {
             case .tcp: return facts.transport == .tcp ? .match : .noMatch
             case .udp: return facts.transport == .udp ? .match : .noMatch
             case .icmp: return facts.transport == .icmp ? .match : .noMatch
+            // Known from the first datagram, before any decision.
+            case .quic: return facts.applicationProtocol == .quic ? .match : .noMatch
             case .http, .tls:
                 let want: FlowFacts.ApplicationProtocol = p == .http ? .http : .tls
                 if let seen = facts.applicationProtocol { return seen == want ? .match : .noMatch }
@@ -137,9 +139,15 @@ extension FlowFacts {
 
     /// No name yet, but SNI or the Host header may bring one. A TLS flow whose
     /// ClientHello was read without SNI, or a request without a name, will not;
-    /// nor will UDP or ICMP, whose names come from DNS or nowhere.
+    /// nor will UDP other than QUIC (whose Initial packets carry a ClientHello)
+    /// or ICMP, whose names come from DNS or nowhere.
     func nameMayArrive(final: Bool) -> Bool {
-        nameForRules == nil && !final && transport == .tcp && applicationProtocol != .tls && request == nil
+        guard nameForRules == nil, !final, request == nil else { return false }
+        switch transport {
+        case .tcp: return applicationProtocol != .tls
+        case .udp: return applicationProtocol == .quic
+        case .icmp: return false
+        }
     }
 
     func requestVerdict(final: Bool, _ test: (RequestFacts) -> Bool) -> RuleVerdict {

@@ -207,11 +207,13 @@ public struct PortRange: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// PROTOCOL values. HTTP means a plain HTTP/1.x request head was seen; TLS a
-/// ClientHello (HTTPS is accepted as an alias, as Surge spells it).
+/// ClientHello over TCP (HTTPS is accepted as an alias, as Surge spells it);
+/// QUIC (ext) a UDP flow whose first datagram is a QUIC client Initial.
 public enum RuleProtocol: String, Hashable, Sendable, CaseIterable {
     case tcp = "TCP"
     case udp = "UDP"
     case http = "HTTP"
     case tls = "TLS"
+    case quic = "QUIC"
     case icmp = "ICMP"
 }

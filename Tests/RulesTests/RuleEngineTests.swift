@@ -224,10 +224,29 @@ func httpFlow(_ url: String, method: String = "GET", headers: [HeaderField] = []
         #expect(engine.evaluate(flow) == .needsApplicationData)
         // Nothing more will come: decide with what is known.
         #expect(engine.evaluate(flow, final: true).policy == "db")
-        // UDP never gets a name from its payload.
+        // UDP gets no name from its payload, unless it is QUIC: its Initial packets carry a ClientHello.
         var udp = flow
         udp.transport = .udp
         #expect(engine.evaluate(udp).policy == "db")
+        udp.applicationProtocol = .quic
+        #expect(engine.evaluate(udp) == .needsApplicationData)
+        #expect(engine.evaluate(udp, final: true).policy == "db")
+        udp.domain = "x.ads.test"
+        #expect(engine.evaluate(udp).policy == "REJECT")
+    }
+
+    /// PROTOCOL,QUIC (ext): a UDP flow whose first datagram is a QUIC client
+    /// Initial, known before anything is decrypted; never TLS, never TCP.
+    @Test func protocolQUICMatchesQUICFlowsOnly() throws {
+        let parsed = try loadProfile("[Rule]\nPROTOCOL,quic,DIRECT\nFINAL,DIRECT\n").get()
+        #expect(parsed.rules.map(\.description) == ["PROTOCOL,QUIC,DIRECT"])
+        let e = makeEngine([(.protocol(.quic), "h3"), (.protocol(.tls), "tls"), (.protocol(.udp), "udp")])
+        var flow = FlowFacts(transport: .udp, destination: v4("192.0.2.1"), destinationPort: 443, applicationProtocol: .quic)
+        #expect(e.evaluate(flow).policy == "h3")
+        flow.applicationProtocol = nil
+        #expect(e.evaluate(flow).policy == "udp")
+        let tls = FlowFacts(transport: .tcp, destination: v4("192.0.2.1"), destinationPort: 443, applicationProtocol: .tls)
+        #expect(e.evaluate(tls).policy == "tls")
     }
 
     @Test func knownNameStillWaitsForTheRequest() {
