@@ -85,10 +85,12 @@ final class FlowDirector {
         }
         // Rewrites, mocks and statistics need the request: every TCP flow shows its first bytes.
         if usesHTTPMode || recordsHTTP, forHTTP, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
+        // TCP flows show their first bytes; a QUIC flow's first datagrams hold a ClientHello.
+        let sniffable = isTCP || facts.applicationProtocol == .quic
         let decision: RuleDecision
-        switch rules.evaluate(ruleFacts(facts), final: final || !isTCP) {
+        switch rules.evaluate(ruleFacts(facts), final: final || !sniffable) {
         case .needsApplicationData:
-            if !final, isTCP { return .sniff }
+            if !final, sniffable { return .sniff }
             guard case let .matched(forced) = rules.evaluate(ruleFacts(facts), final: true) else {
                 return .route(.direct, reason: "no rule decided")
             }
@@ -126,6 +128,7 @@ final class FlowDirector {
         switch facts.applicationProtocol {
         case .http?: result.applicationProtocol = .http
         case .tls?: result.applicationProtocol = .tls
+        case .quic?: result.applicationProtocol = .quic
         case nil: result.applicationProtocol = nil
         }
         if let request = facts.request {

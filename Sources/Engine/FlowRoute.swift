@@ -84,7 +84,7 @@ struct FlowFacts {
     var owner: FlowOwner?
 
     enum DomainSource: String { case dns, host, sni }
-    enum ApplicationProtocol: String { case http = "HTTP", tls = "TLS" }
+    enum ApplicationProtocol: String { case http = "HTTP", tls = "TLS", quic = "QUIC" }
 }
 
 /// The first request of an HTTP flow, as the rules see it.

@@ -25,11 +25,11 @@ struct ReplayDatagrams {
                               destinationAddress: packet.destination, destinationPort: udp.destinationPort)
             let reversed = FlowKey(transport: .udp, appAddress: packet.destination, appPort: udp.destinationPort,
                                    destinationAddress: packet.source, destinationPort: udp.sourcePort)
-            let length = udp.payload.count
             if open[key] == nil, open[reversed] != nil {
-                take(reversed, down: true, length: length, at: now, names: names)
+                take(reversed, down: true, length: udp.payload.count, at: now, names: names)
             } else {
-                take(key, down: false, length: length, at: now, names: names)
+                take(key, down: false, length: udp.payload.count, at: now, names: names)
+                open[key]?.readDatagram(udp.payload)
             }
         case .icmp, .icmpv6:
             // An echo request comes from the app; a reply goes back to it.

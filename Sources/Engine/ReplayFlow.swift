@@ -33,6 +33,11 @@ final class ReplayFlow {
     private var responding = 0
     private var tlsSniffer = TLSClientHelloSniffer()
     private var tlsDone = false
+    /// A UDP flow whose first datagram is a QUIC client Initial (its name,
+    /// if the hello in its first datagrams gives one, goes to `serverName`).
+    private(set) var isQUIC = false
+    private var quicSniffer: QUICClientHelloSniffer?
+    private var datagramsRead = 0
 
 
     init(id: UInt64, key: FlowKey, started: UInt64, sawHandshake: Bool) {
@@ -44,6 +49,20 @@ final class ReplayFlow {
     }
 
     var isHTTP: Bool { guess == .http }
+
+    /// A datagram from the app: the first ones are read for a QUIC
+    /// ClientHello, as many as the tunnel would hold while it waits for one.
+    func readDatagram(_ payload: UnsafeRawBufferPointer) {
+        guard datagramsRead < Tunnel.heldDatagramLimit else { return }
+        datagramsRead += 1
+        if datagramsRead == 1 {
+            isQUIC = QUICClientHelloSniffer.mayStart(payload)
+            if isQUIC { quicSniffer = QUICClientHelloSniffer() }
+        }
+        guard var sniffer = quicSniffer else { return }
+        if case let .serverName(name) = sniffer.feed(payload) { serverName = name }
+        quicSniffer = sniffer
+    }
 
     /// Bytes from the client, in order.
     func up(_ bytes: UnsafeRawBufferPointer, at time: UInt64) {

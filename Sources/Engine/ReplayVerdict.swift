@@ -143,7 +143,7 @@ extension FlowDirector {
             return ReplayVerdict(domain: nil, domainSource: nil, applicationProtocol: "ICMP", rule: "(pings follow no rule)",
                                  policy: "DIRECT", action: .forward, route: .direct)
         }
-        let protocolName = flow.key.destinationPort == 53 ? "DNS" : "UDP"
+        let protocolName = flow.key.destinationPort == 53 ? "DNS" : flow.isQUIC ? "QUIC" : "UDP"
         if flow.key.destinationPort == 53, ReplayVerdict.sluiceDNS.contains(flow.key.destinationAddress) {
             return ReplayVerdict(domain: nil, domainSource: nil, applicationProtocol: protocolName, rule: "(Sluice's DNS)",
                                  policy: "local", action: .answered, route: nil)
@@ -154,6 +154,14 @@ extension FlowDirector {
             facts.domain = name
             facts.domainSource = flow.dnsNameIsFake ? .dns : .host
             source = "dns"
+        } else if flow.isQUIC {
+            // As Tunnel.newUDPFacts: the name in the Initial packets counts when a rule needs it.
+            facts.applicationProtocol = .quic
+            if case .sniff = decide(facts, final: false), let name = flow.serverName {
+                facts.domain = name
+                facts.domainSource = .sni
+                source = "sni"
+            }
         }
         var result: ReplayVerdict
         if case let .route(route, reason) = decide(facts, final: true) {

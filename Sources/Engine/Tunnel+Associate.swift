@@ -14,10 +14,10 @@ extension Tunnel {
     }
 
     /// How a new UDP flow goes; nil when a rule rejects it.
-    func udpRoute(for key: FlowKey) -> UDPRoute? {
-        guard case let .route(decided, reason) = director.decide(facts(for: key), final: true) else { return .direct }
+    func udpRoute(for key: FlowKey, facts: FlowFacts) -> UDPRoute? {
+        guard case let .route(decided, reason) = director.decide(facts, final: true) else { return .direct }
         let route = decided.forUDP
-        noteDecision(key, route: route, reason: reason)
+        noteDecision(key, route: route, reason: reason, facts: facts)
         switch route {
         case .direct:
             return .direct

@@ -78,6 +78,8 @@ final class Tunnel {
     /// How many datagrams a UDP flow that waits (for its owner, for its
     /// proxy's association) may hold; later ones are dropped, as a network would.
     static let heldDatagramLimit = 16
+    /// New UDP flows whose QUIC ClientHello spans datagrams, held until it is read (Tunnel+QUIC.swift).
+    var awaitingName: [FlowKey: NameWait] = [:]
     var tcpFlows: [FlowKey: TCPFlow] = [:]
     /// The profile's decisions; replaced whole on reload.
     var director = FlowDirector()
@@ -1179,7 +1181,21 @@ final class Tunnel {
 
     /// One datagram of the app's UDP flow `key`, the first (`isNew`) deciding its route.
     func relayDatagram(_ key: FlowKey, payload: UnsafeRawBufferPointer, isNew: Bool, sink: inout TunSink) {
-        let route = isNew ? udpRoute(for: key) : .direct
+        if !awaitingName.isEmpty, awaitingName[key] != nil {
+            holdForName(key, payload, sink: &sink)
+            return
+        }
+        guard isNew else {
+            relay(key, payload: payload, route: .direct, isNew: false, sink: &sink)
+            return
+        }
+        guard let facts = newUDPFacts(key, first: payload) else { return }
+        relay(key, payload: payload, route: udpRoute(for: key, facts: facts), isNew: true, sink: &sink)
+    }
+
+    /// Relays one datagram; the first of a flow (`isNew`) opens its way as
+    /// `route` says (nil: rejected), the others pass `.direct`.
+    func relay(_ key: FlowKey, payload: UnsafeRawBufferPointer, route: UDPRoute?, isNew: Bool, sink: inout TunSink) {
         if case let .associate(proxy)? = route {
             startAssociation(key, through: proxy, sink: &sink)
         } else if route == nil {
@@ -1443,6 +1459,9 @@ final class Tunnel {
         if !awaitingOwner.isEmpty, let ownerLookup, let deadline = ownerLookup.nextDeadline, deadline <= time {
             proceed(ownerLookup.expire(now: time), sink: &sink)
         }
+        if !awaitingName.isEmpty, let deadline = nameWaitDeadline, deadline <= time {
+            expireNameWaits(now: time, sink: &sink)
+        }
         if let deadline = datagrams.nextDeadline, deadline <= time {
             for key in datagrams.expire(now: time) {
                 if let flow = udpFlows.removeValue(forKey: key) {
@@ -1452,6 +1471,7 @@ final class Tunnel {
                 if let control = tcpFlows[key] { removeTCP(control) }
                 associationQueue[key] = nil
                 awaitingOwner[key] = nil
+                awaitingName[key] = nil
                 if !forwardedSessions.isEmpty { forgetForwarded(key) }
                 finishRecord(key)
             }
@@ -1466,7 +1486,7 @@ final class Tunnel {
         let nextTimer = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
                            earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), earlier(probeDeadline, pooledDeadline))))
         let nextOwnerDeadline = awaitingOwner.isEmpty ? nil : ownerLookup?.nextDeadline
-        let next = earlier(nextTimer, nextOwnerDeadline)
+        let next = earlier(earlier(nextTimer, nextOwnerDeadline), awaitingName.isEmpty ? nil : nameWaitDeadline)
         // Only an earlier deadline re-arms the timer: a later one (the usual
         // case: each ACK pushes the retransmission deadline out) waits for the
         // armed one to fire, which costs a spurious wake-up instead of a

@@ -2,6 +2,7 @@ import Testing
 @testable import Engine
 import Rules
 import Stack
+import TestSupport
 import Wire
 
 /// Replay's UDP sessions and ping flows (ReplayDatagrams) and their
@@ -19,6 +20,17 @@ import Wire
             _ = try! IPv4Header(source: source, destination: destination, protocol: .udp, payloadLength: 8 + payload)
                 .emit(into: UnsafeMutableRawBufferPointer(rebasing: out[0 ..< 20]))
         }
+        return bytes
+    }
+
+    /// A UDP datagram carrying `payload` itself (QUIC's Initials).
+    static func udp(from source: IPv4Address, _ sourcePort: UInt16, to destination: IPv4Address, _ destinationPort: UInt16,
+                    bytes payload: [UInt8]) -> [UInt8] {
+        var bytes = udp(from: source, sourcePort, to: destination, destinationPort, payload: payload.count)
+        bytes.replaceSubrange(28..., with: payload)
+        // The checksum covered 0x61 bytes: none, as a sender may leave it (RFC 768).
+        bytes[26] = 0
+        bytes[27] = 0
         return bytes
     }
 
@@ -76,6 +88,37 @@ import Wire
         #expect(datagrams.finished.first?.key == FlowKey(transport: .icmp, appAddress: .v4(Self.app), appPort: 7,
                                                          destinationAddress: .v4(Self.server), destinationPort: 0))
         #expect(datagrams.finished.first.map { ($0.bytesUp, $0.bytesDown) } ?? (0, 0) == (56, 56))
+    }
+
+    /// A QUIC flow sent to an address: as live, its name comes from the
+    /// ClientHello in its first datagrams (here across two) when a rule needs
+    /// it, and a reply in between changes nothing.
+    @Test func quicFlowsAreNamedByTheirInitialPackets() throws {
+        let director = try ReplayFlowTests.director("""
+        [Rule]
+        DOMAIN,h3.test,REJECT
+        FINAL,DIRECT
+        """)
+        let hello = QUICInitialBuilder.clientHello(serverName: "h3.test", extraBytes: 1600)
+        let dcid: [UInt8] = [9, 8, 7, 6, 5, 4, 3, 2]
+        let first = QUICInitialBuilder.datagram(destinationConnectionID: dcid, packetNumber: 0, frames: QUICInitialBuilder.cryptoFrame(offset: 0, Array(hello[..<1000])))
+        let second = QUICInitialBuilder.datagram(destinationConnectionID: dcid, packetNumber: 1, frames: QUICInitialBuilder.cryptoFrame(offset: 1000, Array(hello[1000...])))
+        var datagrams = ReplayDatagrams()
+        let names = ReplayNames(fakeRange: GeneralSettings.defaultFakeIPRange)
+        Self.feed(&datagrams, Self.udp(from: Self.app, 5000, to: Self.server, 443, bytes: first), at: 1, names: names)
+        Self.feed(&datagrams, Self.udp(from: Self.server, 443, to: Self.app, 5000, payload: 100), at: 2, names: names)
+        Self.feed(&datagrams, Self.udp(from: Self.app, 5000, to: Self.server, 443, bytes: second), at: 3, names: names)
+        // Not QUIC: a datagram of 0x61 bytes to the same port from another socket.
+        Self.feed(&datagrams, Self.udp(from: Self.app, 5001, to: Self.server, 443, payload: 1200), at: 4, names: names)
+        datagrams.finish(at: 5)
+        let flows = datagrams.finished.sorted { $0.key.appPort < $1.key.appPort }
+        #expect(flows.count == 2)
+        guard flows.count == 2 else { return }
+        let quic = director.judge(flows[0])
+        #expect(quic.domain == "h3.test" && quic.domainSource == "sni" && quic.applicationProtocol == "QUIC", "\(quic)")
+        #expect(quic.policy == "REJECT" && quic.action == .drop)
+        let other = director.judge(flows[1])
+        #expect(other.domain == nil && other.applicationProtocol == "UDP" && other.policy == "DIRECT", "\(other)")
     }
 
     /// Decided as Tunnel.udpRoute decides: on what is known at the first

@@ -1,0 +1,87 @@
+internal import HTTP
+internal import Stack
+internal import Wire
+
+/// QUIC flows' names: a UDP flow sent to an address (no fake IP to name it)
+/// whose first datagram is a QUIC client Initial carries a ClientHello, and
+/// its server name, inside (RFC 9001 §4.3). When a rule needs that name, the
+/// flow's first datagrams are held until the hello is read (it can span
+/// datagrams), then decided and relayed in order.
+extension Tunnel {
+    /// A new UDP flow waiting for the rest of its ClientHello.
+    struct NameWait {
+        var sniffer: QUICClientHelloSniffer
+        var facts: FlowFacts
+        var held: [[UInt8]]
+        var deadline: Instant
+    }
+
+    /// The facts a new UDP flow is decided on, given its first datagram; nil
+    /// when it waits for its name in the next datagrams (`holdForName`).
+    func newUDPFacts(_ key: FlowKey, first payload: UnsafeRawBufferPointer) -> FlowFacts? {
+        var facts = facts(for: key)
+        guard facts.domain == nil, director.rules != nil, QUICClientHelloSniffer.mayStart(payload) else { return facts }
+        facts.applicationProtocol = .quic
+        // Decrypting costs a few hundred microseconds: only when a rule needs the name.
+        guard case .sniff = director.decide(facts, final: false) else { return facts }
+        var sniffer = QUICClientHelloSniffer()
+        let result = sniffer.feed(payload)
+        guard result == .needMore else { return facts.naming(result) }
+        trace("\(key): QUIC, waits for the rest of its ClientHello")
+        awaitingName[key] = NameWait(sniffer: sniffer, facts: facts, held: [Array(payload)], deadline: now + FlowFacts.sniffTimeout)
+        return nil
+    }
+
+    /// A later datagram of a flow that waits for its name: held with the
+    /// others, and read. The flow is decided once the hello is whole, or is
+    /// not a hello, or when it holds as many datagrams as it may.
+    func holdForName(_ key: FlowKey, _ payload: UnsafeRawBufferPointer, sink: inout TunSink) {
+        guard var wait = awaitingName[key] else { return }
+        wait.held.append(Array(payload))
+        let result = wait.sniffer.feed(payload)
+        guard result == .needMore, wait.held.count < Self.heldDatagramLimit else {
+            awaitingName[key] = nil
+            decideHeld(key, facts: wait.facts.naming(result), held: wait.held, sink: &sink)
+            return
+        }
+        awaitingName[key] = wait
+    }
+
+    /// Flows whose ClientHello did not complete in time go on without their name.
+    func expireNameWaits(now time: Instant, sink: inout TunSink) {
+        for (key, wait) in awaitingName where wait.deadline <= time {
+            awaitingName[key] = nil
+            trace("\(key): no whole ClientHello in time; decided without its name")
+            decideHeld(key, facts: wait.facts, held: wait.held, sink: &sink)
+        }
+    }
+
+    /// The earliest of those deadlines (few flows wait at once: a scan is cheap).
+    var nameWaitDeadline: Instant? {
+        var earliest: Instant?
+        for wait in awaitingName.values where earliest.map({ wait.deadline < $0 }) ?? true { earliest = wait.deadline }
+        return earliest
+    }
+
+    private func decideHeld(_ key: FlowKey, facts: FlowFacts, held: [[UInt8]], sink: inout TunSink) {
+        // The flow may have ended meanwhile (idle, or Sluice stopped it).
+        guard flowRecords[key] != nil else { return }
+        let route = udpRoute(for: key, facts: facts)
+        for (index, datagram) in held.enumerated() {
+            datagram.withUnsafeBytes { relay(key, payload: $0, route: index == 0 ? route : .direct, isNew: index == 0, sink: &sink) }
+            // A rejected flow's record is finished by its first datagram; the rest are dropped.
+            if flowRecords[key] == nil { break }
+        }
+    }
+}
+
+extension FlowFacts {
+    /// These facts with what a QUIC ClientHello said.
+    func naming(_ result: SniffResult) -> FlowFacts {
+        guard case let .serverName(name) = result, domain == nil else { return self }
+        var facts = self
+        facts.domain = name
+        facts.domainSource = .sni
+        return facts
+    }
+}

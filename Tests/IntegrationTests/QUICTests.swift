@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// QUIC (HTTP/3) flows sent to an address, not to a fake IP: DOMAIN rules see
+/// the server name in the ClientHello that the client's Initial packets
+/// carry. A real client and server (ngtcp2's, from Debian), and datagrams
+/// built by QUICInitialBuilder for what that client does not do: a hello
+/// across datagrams, which must be held until it is whole and then relayed
+/// in order.
+@Suite(.enabled(if: TestNetwork.isRoot, "needs root: creates network namespaces and TUN devices"), .serialized)
+final class QUICTests {
+    let pair: ServerPair
+    var net: TestNetwork { pair.net }
+
+    static let hosts = """
+    [Host]
+    quic.test = 10.88.0.2
+    blocked.test = 10.88.0.2
+    """
+
+    init() throws {
+        pair = try ServerPair("quic")
+        try "hello over quic\n".write(to: pair.work.appendingPathComponent("hello.txt"), atomically: true, encoding: .utf8)
+    }
+
+    func profile(_ text: String) throws -> String {
+        let path = pair.path("quic.conf")
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// gtlsclient names the server in its SNI only when given a name: the
+    /// profile's [Host] answers it with the real address, so the flow's
+    /// destination names nothing and only the Initial packets can.
+    @Test func aRealClientIsDecidedByTheNameInItsInitialPackets() throws {
+        // A throwaway certificate: gtlsserver needs one, gtlsclient checks nothing.
+        try net.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                     "-keyout", pair.path("key.pem"), "-out", pair.path("cert.pem"), "-days", "2", "-subj", "/CN=quic.test"])
+        try net.start(["/usr/sbin/gtlsserver", "-q", "-d", pair.work.path, "10.88.0.2", "4433", pair.path("key.pem"), pair.path("cert.pem")],
+                      in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:4433"))
+        let path = try profile("""
+        [Rule]
+        DOMAIN,blocked.test,REJECT
+        AND,((PROTOCOL,QUIC),(DOMAIN,quic.test)),DIRECT
+        FINAL,REJECT
+        \(Self.hosts)
+        """)
+        let log = pair.path("quic.jsonl")
+        let allowed = pair.path("allowed"), blocked = pair.path("blocked")
+        let r = try pair.exec("""
+        mkdir -p \(allowed) \(blocked)
+        timeout 20 gtlsclient -q --exit-on-all-streams-close --download=\(allowed) quic.test 4433 https://quic.test/hello.txt; echo "quic.test $?"
+        timeout 3 gtlsclient -q --exit-on-all-streams-close --download=\(blocked) blocked.test 4433 https://blocked.test/hello.txt; echo "blocked.test $?"
+        """, options: ["--profile", path, "--flow-log", log])
+        #expect(r.status == 0, "\(r.stderr)")
+        // 124: timeout ended a client whose datagrams went nowhere.
+        #expect(r.stdout == "quic.test 0\nblocked.test 124\n", "\(r.stdout)\(r.stderr)")
+        #expect((try? String(contentsOfFile: allowed + "/hello.txt", encoding: .utf8)) == "hello over quic\n")
+        #expect(!FileManager.default.fileExists(atPath: blocked + "/hello.txt"))
+        let flows = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for line in open(sys.argv[1]):
+            r = json.loads(line)
+            if r["kind"] == "connection" and r["transport"] == "udp" and r["destinationPort"] == 4433:
+                print(r["domain"], r["domainSource"], r["policy"], r["status"], r["bytesDown"] > 0)
+        """, log]).output.split(separator: "\n").map(String.init).sorted()
+        #expect(flows == ["blocked.test sni REJECT blocked False", "quic.test sni DIRECT closed True"], "\(flows)\n\(r.stderr)")
+    }
+
+    /// Three flows from one sender to an echo in the server namespace: a
+    /// hello across two datagrams for big.test (FINAL,DIRECT: both arrive, in
+    /// order), the same for far.test (REJECT: neither arrives), and only the
+    /// first half of one for far.test (decided without its name when the
+    /// 300 ms wait ends: DIRECT, and the held datagram goes on).
+    @Test func aHelloAcrossDatagramsIsHeldUntilWhole() throws {
+        let dcid: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
+        func halves(_ name: String) -> [[UInt8]] {
+            let hello = QUICInitialBuilder.clientHello(serverName: name, extraBytes: 1600)
+            return [
+                QUICInitialBuilder.datagram(destinationConnectionID: dcid, packetNumber: 0, frames: QUICInitialBuilder.cryptoFrame(offset: 0, Array(hello[..<1000]))),
+                QUICInitialBuilder.datagram(destinationConnectionID: dcid, packetNumber: 1, frames: QUICInitialBuilder.cryptoFrame(offset: 1000, Array(hello[1000...]))),
+            ]
+        }
+        let big = halves("big.test"), far = halves("far.test"), lone = [halves("far.test")[0]]
+        for (name, datagrams) in [("big", big), ("far", far), ("lone", lone)] {
+            for (i, datagram) in datagrams.enumerated() {
+                try Data(datagram).write(to: URL(fileURLWithPath: pair.path("\(name)-\(i).bin")))
+            }
+        }
+        let received = pair.path("echo.txt")
+        try net.start(["/usr/bin/python3", "-c", """
+        import socket, select, sys, time
+        socks = []
+        for port in (4434, 4435, 4436):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("10.88.0.2", port)); socks.append(s)
+        out = open(sys.argv[1], "w", buffering=1)
+        end = time.time() + 60
+        while time.time() < end:
+            for s in select.select(socks, [], [], 1)[0]:
+                data, peer = s.recvfrom(65535)
+                port = s.getsockname()[1]
+                out.write("%d %s\\n" % (port, data.hex()))
+                s.sendto(b"%d:%d" % (port, len(data)), peer)
+        """, received], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:4436"))
+        let path = try profile("""
+        [Rule]
+        DOMAIN,far.test,REJECT
+        FINAL,DIRECT
+        """)
+        let log = pair.path("held.jsonl")
+        let r = try pair.exec("""
+        /usr/bin/python3 - <<'EOF'
+        import socket
+        def flow(name, count, port, expected, wait):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            for i in range(count):
+                s.sendto(open("\(pair.work.path)/%s-%d.bin" % (name, i), "rb").read(), ("10.88.0.2", port))
+            s.settimeout(wait)
+            replies = []
+            try:
+                while len(replies) < expected: replies.append(s.recv(64).decode())
+            except OSError: pass
+            print(name, " ".join(replies) or "-")
+        flow("big", 2, 4434, 2, 5)
+        flow("far", 2, 4435, 1, 1)
+        flow("lone", 1, 4436, 1, 5)
+        EOF
+        """, options: ["--profile", path, "--flow-log", log])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "big 4434:1200 4434:1200\nfar -\nlone 4436:1200\n", "\(r.stdout)\(r.stderr)")
+        let lines = ((try? String(contentsOfFile: received, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02x", $0) }.joined() }
+        #expect(lines == ["4434 \(hex(big[0]))", "4434 \(hex(big[1]))", "4436 \(hex(lone[0]))"], "\(lines.map { $0.prefix(40) })")
+        let flows = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for line in open(sys.argv[1]):
+            r = json.loads(line)
+            if r["kind"] == "connection" and r["transport"] == "udp":
+                print(r["destinationPort"], r["domain"], r["domainSource"], r["policy"], r["status"])
+        """, log]).output.split(separator: "\n").map(String.init).sorted()
+        #expect(flows == ["4434 big.test sni DIRECT closed", "4435 far.test sni REJECT blocked", "4436 None None DIRECT closed"], "\(flows)\n\(r.stderr)")
+    }
+}
