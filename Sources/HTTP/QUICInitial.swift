@@ -119,6 +119,45 @@ package enum QUICInitial {
         return (plaintext, end)
     }
 
+    /// What a client does to send `frames` in an Initial packet, with a
+    /// 4-byte packet number and PADDING to `size` bytes: the inverse of
+    /// `open`, for the tests and the fuzz harness, which need packets that
+    /// open. `keysOf` protects with another version's keys (no real client
+    /// does). The token's length and Length are written as varints of 1 or 2 bytes.
+    package static func protect(version: Version, keysOf keyVersion: Version? = nil, destinationConnectionID: [UInt8],
+                                sourceConnectionID: [UInt8] = [], token: [UInt8] = [], packetNumber: UInt32, frames: [UInt8],
+                                size: Int = minimumDatagramSize) -> [UInt8] {
+        func bigEndian(_ value: UInt32) -> [UInt8] {
+            [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
+        }
+        func varint(_ value: Int) -> [UInt8] {
+            value < 64 ? [UInt8(value)] : [0x40 | UInt8(value >> 8 & 0x3f), UInt8(value & 0xff)]
+        }
+        var header: [UInt8] = [0xc0 | version.initialType << 4 | 0x03]
+        header += bigEndian(version.number)
+        header += [UInt8(destinationConnectionID.count)] + destinationConnectionID
+        header += [UInt8(sourceConnectionID.count)] + sourceConnectionID
+        header += varint(token.count) + token
+        // Length (a 2-byte varint) covers the 4-byte packet number, the frames and the tag.
+        let plaintextCount = max(frames.count, size - header.count - 2 - 4 - AESGCM.tagSize)
+        let length = 4 + plaintextCount + AESGCM.tagSize
+        header += [0x40 | UInt8(length >> 8), UInt8(length & 0xff)]
+        let packetNumberOffset = header.count
+        header += bigEndian(packetNumber)
+        let keys = Keys(version: keyVersion ?? version, destinationConnectionID: destinationConnectionID)
+        var nonce = keys.iv
+        for (i, byte) in bigEndian(packetNumber).enumerated() { nonce[8 + i] ^= byte }
+        let plaintext = frames + [UInt8](repeating: 0, count: plaintextCount - frames.count)
+        let sealed = AESGCM.seal(key: keys.key, nonce: nonce, plaintext: plaintext, additionalData: header)!
+        var packet = header + sealed.ciphertext + sealed.tag
+        let sample = Array(packet[packetNumberOffset + 4 ..< packetNumberOffset + 20])
+        let mask = keys.headerProtection.encryptBlock(sample)
+        packet[0] ^= mask[0] & 0x0f
+        for i in 0 ..< 4 { packet[packetNumberOffset + i] ^= mask[1 + i] }
+        return packet
+    }
+
+
     /// The CRYPTO frames' (offset, data) in an Initial packet's frames; nil
     /// when a frame is one an Initial packet may not carry, or is cut short
     /// (RFC 9000 §12.4: PADDING, PING, ACK, CRYPTO, CONNECTION_CLOSE).

@@ -1,10 +1,9 @@
 package import HTTP
 
 /// QUIC client Initial datagrams built for tests (RFC 9000 §17.2.2, protected
-/// as RFC 9001 §5 says), with CRYPTO frames cut and ordered as a test wants:
-/// what a real client with a large ClientHello sends (Chrome spreads one over
-/// two datagrams and shuffles its frames). The protection uses the same
-/// AES-GCM that the published vectors check in CryptoTests.
+/// as RFC 9001 §5 says, by `QUICInitial.protect`), with CRYPTO frames cut and
+/// ordered as a test wants: what a real client with a large ClientHello sends
+/// (Chrome spreads one over two datagrams and shuffles its frames).
 package enum QUICInitialBuilder {
     /// One datagram holding one Initial packet with `frames` (already
     /// encoded) and a 4-byte packet number, padded with PADDING frames to
@@ -14,28 +13,8 @@ package enum QUICInitialBuilder {
     package static func datagram(version: QUICInitial.Version = .v1, keysOf keyVersion: QUICInitial.Version? = nil,
                                  destinationConnectionID: [UInt8], sourceConnectionID: [UInt8] = [], token: [UInt8] = [],
                                  packetNumber: UInt32, frames: [UInt8], size: Int = 1200) -> [UInt8] {
-        var header: [UInt8] = [0xc0 | version.initialType << 4 | 0x03]
-        header += bigEndian(version.number)
-        header += [UInt8(destinationConnectionID.count)] + destinationConnectionID
-        header += [UInt8(sourceConnectionID.count)] + sourceConnectionID
-        header += varint(token.count) + token
-        // Length (a 2-byte varint) covers the 4-byte packet number, the frames and the tag.
-        let plaintextCount = max(frames.count, size - header.count - 2 - 4 - AESGCM.tagSize)
-        let length = 4 + plaintextCount + AESGCM.tagSize
-        header += [0x40 | UInt8(length >> 8), UInt8(length & 0xff)]
-        let packetNumberOffset = header.count
-        header += bigEndian(packetNumber)
-        let keys = QUICInitial.Keys(version: keyVersion ?? version, destinationConnectionID: destinationConnectionID)
-        var nonce = keys.iv
-        for (i, byte) in bigEndian(packetNumber).enumerated() { nonce[8 + i] ^= byte }
-        let plaintext = frames + [UInt8](repeating: 0, count: plaintextCount - frames.count)
-        let sealed = AESGCM.seal(key: keys.key, nonce: nonce, plaintext: plaintext, additionalData: header)!
-        var packet = header + sealed.ciphertext + sealed.tag
-        let sample = Array(packet[packetNumberOffset + 4 ..< packetNumberOffset + 20])
-        let mask = keys.headerProtection.encryptBlock(sample)
-        packet[0] ^= mask[0] & 0x0f
-        for i in 0 ..< 4 { packet[packetNumberOffset + i] ^= mask[1 + i] }
-        return packet
+        QUICInitial.protect(version: version, keysOf: keyVersion, destinationConnectionID: destinationConnectionID,
+                            sourceConnectionID: sourceConnectionID, token: token, packetNumber: packetNumber, frames: frames, size: size)
     }
 
     /// A CRYPTO frame (RFC 9000 §19.6).
@@ -74,7 +53,4 @@ package enum QUICInitialBuilder {
 
     private static func u16(_ value: Int) -> [UInt8] { [UInt8(value >> 8 & 0xff), UInt8(value & 0xff)] }
 
-    private static func bigEndian(_ value: UInt32) -> [UInt8] {
-        [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
-    }
 }
