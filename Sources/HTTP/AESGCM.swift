@@ -25,22 +25,24 @@ package enum AESGCM {
     /// GCTR from inc32(J0), J0 = nonce || 0^31 || 1 (§7.1).
     private static func counterMode(_ cipher: AES128, nonce: [UInt8], _ input: [UInt8]) -> [UInt8] {
         var output = input
-        var counter = nonce + [0, 0, 0, 1]
+        func word(_ i: Int) -> UInt32 {
+            UInt32(nonce[i]) << 24 | UInt32(nonce[i + 1]) << 16 | UInt32(nonce[i + 2]) << 8 | UInt32(nonce[i + 3])
+        }
+        let (n0, n1, n2) = (word(0), word(4), word(8))
+        var counter: UInt32 = 1
         var offset = 0
         while offset < input.count {
-            increment(&counter)
-            let stream = cipher.encryptBlock(counter)
-            for i in 0 ..< min(16, input.count - offset) { output[offset + i] ^= stream[i] }
+            counter &+= 1
+            let stream = cipher.encrypt((n0, n1, n2, counter))
+            for w in 0 ..< 4 {
+                let value = w == 0 ? stream.0 : w == 1 ? stream.1 : w == 2 ? stream.2 : stream.3
+                for b in 0 ..< 4 where offset + 4 * w + b < input.count {
+                    output[offset + 4 * w + b] ^= UInt8(truncatingIfNeeded: value >> UInt32(24 - 8 * b))
+                }
+            }
             offset += 16
         }
         return output
-    }
-
-    private static func increment(_ counter: inout [UInt8]) {
-        for i in stride(from: 15, through: 12, by: -1) {
-            counter[i] &+= 1
-            if counter[i] != 0 { return }
-        }
     }
 
     /// E(K, J0) xor GHASH(H, A || C || len(A) || len(C)).
@@ -61,12 +63,38 @@ package enum AESGCM {
     }
 }
 
-/// GHASH's multiplication in GF(2^128) (SP 800-38D §6.3), bit by bit: a few
-/// hundred blocks per new QUIC flow do not need tables.
+/// GHASH's multiplication by H in GF(2^128) (SP 800-38D §6.3), four bits
+/// at a time: 16 multiples of H, made once per key, and Horner's rule over
+/// the block's 32 nibbles, last to first. GCM's bit order puts x^0 at the
+/// top of the first byte, so multiplying by x is a right shift.
 private struct GHash {
-    let h: (UInt64, UInt64)
+    /// i·H for each 4-bit i: high words, then low words. A nibble's top bit is its lowest power.
+    private var high = [UInt64](repeating: 0, count: 16)
+    private var low = [UInt64](repeating: 0, count: 16)
 
-    init(_ key: [UInt8]) { h = GHash.load(key, 0) }
+    /// What four shifted-out bits reduce to (x^128 = x^7 + x^2 + x + 1), in the high word:
+    /// bit t leaves at step t and moves 3 - t more.
+    private static let reduction: [UInt64] = (0 ..< 16).map { bits in
+        var r: UInt64 = 0
+        for t in 0 ..< 4 where bits >> t & 1 == 1 { r ^= 0xe100_0000_0000_0000 >> UInt64(3 - t) }
+        return r
+    }
+
+    init(_ key: [UInt8]) {
+        var v = GHash.load(key, 0)
+        for bit in [8, 4, 2, 1] {
+            (high[bit], low[bit]) = v
+            // v·x
+            let carry = v.1 & 1
+            v = (v.0 >> 1, v.1 >> 1 | v.0 << 63)
+            if carry == 1 { v.0 ^= 0xe100_0000_0000_0000 }
+        }
+        for i in 1 ..< 16 where i & (i - 1) != 0 {
+            let top = 1 << (Int.bitWidth - 1 - i.leadingZeroBitCount)
+            high[i] = high[top] ^ high[i ^ top]
+            low[i] = low[top] ^ low[i ^ top]
+        }
+    }
 
     /// X = (X xor block) · H for each 16-byte block of `bytes`, the last zero-padded.
     func absorb(_ bytes: [UInt8], into x: inout (UInt64, UInt64)) {
@@ -80,13 +108,13 @@ private struct GHash {
 
     func multiply(_ x: (UInt64, UInt64)) -> (UInt64, UInt64) {
         var z: (UInt64, UInt64) = (0, 0)
-        var v = h
-        for i in 0 ..< 128 {
-            let word = i < 64 ? x.0 : x.1
-            if word >> UInt64(63 - i % 64) & 1 == 1 { z = (z.0 ^ v.0, z.1 ^ v.1) }
-            let carry = v.1 & 1
-            v = (v.0 >> 1, v.1 >> 1 | v.0 << 63)
-            if carry == 1 { v.0 ^= 0xe100_0000_0000_0000 }
+        for k in stride(from: 31, through: 0, by: -1) {
+            let word = k < 16 ? x.0 : x.1
+            let nibble = Int(word >> UInt64(60 - 4 * (k % 16)) & 0xf)
+            // z·x^4, then + nibble·H.
+            let out = Int(z.1 & 0xf)
+            z = (z.0 >> 4 ^ GHash.reduction[out], z.1 >> 4 | z.0 << 60)
+            z = (z.0 ^ high[nibble], z.1 ^ low[nibble])
         }
         return z
     }
