@@ -141,6 +141,14 @@ struct NamedDatagram: Sendable, CustomStringConvertible {
         #expect(QUICFixtures.rfc9001ClientInitial.withUnsafeBytes { sniffer.feed($0) } == .notTLS)
     }
 
+    /// The keys the sniffer derives are RFC 9001's and RFC 9369's (Appendix A.1, client side).
+    @Test func derivedKeysAreTheRFCs() {
+        let v1 = QUICInitial.Keys(version: .v1, destinationConnectionID: QUICFixtures.exampleDestinationConnectionID)
+        #expect(v1.key == hex("1f369613dd76d5467730efcbe3b1a22d") && v1.iv == hex("fa044b2f42a3fd3b46fb255c"))
+        let v2 = QUICInitial.Keys(version: .v2, destinationConnectionID: QUICFixtures.exampleDestinationConnectionID)
+        #expect(v2.key == hex("8b1a0bc121284290a29e0971b5cd045d") && v2.iv == hex("91f73e2351d8fa91660e909f"))
+    }
+
     // MARK: Built packets
 
     /// TestSupport's QUICInitialBuilder makes the packets of the tests
