@@ -12,6 +12,8 @@
 //                                     per evaluation against ad-blocking lists of 10, 500 and 2,000 lines
 //   sluice-bench capture [--rounds N] [--ring BYTES]  ns per packet handed to the pcap recorder (the loop's side)
 //   sluice-bench capture-loop N       N packets recorded, untimed, for valgrind's count
+//   sluice-bench owners [--rounds N] [--connections N]  µs per owner lookup
+//   sluice-bench quic [--rounds N]    µs per QUIC flow whose server name is read from its Initials
 //
 // Figures are medians over rounds; this machine is noisy, so compare runs
 // made together, never absolute numbers from different days.
@@ -162,8 +164,12 @@ case "owners":
     if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { rounds = max(1, n) }
     if let i = arguments.firstIndex(of: "--connections"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { connections = max(16, n) }
     benchOwners(rounds: rounds, connections: connections)
+case "quic":
+    var rounds = 5
+    if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { rounds = max(1, n) }
+    benchQUIC(rounds: rounds)
 case "capture-loop":
     captureLoop(arguments.count > 1 ? Int(arguments[1]) ?? 1000 : 1000)
 default:
-    print("usage: sluice-bench wire [--rounds N] | wire-loop N | stack [--rounds N] | stack-loop N | rules [--rounds N] | rules-loop N | regex [--rounds N] | capture [--rounds N] [--ring BYTES] | capture-loop N | owners [--rounds N] [--connections N]")
+    print("usage: sluice-bench wire [--rounds N] | wire-loop N | stack [--rounds N] | stack-loop N | rules [--rounds N] | rules-loop N | regex [--rounds N] | capture [--rounds N] [--ring BYTES] | capture-loop N | owners [--rounds N] [--connections N] | quic [--rounds N]")
 }
