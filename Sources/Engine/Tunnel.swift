@@ -76,7 +76,8 @@ final class Tunnel {
     /// flow's SYN waits in the stack's table, a UDP flow's first datagrams here.
     var awaitingOwner: [FlowKey: [[UInt8]]] = [:]
     /// How many datagrams a UDP flow that waits (for its owner, for its
-    /// proxy's association) may hold; later ones are dropped, as a network would.
+    /// proxy's association, for the rest of its QUIC ClientHello) may hold;
+    /// later ones are dropped, as a network would.
     static let heldDatagramLimit = 16
     /// New UDP flows whose QUIC ClientHello spans datagrams, held until it is read (Tunnel+QUIC.swift).
     var awaitingName: [FlowKey: NameWait] = [:]
