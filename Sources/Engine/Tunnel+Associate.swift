@@ -11,10 +11,15 @@ extension Tunnel {
     enum UDPRoute: Equatable {
         case direct
         case associate(UpstreamProxy)
+        /// A rule rejected the flow: its datagrams are dropped, the first
+        /// answered with this ICMP unreachable when there is one (REJECT-RST:
+        /// port unreachable, so the app's socket fails at once and a
+        /// browser's QUIC attempt falls back to TCP without waiting).
+        case reject(UnreachableReason?)
     }
 
-    /// How a new UDP flow goes; nil when a rule rejects it.
-    func udpRoute(for key: FlowKey, facts: FlowFacts) -> UDPRoute? {
+    /// How a new UDP flow goes.
+    func udpRoute(for key: FlowKey, facts: FlowFacts) -> UDPRoute {
         guard case let .route(decided, reason) = director.decide(facts, final: true) else { return .direct }
         let route = decided.forUDP
         noteDecision(key, route: route, reason: reason, facts: facts)
@@ -24,9 +29,17 @@ extension Tunnel {
         case let .proxy(proxy):
             trace("\(key): UDP through \(proxy.name) (\(reason))")
             return .associate(proxy)
-        case .refuse, .answer:
+        case let .refuse(refusal):
             trace("\(key): UDP rejected (\(reason))")
-            return nil
+            switch refusal {
+            case .reset: return .reject(.port)
+            case let .unreachable(why): return .reject(why)
+            case .drop: return .reject(nil)
+            }
+        case .answer:
+            // REJECT's HTTP answer has no UDP form: dropped, as the policy table says.
+            trace("\(key): UDP rejected (\(reason))")
+            return .reject(nil)
         }
     }
 

@@ -1195,14 +1195,15 @@ final class Tunnel {
     }
 
     /// Relays one datagram; the first of a flow (`isNew`) opens its way as
-    /// `route` says (nil: rejected), the others pass `.direct`.
-    func relay(_ key: FlowKey, payload: UnsafeRawBufferPointer, route: UDPRoute?, isNew: Bool, sink: inout TunSink) {
-        if case let .associate(proxy)? = route {
+    /// `route` says, the others pass `.direct`.
+    func relay(_ key: FlowKey, payload: UnsafeRawBufferPointer, route: UDPRoute, isNew: Bool, sink: inout TunSink) {
+        if case let .associate(proxy) = route {
             startAssociation(key, through: proxy, sink: &sink)
-        } else if route == nil {
-            // Rejected: the flow's datagrams are dropped until it goes idle.
+        } else if case let .reject(answer) = route {
+            // The flow's datagrams are dropped until it goes idle.
             io.statistics.udpRejected += 1
             finishRecord(key, status: .blocked)
+            if let answer { _ = datagrams.sendUDPUnreachable(key, reason: answer, now: now, sink: &sink) }
             return
         } else if isNew {
             if dns?.pool.contains(key.destinationAddress) == true || configuration.hostLoopbackGateways.contains(key.destinationAddress) {

@@ -144,6 +144,32 @@ final class ProfileTests {
         #expect(summary.split(separator: "\n").map(String.init) == ["udp 10.88.0.2 9002 REJECT blocked"], "\(summary)")
     }
 
+    /// REJECT-RST on UDP is what a closed port says: ICMP port unreachable,
+    /// so the app's socket fails at once (ECONNREFUSED) instead of waiting
+    /// out its timeout; REJECT and REJECT-DROP stay silent.
+    @Test func rejectRSTTellsAUDPAppThePortIsClosed() throws {
+        let path = try profile("""
+        [Rule]
+        DEST-PORT,9005,REJECT-RST
+        DEST-PORT,9006,REJECT-DROP
+        FINAL,REJECT
+        """)
+        let r = try pair.exec("""
+        /usr/bin/python3 - <<'EOF'
+        import socket, time
+        for port in (9005, 9006, 9007):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.connect(("10.88.0.2", port)); s.settimeout(2)
+            start = time.time()
+            try:
+                s.send(b"knock"); s.recv(16); print(port, "answered")
+            except ConnectionRefusedError: print(port, "refused", "fast" if time.time() - start < 1 else "slow")
+            except socket.timeout: print(port, "silence")
+        EOF
+        """, options: ["--profile", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "9005 refused fast\n9006 silence\n9007 silence\n", "\(r.stdout)\(r.stderr)")
+    }
+
     @Test func headerRewritesChangeRequestsAndResponses() throws {
         let path = try profile("""
         [Rule]

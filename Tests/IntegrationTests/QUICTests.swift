@@ -43,20 +43,29 @@ final class QUICTests {
         let path = try profile("""
         [Rule]
         DOMAIN,blocked.test,REJECT
+        DOMAIN,closed.test,REJECT-RST
         AND,((PROTOCOL,QUIC),(DOMAIN,quic.test)),DIRECT
         FINAL,REJECT
         \(Self.hosts)
+        closed.test = 10.88.0.2
         """)
         let log = pair.path("quic.jsonl")
-        let allowed = pair.path("allowed"), blocked = pair.path("blocked")
+        let allowed = pair.path("allowed"), blocked = pair.path("blocked"), pcap = pair.path("quic.pcap")
         let r = try pair.exec("""
         mkdir -p \(allowed) \(blocked)
         timeout 20 gtlsclient -q --exit-on-all-streams-close --download=\(allowed) quic.test 4433 https://quic.test/hello.txt; echo "quic.test $?"
         timeout 3 gtlsclient -q --exit-on-all-streams-close --download=\(blocked) blocked.test 4433 https://blocked.test/hello.txt; echo "blocked.test $?"
-        """, options: ["--profile", path, "--flow-log", log])
+        timeout 2 gtlsclient -q --exit-on-all-streams-close --download=\(blocked) closed.test 4433 https://closed.test/hello.txt; echo "closed.test $?"
+        """, options: ["--profile", path, "--flow-log", log, "--pcap", pcap])
         #expect(r.status == 0, "\(r.stderr)")
-        // 124: timeout ended a client whose datagrams went nowhere.
-        #expect(r.stdout == "quic.test 0\nblocked.test 124\n", "\(r.stdout)\(r.stderr)")
+        // 124: timeout ended a client whose datagrams went nowhere. ngtcp2's
+        // example client ignores ICMP errors, so REJECT-RST's port unreachable
+        // shows in the capture instead (a browser's connected socket fails at
+        // once and it falls back to TCP; ProfileTests checks such a socket).
+        #expect(r.stdout == "quic.test 0\nblocked.test 124\nclosed.test 124\n", "\(r.stdout)\(r.stderr)")
+        let unreachable = try net.run(["tshark", "-n", "-r", pcap, "-Y", "icmp.type == 3 and icmp.code == 3", "-T", "fields", "-e", "udp.dstport"]).output
+            .split(separator: "\n").filter { !$0.hasPrefix("Running as user") }
+        #expect(unreachable == ["4433"], "one port unreachable, for the closed.test flow's first datagram: \(unreachable)")
         #expect((try? String(contentsOfFile: allowed + "/hello.txt", encoding: .utf8)) == "hello over quic\n")
         #expect(!FileManager.default.fileExists(atPath: blocked + "/hello.txt"))
         let flows = try net.run(["/usr/bin/python3", "-c", """
@@ -66,7 +75,8 @@ final class QUICTests {
             if r["kind"] == "connection" and r["transport"] == "udp" and r["destinationPort"] == 4433:
                 print(r["domain"], r["domainSource"], r["policy"], r["status"], r["bytesDown"] > 0)
         """, log]).output.split(separator: "\n").map(String.init).sorted()
-        #expect(flows == ["blocked.test sni REJECT blocked False", "quic.test sni DIRECT closed True"], "\(flows)\n\(r.stderr)")
+        #expect(flows == ["blocked.test sni REJECT blocked False", "closed.test sni REJECT-RST blocked False", "quic.test sni DIRECT closed True"],
+                "\(flows)\n\(r.stderr)")
     }
 
     /// Three flows from one sender to an echo in the server namespace: a
