@@ -95,7 +95,7 @@ extension Tunnel: ControlledLoop {
             // The session's socket, and for a SOCKS5 association its control connection too.
             associationQueue[key] = nil
             awaitingAddress[key] = nil
-            udpAwaitingResolution.remove(key)
+            udpAwaitingResolution[key] = nil
             if let control = tcpFlows[key] { removeTCP(control) }
             if let flow = udpFlows.removeValue(forKey: key) {
                 try? epoll.remove(flow.socket.descriptor)

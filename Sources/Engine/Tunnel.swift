@@ -65,8 +65,9 @@ final class Tunnel {
     /// matched back to flows by source address and identifier.
     var echoV4: SocketBox?
     var echoV6: SocketBox?
-    /// UDP sessions to fake IPs waiting for their name's real address.
-    var udpAwaitingResolution: Set<FlowKey> = []
+    /// UDP sessions to fake IPs waiting for their name's real address, with
+    /// their first datagrams (at most `heldDatagramLimit`), sent once it is known.
+    var udpAwaitingResolution: [FlowKey: [[UInt8]]] = [:]
     let dnsScratch: UnsafeMutableRawBufferPointer
     /// A SOCKS5 UDP header and one datagram.
     let relayScratch: UnsafeMutableRawBufferPointer
@@ -672,7 +673,14 @@ final class Tunnel {
         var sink = TunSink(io: io)
         for (key, found, type) in answers {
             if key.transport != .tcp, awaitingAddress[key] == nil {
-                if udpAwaitingResolution.remove(key) != nil, let found { openUDP(key, to: found.sysAddress, sink: &sink) }
+                if let held = udpAwaitingResolution.removeValue(forKey: key), let found {
+                    openUDP(key, to: found.sysAddress, sink: &sink)
+                    for datagram in held {
+                        guard let flow = udpFlows[key] else { break }
+                        let error = datagram.withUnsafeBytes { sendDatagram($0, on: flow) }
+                        if let error { datagramFailed(flow, error, sink: &sink) }
+                    }
+                }
                 continue
             }
             guard let pending = awaitingAddress[key] else { continue }
@@ -698,7 +706,7 @@ final class Tunnel {
         } else if awaitingAddress.removeValue(forKey: key) != nil {
             endAssociation(key, reason: "the proxy's name has no address")
         } else {
-            udpAwaitingResolution.remove(key)
+            udpAwaitingResolution[key] = nil
         }
     }
 
@@ -1207,12 +1215,14 @@ final class Tunnel {
             return
         } else if isNew {
             if dns?.pool.contains(key.destinationAddress) == true || configuration.hostLoopbackGateways.contains(key.destinationAddress) {
-                // The first datagrams wait for the name's real address and are dropped
-                // meanwhile: UDP apps retry (DNS, QUIC), and holding them would need a queue.
-                udpAwaitingResolution.insert(key)
                 if let address = realDestination(for: key, sink: &sink) {
-                    udpAwaitingResolution.remove(key)
                     openUDP(key, to: address, sink: &sink)
+                } else {
+                    // The first datagrams wait for the name's real address
+                    // (`resolved`): a QUIC client whose first Initial was lost
+                    // would wait a whole probe timeout, a second here, to send it again.
+                    if resolver.isPending(key) { udpAwaitingResolution[key] = [Array(payload)] }
+                    return
                 }
             } else {
                 openUDP(key, to: key.destinationAddress.sysAddress, sink: &sink)
@@ -1221,6 +1231,10 @@ final class Tunnel {
         if associationQueue[key] != nil {
             // The association is being set up: a few datagrams wait for it.
             if associationQueue[key]!.count < Self.heldDatagramLimit { associationQueue[key]!.append(Array(payload)) }
+            return
+        }
+        if !udpAwaitingResolution.isEmpty, udpAwaitingResolution[key] != nil {
+            if udpAwaitingResolution[key]!.count < Self.heldDatagramLimit { udpAwaitingResolution[key]!.append(Array(payload)) }
             return
         }
         guard let flow = udpFlows[key] else { return }
@@ -1474,6 +1488,7 @@ final class Tunnel {
                 associationQueue[key] = nil
                 awaitingOwner[key] = nil
                 awaitingName[key] = nil
+                udpAwaitingResolution[key] = nil
                 if !forwardedSessions.isEmpty { forgetForwarded(key) }
                 finishRecord(key)
             }
