@@ -673,13 +673,27 @@ final class Tunnel {
         var sink = TunSink(io: io)
         for (key, found, type) in answers {
             if key.transport != .tcp, awaitingAddress[key] == nil {
-                if let held = udpAwaitingResolution.removeValue(forKey: key), let found {
-                    openUDP(key, to: found.sysAddress, sink: &sink)
-                    for datagram in held {
-                        guard let flow = udpFlows[key] else { break }
-                        let error = datagram.withUnsafeBytes { sendDatagram($0, on: flow) }
-                        if let error { datagramFailed(flow, error, sink: &sink) }
+                guard let held = udpAwaitingResolution.removeValue(forKey: key) else { continue }
+                var address = found
+                if address == nil, type == .a, let name = dns?.pool.name(for: key.destinationAddress, now: now) {
+                    // No IPv4 address: ask for IPv6 before giving up, as for TCP.
+                    address = resolver.resolve(name, family: .v6, for: key, now: now)
+                    if address == nil, resolver.isPending(key) {
+                        udpAwaitingResolution[key] = held
+                        continue
                     }
+                }
+                guard let found = address else {
+                    // As for TCP: a name without an address is an unreachable host, said at once.
+                    trace("\(key): the name has no address")
+                    datagrams.sendUDPUnreachable(key, reason: .host, now: now, sink: &sink)
+                    continue
+                }
+                openUDP(key, to: found.sysAddress, sink: &sink)
+                for datagram in held {
+                    guard let flow = udpFlows[key] else { break }
+                    let error = datagram.withUnsafeBytes { sendDatagram($0, on: flow) }
+                    if let error { datagramFailed(flow, error, sink: &sink) }
                 }
                 continue
             }
@@ -706,7 +720,9 @@ final class Tunnel {
         } else if awaitingAddress.removeValue(forKey: key) != nil {
             endAssociation(key, reason: "the proxy's name has no address")
         } else {
+            // A stale fake IP, or a name the resolvers never answered for.
             udpAwaitingResolution[key] = nil
+            datagrams.sendUDPUnreachable(key, reason: reason, now: now, sink: &sink)
         }
     }
 
