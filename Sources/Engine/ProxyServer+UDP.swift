@@ -21,6 +21,8 @@ final class UDPAssociation {
     var outboundV6: SocketBox?
     /// Our associations with upstream SOCKS5 proxies, by proxy name (ProxyServer+UpstreamUDP.swift).
     var upstreams: [String: UpstreamAssociation] = [:]
+    /// Targets whose datagrams start a QUIC connection, with the name read or being read (ProxyServer+QUIC.swift).
+    var quicNames: [ProxyTarget: QUICTargetName] = [:]
 
     init(relay: consuming Socket, relayAddress: SocketAddress, clientIP: SysIPAddress, announcedPort: UInt16) {
         self.relay = relay
@@ -113,7 +115,8 @@ extension ProxyServer {
     func forward(_ datagram: UnsafeRawBufferPointer, payloadOffset: Int, to target: ProxyTarget, connection: InboundConnection,
                  association: UDPAssociation) {
         let payload = datagram.suffix(from: payloadOffset)
-        let facts = flowFacts(for: connection, target: target, transport: .udp)
+        guard let facts = datagramFacts(datagram, payloadOffset: payloadOffset, to: target, connection: connection, association: association)
+        else { return }
         guard case let .route(route, reason) = director.decide(facts, final: true) else { return }
         switch route.forUDP {
         case .direct:

@@ -911,6 +911,9 @@ final class ProxyServer {
             }
         }
         for connection in connections.values {
+            if let association = connection.association, !association.quicNames.isEmpty {
+                expireQUICWaits(connection, association, now: time)
+            }
             guard let deadline = connection.deadline, deadline <= time else { continue }
             switch connection.phase {
             case .handshake where connection.requestsServed > 0 && connection.received.isEmpty && !connection.toClient.isEmpty:
