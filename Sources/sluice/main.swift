@@ -112,6 +112,8 @@ commands:
         --sniff lets DOMAIN rules see the name behind a tunnel to an address
         (a client that resolved it): the client is answered first and the
         rules read its TLS SNI or Host; failures after that are resets.
+        UDP ASSOCIATE's QUIC datagrams to an address are named by the SNI
+        in their Initial packets.
         SIGHUP reloads the profile; Ctrl-C stops and prints a summary. The
         control commands below work on it too (each connection a flow).
   replay FILE.pcap [--profile FILE] [--format table|flowlog|har]
