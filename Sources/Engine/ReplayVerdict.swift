@@ -150,9 +150,9 @@ extension FlowDirector {
         }
         var facts = FlowFacts(key: flow.key)
         var source: String?
-        if let name = flow.dnsName {
+        if let name = flow.dnsName, flow.dnsNameIsFake {
             facts.domain = name
-            facts.domainSource = flow.dnsNameIsFake ? .dns : .host
+            facts.domainSource = .dns
             source = "dns"
         } else if flow.isQUIC {
             // As Tunnel.newUDPFacts: the name in the Initial packets counts when a rule needs it.
@@ -162,6 +162,12 @@ extension FlowDirector {
                 facts.domainSource = .sni
                 source = "sni"
             }
+        }
+        if facts.domain == nil, let name = flow.dnsName {
+            // A real address's name from the capture's DNS: offered when the flow names itself no other way.
+            facts.domain = name
+            facts.domainSource = .host
+            source = "dns"
         }
         var result: ReplayVerdict
         if case let .route(route, reason) = decide(facts, final: true) {

@@ -77,6 +77,16 @@ final class QUICTests {
         """, log]).output.split(separator: "\n").map(String.init).sorted()
         #expect(flows == ["blocked.test sni REJECT blocked False", "closed.test sni REJECT-RST blocked False", "quic.test sni DIRECT closed True"],
                 "\(flows)\n\(r.stderr)")
+
+        // Replayed from the capture, the three flows are named and decided as live.
+        let replay = try runSluice(["replay", pcap, "--profile", path, "--format", "flowlog"])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let replayed = replay.stdout.split(separator: "\n").compactMap { line -> String? in
+            guard let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  record["transport"] as? String == "udp", record["destinationPort"] as? Int == 4433 else { return nil }
+            return "\(record["domain"] ?? "-") \(record["domainSource"] ?? "-") \(record["policy"] ?? "-")"
+        }.sorted()
+        #expect(replayed == ["blocked.test sni REJECT", "closed.test sni REJECT-RST", "quic.test sni DIRECT"], "\(replay.stdout)")
     }
 
     /// Three flows from one sender to an echo in the server namespace: a
