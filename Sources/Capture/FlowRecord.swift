@@ -16,8 +16,11 @@ public struct FlowRecord: Sendable, Equatable {
         case dns
         /// The HTTP Host header.
         case host
-        /// The TLS ClientHello's server_name.
+        /// The TLS ClientHello's server_name (over TCP, or in QUIC's Initial packets).
         case sni
+        /// A DNS answer Sluice relayed gave the (real) address this name; a
+        /// fallback for flows that name themselves no other way.
+        case dnsAnswer = "dns-answer"
     }
 
     /// How a flow ended (or `open` for a snapshot of a live one).

@@ -83,7 +83,8 @@ struct FlowFacts {
     /// Who opened the flow; looked up only while a rule tests it.
     var owner: FlowOwner?
 
-    enum DomainSource: String { case dns, host, sni }
+    /// `answer`: a DNS answer Sluice relayed named the real address (`DNSAnswerNames`), a fallback.
+    enum DomainSource: String { case dns, host, sni, answer }
     enum ApplicationProtocol: String { case http = "HTTP", tls = "TLS", quic = "QUIC" }
 }
 

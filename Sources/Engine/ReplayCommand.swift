@@ -228,19 +228,9 @@ struct ReplayNames {
     /// names its address with the question's name (what the app asked for,
     /// CNAMEs aside).
     mutating func learn(message bytes: UnsafeRawBufferPointer) {
-        guard let message = try? DNSMessageView(bytes), message.header.isResponse,
-              let question = message.question else { return }
-        var name = question.name.description.lowercased()
-        if name.hasSuffix(".") { name.removeLast() }
-        guard !name.isEmpty else { return }
-        for record in message.answers {
-            let address: IPAddress
-            switch record.data {
-            case let .a(v4): address = .v4(v4)
-            case let .aaaa(v6): address = .v6(v6)
-            case .cname, .ptr, .other: continue
-            }
-            if names.count < Self.maximumNames || names[address] != nil { names[address] = name }
+        guard let (name, addresses) = DNSAnswerNames.answers(in: bytes) else { return }
+        for (address, _) in addresses where names.count < Self.maximumNames || names[address] != nil {
+            names[address] = name
         }
     }
 }

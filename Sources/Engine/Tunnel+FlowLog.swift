@@ -83,6 +83,7 @@ extension Tunnel {
         case .dns: .dns
         case .host: .host
         case .sni: .sni
+        case .answer: .dnsAnswer
         }
     }
 }

@@ -66,7 +66,7 @@ extension Tunnel {
     private func decideHeld(_ key: FlowKey, facts: FlowFacts, held: [[UInt8]], sink: inout TunSink) {
         // The flow may have ended meanwhile (idle, or Sluice stopped it).
         guard flowRecords[key] != nil else { return }
-        let route = udpRoute(for: key, facts: facts)
+        let route = udpRoute(for: key, facts: withAnswerName(facts))
         for (index, datagram) in held.enumerated() {
             datagram.withUnsafeBytes { relay(key, payload: $0, route: index == 0 ? route : .direct, isNew: index == 0, sink: &sink) }
             // A rejected flow's record is finished by its first datagram; the rest are dropped.

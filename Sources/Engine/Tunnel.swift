@@ -82,6 +82,8 @@ final class Tunnel {
     static let heldDatagramLimit = 16
     /// New UDP flows whose QUIC ClientHello spans datagrams, held until it is read (Tunnel+QUIC.swift).
     var awaitingName: [FlowKey: NameWait] = [:]
+    /// Names the DNS answers Sluice relays give real addresses: the last word for a flow that names itself no other way.
+    var answerNames = DNSAnswerNames()
     var tcpFlows: [FlowKey: TCPFlow] = [:]
     /// The profile's decisions; replaced whole on reload.
     var director = FlowDirector()
@@ -545,10 +547,11 @@ final class Tunnel {
             return
         }
         let finished = final || connection.isReadClosed || connection.readableCount >= FlowFacts.sniffLimit
-        guard let decided = sniffedFacts(key, connection: connection, final: finished) else {
+        guard let sniffed = sniffedFacts(key, connection: connection, final: finished) else {
             tcp.flush(key, now: now, sink: &sink)
             return
         }
+        let decided = withAnswerName(sniffed)
         sniffing[key] = nil
         if decided.applicationProtocol == .http, director.usesHTTPMode || director.recordsHTTP {
             startHTTP(key, facts: decided, sink: &sink)
@@ -1215,7 +1218,7 @@ final class Tunnel {
             return
         }
         guard let facts = newUDPFacts(key, first: payload) else { return }
-        relay(key, payload: payload, route: udpRoute(for: key, facts: facts), isNew: true, sink: &sink)
+        relay(key, payload: payload, route: udpRoute(for: key, facts: withAnswerName(facts)), isNew: true, sink: &sink)
     }
 
     /// Relays one datagram; the first of a flow (`isNew`) opens its way as
@@ -1430,6 +1433,7 @@ final class Tunnel {
             }
             io.statistics.bytesToApp += payload.count
             countBytes(flow.key, down: payload.count)
+            if flow.key.destinationPort == 53 { answerNames.learn(message: payload, now: now) }
             datagrams.sendUDP(flow.key, payload: payload, now: now, sink: &sink)
         }
     }

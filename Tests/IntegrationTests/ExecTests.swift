@@ -595,6 +595,64 @@ final class ExecTests {
         #expect(r.stdout.split(separator: "\n") == ["10.88.0.2", "fd00:88::2", "-"], "\(r.stdout) \(r.stderr)")
     }
 
+    /// Forward mode gives the app real addresses, so a flow's name comes from
+    /// what it sends (Host, SNI) or, when it sends neither, from the answer
+    /// Sluice relayed for it: after `getent` asked for web.sluice.test, a raw
+    /// TCP connection and a UDP socket to 10.88.0.2 meet its DOMAIN rule,
+    /// where the same ones before the lookup went DIRECT. A request naming
+    /// another host in its Host header follows that name, not the answer's.
+    @Test func relayedDNSAnswersNameFlowsThatNameThemselvesNoOtherWay() throws {
+        try net.start(["/usr/bin/python3", "-c", """
+        import socket
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("10.88.0.2", 9410)); s.settimeout(60)
+        while True:
+            data, peer = s.recvfrom(100); s.sendto(data, peer)
+        """], in: server)
+        #expect(pair.waitForListener("10.88.0.2:9410"))
+        let path = work.appendingPathComponent("answers.conf").path
+        try "[Rule]\nDOMAIN,web.sluice.test,REJECT-RST\nFINAL,DIRECT\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let log = work.appendingPathComponent("answers.jsonl").path
+        let r = try pair.exec("""
+        probe() {
+            /usr/bin/python3 - <<'EOF'
+        import socket
+        t = socket.socket(); t.settimeout(3)
+        try:
+            t.connect(("10.88.0.2", 8080)); t.settimeout(1); print("tcp", "reset" if t.recv(10) == b"" else "data")
+        except ConnectionResetError: print("tcp reset")
+        except socket.timeout: print("tcp open")
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.connect(("10.88.0.2", 9410)); u.settimeout(2)
+        try:
+            u.send(b"hi"); print("udp", u.recv(10).decode())
+        except ConnectionRefusedError: print("udp refused")
+        EOF
+        }
+        probe
+        getent hosts web.sluice.test
+        probe
+        curl -s -o /dev/null -w 'named by Host %{http_code}\\n' -H 'Host: other.sluice.test' http://10.88.0.2:8080/1m.bin
+        """, options: ["--dns", "forward", "--profile", path, "--flow-log", log])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == """
+        tcp open
+        udp hi
+        10.88.0.2       web.sluice.test
+        tcp reset
+        udp refused
+        named by Host 200
+
+        """, "\(r.stdout)\(r.stderr)")
+        let sources = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for line in open(sys.argv[1]):
+            r = json.loads(line)
+            if r["kind"] == "connection" and r["destinationPort"] in (8080, 9410):
+                print(r["transport"], r["domain"], r["domainSource"], r["policy"])
+        """, log]).output.split(separator: "\n").map(String.init).sorted()
+        #expect(sources == ["tcp None None DIRECT", "tcp other.sluice.test host DIRECT", "tcp web.sluice.test dns-answer REJECT-RST",
+                            "udp None None DIRECT", "udp web.sluice.test dns-answer REJECT-RST"], "\(sources)")
+    }
+
     /// Without root (nor CAP_NET_ADMIN and CAP_SYS_ADMIN) exec, run and dump
     /// say so first, in one line, before anything else can fail on the way.
     @Test func withoutPrivilegeSluiceSaysSoBeforeAnything() throws {
