@@ -100,8 +100,9 @@ extension FlowDirector {
             break
         }
         if facts.domain == nil, let name = flow.dnsName {
-            // Not what the live engine would know (its DNS would have given a fake IP):
-            // the name is offered to the rules with the real address beside it.
+            // More than the live engine would offer (fake IPs name its flows; a relayed
+            // answer's name only flows that are neither HTTP nor TLS): a tcpdump capture
+            // of a host without Sluice has only these names. The real address stays beside it.
             facts.domain = name
             facts.domainSource = .host
             source = "dns"

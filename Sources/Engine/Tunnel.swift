@@ -1333,7 +1333,10 @@ final class Tunnel {
     func answerDNS(_ key: FlowKey, payload: UnsafeRawBufferPointer, sink: inout TunSink) {
         switch dns!.respond(toMessage: payload, now: now, into: dnsScratch) {
         case let .answer(length):
-            datagrams.sendUDP(key, payload: UnsafeRawBufferPointer(dnsScratch.sub(0, length)), now: now, sink: &sink)
+            let answer = UnsafeRawBufferPointer(dnsScratch.sub(0, length))
+            // [Host] answers name real addresses as relayed ones do; fake ones have the pool.
+            if let pool = dns?.pool { answerNames.learn(message: answer, now: now) { !pool.contains($0) } }
+            datagrams.sendUDP(key, payload: answer, now: now, sink: &sink)
         case .forward:
             if udpFlows[key] == nil, let server = resolver.servers.first { openUDP(key, to: server.address, sink: &sink) }
             if let flow = udpFlows[key], (try? flow.socket.send(payload, to: nil)) == nil { io.statistics.upstreamErrors += 1 }

@@ -1,8 +1,8 @@
 public import Wire
 
 /// Names for real addresses, learned from the DNS answers that pass through
-/// Sluice when it does not hand out fake IPs (forward mode, or the host's own
-/// DNS relayed like any UDP): a flow to such an address that names itself no
+/// Sluice when it does not hand out fake IPs (forward mode, the host's own
+/// DNS relayed like any UDP, [Host] entries Sluice answers itself): a flow to such an address that names itself no
 /// other way (no SNI, no Host: SSH, a game's UDP) is then offered the name
 /// the app asked for. An address can stand for several names (a CDN), and the
 /// latest answer wins, so this is a fallback, never ahead of the flow's own
@@ -27,10 +27,10 @@ public struct DNSAnswerNames: Sendable {
         return entry.name
     }
 
-    /// A DNS response: each A and AAAA answer names its address.
-    public mutating func learn(message bytes: UnsafeRawBufferPointer, now: Instant) {
+    /// A DNS response: each A and AAAA answer names its address (those `keep` accepts).
+    public mutating func learn(message bytes: UnsafeRawBufferPointer, now: Instant, keep: (IPAddress) -> Bool = { _ in true }) {
         guard let (name, addresses) = Self.answers(in: bytes) else { return }
-        for (address, timeToLive) in addresses {
+        for (address, timeToLive) in addresses where keep(address) {
             let life = min(max(Int64(timeToLive) * 1_000_000_000, Self.shortestLife), Self.longestLife)
             if names[address] == nil, names.count >= capacity {
                 names = names.filter { now < $0.value.expires }

@@ -170,6 +170,35 @@ final class ProfileTests {
         #expect(r.stdout == "9005 refused fast\n9006 silence\n9007 silence\n", "\(r.stdout)\(r.stderr)")
     }
 
+    /// [Host] answers are real addresses: a flow that names itself no other
+    /// way (raw TCP that sends nothing first) gets the name the last answer
+    /// gave its address, when a rule needs one; before any lookup it has none.
+    @Test func hostEntriesNameFlowsThatNameThemselvesNoOtherWay() throws {
+        let path = try profile("""
+        [Rule]
+        DOMAIN,raw.test,REJECT-RST
+        FINAL,DIRECT
+
+        [Host]
+        raw.test = 10.88.0.2
+        """, name: "raw.conf")
+        let r = try pair.exec("""
+        /usr/bin/python3 - <<'EOF'
+        import socket
+        def probe(host):
+            t = socket.socket(); t.settimeout(3)
+            try:
+                t.connect((host, 8080)); t.settimeout(1); print(host, "reset" if t.recv(10) == b"" else "data")
+            except ConnectionResetError: print(host, "reset")
+            except socket.timeout: print(host, "open")
+        probe("10.88.0.2")
+        probe(socket.gethostbyname("raw.test"))
+        EOF
+        """, options: ["--profile", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "10.88.0.2 open\n10.88.0.2 reset\n", "\(r.stdout)\(r.stderr)")
+    }
+
     @Test func headerRewritesChangeRequestsAndResponses() throws {
         let path = try profile("""
         [Rule]
