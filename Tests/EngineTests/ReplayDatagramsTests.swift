@@ -99,10 +99,8 @@ import Wire
         DOMAIN,h3.test,REJECT
         FINAL,DIRECT
         """)
-        let hello = QUICInitialBuilder.clientHello(serverName: "h3.test", extraBytes: 1600)
-        let dcid: [UInt8] = [9, 8, 7, 6, 5, 4, 3, 2]
-        let first = QUICInitialBuilder.datagram(destinationConnectionID: dcid, packetNumber: 0, frames: QUICInitialBuilder.cryptoFrame(offset: 0, Array(hello[..<1000])))
-        let second = QUICInitialBuilder.datagram(destinationConnectionID: dcid, packetNumber: 1, frames: QUICInitialBuilder.cryptoFrame(offset: 1000, Array(hello[1000...])))
+        let halves = QUICInitialBuilder.helloInTwoDatagrams(serverName: "h3.test")
+        let (first, second) = (halves[0], halves[1])
         var datagrams = ReplayDatagrams()
         let names = ReplayNames(fakeRange: GeneralSettings.defaultFakeIPRange)
         Self.feed(&datagrams, Self.udp(from: Self.app, 5000, to: Self.server, 443, bytes: first), at: 1, names: names)

@@ -899,14 +899,7 @@ final class ProxyServerTests {
     /// alone: let go without a name after 300 ms (FINAL, DIRECT).
     @Test func sniffedUDPAssociateDatagramsAreDecidedByTheirQUICName() throws {
         for port in [9301, 9302, 9303] { try startUDPEcho(port: port) }
-        let dcid: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
-        func halves(_ name: String) -> [[UInt8]] {
-            let hello = QUICInitialBuilder.clientHello(serverName: name, extraBytes: 1600)
-            return [
-                QUICInitialBuilder.datagram(destinationConnectionID: dcid, packetNumber: 0, frames: QUICInitialBuilder.cryptoFrame(offset: 0, Array(hello[..<1000]))),
-                QUICInitialBuilder.datagram(destinationConnectionID: dcid, packetNumber: 1, frames: QUICInitialBuilder.cryptoFrame(offset: 1000, Array(hello[1000...]))),
-            ]
-        }
+        let halves = { (name: String) in QUICInitialBuilder.helloInTwoDatagrams(serverName: name) }
         for (name, datagrams) in [("big", halves("big.test")), ("far", halves("far.test")), ("lone", [halves("lone.test")[0]])] {
             for (i, datagram) in datagrams.enumerated() {
                 try Data(datagram).write(to: URL(fileURLWithPath: pair.path("udp-\(name)-\(i).bin")))

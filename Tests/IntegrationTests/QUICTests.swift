@@ -98,14 +98,7 @@ final class QUICTests {
     /// first half of one for far.test (decided without its name when the
     /// 300 ms wait ends: DIRECT, and the held datagram goes on).
     @Test func aHelloAcrossDatagramsIsHeldUntilWhole() throws {
-        let dcid: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
-        func halves(_ name: String) -> [[UInt8]] {
-            let hello = QUICInitialBuilder.clientHello(serverName: name, extraBytes: 1600)
-            return [
-                QUICInitialBuilder.datagram(destinationConnectionID: dcid, packetNumber: 0, frames: QUICInitialBuilder.cryptoFrame(offset: 0, Array(hello[..<1000]))),
-                QUICInitialBuilder.datagram(destinationConnectionID: dcid, packetNumber: 1, frames: QUICInitialBuilder.cryptoFrame(offset: 1000, Array(hello[1000...]))),
-            ]
-        }
+        let halves = { (name: String) in QUICInitialBuilder.helloInTwoDatagrams(serverName: name) }
         let big = halves("big.test"), far = halves("far.test"), lone = [halves("far.test")[0]]
         for (name, datagrams) in [("big", big), ("far", far), ("lone", lone)] {
             for (i, datagram) in datagrams.enumerated() {

@@ -17,6 +17,17 @@ package enum QUICInitialBuilder {
                             sourceConnectionID: sourceConnectionID, token: token, packetNumber: packetNumber, frames: frames, size: size)
     }
 
+    /// A hello as large as a post-quantum one (about 1,800 bytes) naming
+    /// `serverName`, over two Initial datagrams (its first 1,000 bytes in the
+    /// first), as Chrome sends it.
+    package static func helloInTwoDatagrams(serverName: String, destinationConnectionID: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]) -> [[UInt8]] {
+        let hello = clientHello(serverName: serverName, extraBytes: 1600)
+        return [
+            datagram(destinationConnectionID: destinationConnectionID, packetNumber: 0, frames: cryptoFrame(offset: 0, Array(hello[..<1000]))),
+            datagram(destinationConnectionID: destinationConnectionID, packetNumber: 1, frames: cryptoFrame(offset: 1000, Array(hello[1000...]))),
+        ]
+    }
+
     /// A CRYPTO frame (RFC 9000 §19.6).
     package static func cryptoFrame(offset: Int, _ data: [UInt8]) -> [UInt8] {
         [0x06] + varint(offset) + varint(data.count) + data
