@@ -30,7 +30,8 @@ commands:
         TCP): by default names get fake IPs from 198.18.0.0/15 that Sluice
         maps back to names and resolves through the host's resolvers; --dns
         forward relays queries to them; --dns off leaves CMD the host's
-        resolv.conf.
+        resolv.conf. Without fake IPs, rules name a flow by its Host or SNI
+        (TLS or QUIC), else by the DNS answer that gave its address.
         --forward [ADDRESS:]PORT:APP-PORT[/udp] (repeatable) listens on PORT
         (127.0.0.1 unless ADDRESS is given) and connects each client to
         CMD's APP-PORT, for servers CMD runs (as pasta -t); with /udp, each
