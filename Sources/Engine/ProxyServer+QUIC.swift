@@ -11,7 +11,7 @@ internal import Wire
 /// on its own (UDP ASSOCIATE has no flows), so the target's QUIC-ness and
 /// name are remembered for the association's life, for at most 64 targets.
 enum QUICTargetName {
-    case waiting(sniffer: QUICClientHelloSniffer, held: [(datagram: [UInt8], payloadOffset: Int)], deadline: Instant)
+    case waiting(QUICHelloWait<(datagram: [UInt8], payloadOffset: Int)>)
     /// A QUIC target, and the name its hello gave (nil: none, or not needed).
     case known(String?)
 }
@@ -29,15 +29,12 @@ extension ProxyServer {
         switch association.quicNames[target] {
         case let .known(name)?:
             facts.applicationProtocol = .quic
-            if let name { facts = facts.naming(.serverName(name)) }
-            return facts
-        case .waiting(var sniffer, var held, let deadline)?:
-            held.append((Array(datagram), payloadOffset))
-            let result = sniffer.feed(payload)
-            if result == .needMore, held.count < Tunnel.heldDatagramLimit {
-                association.quicNames[target] = .waiting(sniffer: sniffer, held: held, deadline: deadline)
+            return facts.naming(name)
+        case var .waiting(hello)?:
+            if hello.add((Array(datagram), payloadOffset), payload: payload) {
+                releaseHeld(target, name: hello.result.serverName, held: hello.held, connection: connection, association: association)
             } else {
-                releaseHeld(target, name: result.serverName, held: held, connection: connection, association: association)
+                association.quicNames[target] = .waiting(hello)
             }
             return nil
         case nil:
@@ -47,15 +44,13 @@ extension ProxyServer {
                 association.quicNames[target] = .known(nil)
                 return facts
             }
-            var sniffer = QUICClientHelloSniffer()
-            let result = sniffer.feed(payload)
-            guard result == .needMore else {
-                association.quicNames[target] = .known(result.serverName)
-                return facts.naming(result)
+            var hello = QUICHelloWait<(datagram: [UInt8], payloadOffset: Int)>(deadline: now + FlowFacts.sniffTimeout)
+            guard !hello.add((Array(datagram), payloadOffset), payload: payload) else {
+                association.quicNames[target] = .known(hello.result.serverName)
+                return facts.naming(hello.result.serverName)
             }
             trace("\(connection.description): UDP to \(target): QUIC, waits for the rest of its ClientHello")
-            association.quicNames[target] = .waiting(sniffer: sniffer, held: [(Array(datagram), payloadOffset)],
-                                                     deadline: now + FlowFacts.sniffTimeout)
+            association.quicNames[target] = .waiting(hello)
             return nil
         }
     }
@@ -72,15 +67,8 @@ extension ProxyServer {
     /// Targets whose ClientHello did not complete in time go on without a name.
     func expireQUICWaits(_ connection: InboundConnection, _ association: UDPAssociation, now time: Instant) {
         for (target, state) in association.quicNames {
-            guard case let .waiting(_, held, deadline) = state, deadline <= time else { continue }
-            releaseHeld(target, name: nil, held: held, connection: connection, association: association)
+            guard case let .waiting(hello) = state, hello.deadline <= time else { continue }
+            releaseHeld(target, name: nil, held: hello.held, connection: connection, association: association)
         }
-    }
-}
-
-extension SniffResult {
-    var serverName: String? {
-        guard case let .serverName(name) = self else { return nil }
-        return name
     }
 }

@@ -60,7 +60,7 @@ final class ReplayFlow {
             if isQUIC { quicSniffer = QUICClientHelloSniffer() }
         }
         guard var sniffer = quicSniffer else { return }
-        if case let .serverName(name) = sniffer.feed(payload) { serverName = name }
+        if let name = sniffer.feed(payload).serverName { serverName = name }
         quicSniffer = sniffer
     }
 

@@ -89,10 +89,7 @@ extension Tunnel {
         trace("\(key): UDP relay at \(relay) through \(proxy.name)")
         // The control connection is watched only for its end.
         watch(control, for: [.readable])
-        let waiting = associationQueue.removeValue(forKey: key) ?? []
-        for datagram in waiting {
-            _ = datagram.withUnsafeBytes { sendDatagram($0, on: flow) }
-        }
+        sendHeld(associationQueue.removeValue(forKey: key) ?? [], on: flow, sink: &sink)
     }
 
     /// The association failed or ended: its datagrams are dropped until the flow goes idle.

@@ -8,12 +8,10 @@ internal import Wire
 /// flow's first datagrams are held until the hello is read (it can span
 /// datagrams), then decided and relayed in order.
 extension Tunnel {
-    /// A new UDP flow waiting for the rest of its ClientHello.
+    /// A new UDP flow waiting for the rest of its ClientHello, with the facts it will be decided on.
     struct NameWait {
-        var sniffer: QUICClientHelloSniffer
+        var hello: QUICHelloWait<[UInt8]>
         var facts: FlowFacts
-        var held: [[UInt8]]
-        var deadline: Instant
     }
 
     /// The facts a new UDP flow is decided on, given its first datagram; nil
@@ -24,11 +22,10 @@ extension Tunnel {
         facts.applicationProtocol = .quic
         // Decrypting costs a few hundred microseconds: only when a rule needs the name.
         guard case .sniff = director.decide(facts, final: false) else { return facts }
-        var sniffer = QUICClientHelloSniffer()
-        let result = sniffer.feed(payload)
-        guard result == .needMore else { return facts.naming(result) }
+        var hello = QUICHelloWait<[UInt8]>(deadline: now + FlowFacts.sniffTimeout)
+        guard !hello.add(Array(payload), payload: payload) else { return facts.naming(hello.result.serverName) }
         trace("\(key): QUIC, waits for the rest of its ClientHello")
-        awaitingName[key] = NameWait(sniffer: sniffer, facts: facts, held: [Array(payload)], deadline: now + FlowFacts.sniffTimeout)
+        awaitingName[key] = NameWait(hello: hello, facts: facts)
         return nil
     }
 
@@ -37,29 +34,27 @@ extension Tunnel {
     /// not a hello, or when it holds as many datagrams as it may.
     func holdForName(_ key: FlowKey, _ payload: UnsafeRawBufferPointer, sink: inout TunSink) {
         guard var wait = awaitingName[key] else { return }
-        wait.held.append(Array(payload))
-        let result = wait.sniffer.feed(payload)
-        guard result == .needMore, wait.held.count < Self.heldDatagramLimit else {
-            awaitingName[key] = nil
-            decideHeld(key, facts: wait.facts.naming(result), held: wait.held, sink: &sink)
+        guard wait.hello.add(Array(payload), payload: payload) else {
+            awaitingName[key] = wait
             return
         }
-        awaitingName[key] = wait
+        awaitingName[key] = nil
+        decideHeld(key, facts: wait.facts.naming(wait.hello.result.serverName), held: wait.hello.held, sink: &sink)
     }
 
     /// Flows whose ClientHello did not complete in time go on without their name.
     func expireNameWaits(now time: Instant, sink: inout TunSink) {
-        for (key, wait) in awaitingName where wait.deadline <= time {
+        for (key, wait) in awaitingName where wait.hello.deadline <= time {
             awaitingName[key] = nil
             trace("\(key): no whole ClientHello in time; decided without its name")
-            decideHeld(key, facts: wait.facts, held: wait.held, sink: &sink)
+            decideHeld(key, facts: wait.facts, held: wait.hello.held, sink: &sink)
         }
     }
 
     /// The earliest of those deadlines (few flows wait at once: a scan is cheap).
     var nameWaitDeadline: Instant? {
         var earliest: Instant?
-        for wait in awaitingName.values where earliest.map({ wait.deadline < $0 }) ?? true { earliest = wait.deadline }
+        for wait in awaitingName.values where earliest.map({ wait.hello.deadline < $0 }) ?? true { earliest = wait.hello.deadline }
         return earliest
     }
 
@@ -76,9 +71,9 @@ extension Tunnel {
 }
 
 extension FlowFacts {
-    /// These facts with what a QUIC ClientHello said.
-    func naming(_ result: SniffResult) -> FlowFacts {
-        guard case let .serverName(name) = result, domain == nil else { return self }
+    /// These facts with the server name a QUIC ClientHello gave, if any.
+    func naming(_ name: String?) -> FlowFacts {
+        guard let name, domain == nil else { return self }
         var facts = self
         facts.domain = name
         facts.domainSource = .sni

@@ -676,37 +676,21 @@ final class Tunnel {
         var sink = TunSink(io: io)
         for (key, found, type) in answers {
             if key.transport != .tcp, awaitingAddress[key] == nil {
-                guard let held = udpAwaitingResolution.removeValue(forKey: key) else { continue }
-                var address = found
-                if address == nil, type == .a, let name = dns?.pool.name(for: key.destinationAddress, now: now) {
-                    // No IPv4 address: ask for IPv6 before giving up, as for TCP.
-                    address = resolver.resolve(name, family: .v6, for: key, now: now)
-                    if address == nil, resolver.isPending(key) {
-                        udpAwaitingResolution[key] = held
-                        continue
-                    }
-                }
-                guard let found = address else {
+                guard udpAwaitingResolution[key] != nil else { continue }
+                // The flow pins its fake IP, so the name is there.
+                let name = dns?.pool.name(for: key.destinationAddress, now: now)
+                guard let address = name.map({ finalAnswer(found, type: type, name: $0, for: key) }) ?? .some(found) else { continue }
+                guard let address else {
                     // As for TCP: a name without an address is an unreachable host, said at once.
-                    trace("\(key): the name has no address")
-                    datagrams.sendUDPUnreachable(key, reason: .host, now: now, sink: &sink)
+                    refuse(key, reason: .host, sink: &sink)
                     continue
                 }
-                openUDP(key, to: found.sysAddress, sink: &sink)
-                for datagram in held {
-                    guard let flow = udpFlows[key] else { break }
-                    let error = datagram.withUnsafeBytes { sendDatagram($0, on: flow) }
-                    if let error { datagramFailed(flow, error, sink: &sink) }
-                }
+                let held = udpAwaitingResolution.removeValue(forKey: key) ?? []
+                openUDP(key, to: address.sysAddress, sink: &sink)
+                if let flow = udpFlows[key] { sendHeld(held, on: flow, sink: &sink) }
                 continue
             }
-            guard let pending = awaitingAddress[key] else { continue }
-            var address = found
-            if address == nil, type == .a {
-                // No IPv4 address: ask for IPv6 before giving up.
-                address = resolver.resolve(pending.name, family: .v6, for: key, now: now)
-                if address == nil, resolver.isPending(key) { continue }
-            }
+            guard let pending = awaitingAddress[key], let address = finalAnswer(found, type: type, name: pending.name, for: key) else { continue }
             awaitingAddress[key] = nil
             if let address {
                 openUpstream(for: key, to: address.sysAddress, port: pending.port, handshake: pending.handshake, sink: &sink)
@@ -714,6 +698,16 @@ final class Tunnel {
                 refuse(key, reason: .host, sink: &sink)
             }
         }
+    }
+
+    /// The address `key` goes to (nil inside: the name has none), or nil
+    /// while it waits for more: when an A query found nothing, IPv6 is asked
+    /// before giving up, whatever family the app used.
+    private func finalAnswer(_ found: IPAddress?, type: DNSType, name: DNSName, for key: FlowKey) -> IPAddress?? {
+        guard found == nil, type == .a else { return .some(found) }
+        let v6 = resolver.resolve(name, family: .v6, for: key, now: now)
+        if v6 == nil, resolver.isPending(key) { return nil }
+        return .some(v6)
     }
 
     func refuse(_ key: FlowKey, reason: UnreachableReason, sink: inout TunSink) {
@@ -1170,11 +1164,8 @@ final class Tunnel {
                 answerForwarded(key, payload: payload)
                 return
             }
-            if !awaitingOwner.isEmpty, awaitingOwner[key] != nil {
-                // A few datagrams wait with the first for the flow's owner.
-                if awaitingOwner[key]!.count < Self.heldDatagramLimit { awaitingOwner[key]!.append(Array(payload)) }
-                return
-            }
+            // A few datagrams wait with the first for the flow's owner.
+            if awaitingOwner.hold(payload, for: key) { return }
             if isNew {
                 beginRecord(key)
                 if director.requiresOwner, !ownerKnown(key) {
@@ -1230,7 +1221,7 @@ final class Tunnel {
             // The flow's datagrams are dropped until it goes idle.
             io.statistics.udpRejected += 1
             finishRecord(key, status: .blocked)
-            if let answer { _ = datagrams.sendUDPUnreachable(key, reason: answer, now: now, sink: &sink) }
+            if let answer { datagrams.sendUDPUnreachable(key, reason: answer, now: now, sink: &sink) }
             return
         } else if isNew {
             if dns?.pool.contains(key.destinationAddress) == true || configuration.hostLoopbackGateways.contains(key.destinationAddress) {
@@ -1247,15 +1238,8 @@ final class Tunnel {
                 openUDP(key, to: key.destinationAddress.sysAddress, sink: &sink)
             }
         }
-        if associationQueue[key] != nil {
-            // The association is being set up: a few datagrams wait for it.
-            if associationQueue[key]!.count < Self.heldDatagramLimit { associationQueue[key]!.append(Array(payload)) }
-            return
-        }
-        if !udpAwaitingResolution.isEmpty, udpAwaitingResolution[key] != nil {
-            if udpAwaitingResolution[key]!.count < Self.heldDatagramLimit { udpAwaitingResolution[key]!.append(Array(payload)) }
-            return
-        }
+        // The association is being set up, or the name resolved: a few datagrams wait.
+        if associationQueue.hold(payload, for: key) || udpAwaitingResolution.hold(payload, for: key) { return }
         guard let flow = udpFlows[key] else { return }
         if let error = sendDatagram(payload, on: flow) { datagramFailed(flow, error, sink: &sink) }
     }

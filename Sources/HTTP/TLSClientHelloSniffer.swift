@@ -9,6 +9,12 @@ public enum SniffResult: Sendable, Equatable, CustomStringConvertible {
     /// Not a TLS ClientHello.
     case notTLS
 
+    /// The name, when there is one.
+    public var serverName: String? {
+        guard case let .serverName(name) = self else { return nil }
+        return name
+    }
+
     public var description: String {
         switch self {
         case .needMore: "need more"
