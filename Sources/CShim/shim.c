@@ -31,3 +31,47 @@ int cshim_sched_idle_current_thread(void) {
     struct sched_param param = { .sched_priority = 0 };
     return sched_setscheduler(0, SCHED_IDLE, &param);
 }
+
+// Descriptor passing (SCM_RIGHTS): the CMSG_* macros do not import into Swift.
+// `sluice exec` without root gets its TUN and sock_diag socket this way from
+// the helper that made them inside a user namespace.
+int cshim_send_descriptors(int socket, const void *data, size_t length, const int *descriptors, int count) {
+    if (count < 0 || count > CSHIM_MAXIMUM_PASSED_DESCRIPTORS) { errno = EINVAL; return -1; }
+    struct iovec vector = { .iov_base = (void *)data, .iov_len = length };
+    union { char buffer[CMSG_SPACE(sizeof(int) * CSHIM_MAXIMUM_PASSED_DESCRIPTORS)]; struct cmsghdr align; } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message = { .msg_iov = &vector, .msg_iovlen = 1 };
+    if (count > 0) {
+        message.msg_control = control.buffer;
+        message.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)count);
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)count);
+        memcpy(CMSG_DATA(header), descriptors, sizeof(int) * (size_t)count);
+    }
+    return (int)sendmsg(socket, &message, MSG_NOSIGNAL);
+}
+
+ssize_t cshim_receive_descriptors(int socket, void *data, size_t capacity, int *descriptors, int maximum, int *received) {
+    *received = 0;
+    struct iovec vector = { .iov_base = data, .iov_len = capacity };
+    union { char buffer[CMSG_SPACE(sizeof(int) * CSHIM_MAXIMUM_PASSED_DESCRIPTORS)]; struct cmsghdr align; } control;
+    struct msghdr message = { .msg_iov = &vector, .msg_iovlen = 1, .msg_control = control.buffer, .msg_controllen = sizeof control.buffer };
+    ssize_t n = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+    if (n < 0) return n;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        int count = (int)((header->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        int passed[CSHIM_MAXIMUM_PASSED_DESCRIPTORS];
+        if (count > CSHIM_MAXIMUM_PASSED_DESCRIPTORS) count = CSHIM_MAXIMUM_PASSED_DESCRIPTORS;
+        memcpy(passed, CMSG_DATA(header), sizeof(int) * (size_t)count);
+        for (int i = 0; i < count; i++) {
+            // More than the caller takes: closed, never leaked.
+            if (*received < maximum) descriptors[(*received)++] = passed[i]; else close(passed[i]);
+        }
+    }
+    return n;
+}
+
+const int cshim_CLONE_NEWUSER = CLONE_NEWUSER;

@@ -13,9 +13,10 @@ public struct ChildProcess: Sendable {
     /// for its own signalfd, and no descriptor but 0, 1 and 2: a child must
     /// never hold one of Sluice's sockets or pipes open. `output` sends
     /// stdout and stderr to a file instead of the caller's; `input` reads
-    /// stdin from a file (such as /dev/null).
+    /// stdin from a file (such as /dev/null). `passing` is a descriptor the
+    /// child gets as its 3 (the one exception).
     public static func spawn(_ arguments: [String], environment: [String]? = nil,
-                             output: String? = nil, input: String? = nil) throws(Errno) -> ChildProcess {
+                             output: String? = nil, input: String? = nil, passing: Int32? = nil) throws(Errno) -> ChildProcess {
         guard !arguments.isEmpty else { throw Errno.invalidArgument }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -37,7 +38,13 @@ public struct ChildProcess: Sendable {
             posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
         }
-        cshim_spawn_closefrom(&actions, 3)
+        if let passing {
+            // dup2 clears close-on-exec on the copy (also when passing is already 3: POSIX 2017, glibc 2.29).
+            posix_spawn_file_actions_adddup2(&actions, passing, 3)
+            cshim_spawn_closefrom(&actions, 4)
+        } else {
+            cshim_spawn_closefrom(&actions, 3)
+        }
 
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }

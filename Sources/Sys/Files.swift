@@ -73,6 +73,17 @@ public enum Files {
         mkdir(path, 0o755)
     }
 
+    /// Makes `path` a directory of this user's that nobody else may write
+    /// (mode 0700 when made here) and says whether it is one: an existing
+    /// path that is a symbolic link, someone else's, or writable by others
+    /// is refused, since a shared folder such as /tmp lets anyone plant one.
+    public static func makePrivateDirectory(_ path: String) -> Bool {
+        _ = mkdir(path, 0o700)
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return false }
+        return info.st_uid == geteuid() && info.st_mode & 0o022 == 0
+    }
+
     /// Removes an empty directory; a directory with anything in it stays.
     public static func removeDirectory(_ path: String) {
         rmdir(path)
@@ -107,8 +118,10 @@ public enum Launcher {
     /// Does not return on success: the process becomes `command`, as the
     /// invoking user when Sluice was started through sudo (SUDO_UID/SUDO_GID),
     /// with the open-files soft limit Sluice had before it raised its own
-    /// (`openFilesSoftLimit`; see `OpenFilesLimit`).
-    public static func exec(bindingResolvConf resolv: String?, openFilesSoftLimit: UInt64?, command: [String]) -> Never {
+    /// (`openFilesSoftLimit`; see `OpenFilesLimit`). In a user namespace of
+    /// our own (`switchingToSudoUser` false) the process already is that user.
+    public static func exec(bindingResolvConf resolv: String?, openFilesSoftLimit: UInt64?, switchingToSudoUser: Bool = true,
+                            command: [String]) -> Never {
         if let resolv {
             guard cshim_unshare(cshim_CLONE_NEWNS) == 0 else { fail("unshare(CLONE_NEWNS)") }
             // Keep our mounts to ourselves: the bind below must not reach the host.
@@ -119,7 +132,7 @@ public enum Launcher {
             do { try OpenFilesLimit.setSoft(openFilesSoftLimit) } catch { fail("setrlimit(RLIMIT_NOFILE, \(openFilesSoftLimit))") }
         }
         // Started through sudo: the command runs as the user who typed it, not as root.
-        if let uidText = getenv("SUDO_UID").map({ String(cString: $0) }), let uid = UInt32(uidText), uid != 0 {
+        if switchingToSudoUser, let uidText = getenv("SUDO_UID").map({ String(cString: $0) }), let uid = UInt32(uidText), uid != 0 {
             let gid = getenv("SUDO_GID").flatMap { UInt32(String(cString: $0)) } ?? uid
             if let user = getenv("SUDO_USER") {
                 guard initgroups(user, gid) == 0 else { fail("initgroups") }

@@ -67,7 +67,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 /// A non-blocking TCP or UDP socket with a single owner. The engine's
 /// upstream connections and its local servers are all made of these.
 public struct Socket: ~Copyable {
-    public enum Kind: Sendable { case tcp, udp, rawICMP }
+    public enum Kind: Sendable { case tcp, udp, rawICMP, ping }
 
     public let descriptor: FileDescriptor
     public let kind: Kind
@@ -85,6 +85,11 @@ public struct Socket: ~Copyable {
             // Raw ICMP (CAP_NET_RAW): ping sockets would need ping_group_range, a
             // sysctl of the host's that Sluice must not change.
             base = Int32(SOCK_RAW.rawValue)
+            proto = family == .v4 ? Int32(IPPROTO_ICMP) : Int32(IPPROTO_ICMPV6)
+        case .ping:
+            // An ICMP echo ("ping") socket: no privilege, but the user's group
+            // must be in ping_group_range, and the kernel owns the identifier.
+            base = Int32(SOCK_DGRAM.rawValue)
             proto = family == .v4 ? Int32(IPPROTO_ICMP) : Int32(IPPROTO_ICMPV6)
         }
         let type = base | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)

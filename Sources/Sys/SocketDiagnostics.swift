@@ -36,10 +36,17 @@ public final class SocketDiagnostics {
 
     /// A NETLINK_SOCK_DIAG socket in the calling thread's network namespace.
     /// Replies slower than `timeoutMilliseconds` fail with ETIMEDOUT.
-    public init(timeoutMilliseconds: Int = 200) throws(Errno) {
+    public convenience init(timeoutMilliseconds: Int = 200) throws(Errno) {
         let raw = try valueOrErrno {
             socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), NETLINK_SOCK_DIAG)
         }.get()
+        try self.init(adopting: raw, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// Takes over a NETLINK_SOCK_DIAG socket made elsewhere: it answers for the
+    /// namespace it was made in (`sluice exec` without root gets one from
+    /// the helper inside the command's namespace).
+    public init(adopting raw: Int32, timeoutMilliseconds: Int = 200) throws(Errno) {
         descriptor = FileDescriptor(rawValue: raw)
         var timeout = timeval(tv_sec: timeoutMilliseconds / 1000, tv_usec: (timeoutMilliseconds % 1000) * 1000)
         _ = try valueOrErrno {

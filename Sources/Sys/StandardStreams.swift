@@ -5,6 +5,8 @@ internal import Glibc
 /// imports Glibc: Sys stays the only layer that talks to the kernel.
 public enum ProcessControl {
     public static var currentID: Int32 { getpid() }
+    /// The effective user id (0: root).
+    public static var effectiveUserID: UInt32 { geteuid() }
 
     /// Lets another runnable task on this CPU go first (sched_yield); returns at once if there is none.
     public static func yieldProcessor() { sched_yield() }

@@ -125,6 +125,10 @@ int cshim_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags
 int cshim_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 extern const int cshim_CLONE_NEWNS;
 extern const int cshim_CLONE_NEWNET;
+extern const int cshim_CLONE_NEWUSER;
+#define CSHIM_MAXIMUM_PASSED_DESCRIPTORS 4
+int cshim_send_descriptors(int socket, const void *data, size_t length, const int *descriptors, int count);
+ssize_t cshim_receive_descriptors(int socket, void *data, size_t capacity, int *descriptors, int maximum, int *received);
 extern const int cshim_O_DIRECT;
 
 // pidfd_open has no glibc wrapper in Debian 12; a descriptor that becomes
