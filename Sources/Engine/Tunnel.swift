@@ -65,6 +65,11 @@ final class Tunnel {
     /// matched back to flows by source address and identifier.
     var echoV4: SocketBox?
     var echoV6: SocketBox?
+    /// Without CAP_NET_RAW: a ping socket per ping flow (Tunnel+PingSockets.swift).
+    var echoThroughPingSockets = false
+    var pingSockets: [FlowKey: UDPFlow] = [:]
+    /// The kernel refused a ping socket (ping_group_range): said once.
+    var pingSocketsRefused = false
     /// UDP sessions to fake IPs waiting for their name's real address, with
     /// their first datagrams (at most `heldDatagramLimit`), sent once it is known.
     var udpAwaitingResolution: [FlowKey: [[UInt8]]] = [:]
@@ -952,6 +957,10 @@ final class Tunnel {
             readUpstreamDatagrams(flow, sink: &sink)
             return
         }
+        if !pingSockets.isEmpty, let flow = pingSockets[key] {
+            readPingSocketReplies(flow, sink: &sink)
+            return
+        }
         if let flow = tcpFlows[key] {
             if !flow.connected {
                 // SO_ERROR clears when read: read once.
@@ -1248,17 +1257,22 @@ final class Tunnel {
     /// with the app's identifier and sequence number, so the reply can be matched.
     func sendEcho(_ key: FlowKey, sequenceNumber: UInt16, payload: UnsafeRawBufferPointer) {
         let v6 = key.isIPv6
-        if (v6 ? echoV6 : echoV4) == nil {
+        if !echoThroughPingSockets, (v6 ? echoV6 : echoV4) == nil {
             let socket: Socket
             do { socket = try Socket(.rawICMP, family: v6 ? .v6 : .v4, mark: configuration.mark) } catch {
-                socketFailed(error)
-                return
+                guard error == .notPermitted || error == .permissionDenied else {
+                    socketFailed(error)
+                    return
+                }
+                // Not root (a user namespace's exec): a ping socket per flow instead.
+                echoThroughPingSockets = true
+                return sendEcho(key, sequenceNumber: sequenceNumber, payload: payload)
             }
             let box = SocketBox(socket)
             guard (try? epoll.add(box.socket.descriptor, events: .readable, token: v6 ? Self.echoV6Token : Self.echoV4Token)) != nil else { return }
             if v6 { echoV6 = box } else { echoV4 = box }
         }
-        guard let channel = v6 ? echoV6 : echoV4, payload.count <= dnsScratch.count - 8 else { return }
+        guard payload.count <= dnsScratch.count - 8 else { return }
         dnsScratch.sub(8, payload.count).copyMemory(from: payload)
         let written: Int?
         if v6 {
@@ -1270,6 +1284,11 @@ final class Tunnel {
                 .emit(into: dnsScratch.sub(0, 8 + payload.count), payloadLength: payload.count)
         }
         guard written != nil else { return }
+        if echoThroughPingSockets {
+            sendEchoOnPingSocket(key, message: UnsafeRawBufferPointer(dnsScratch.sub(0, 8 + payload.count)))
+            return
+        }
+        guard let channel = v6 ? echoV6 : echoV4 else { return }
         let destination = SocketAddress(key.destinationAddress.sysAddress, port: 0)
         if (try? channel.socket.send(UnsafeRawBufferPointer(dnsScratch.sub(0, 8 + payload.count)), to: destination)) == nil {
             io.statistics.upstreamErrors += 1
@@ -1492,6 +1511,7 @@ final class Tunnel {
                     tokens[flow.token] = nil
                 }
                 if let control = tcpFlows[key] { removeTCP(control) }
+                if !pingSockets.isEmpty { closePingSocket(key) }
                 associationQueue[key] = nil
                 awaitingOwner[key] = nil
                 awaitingName[key] = nil
