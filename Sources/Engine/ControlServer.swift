@@ -7,8 +7,9 @@ internal import Sys
 /// tunnel's state is only ever touched by the thread that owns it, and no
 /// number of clients costs the loop more than one token.
 final class ControlServer {
-    /// The path when none is given: root's, like the rest of /run/sluice.
-    static let defaultPath = "/run/sluice/control.sock"
+    /// The path when none is given: in the user's `RunDirectory`
+    /// (/run/sluice for root, whose socket only root may use).
+    static var defaultPath: String { RunDirectory.path + "/control.sock" }
     /// Past this many clients the oldest is dropped: an idle client cannot hold the API.
     static let maximumConnections = 32
     static let listenerToken: UInt64 = 0
@@ -142,7 +143,7 @@ final class ControlServer {
 
 /// Where `exec` and `run` put their control socket (`--control PATH`, `--no-control`).
 public enum ControlSocketOption: Sendable, Equatable {
-    /// /run/sluice/control.sock, when no other Sluice answers there.
+    /// `ControlServer.defaultPath` (/run/sluice/control.sock for root), when no other Sluice answers there.
     case standard
     case path(String)
     case off
@@ -161,7 +162,10 @@ extension ControlServer {
                 throw EngineError.report("sluice: --control \(path): \(explain(error, path: path))")
             }
         case .standard:
-            Files.makeDirectory("/run/sluice", mode: 0o755)
+            guard RunDirectory.prepare() != nil else {
+                log("sluice: no control socket: \(RunDirectory.path) is not a folder of this user's that only it may write")
+                return nil
+            }
             do { return try ControlServer(path: defaultPath) } catch {
                 log("sluice: no control socket: \(explain(error, path: defaultPath))")
                 return nil

@@ -62,7 +62,8 @@ public struct ExecCommand {
     /// Runs to completion and returns the command's exit status (128 + signal if it was killed).
     public func run(log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
         guard !options.command.isEmpty else { throw EngineError.usage("sluice exec: no command given") }
-        try EngineError.requirePrivileges(for: "exec")
+        // Without the privilege to make namespaces, the command's is made in a user namespace.
+        let rootless = EngineError.missingPrivileges() != nil
         let faults = try options.faults.map { text throws(EngineError) in try FaultSpec.parse(text) }
         // A bad profile stops Sluice before anything is created.
         let profile = try TunnelSession.loadProfile(options.profile)
@@ -77,29 +78,40 @@ public struct ExecCommand {
             throw EngineError.system("signalfd", error)
         }
         let (mtu, dns) = TunnelSession.settings(profile, mtu: options.mtu, dns: options.dns, defaultDNS: .fake)
-        let setup = try NamespaceSetup.create(name: "sluice-exec-\(ProcessControl.currentID)", mtu: mtu)
-        defer { setup.remove() }
         // Each flow holds a socket: lift the soft open-files limit (CMD gets its own back).
-        var launcher = ["/proc/self/exe", "__launch"]
-        if let before = OpenFilesLimit.raiseSoftToHard(), before.soft < before.hard {
-            launcher += ["--nofile", "\(before.soft)"]
-        }
+        var openFilesSoftLimit: UInt64?
+        if let before = OpenFilesLimit.raiseSoftToHard(), before.soft < before.hard { openFilesSoftLimit = before.soft }
         // CMD alone sees Sluice's DNS: a resolv.conf bind-mounted in a mount namespace of its own.
-        var launch = options.command
         var resolvPath: String?
         if dns != .off {
-            Files.makeDirectory(NamespaceSetup.runDirectory)
-            let path = NamespaceSetup.execResolvConf(pid: ProcessControl.currentID)
+            guard let directory = RunDirectory.prepare() else {
+                throw EngineError.report("sluice: error: exec: \(RunDirectory.path) is not a folder of this user's that only it may write "
+                                         + "(for the command's resolv.conf); remove it, or set XDG_RUNTIME_DIR")
+            }
+            if rootless { NamespaceSetup.removeStaleResolvConfs(in: directory) }
+            let path = NamespaceSetup.execResolvConf(in: directory, pid: ProcessControl.currentID)
             do {
                 try Files.write("# written by sluice exec for its command\nnameserver \(NamespaceSetup.dnsV4)\nnameserver \(NamespaceSetup.dnsV6)\n", to: path)
             } catch { throw EngineError.system("writing \(path)", error) }
             resolvPath = path
-            launch = launcher + ["--resolv", path, "--"] + options.command
-        } else {
-            launch = launcher + ["--"] + options.command
         }
         defer { if let resolvPath { Files.remove(resolvPath) } }
-        let (raw, child) = try setup.configure(starting: launch)
+        var setup: NamespaceSetup?
+        defer { setup?.remove() }
+        let raw: Int32, child: ChildProcess, owners: FlowOwnerLookup?
+        if rootless {
+            let made = try UserNamespaceSetup.start(for: "exec", mtu: mtu, resolv: resolvPath, openFilesSoftLimit: openFilesSoftLimit, command: options.command)
+            (raw, child) = (made.tun, made.child)
+            owners = FlowOwnerLookup.open(adopting: made.diagnostics, namespaceFile: "/proc/\(child.pid)/ns/net", log: log)
+        } else {
+            let made = try NamespaceSetup.create(name: "sluice-exec-\(ProcessControl.currentID)", mtu: mtu)
+            setup = made
+            var launch = ["/proc/self/exe", "__launch"]
+            if let openFilesSoftLimit { launch += ["--nofile", "\(openFilesSoftLimit)"] }
+            if let resolvPath { launch += ["--resolv", resolvPath] }
+            (raw, child) = try made.configure(starting: launch + ["--"] + options.command)
+            owners = FlowOwnerLookup.open(namespace: made.name, log: log)
+        }
         defer { child.terminate() }
 
         var configuration = TunnelSession.configuration(mtu: mtu, busyPoll: options.busyPoll, dns: dns, profile: profile,
@@ -109,7 +121,7 @@ public struct ExecCommand {
         }
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
-        tunnel.useOwnerLookup(FlowOwnerLookup.open(namespace: setup.name, log: log), log: log)
+        tunnel.useOwnerLookup(owners, log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
         tunnel.har = har

@@ -69,7 +69,22 @@ final class FlowOwnerLookup {
             log("sluice: warning: cannot open a sock_diag socket (\(error)): PROCESS-NAME, PROCESS-PATH and UID rules will match nothing")
             return nil
         }
-        let namespaceInode = ProcessTable.namespaceInode(name.map { NetworkNamespace.runDirectory + "/" + $0 } ?? "/proc/self/ns/net")
+        return make(diagnostics, namespaceFile: name.map { NetworkNamespace.runDirectory + "/" + $0 } ?? "/proc/self/ns/net", log: log)
+    }
+
+    /// A lookup through a sock_diag socket made in the namespace whose file
+    /// (/proc/PID/ns/net, say) is `namespaceFile` (`sluice exec` without
+    /// root, whose helper made it there); nil without one.
+    static func open(adopting diagnostics: Int32?, namespaceFile: String, log: (String) -> Void) -> FlowOwnerLookup? {
+        guard let raw = diagnostics, let socket = try? SocketDiagnostics(adopting: raw) else {
+            log("sluice: warning: no sock_diag socket in the command's namespace: PROCESS-NAME, PROCESS-PATH and UID rules will match nothing")
+            return nil
+        }
+        return make(socket, namespaceFile: namespaceFile, log: log)
+    }
+
+    private static func make(_ diagnostics: SocketDiagnostics, namespaceFile: String, log: (String) -> Void) -> FlowOwnerLookup {
+        let namespaceInode = ProcessTable.namespaceInode(namespaceFile)
         var search: ProcessSearch?
         do { search = try ProcessSearch(networkNamespace: namespaceInode) } catch {
             log("sluice: warning: cannot start the process search thread (\(error)): processes are searched on the loop")

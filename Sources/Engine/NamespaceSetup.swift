@@ -33,19 +33,26 @@ struct NamespaceSetup {
             guard let pid = Int32(name.split(separator: "-").last ?? ""), !NetworkNamespace.processExists(pid) else { continue }
             try? NetworkNamespace.delete(named: name)
         }
-        for name in Files.names(in: runDirectory) where name.hasPrefix(resolvConfPrefix) && name.hasSuffix(resolvConfSuffix) {
+        removeStaleResolvConfs(in: RunDirectory.root)
+    }
+
+    /// The resolv.conf files in `directory` of Sluices that are gone.
+    static func removeStaleResolvConfs(in directory: String) {
+        for name in Files.names(in: directory) where name.hasPrefix(resolvConfPrefix) && name.hasSuffix(resolvConfSuffix) {
             guard let pid = Int32(name.dropFirst(resolvConfPrefix.count).dropLast(resolvConfSuffix.count)),
                   !NetworkNamespace.processExists(pid) else { continue }
-            Files.remove(runDirectory + "/" + name)
+            Files.remove(directory + "/" + name)
         }
     }
 
-    /// Where exec keeps the resolv.conf it bind-mounts for its command: named
-    /// by Sluice's pid, so that a later Sluice can tell a dead one's.
-    static let runDirectory = "/run/sluice"
+    /// Where exec keeps the resolv.conf it bind-mounts for its command (in
+    /// its `RunDirectory`): named by Sluice's pid, so that a later Sluice
+    /// can tell a dead one's.
     static let resolvConfPrefix = "exec-"
     static let resolvConfSuffix = ".resolv.conf"
-    static func execResolvConf(pid: Int32) -> String { runDirectory + "/" + resolvConfPrefix + "\(pid)" + resolvConfSuffix }
+    static func execResolvConf(in directory: String, pid: Int32) -> String {
+        directory + "/" + resolvConfPrefix + "\(pid)" + resolvConfSuffix
+    }
 
     /// Creates the namespace; `remove()` deletes it.
     static func create(name: String, mtu: Int) throws(EngineError) -> NamespaceSetup {
@@ -183,11 +190,17 @@ public enum EngineError: Error, CustomStringConvertible {
     /// make namespaces and TUNs: without that, the first thing to fail would
     /// speak only of itself (the control socket under /run, say).
     static func requirePrivileges(for command: String) throws(EngineError) {
-        guard let capabilities = Capabilities.current() else { return }
-        let missing = capabilities.missing([Capabilities.networkAdministration, Capabilities.systemAdministration])
-        guard !missing.isEmpty else { return }
+        guard let missing = missingPrivileges() else { return }
         throw .system(what: command, detail: "it makes a network namespace and a TUN, which needs root, or CAP_NET_ADMIN and "
                           + "CAP_SYS_ADMIN; this process lacks \(missing.joined(separator: " and ")) (try sudo)", needsPrivilege: false)
+    }
+
+    /// The capabilities this process lacks to make namespaces and TUNs
+    /// itself; nil when it has them (or /proc cannot tell).
+    static func missingPrivileges() -> [String]? {
+        guard let capabilities = Capabilities.current() else { return nil }
+        let missing = capabilities.missing([Capabilities.networkAdministration, Capabilities.systemAdministration])
+        return missing.isEmpty ? nil : missing
     }
 
     static func system(_ what: String, _ error: any Error) -> EngineError {

@@ -37,13 +37,22 @@ public struct PacketDump {
     /// Runs to completion and returns the command's exit status (or 128 + signal).
     public func run(print: (String) -> Void) throws -> (status: Int32, summary: Summary) {
         guard !options.command.isEmpty else { throw EngineError.usage("sluice dump: no command given") }
-        try EngineError.requirePrivileges(for: "dump")
         // Block the stop signals before any thread starts, so all of them arrive here.
         let signals: SignalFD
         do { signals = try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup]) } catch { throw EngineError.system("signalfd", error) }
-        let setup = try NamespaceSetup.create(name: "sluice-dump-\(ProcessControl.currentID)", mtu: options.mtu)
-        defer { setup.remove() }
-        let (raw, child) = try setup.configure(starting: options.command)
+        var setup: NamespaceSetup?
+        defer { setup?.remove() }
+        let raw: Int32, child: ChildProcess
+        if EngineError.missingPrivileges() != nil {
+            // Without the privilege to make namespaces: in a user namespace, as `exec` does.
+            let made = try UserNamespaceSetup.start(for: "dump", mtu: options.mtu, resolv: nil, openFilesSoftLimit: nil, command: options.command)
+            if let diagnostics = made.diagnostics { _ = FileDescriptor(rawValue: diagnostics) }
+            (raw, child) = (made.tun, made.child)
+        } else {
+            let made = try NamespaceSetup.create(name: "sluice-dump-\(ProcessControl.currentID)", mtu: options.mtu)
+            setup = made
+            (raw, child) = try made.configure(starting: options.command)
+        }
         let tun = TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength)
         defer { child.terminate() }
 

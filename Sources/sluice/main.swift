@@ -265,6 +265,25 @@ case "__launch":
     if rest.first == "--" { rest = rest.dropFirst() }
     guard !rest.isEmpty else { ProcessControl.exit(127) }
     Launcher.exec(bindingResolvConf: resolv, openFilesSoftLimit: openFiles, command: Array(rest))
+case "__userns":
+    // Internal: `sluice exec` and `dump` without root start this to make the command's namespace in
+    // a user namespace and hand back its TUN (descriptor 3 is the channel), then run the command.
+    var rest = arguments.dropFirst()
+    var mtu = 65520
+    var resolv: String?
+    var openFiles: UInt64?
+    while rest.count >= 2, let option = rest.first, ["--mtu", "--resolv", "--nofile"].contains(option) {
+        let value = rest.dropFirst().first!
+        switch option {
+        case "--mtu": mtu = Int(value) ?? mtu
+        case "--resolv": resolv = value
+        default: openFiles = UInt64(value)
+        }
+        rest = rest.dropFirst(2)
+    }
+    if rest.first == "--" { rest = rest.dropFirst() }
+    guard !rest.isEmpty else { ProcessControl.exit(127) }
+    UserNamespaceHelper.run(mtu: mtu, resolv: resolv, openFilesSoftLimit: openFiles, command: Array(rest))
 case nil, "help", "--help", "-h":
     print(usage)
 case "exec":

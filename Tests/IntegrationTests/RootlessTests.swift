@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `sluice exec` and `sluice dump` started by an unprivileged user (nobody):
+/// the command's namespace is made in a user namespace, as slirp4netns and
+/// pasta do for rootless containers, and Sluice relays from the host
+/// namespace as that user. The host namespace is the test's own; Sluice
+/// runs there in a mount namespace of its own in which /dev/net/tun is a
+/// node the test made with the mode it wants (Debian's udev gives the real
+/// one 0666; these test machines keep it 0600), so nothing of the
+/// machine's changes.
+@Suite(.enabled(if: TestNetwork.isRoot, "needs root: creates network namespaces and device nodes"), .serialized)
+final class RootlessTests {
+    let pair: ServerPair
+    var net: TestNetwork { pair.net }
+    var host: String { pair.host }
+    /// nobody's folder for what the test's commands write, and its XDG_RUNTIME_DIR.
+    let shared: String
+    let runtime: String
+
+    init() throws {
+        pair = try ServerPair("userns")
+        shared = pair.path("shared")
+        runtime = pair.path("runtime")
+        try pair.makeFile("1m.bin", bytes: 1_048_576)
+        for (name, mode) in [("tun-open", "0666"), ("tun-closed", "0600")] {
+            try net.run(["mknod", "-m", mode, pair.path(name), "c", "10", "200"])
+        }
+        for dir in [shared, runtime] {
+            try net.run(["mkdir", "-m", "0700", dir])
+            try net.run(["chown", "nobody:nogroup", dir])
+        }
+        try pair.path("profile.conf").write(profile: """
+        [Rule]
+        PROCESS-NAME,curl,REJECT-RST
+        FINAL,DIRECT
+
+        [Host]
+        web.sluice.test = 10.88.0.2
+        """)
+        // Ping sockets for every group, in the test's host namespace only (Debian's systemd does this on real hosts).
+        try net.run(["sysctl", "-q", "-w", "net.ipv4.ping_group_range=0 2147483647"], in: host)
+    }
+
+    /// Runs sluice as nobody in the host namespace, with `device` bound on /dev/net/tun.
+    func asNobody(_ arguments: [String], device: String = "tun-open", environment: [String] = [], timeout: Double = 60,
+                  whileRunning: ((Process) -> Void)? = nil) throws -> SluiceRun {
+        let through = ["unshare", "-m", "--propagation", "private", "sh", "-c", "mount --bind \"$0\" /dev/net/tun && exec \"$@\"",
+                       pair.path(device), "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        return try runSluice(arguments, in: host, environment: ["XDG_RUNTIME_DIR=\(runtime)"] + environment, through: through,
+                             timeout: timeout, whileRunning: whileRunning)
+    }
+
+    func leftovers() throws -> [String] {
+        try net.run(["ls", "-A", runtime + "/sluice"], check: false).output.split(separator: "\n").map(String.init)
+    }
+
+    @Test func anUnprivilegedUserRelaysTCPAndPingOverBothFamilies() throws {
+        let digest = try pair.digest("1m.bin")
+        let r = try asNobody(["exec", "--profile", pair.path("profile.conf"), "--", "bash", "-c", """
+            id -u; id -g
+            curl -sS http://web.sluice.test:8080/1m.bin -o /dev/null; echo curl $?
+            wget -q -O - http://web.sluice.test:8080/1m.bin | sha256sum | cut -c1-64
+            wget -q -O - 'http://[fd00:88::2]:8080/1m.bin' | sha256sum | cut -c1-64
+            ping -c 2 -i 0.2 -W 2 10.88.0.2 | grep -o '2 received'
+            ping -6 -c 2 -i 0.2 -W 2 fd00:88::2 | grep -o '2 received'
+            """])
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        // The command is nobody too; the profile's owner rule saw curl (the kernel's socket table, from inside).
+        #expect(r.stdout.split(separator: "\n").map(String.init) == ["65534", "65534", "curl 7", digest, digest, "2 received", "2 received"],
+                "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("2 ping flows"), "\(r.stderr)")
+        #expect(try leftovers() == [], "the resolv.conf and control socket are removed")
+    }
+
+    @Test func theCommandGetsSluicesDNSAndItsExitStatus() throws {
+        let r = try asNobody(["exec", "--profile", pair.path("profile.conf"), "--", "bash", "-c",
+                              "grep -c 10.233.0.53 /etc/resolv.conf; getent hosts web.sluice.test; exit 3"])
+        #expect(r.status == 3, "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.split(separator: "\n").map(String.init) == ["1", "10.88.0.2       web.sluice.test"], "\(r.stdout) \(r.stderr)")
+        let killed = try asNobody(["exec", "--", "bash", "-c", "kill -KILL $$"])
+        #expect(killed.status == 128 + 9, "\(killed.stderr)")
+        #expect(try leftovers() == [])
+        // Nothing was made in the host namespace's name (no named namespace: the user namespace dies with the command).
+        #expect(!(try net.run(["ip", "netns", "list"]).output).contains("sluice-exec-"))
+    }
+
+    /// SIGTERM to Sluice ends the command too; its files go.
+    @Test func aStopSignalEndsTheCommandAndCleansUp() throws {
+        let pidFile = shared + "/command.pid"
+        let r = try asNobody(["exec", "--", "bash", "-c", "echo $$ > \(pidFile); exec sleep 30"], timeout: 30) { process in
+            _ = TestNetwork.waitUntil(seconds: 10) { FileManager.default.fileExists(atPath: pidFile) }
+            kill(process.processIdentifier, SIGTERM)
+        }
+        #expect(r.status == 128 + SIGTERM, "\(r.stderr)")
+        #expect(r.seconds < 10)
+        let pid = Int32((try? String(contentsOfFile: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        #expect(pid > 0)
+        #expect(TestNetwork.waitUntil(seconds: 5) { kill(pid, 0) != 0 }, "the command \(pid) still runs")
+        #expect(try leftovers() == [])
+    }
+
+    /// The control API answers the user at $XDG_RUNTIME_DIR/sluice/control.sock.
+    @Test func theControlSocketIsInTheUsersRuntimeFolder() throws {
+        let status = pair.path("shared/status.txt")
+        let r = try asNobody(["exec", "--", "bash", "-c",
+                              "curl -s http://10.88.0.2:8080/1m.bin -o /dev/null; XDG_RUNTIME_DIR=\(runtime) sluice_bin=\(sluiceBinary); "
+                              + "$sluice_bin status > \(status) 2>&1; echo $?"])
+        #expect(r.status == 0, "\(r.stderr)")
+        // The command is inside the tunnel, but the socket is a file: it reaches Sluice all the same.
+        #expect(r.stdout == "0\n", "\(r.stdout) \((try? String(contentsOfFile: status, encoding: .utf8)) ?? "")")
+        let said = (try? String(contentsOfFile: status, encoding: .utf8)) ?? ""
+        #expect(said.contains("1 TCP flows relayed"), "\(said)")
+    }
+
+    /// `--forward` publishes the command's server on the host namespace's
+    /// loopback, as rootless containers publish ports.
+    @Test func forwardedPortsReachTheCommandsServer() throws {
+        try "from-inside\n".write(toFile: shared + "/index.html", atomically: true, encoding: .utf8)
+        try net.run(["chown", "nobody:nogroup", shared + "/index.html"])
+        var fetched = ""
+        let r = try asNobody(["exec", "--forward", "18080:8000", "--", "bash", "-c",
+                              "cd \(shared) && exec timeout 20 python3 -m http.server 8000 --bind 10.233.0.1"], timeout: 40) { process in
+            _ = TestNetwork.waitUntil(seconds: 15) {
+                fetched = (try? self.net.run(["curl", "-s", "--max-time", "2", "http://127.0.0.1:18080/index.html"], in: self.host, check: false).output) ?? ""
+                return fetched == "from-inside\n"
+            }
+            kill(process.processIdentifier, SIGTERM)
+        }
+        #expect(fetched == "from-inside\n", "\(r.stderr)")
+        #expect(r.status == 128 + SIGTERM, "\(r.stderr)")
+    }
+
+    /// Without a TUN device this user may open, exec and dump say so in one line; run still needs root.
+    @Test func withoutTheTunDeviceTheUserIsToldWhy() throws {
+        for command in ["exec", "dump"] {
+            let r = try asNobody([command, "--", "true"], device: "tun-closed")
+            #expect(r.status == 1, "\(command): \(r.stderr)")
+            #expect(r.stderr == "sluice: error: \(command): /dev/net/tun is not open to this user, so without root sluice cannot make its TUN "
+                + "(Debian's udev rule gives the device mode 0666; on this machine it has less): run sluice as root, or chmod 0666 /dev/net/tun\n",
+                "\(r.stderr)")
+        }
+        #expect(try leftovers() == [])
+    }
+
+    @Test func dumpPrintsAnUnprivilegedCommandsPackets() throws {
+        let r = try asNobody(["dump", "--count", "50", "--", "bash", "-c", "ping -c 1 -W 1 10.99.0.9 > /dev/null; exit 4"])
+        #expect(r.status == 4, "\(r.stderr)")
+        #expect(r.stdout.contains("IP 10.233.0.1 > 10.99.0.9: ICMP echo request"), "\(r.stdout)")
+    }
+}
+
+private extension String {
+    func write(profile text: String) throws {
+        try text.write(toFile: self, atomically: true, encoding: .utf8)
+    }
+}
