@@ -25,7 +25,12 @@ commands:
         terminal's Ctrl-C reaches CMD too and CMD decides, as under sudo:
         Sluice ends when CMD does (an interactive shell keeps its tunnel);
         kill -INT or -TERM stops Sluice at once. Started
-        through sudo, CMD runs as the user who typed it.
+        through sudo, CMD runs as the user who typed it. Started by an
+        ordinary user, exec needs no root: CMD's namespace is made in a user
+        namespace (as slirp4netns and pasta do), CMD and Sluice run as that
+        user, pings go through ping sockets (the host's ping_group_range
+        must include the user's group), and /dev/net/tun must be open to
+        the user (mode 0666, as Debian's udev makes it).
         CMD alone sees Sluice's DNS (10.233.0.53, fd00:233::53; UDP and
         TCP): by default names get fake IPs from 198.18.0.0/15 that Sluice
         maps back to names and resolves through the host's resolvers; --dns
@@ -133,12 +138,15 @@ commands:
         read the profile again (as SIGHUP does; errors keep the old one).
   top [--interval S] [--count N] [--control PATH]
         status and flows, redrawn every S seconds (default 1) until Ctrl-C.
-        exec, run and proxy answer these on /run/sluice/control.sock (root
-        only, mode 0600); --control PATH puts the socket elsewhere,
-        --no-control goes without. docs/control.md describes the HTTP+JSON API.
+        exec, run and proxy answer these on /run/sluice/control.sock when
+        root (mode 0600), else on $XDG_RUNTIME_DIR/sluice/control.sock (or
+        /tmp/sluice-UID/control.sock), the user's; --control PATH puts the
+        socket elsewhere, --no-control goes without. docs/control.md
+        describes the HTTP+JSON API.
   help  Show this text.
 
-Sluice needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN. Every flow holds a
+run needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN; exec and dump run
+without them in a user namespace; proxy needs neither. Every flow holds a
 socket, so exec, run and proxy lift their soft open-files limit to the hard
 one (exec's CMD keeps the limit it would have had); when even that runs out,
 new flows are refused and Sluice says so.
