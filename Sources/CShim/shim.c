@@ -75,3 +75,8 @@ ssize_t cshim_receive_descriptors(int socket, void *data, size_t capacity, int *
 }
 
 const int cshim_CLONE_NEWUSER = CLONE_NEWUSER;
+
+// The user namespace that owns a namespace (NS_GET_USERNS, Linux 4.9): joining
+// a user's own network namespace without root means joining its owner first.
+#include <linux/nsfs.h>
+int cshim_owning_user_namespace(int namespace_fd) { return ioctl(namespace_fd, NS_GET_USERNS); }

@@ -60,7 +60,7 @@ final class FlowOwnerLookup {
         let diagnostics: SocketDiagnostics
         do {
             if let name {
-                let namespace = try NetworkNamespace(named: name)
+                let namespace = try NamespaceSetup.open(name)
                 diagnostics = try namespace.run { try SocketDiagnostics() }
             } else {
                 diagnostics = try SocketDiagnostics()
@@ -69,7 +69,7 @@ final class FlowOwnerLookup {
             log("sluice: warning: cannot open a sock_diag socket (\(error)): PROCESS-NAME, PROCESS-PATH and UID rules will match nothing")
             return nil
         }
-        return make(diagnostics, namespaceFile: name.map { NetworkNamespace.runDirectory + "/" + $0 } ?? "/proc/self/ns/net", log: log)
+        return make(diagnostics, namespaceFile: name.map(NamespaceSetup.file(of:)) ?? "/proc/self/ns/net", log: log)
     }
 
     /// A lookup through a sock_diag socket made in the namespace whose file

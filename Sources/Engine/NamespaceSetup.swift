@@ -87,11 +87,23 @@ struct NamespaceSetup {
     /// replacing it, and they vanish with the TUN when Sluice exits.
     static func attach(to name: String, mtu: Int) throws -> Int32 {
         let namespace: NetworkNamespace
-        do { namespace = try NetworkNamespace(named: name) } catch {
+        do { namespace = try open(name) } catch {
             throw EngineError.system("opening network namespace \(name)", error)
         }
         let setup = NamespaceSetup(name: name, mtu: mtu)
         return try namespace.run { () throws -> Int32 in try setup.openTun(routes: .halves) }
+    }
+
+    /// `run --netns` takes a name (`ip netns`'s) or a namespace file: a path
+    /// such as /proc/PID/ns/net (`--pid PID`), or a bind mount of one where
+    /// rootless container tools keep theirs.
+    static func isFile(_ name: String) -> Bool { name.contains("/") }
+
+    /// The file behind a name or a path.
+    static func file(of name: String) -> String { isFile(name) ? name : NetworkNamespace.path(named: name) }
+
+    static func open(_ name: String) throws(Errno) -> NetworkNamespace {
+        isFile(name) ? try NetworkNamespace(file: name) : try NetworkNamespace(named: name)
     }
 
     /// Whole-host mode (`sluice run --tun`), in the namespace Sluice runs in:

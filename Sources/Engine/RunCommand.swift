@@ -3,8 +3,9 @@ internal import Stack
 internal import Rules
 internal import Capture
 
-/// `sluice run --netns NAME`: attaches Sluice to a namespace that already
-/// exists. Its traffic is relayed until Sluice is stopped; then the TUN (and
+/// `sluice run --netns NAME|FILE` (or `--pid PID`): attaches Sluice to a
+/// namespace that already exists, as root, or without root to a namespace of
+/// the user's own (`UserNamespaceSetup.join`). Its traffic is relayed until Sluice is stopped; then the TUN (and
 /// with it every address and route Sluice added) disappears.
 public struct RunCommand {
     public struct Options: Sendable {
@@ -42,7 +43,9 @@ public struct RunCommand {
     public static let defaultMark: UInt32 = 0x2333
 
     public func run(log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
-        try EngineError.requirePrivileges(for: "run")
+        // Without privilege, only a namespace file (a user's own namespace) can be joined, by a helper.
+        let rootless = !options.wholeHost && NamespaceSetup.isFile(options.namespace) && EngineError.missingPrivileges() != nil
+        if !rootless { try EngineError.requirePrivileges(for: "run") }
         let signals: SignalBox
         do { signals = SignalBox(try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup])) } catch {
             throw EngineError.system("signalfd", error)
@@ -60,11 +63,23 @@ public struct RunCommand {
             return try runWholeHost(signals: signals, profile: profile, recorder: recorder, flowLog: flowLog, har: har, control: control, log: log)
         }
         let (mtu, dns) = TunnelSession.settings(profile, mtu: options.mtu, dns: options.dns, defaultDNS: .fake)
-        let raw = try NamespaceSetup.attach(to: options.namespace, mtu: mtu)
+        let raw: Int32, owners: FlowOwnerLookup?
+        if rootless {
+            let joined = try UserNamespaceSetup.join(for: "run", file: options.namespace, mtu: mtu)
+            raw = joined.tun
+            owners = FlowOwnerLookup.open(adopting: joined.diagnostics, namespaceFile: options.namespace, log: log)
+        } else {
+            raw = try NamespaceSetup.attach(to: options.namespace, mtu: mtu)
+            owners = FlowOwnerLookup.open(namespace: options.namespace, log: log)
+        }
         // `ip netns exec NAME` gives its commands /etc/netns/NAME/resolv.conf:
         // Sluice's DNS for them, unless the user already put a file there.
+        // A namespace file has no such convention: its programs keep their resolver.
         var written: String?
-        if dns != .off {
+        if dns != .off, NamespaceSetup.isFile(options.namespace) {
+            log("sluice: the namespace's programs keep their resolver; point them at \(NamespaceSetup.dnsV4) or \(NamespaceSetup.dnsV6) "
+                + "for Sluice's DNS (so that rules see names)")
+        } else if dns != .off {
             let directory = "/etc/netns/\(options.namespace)"
             let path = directory + "/resolv.conf"
             if Files.read(path) == nil {
@@ -86,7 +101,7 @@ public struct RunCommand {
         let configuration = TunnelSession.configuration(mtu: mtu, busyPoll: options.busyPoll, dns: dns, profile: profile, faults: nil, faultSeed: 1)
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
-        tunnel.useOwnerLookup(FlowOwnerLookup.open(namespace: options.namespace, log: log), log: log)
+        tunnel.useOwnerLookup(owners, log: log)
         tunnel.io.recorder = recorder
         tunnel.flowLog = flowLog
         tunnel.har = har

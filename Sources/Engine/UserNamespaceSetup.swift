@@ -35,14 +35,31 @@ enum UserNamespaceSetup {
     /// Starts the helper, which runs `command` (an argv such as `__launch`'s
     /// arguments after its options) once its namespace is ready.
     static func start(for name: String, mtu: Int, resolv: String?, openFilesSoftLimit: UInt64?, command: [String]) throws(EngineError) -> Made {
+        var arguments = ["--mtu", "\(mtu)"]
+        if let resolv { arguments += ["--resolv", resolv] }
+        if let openFilesSoftLimit { arguments += ["--nofile", "\(openFilesSoftLimit)"] }
+        return try launch(for: name, arguments + ["--"] + command)
+    }
+
+    /// `sluice run --netns FILE` without root: a helper joins the network
+    /// namespace at `file` through the user namespace that owns it (the
+    /// kernel lets it only when that is this user's: a rootless container's,
+    /// or one made with `unshare --user --net`), adds the TUN there as `run`
+    /// does as root (routes for both halves of each address space), hands
+    /// it back with a sock_diag socket, and ends.
+    static func join(for name: String, file: String, mtu: Int) throws(EngineError) -> (tun: Int32, diagnostics: Int32?) {
+        let made = try launch(for: name, ["--join", file, "--mtu", "\(mtu)"])
+        _ = try? made.child.wait()
+        return (made.tun, made.diagnostics)
+    }
+
+    /// Spawns `sluice __userns ARGUMENTS` and waits for its one message.
+    private static func launch(for name: String, _ helperArguments: [String]) throws(EngineError) -> Made {
         let ends: (ours: Int32, theirs: Int32)
         do { ends = try DescriptorChannel.pair() } catch { throw EngineError.system("socketpair", error) }
         let ours = DescriptorChannel(adopting: ends.ours)
         let theirs = FileDescriptor(rawValue: ends.theirs)
-        var arguments = ["/proc/self/exe", "__userns", "--mtu", "\(mtu)"]
-        if let resolv { arguments += ["--resolv", resolv] }
-        if let openFilesSoftLimit { arguments += ["--nofile", "\(openFilesSoftLimit)"] }
-        arguments += ["--"] + command
+        let arguments = ["/proc/self/exe", "__userns"] + helperArguments
         let child: ChildProcess
         do { child = try ChildProcess.spawn(arguments, passing: theirs.rawValue) } catch {
             throw EngineError.system("\(name): starting the user-namespace helper", error)
@@ -86,6 +103,34 @@ enum UserNamespaceSetup {
         }
         // Best effort: without it ping fails in the command as it would for this user anyway.
         try? UserNamespace.allowPing()
+        send(tun: tun)
+        Launcher.exec(bindingResolvConf: resolv, openFilesSoftLimit: openFilesSoftLimit, switchingToSudoUser: false, command: command)
+    }
+
+    /// The joining helper's side (`sluice __userns --join FILE`); does not return.
+    static func joinHelper(file: String, mtu: Int) -> Never {
+        do { try UserNamespace.join(networkNamespaceFile: file) } catch {
+            switch error {
+            case .notPermitted, .invalidArgument, .permissionDenied:
+                fail("the network namespace \(file) is not this user's (its user namespace is another user's, or the host's), "
+                     + "so only root can attach to it: run sluice as root")
+            default:
+                fail("joining the network namespace \(file): \(error)")
+            }
+        }
+        let tun: Int32
+        do { tun = try NamespaceSetup(name: file, mtu: mtu).openTun(routes: .halves) } catch {
+            if case let .system(what, _, _) = error as? EngineError ?? .usage(""), what.hasPrefix("opening /dev/net/tun") {
+                fail(explainTunDevice())
+            }
+            fail("\(error)")
+        }
+        send(tun: tun)
+        ProcessControl.exit(0)
+    }
+
+    /// Hands the TUN and a sock_diag socket of this namespace to Sluice.
+    private static func send(tun: Int32) {
         let diagnostics = try? SocketDiagnostics()
         var passed = [tun]
         if let diagnostics { passed.append(diagnostics.descriptor.rawValue) }
@@ -93,8 +138,6 @@ enum UserNamespaceSetup {
         do { try channel.send([readyByte], descriptors: passed) } catch { ProcessControl.exit(127) }
         _ = FileDescriptor(rawValue: tun)
         _ = diagnostics
-        _ = consume channel
-        Launcher.exec(bindingResolvConf: resolv, openFilesSoftLimit: openFilesSoftLimit, switchingToSudoUser: false, command: command)
     }
 
     /// Tells Sluice what went wrong, and ends the helper.
@@ -118,5 +161,9 @@ enum UserNamespaceSetup {
 public enum UserNamespaceHelper {
     public static func run(mtu: Int, resolv: String?, openFilesSoftLimit: UInt64?, command: [String]) -> Never {
         UserNamespaceSetup.helper(mtu: mtu, resolv: resolv, openFilesSoftLimit: openFilesSoftLimit, command: command)
+    }
+
+    public static func join(file: String, mtu: Int) -> Never {
+        UserNamespaceSetup.joinHelper(file: file, mtu: mtu)
     }
 }

@@ -19,6 +19,12 @@ public struct NetworkNamespace: ~Copyable, Sendable {
         descriptor = try FileDescriptor.open(Self.path(named: name), flags: O_RDONLY)
     }
 
+    /// Opens the namespace whose file is `path` (/proc/PID/ns/net, or a bind
+    /// mount of one elsewhere, as rootless container tools keep them).
+    public init(file path: String) throws(Errno) {
+        descriptor = try FileDescriptor.open(path, flags: O_RDONLY)
+    }
+
     /// Opens the namespace process `pid` is in.
     public init(pid: Int32) throws(Errno) {
         descriptor = try FileDescriptor.open("/proc/\(pid)/ns/net", flags: O_RDONLY)

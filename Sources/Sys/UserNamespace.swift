@@ -23,6 +23,19 @@ public enum UserNamespace {
         try writeWhole("\(gid) \(gid) 1\n", to: "/proc/self/gid_map")
     }
 
+    /// Moves the calling process into the network namespace at `file`
+    /// (/proc/PID/ns/net, say) through the user namespace that owns it,
+    /// where an unprivileged process has every capability only if that user
+    /// namespace is its user's (it made it, or a process of its did).
+    /// EPERM or EINVAL: the namespace is not this user's to join.
+    /// Single-threaded processes only, as for `enterNew`.
+    public static func join(networkNamespaceFile file: String) throws(Errno) {
+        let network = try FileDescriptor.open(file, flags: O_RDONLY)
+        let owner = FileDescriptor(rawValue: try valueOrErrno { cshim_owning_user_namespace(network.rawValue) }.get())
+        _ = try valueOrErrno { cshim_setns(owner.rawValue, cshim_CLONE_NEWUSER) }.get()
+        _ = try valueOrErrno { cshim_setns(network.rawValue, cshim_CLONE_NEWNET) }.get()
+    }
+
     /// Lets the command's group open ICMP echo sockets (ping without
     /// CAP_NET_RAW, which an unprivileged command lacks here): a new network
     /// namespace starts with ping_group_range `1 0`, nobody.

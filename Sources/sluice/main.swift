@@ -66,13 +66,19 @@ commands:
                 make both keep only the flows those rules decide.
           --flow-log FILE   one JSON line per connection and per HTTP request
           --har FILE [--har-body-limit BYTES]   HTTP exchanges, as they finish
-  run --netns NAME [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--forward SPEC] [--mtu N] [--busy-poll US]
-        Attach to the existing network namespace NAME: a TUN, its addresses
-        and routes more specific than any default route are added there, and
-        its traffic is relayed like exec's until Ctrl-C; then all of it goes.
-        Commands started with `ip netns exec NAME` get Sluice's DNS through
-        /etc/netns/NAME/resolv.conf (unless that file already exists).
-        --forward as for exec, to the namespace's servers.
+  run --netns NAME|FILE | --pid PID [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--forward SPEC] [--mtu N] [--busy-poll US]
+        Attach to an existing network namespace: NAME (ip netns), a
+        namespace FILE (/proc/PID/ns/net, or where rootless container tools
+        bind theirs), or process PID's (as slirp4netns takes one). A TUN,
+        its addresses and routes more specific than any default route are
+        added there, and its traffic is relayed like exec's until Ctrl-C;
+        then all of it goes. Commands started with `ip netns exec NAME` get
+        Sluice's DNS through /etc/netns/NAME/resolv.conf (unless that file
+        already exists); a FILE's or PID's programs keep their resolver
+        (point them at 10.233.0.53 for Sluice's). Without root, only a
+        namespace of the user's own (made in a user namespace of theirs,
+        such as a rootless container's or `unshare --user --net`'s) can be
+        attached. --forward as for exec, to the namespace's servers.
   run --tun [--exclude PREFIX]... [--dns off|fake|forward] [--profile FILE] [CAPTURE] [--mtu N] [--busy-poll US]
         Whole-host mode: the namespace Sluice runs in sends every unmarked
         packet (policy rule, table 2333) into Sluice's TUN; Sluice's own
@@ -145,8 +151,9 @@ commands:
         describes the HTTP+JSON API.
   help  Show this text.
 
-run needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN; exec and dump run
-without them in a user namespace; proxy needs neither. Every flow holds a
+run needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN, except to attach to a
+user's own namespace; exec and dump run without them in a user namespace;
+proxy needs neither. Every flow holds a
 socket, so exec, run and proxy lift their soft open-files limit to the hard
 one (exec's CMD keeps the limit it would have had); when even that runs out,
 new flows are refused and Sluice says so.
@@ -280,15 +287,19 @@ case "__userns":
     var mtu = 65520
     var resolv: String?
     var openFiles: UInt64?
-    while rest.count >= 2, let option = rest.first, ["--mtu", "--resolv", "--nofile"].contains(option) {
+    var join: String?
+    while rest.count >= 2, let option = rest.first, ["--mtu", "--resolv", "--nofile", "--join"].contains(option) {
         let value = rest.dropFirst().first!
         switch option {
         case "--mtu": mtu = Int(value) ?? mtu
         case "--resolv": resolv = value
+        case "--join": join = value
         default: openFiles = UInt64(value)
         }
         rest = rest.dropFirst(2)
     }
+    // `sluice run --netns FILE` without root: join that namespace, hand back a TUN, end.
+    if let join { UserNamespaceHelper.join(file: join, mtu: mtu) }
     if rest.first == "--" { rest = rest.dropFirst() }
     guard !rest.isEmpty else { ProcessControl.exit(127) }
     UserNamespaceHelper.run(mtu: mtu, resolv: resolv, openFilesSoftLimit: openFiles, command: Array(rest))
@@ -390,9 +401,15 @@ case "run":
         rest.removeFirst()
         switch first {
         case "--netns":
-            guard let name = rest.first else { complain("sluice run: --netns needs a namespace name"); ProcessControl.exit(2) }
+            guard let name = rest.first else { complain("sluice run: --netns needs a namespace name or file"); ProcessControl.exit(2) }
             rest.removeFirst()
             options.namespace = name
+        case "--pid":
+            guard let value = rest.first, let pid = Int32(value), pid > 0 else {
+                complain("sluice run: --pid needs a process id (its network namespace is attached to)"); ProcessControl.exit(2)
+            }
+            rest.removeFirst()
+            options.namespace = "/proc/\(pid)/ns/net"
         case "--dns":
             guard let value = rest.first, let choice = ExecCommand.DNSChoice(rawValue: value) else {
                 complain("sluice run: --dns wants fake, forward or off"); ProcessControl.exit(2)
@@ -447,7 +464,7 @@ case "run":
         }
     }
     guard !options.namespace.isEmpty || options.wholeHost else {
-        complain("sluice run: which namespace? for example: sluice run --netns app (see `ip netns list`), or --tun for this host")
+        complain("sluice run: which namespace? for example: sluice run --netns app (see `ip netns list`), --pid PID, or --tun for this host")
         ProcessControl.exit(2)
     }
     guard options.excluded.isEmpty || options.wholeHost else {

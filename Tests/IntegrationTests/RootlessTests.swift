@@ -132,6 +132,69 @@ final class RootlessTests {
         #expect(r.status == 128 + SIGTERM, "\(r.stderr)")
     }
 
+    /// A process in a network namespace of its own (made by `unshare`, as
+    /// `user`), once its namespace is no longer the host's.
+    func namespaceHolder(as user: [String]) throws -> Int32 {
+        let unshare = user.isEmpty ? ["unshare", "--net", "sleep", "60"] : user + ["unshare", "--user", "--net", "--map-current-user", "sleep", "60"]
+        let holder = try net.start(unshare, in: host)
+        let hostNamespace = try net.run(["readlink", "/proc/self/ns/net"], in: host).output
+        #expect(TestNetwork.waitUntil(seconds: 10) {
+            let theirs = (try? self.net.run(["readlink", "/proc/\(holder.pid)/ns/net"], check: false).output) ?? ""
+            return !theirs.isEmpty && theirs != hostNamespace
+        })
+        return holder.pid
+    }
+
+    /// `run --pid PID` attaches to that process's namespace and relays it
+    /// until stopped, then takes everything away; `fetch` runs inside it.
+    func attach(_ pid: Int32, as user: [String], enter: [String]) throws -> (run: SluiceRun, fetched: String, during: String, after: String) {
+        let digest = try pair.digest("1m.bin")
+        var fetched = "", during = ""
+        let inside = user + ["nsenter", "-t", "\(pid)"] + enter
+        let arguments = ["run", "--pid", "\(pid)", "--dns", "off"]
+        let body: (Process) -> Void = { process in
+            _ = TestNetwork.waitUntil(seconds: 15) {
+                fetched = (try? self.net.run(inside + ["sh", "-c", "curl -s --max-time 2 http://10.88.0.2:8080/1m.bin | sha256sum | cut -c1-64"],
+                                            in: self.host, check: false).output) ?? ""
+                return fetched == digest + "\n"
+            }
+            during = (try? self.net.run(inside + ["ip", "-br", "addr"], in: self.host, check: false).output) ?? ""
+            kill(process.processIdentifier, SIGTERM)
+        }
+        let r = user.isEmpty ? try runSluice(arguments, in: host, timeout: 40, whileRunning: body)
+            : try asNobody(arguments, timeout: 40, whileRunning: body)
+        let after = (try? net.run(inside + ["ip", "-br", "link"], in: host, check: false).output) ?? ""
+        #expect(fetched == digest + "\n", "\(r.stderr)")
+        return (r, fetched, during, after)
+    }
+
+    /// Without root, `run --pid` attaches to a namespace of the user's own,
+    /// as slirp4netns does for a rootless container: a helper joins it
+    /// through the user namespace that owns it.
+    @Test func runAttachesToAUsersOwnNamespaceWithoutRoot() throws {
+        let nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        let pid = try namespaceHolder(as: nobody)
+        let attached = try attach(pid, as: nobody, enter: ["-U", "-n", "--preserve-credentials"])
+        #expect(attached.run.status == 0, "\(attached.run.stderr)")
+        #expect(attached.during.contains("sluice0") && attached.during.contains("10.233.0.1/24"), "\(attached.during)")
+        #expect(!attached.after.contains("sluice0") && attached.after.contains("lo"), "the TUN goes with Sluice: \(attached.after)")
+        // A namespace that is not nobody's (root made it) is refused, in one line.
+        let roots = try namespaceHolder(as: [])
+        let refused = try asNobody(["run", "--pid", "\(roots)", "--dns", "off"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr == "sluice: error: run: the network namespace /proc/\(roots)/ns/net is not this user's (its user namespace is "
+            + "another user's, or the host's), so only root can attach to it: run sluice as root\n", "\(refused.stderr)")
+    }
+
+    /// As root, any process's namespace.
+    @Test func runAttachesToAProcesssNamespaceAsRoot() throws {
+        let pid = try namespaceHolder(as: [])
+        let attached = try attach(pid, as: [], enter: ["-n"])
+        #expect(attached.run.status == 0, "\(attached.run.stderr)")
+        #expect(attached.during.contains("sluice0"), "\(attached.during)")
+        #expect(!attached.after.contains("sluice0"), "\(attached.after)")
+    }
+
     /// Without a TUN device this user may open, exec and dump say so in one line; run still needs root.
     @Test func withoutTheTunDeviceTheUserIsToldWhy() throws {
         for command in ["exec", "dump"] {

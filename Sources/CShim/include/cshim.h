@@ -126,6 +126,7 @@ int cshim_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 extern const int cshim_CLONE_NEWNS;
 extern const int cshim_CLONE_NEWNET;
 extern const int cshim_CLONE_NEWUSER;
+int cshim_owning_user_namespace(int namespace_fd);
 #define CSHIM_MAXIMUM_PASSED_DESCRIPTORS 4
 int cshim_send_descriptors(int socket, const void *data, size_t length, const int *descriptors, int count);
 ssize_t cshim_receive_descriptors(int socket, void *data, size_t capacity, int *descriptors, int maximum, int *received);
