@@ -11,18 +11,48 @@ final class HostResolver {
     struct Pending {
         var name: DNSName
         var type: DNSType
+        /// Nil without any resolver: the query fails when its time is up.
+        var server: SocketAddress?
         var deadline: Instant
         var waiting: [FlowKey]
         var attempts: Int
     }
 
+    /// A query of the app's that Sluice sends on (forward mode, a name a
+    /// `server:` line routes) under an id of its own, and whose answer goes
+    /// back to `key` with the app's id. With `aliases`, the query asked for
+    /// the last of them (a [Host] alias leading out of the table) and the
+    /// answer is rewritten to answer the app's question through them.
+    struct Relay {
+        var key: FlowKey
+        var appQuery: [UInt8]
+        var query: [UInt8]
+        var aliases: [DNSName]?
+        var server: SocketAddress
+        var deadline: Instant
+        var attempts: Int
+    }
+
+    /// The default resolvers: [General] dns-server's, else the host's.
     let servers: [SocketAddress]
-    let channel: SocketBox?
+    /// `server:` lines: resolvers of their own for some names.
+    var routes = ResolverRoutes() {
+        didSet { trusted = Set(servers).union(routes.servers) }
+    }
+    /// Whose answers count.
+    private var trusted: Set<SocketAddress>
+    /// One socket per family: a `server:` line may name either.
+    let channels: [(family: SysIPAddress.Family, box: SocketBox)]
     let token: UInt64
     var pending: [UInt16: Pending] = [:]
+    var relays: [UInt16: Relay] = [:]
+    /// Answers to relayed queries, for the app's flows: taken by the caller after `receive`.
+    var relayed: [(FlowKey, [UInt8])] = []
     var cache: [DNSName: (address: IPAddress, expires: Instant)] = [:]
     var nextID: UInt16
     let timeout: Duration = .seconds(2)
+    /// Queries relayed and unanswered past this are not taken on.
+    static let maximumRelays = 1024
 
     /// `mark`: Sluice's own mark in whole-host mode, so its queries go out
     /// directly and never come back through the TUN (where they would be
@@ -31,12 +61,13 @@ final class HostResolver {
     init(token: UInt64, seed: UInt64, mark: UInt32? = nil, servers: [IPAddress] = []) {
         self.servers = servers.isEmpty ? Self.nameservers() : servers.map { SocketAddress($0.sysAddress, port: 53) }
         self.token = token
+        trusted = Set(self.servers)
         nextID = UInt16(truncatingIfNeeded: seed)
-        if let server = self.servers.first, let socket = try? Socket(.udp, family: server.address.family, mark: mark) {
-            channel = SocketBox(socket)
-        } else {
-            channel = nil
+        var made: [(family: SysIPAddress.Family, box: SocketBox)] = []
+        for family in [SysIPAddress.Family.v4, .v6] {
+            if let socket = try? Socket(.udp, family: family, mark: mark) { made.append((family, SocketBox(socket))) }
         }
+        channels = made
     }
 
     /// `nameserver` lines of /etc/resolv.conf; loopback ones included (Sluice's
@@ -52,6 +83,9 @@ final class HostResolver {
         return result
     }
 
+    /// The resolvers for `name`: its `server:` line's, else the defaults.
+    func servers(for name: DNSName) -> [SocketAddress] { routes.servers(for: name) ?? servers }
+
     /// A cached address for `name`, or nil after starting (or joining) a query
     /// whose answer `receive` will hand to `key`.
     func resolve(_ name: DNSName, family: SysIPAddress.Family, for key: FlowKey, now: Instant) -> IPAddress? {
@@ -61,14 +95,24 @@ final class HostResolver {
             pending[id]!.waiting.append(key)
             return nil
         }
-        nextID &+= 1
-        pending[nextID] = Pending(name: name, type: type, deadline: now + timeout, waiting: [key], attempts: 0)
-        send(nextID)
+        let id = freshID()
+        pending[id] = Pending(name: name, type: type, server: servers(for: name).first, deadline: now + timeout, waiting: [key], attempts: 0)
+        send(id)
         return nil
     }
 
+    /// An id no query under way uses.
+    private func freshID() -> UInt16 {
+        repeat { nextID &+= 1 } while pending[nextID] != nil || relays[nextID] != nil
+        return nextID
+    }
+
+    private func channel(for server: SocketAddress) -> SocketBox? {
+        channels.first { $0.family == server.address.family }?.box
+    }
+
     func send(_ id: UInt16) {
-        guard let channel, let query = pending[id], let server = servers.first else { return }
+        guard let query = pending[id], let server = query.server, let channel = channel(for: server) else { return }
         withUnsafeTemporaryAllocation(byteCount: 512, alignment: 8) { buffer in
             guard var writer = try? DNSMessageWriter(into: buffer, header: DNSHeader(id: id, recursionDesired: true)),
                   (try? writer.appendQuestion(query.name, type: query.type)) != nil else { return }
@@ -76,36 +120,113 @@ final class HostResolver {
         }
     }
 
-    /// Reads the answers that arrived; returns each waiting flow with its address (nil: no such name).
+    /// Sends the app's query `message` (from `key`) on to `server` under an id
+    /// of ours; its answer comes back through `relayed`. With `aliases`, the
+    /// question asked is the last alias's, with the app's type.
+    func relay(_ message: UnsafeRawBufferPointer, to server: SocketAddress, aliases: [DNSName]? = nil, for key: FlowKey, now: Instant) -> Bool {
+        guard relays.count < Self.maximumRelays, message.count >= DNSHeader.length, channel(for: server) != nil else { return false }
+        let id = freshID()
+        var query = Array(message)
+        if let target = aliases?.last {
+            guard let view = try? DNSMessageView(message), let question = view.question else { return false }
+            let built: [UInt8]? = withUnsafeTemporaryAllocation(byteCount: 512, alignment: 8) { buffer in
+                guard var writer = try? DNSMessageWriter(into: buffer, header: DNSHeader(id: id, recursionDesired: true)),
+                      (try? writer.appendQuestion(target, type: question.type)) != nil else { return nil }
+                return Array(writer.bytes)
+            }
+            guard let built else { return false }
+            query = built
+        }
+        query[0] = UInt8(id >> 8)
+        query[1] = UInt8(id & 0xff)
+        relays[id] = Relay(key: key, appQuery: Array(message), query: query, aliases: aliases, server: server, deadline: now + timeout, attempts: 0)
+        sendRelay(id)
+        return true
+    }
+
+    private func sendRelay(_ id: UInt16) {
+        guard let relay = relays[id], let channel = channel(for: relay.server) else { return }
+        relay.query.withUnsafeBytes { _ = try? channel.socket.send($0, to: relay.server) }
+    }
+
+    /// Reads the answers that arrived; returns each waiting flow with its
+    /// address (nil: no such name). Answers to relayed queries go to `relayed`.
     func receive(now: Instant) -> [(FlowKey, IPAddress?, DNSType)] {
-        guard let channel else { return [] }
         var results: [(FlowKey, IPAddress?, DNSType)] = []
-        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
-            for _ in 0 ..< 64 {
-                guard case let .value((n, from))? = try? channel.socket.receive(into: buffer) else { return }
-                // Only our servers' answers count (a forged datagram from elsewhere is ignored).
-                guard let from, servers.contains(from) else { continue }
-                guard let message = try? DNSMessageView(UnsafeRawBufferPointer(buffer.sub(0, n))),
-                      message.header.isResponse, let query = pending[message.id],
-                      let question = message.question, query.name.matches(question.name) else { continue }
-                pending[message.id] = nil
-                var answer: IPAddress?
-                var ttl: UInt32 = 60
-                for record in message.answers {
-                    switch record.data {
-                    case let .a(v4) where query.type == .a: answer = answer ?? .v4(v4); ttl = min(ttl, record.timeToLive)
-                    case let .aaaa(v6) where query.type == .aaaa: answer = answer ?? .v6(v6); ttl = min(ttl, record.timeToLive)
-                    default: continue
+        withUnsafeTemporaryAllocation(byteCount: 65536, alignment: 8) { buffer in
+            for (_, channel) in channels {
+                for _ in 0 ..< 64 {
+                    guard case let .value((n, from))? = try? channel.socket.receive(into: buffer) else { break }
+                    // Only our servers' answers count (a forged datagram from elsewhere is ignored).
+                    guard let from, trusted.contains(from) else { continue }
+                    let bytes = UnsafeRawBufferPointer(buffer.sub(0, n))
+                    guard let message = try? DNSMessageView(bytes), message.header.isResponse else { continue }
+                    if let relay = relays[message.id], relay.server == from {
+                        relays[message.id] = nil
+                        if let answer = relayAnswer(relay, message, bytes) { relayed.append((relay.key, answer)) }
+                        continue
                     }
+                    guard let query = pending[message.id], query.server == from,
+                          let question = message.question, query.name.matches(question.name) else { continue }
+                    pending[message.id] = nil
+                    var answer: IPAddress?
+                    var ttl: UInt32 = 60
+                    for record in message.answers {
+                        switch record.data {
+                        case let .a(v4) where query.type == .a: answer = answer ?? .v4(v4); ttl = min(ttl, record.timeToLive)
+                        case let .aaaa(v6) where query.type == .aaaa: answer = answer ?? .v6(v6); ttl = min(ttl, record.timeToLive)
+                        default: continue
+                        }
+                    }
+                    if let answer { cache[query.name] = (answer, now + .seconds(Int64(max(ttl, 1)))) }
+                    for key in query.waiting { results.append((key, answer, query.type)) }
                 }
-                if let answer { cache[query.name] = (answer, now + .seconds(Int64(max(ttl, 1)))) }
-                for key in query.waiting { results.append((key, answer, query.type)) }
             }
         }
         return results
     }
 
-    /// Retries once, then gives up on queries past their deadline; returns the flows that waited for them.
+    /// The app's answer to a relayed query: the server's, under the app's id;
+    /// through aliases, the app's question answered by the CNAME chain and
+    /// the server's address records for its last name.
+    private func relayAnswer(_ relay: Relay, _ message: DNSMessageView, _ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let aliases = relay.aliases else {
+            var answer = Array(bytes)
+            answer[0] = relay.appQuery[0]
+            answer[1] = relay.appQuery[1]
+            return answer
+        }
+        return relay.appQuery.withUnsafeBytes { raw -> [UInt8]? in
+            guard let appQuery = try? DNSMessageView(raw) else { return nil }
+            return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer -> [UInt8]? in
+                guard var writer = try? DNSMessageWriter(respondingTo: appQuery, into: buffer, responseCode: message.header.responseCode) else { return nil }
+                var owner: DNSName?
+                for target in aliases {
+                    if let owner {
+                        guard (try? writer.appendAnswer(name: owner, .cname(target), timeToLive: 60)) != nil else { return nil }
+                    } else {
+                        guard (try? writer.appendAnswer(.cname(target), timeToLive: 60)) != nil else { return nil }
+                    }
+                    owner = target
+                }
+                for record in message.answers {
+                    let data: DNSResourceData
+                    switch record.data {
+                    case let .a(address): data = .a(address)
+                    case let .aaaa(address): data = .aaaa(address)
+                    case let .cname(target): data = .cname(DNSName(target))
+                    case .ptr, .other: continue
+                    }
+                    guard (try? writer.appendAnswer(name: DNSName(record.name), data, timeToLive: record.timeToLive)) != nil else { return nil }
+                }
+                return Array(writer.bytes)
+            }
+        }
+    }
+
+    /// Retries once, then gives up on queries past their deadline; returns the
+    /// flows that waited for them. Relayed queries are retried once and then
+    /// dropped: the app's resolver asks again or gives up, as with a lost answer.
     func expire(now: Instant) -> [FlowKey] {
         var failed: [FlowKey] = []
         for (id, query) in pending where query.deadline <= now {
@@ -118,12 +239,22 @@ final class HostResolver {
                 pending[id] = nil
             }
         }
+        for (id, relay) in relays where relay.deadline <= now {
+            if relay.attempts == 0 {
+                relays[id]!.attempts = 1
+                relays[id]!.deadline = now + timeout
+                sendRelay(id)
+            } else {
+                relays[id] = nil
+            }
+        }
         return failed
     }
 
     var nextDeadline: Instant? {
         var earliest: Instant?
         for query in pending.values where earliest.map({ query.deadline < $0 }) ?? true { earliest = query.deadline }
+        for relay in relays.values where earliest.map({ relay.deadline < $0 }) ?? true { earliest = relay.deadline }
         return earliest
     }
 

@@ -1,5 +1,6 @@
 internal import Sys
 internal import Stack
+internal import Wire
 public import Rules
 
 /// Reads a profile file and parses it: the one place the engine turns a path
@@ -81,7 +82,14 @@ extension ProfileLoader {
     static func hostTable(_ profile: Profile) -> DNSHostTable {
         var table = DNSHostTable()
         for entry in profile.hosts {
-            _ = table.insert(entry.name, entry.address.description)
+            guard let pattern = DNSNamePattern(entry.name) else { continue }
+            switch entry.value {
+            case let .address(address): table.insert(pattern, .addresses([address]))
+            case let .alias(target):
+                guard let name = DNSName(target) else { continue }
+                table.insert(pattern, .alias(name))
+            case .server: table.insert(pattern, .delegated)
+            }
         }
         return table
     }

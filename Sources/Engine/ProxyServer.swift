@@ -90,7 +90,7 @@ final class ProxyServer {
         do {
             if let socksListener { try epoll.add(socksListener.socket.descriptor, events: .readable, token: Self.socksToken) }
             if let httpListener { try epoll.add(httpListener.socket.descriptor, events: .readable, token: Self.httpToken) }
-            if let channel = resolver.channel { try epoll.add(channel.socket.descriptor, events: .readable, token: Self.resolverToken) }
+            for (_, channel) in resolver.channels { try epoll.add(channel.socket.descriptor, events: .readable, token: Self.resolverToken) }
         } catch { throw EngineError.system("epoll_ctl", error) }
         origin = MonotonicClock.now()
         wallOrigin = WallClock.now()
@@ -963,6 +963,7 @@ final class ProxyServer {
     func apply(_ profile: Rules.Profile?, log: (String) -> Void) {
         guard let profile else { return }
         director = FlowDirector(profile: profile, previous: director)
+        resolver.routes = ResolverRoutes(profile, system: HostResolver.nameservers())
         for warning in profile.warnings { log(warning.description) }
     }
 }

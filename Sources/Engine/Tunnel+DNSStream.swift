@@ -10,8 +10,8 @@ internal import Wire
 /// The connection is ended here: each message (a two-byte length, then the
 /// query) goes to FakeDNS as a UDP query would. Its own answers are written
 /// back at once; a query it forwards goes, over one TCP connection per
-/// client connection, to the host's first resolver, whose answers are passed
-/// back whole. Answers may come out of order, which RFC 7766 §6.2.1.1 allows
+/// client connection, to the host's first resolver (or the `server:` line's
+/// for its name), whose answers are passed back whole. Answers may come out of order, which RFC 7766 §6.2.1.1 allows
 /// (clients match them by ID).
 final class DNSStream {
     /// Bytes from the app that do not yet make a whole message.
@@ -20,6 +20,8 @@ final class DNSStream {
     var output: [UInt8] = []
     /// The connection to the host's resolver, once a query is forwarded.
     var upstream: DNSUpstream?
+    /// Where `upstream` goes: the default resolver, or a `server:` line's.
+    var upstreamServer: SocketAddress?
     /// Framed queries for the resolver, waiting for its connection or its window.
     var toUpstream: [UInt8] = []
     /// Bytes from the resolver that do not yet make a whole message.
@@ -115,10 +117,31 @@ extension Tunnel {
             stream.output += [UInt8(length >> 8), UInt8(length & 0xff)]
             stream.output += UnsafeRawBufferPointer(dnsScratch.sub(0, length))
         case .forward:
+            let routed = routedQuery(message)
+            if let routed, routed.aliases != nil {
+                // Through an alias: the answer is rewritten, so it is asked over UDP (Tunnel+SplitDNS.swift).
+                if resolver.relay(message, to: routed.server, aliases: routed.aliases, for: key, now: now) {
+                    stream.forwarded += 1
+                } else if let failure = serverFailure(for: message) {
+                    stream.output += failure
+                }
+                return
+            }
+            guard let server = routed?.server ?? resolver.servers.first else {
+                failDNSStream(key, reason: "no resolver to forward to")
+                return
+            }
+            // One connection per app connection, to one server: a question for
+            // another (a `server:` line's) is refused, and the app asks again
+            // over a new connection, as resolver libraries do per question.
+            if stream.upstream != nil, let current = stream.upstreamServer, current != server {
+                if let failure = serverFailure(for: message) { stream.output += failure }
+                return
+            }
             stream.toUpstream += [UInt8(message.count >> 8), UInt8(message.count & 0xff)]
             stream.toUpstream += message
             stream.forwarded += 1
-            if stream.upstream == nil { openDNSUpstream(stream, key: key) }
+            if stream.upstream == nil { openDNSUpstream(stream, key: key, server: server) }
             writeDNSUpstream(stream, key: key)
         case .drop:
             break
@@ -132,9 +155,9 @@ extension Tunnel {
         stream.output.removeFirst(n)
     }
 
-    func openDNSUpstream(_ stream: DNSStream, key: FlowKey) {
-        guard let server = resolver.servers.first, let socket = try? Socket(.tcp, family: server.address.family, mark: configuration.mark) else {
-            failDNSStream(key, reason: "no resolver to forward to")
+    func openDNSUpstream(_ stream: DNSStream, key: FlowKey, server: SocketAddress) {
+        guard let socket = try? Socket(.tcp, family: server.address.family, mark: configuration.mark) else {
+            failDNSStream(key, reason: "no socket for the resolver \(server)")
             return
         }
         guard (try? socket.connect(to: server)) != nil else {
@@ -148,6 +171,7 @@ extension Tunnel {
             return
         }
         stream.upstream = DNSUpstream(socket: socket, token: token)
+        stream.upstreamServer = server
         dnsStreamTokens[token] = key
         trace("\(key): DNS over TCP: forwarding to \(server)")
     }

@@ -223,7 +223,7 @@ final class Tunnel {
                                 servers: configuration.resolvers)
         dnsScratch = .allocate(byteCount: 4096, alignment: 16)
         relayScratch = .allocate(byteCount: 65536 + 512, alignment: 16)
-        if let channel = resolver.channel {
+        for (_, channel) in resolver.channels {
             do { try epoll.add(channel.socket.descriptor, events: .readable, token: Self.resolverToken) } catch {
                 throw EngineError.system("epoll_ctl", error)
             }
@@ -281,6 +281,7 @@ final class Tunnel {
                     armedDeadline = nil
                 case Self.resolverToken:
                     resolved(resolver.receive(now: now))
+                    deliverRelayedAnswers()
                 case Self.echoV4Token, Self.echoV6Token:
                     readEchoReplies(v6: event.token == Self.echoV6Token)
                 case Self.ownerToken:
@@ -1341,6 +1342,7 @@ final class Tunnel {
             if let pool = dns?.pool { answerNames.learn(message: answer, now: now) { !pool.contains($0) } }
             datagrams.sendUDP(key, payload: answer, now: now, sink: &sink)
         case .forward:
+            if relayRoutedQuery(key, payload) { return }
             if udpFlows[key] == nil, let server = resolver.servers.first { openUDP(key, to: server.address, sink: &sink) }
             if let flow = udpFlows[key], (try? flow.socket.send(payload, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
         case .drop:
@@ -1556,6 +1558,7 @@ final class Tunnel {
         }
         director.recordsHTTP = har != nil
         if dns != nil { dns!.configuration.hosts = ProfileLoader.hostTable(profile) }
+        resolver.routes = ResolverRoutes(profile, system: HostResolver.nameservers())
         for warning in profile.warnings { log(warning.description) }
     }
 

@@ -47,10 +47,25 @@ public struct Profile: Equatable, Sendable {
         return nil
     }
 
-    /// The [Host] answer for a name (lowercased, no trailing dot): exact entries
-    /// first, then the longest wildcard.
+    /// The [Host] entry for a name (lowercased, no trailing dot): an exact
+    /// entry first, then the longest wildcard.
+    public func hostEntry(for name: String) -> HostEntry? { hosts.entry(for: name) }
+
+    /// The [Host] address for a name, through its aliases; nil when the
+    /// chain ends at a name without one (or at a `server:` line, or loops).
     public func hostAddress(for name: String) -> IPAddress? {
-        if let entry = hosts.first(where: { !$0.isWildcard && $0.name == name }) { return entry.address }
-        return hosts.filter { $0.isWildcard && $0.matches(name) }.max { $0.name.count < $1.name.count }?.address
+        var name = name
+        for _ in 0 ... Self.maximumAliasChain {
+            guard let entry = hostEntry(for: name) else { return nil }
+            switch entry.value {
+            case let .address(address): return address
+            case let .alias(target): name = target
+            case .server: return nil
+            }
+        }
+        return nil
     }
+
+    /// Longer alias chains are loops (DNSHostTable's limit too).
+    public static let maximumAliasChain = 8
 }

@@ -34,7 +34,12 @@ public enum ProfileJSON {
         json.key("hosts"); json.beginArray()
         for host in profile.hosts {
             json.beginObject()
-            json.field("line", host.line); json.field("name", host.name); json.field("address", host.address.description)
+            json.field("line", host.line); json.field("name", host.name)
+            switch host.value {
+            case let .address(address): json.field("address", address.description)
+            case let .alias(target): json.field("alias", target)
+            case let .server(server): json.field("server", server.description)
+            }
             json.endObject()
         }
         json.endArray()

@@ -169,18 +169,59 @@ extension ProfileBuilder {
                   hint: "write a name such as origin.test, or *.test for every name under test")
             return
         }
-        let value = ProfileLexer.unquote(raw)
-        guard let address = IPAddress(value) else {
-            error(line.number, column, "'\(value)' is not an IP address",
-                  hint: "[Host] maps a name to one IPv4 or IPv6 address; Sluice has no aliases or per-name DNS servers")
-            return
+        let text = ProfileLexer.unquote(raw)
+        let value: HostEntry.Value
+        if let address = IPAddress(text) {
+            value = .address(address)
+        } else if text.lowercased().hasPrefix("server:") {
+            let serverText = String(text.dropFirst("server:".count))
+            guard let server = HostServer(serverText) else {
+                error(line.number, column, "'\(serverText)' is not a DNS server",
+                      hint: "write server:ADDRESS (port 53), server:ADDRESS:PORT ([ADDRESS]:PORT for IPv6), or server:system for the host's resolvers")
+                return
+            }
+            value = .server(server)
+        } else {
+            var target = text.lowercased()
+            if target.hasSuffix(".") { target.removeLast() }
+            guard Self.isHostName(target, wildcard: false) else {
+                error(line.number, column, "'\(text)' is not an IP address, a host name or server:ADDRESS",
+                      hint: "[Host] maps a name to an address (origin.test = 10.0.0.2), to another name it answers as "
+                          + "(alias.test = origin.test), or to the DNS server that resolves it (*.corp.test = server:10.0.0.53)")
+                return
+            }
+            guard target != name else {
+                error(line.number, column, "'\(name)' is an alias of itself", hint: "map it to an address or to another name")
+                return
+            }
+            value = .alias(target)
         }
         if let first = hostLines[name] {
             error(line.number, keyColumn, "host '\(name)' is already mapped at line \(first)", hint: "keep one of the two lines")
             return
         }
         hostLines[name] = line.number
-        hosts.append(HostEntry(name: name, address: address, line: line.number))
+        hosts.append(HostEntry(name: name, value: value, line: line.number))
+    }
+
+    /// An alias chain that comes back to a name it passed, or runs longer
+    /// than `Profile.maximumAliasChain`, is an error at its first line.
+    mutating func checkHostAliases() {
+        for entry in hosts {
+            guard case .alias = entry.value else { continue }
+            var seen: [String] = [entry.name]
+            var current = entry
+            while case let .alias(target) = current.value {
+                guard let next = hosts.entry(for: target) else { break }
+                if seen.contains(next.name) || seen.count > Profile.maximumAliasChain {
+                    error(entry.line, nil, "the alias chain from '\(entry.name)' loops (\((seen + [next.name]).joined(separator: " → ")))",
+                          hint: "end the chain at an address, a server: line, or a name [Host] does not map")
+                    break
+                }
+                seen.append(next.name)
+                current = next
+            }
+        }
     }
 
     /// Letters, digits, '-', '_' and dots between non-empty labels; `*.` first when allowed.

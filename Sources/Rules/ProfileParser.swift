@@ -184,6 +184,7 @@ struct ProfileBuilder {
     mutating func finish() -> Result<Profile, ProfileErrors> {
         checkPolicies()
         checkGroupCycles()
+        checkHostAliases()
         if finalRule == nil {
             if let ruleLine = seenSections[.rule] {
                 error(ruleLine, nil, "[Rule] has no FINAL rule", hint: "end [Rule] with FINAL,DIRECT (or the policy for everything else)")

@@ -1,10 +1,13 @@
 public import Wire
 
 /// What the profile's [Host] section says about a name: real addresses to
-/// answer with, or another name to answer for instead (an alias, sent as a CNAME).
+/// answer with, another name to answer for instead (an alias, sent as a
+/// CNAME), or that a DNS server of its own resolves it (a `server:` line:
+/// answered as a name outside the table is, and the engine picks the server).
 public enum DNSHostEntry: Hashable, Sendable, CustomStringConvertible {
     case addresses([IPAddress])
     case alias(DNSName)
+    case delegated
 
     /// Parses the value side of a [Host] line: `10.0.0.1, fd00::1` or `other.example.test`.
     public init?(_ text: String) {
@@ -24,6 +27,7 @@ public enum DNSHostEntry: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case let .addresses(list): return list.map(\.description).joined(separator: ", ")
         case let .alias(name): return name.description
+        case .delegated: return "server"
         }
     }
 }
@@ -60,15 +64,16 @@ public struct DNSHostTable: Sendable {
 
     public func entry(for name: DNSName) -> DNSHostEntry? { table.value(for: name) }
 
-    /// Nil when the name is not in the table; `.failure` for an alias loop or
-    /// a chain longer than `maximumAliasChain`.
+    /// Nil when the name is not in the table, or is delegated to a server of
+    /// its own; `.failure` for an alias loop or a chain longer than
+    /// `maximumAliasChain`.
     public func resolve(_ name: DNSNameView) -> Result<Resolution, AliasLoop>? {
-        guard let first = table.value(for: name) else { return nil }
+        guard let first = table.value(for: name), first != .delegated else { return nil }
         return follow(first)
     }
 
     public func resolve(_ name: DNSName) -> Result<Resolution, AliasLoop>? {
-        guard let first = table.value(for: name) else { return nil }
+        guard let first = table.value(for: name), first != .delegated else { return nil }
         return follow(first)
     }
 
@@ -81,6 +86,9 @@ public struct DNSHostTable: Sendable {
             switch entry {
             case let .addresses(list):
                 return .success(Resolution(aliases: aliases, addresses: list))
+            case .delegated:
+                // An alias to a name a server of its own resolves: the chain leaves the table there.
+                return .success(Resolution(aliases: aliases, addresses: nil))
             case let .alias(target):
                 guard aliases.count < Self.maximumAliasChain else { return .failure(AliasLoop()) }
                 aliases.append(target)

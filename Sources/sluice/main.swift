@@ -36,7 +36,9 @@ commands:
         maps back to names and resolves through the host's resolvers; --dns
         forward relays queries to them; --dns off leaves CMD the host's
         resolv.conf. Without fake IPs, rules name a flow by its Host or SNI
-        (TLS or QUIC), else by the DNS answer that gave its address.
+        (TLS or QUIC), else by the DNS answer that gave its address. The
+        profile's [Host] lines answer names with addresses or aliases, or
+        send them to a resolver of their own (*.corp.test = server:10.0.0.53).
         --forward [ADDRESS:]PORT:APP-PORT[/udp] (repeatable) listens on PORT
         (127.0.0.1 unless ADDRESS is given) and connects each client to
         CMD's APP-PORT, for servers CMD runs (as pasta -t); with /udp, each

@@ -595,6 +595,59 @@ final class ExecTests {
         #expect(r.stdout.split(separator: "\n") == ["10.88.0.2", "fd00:88::2", "-"], "\(r.stdout) \(r.stderr)")
     }
 
+    /// Split DNS ([Host] `NAME = server:ADDRESS`, as Surge writes it): the
+    /// company's names go to the company's resolver (a second dnsmasq, on port
+    /// 5353, which alone knows web.corp.sluice.test and has its own
+    /// api.sluice.test), everything else to the host's. With fake IPs, a
+    /// DIRECT flow to such a name is resolved there; in forward mode each
+    /// query is relayed to its server, over UDP and over TCP, and an alias
+    /// leading to a company name is answered through its CNAME.
+    @Test func splitDNSSendsEachNameToItsServer() throws {
+        try net.start(["dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces", "--listen-address=10.88.0.2",
+                       "--port=5353", "--host-record=web.corp.sluice.test,10.88.0.2", "--host-record=api.sluice.test,10.88.1.99",
+                       "--log-facility=/dev/null"], in: server)
+        #expect(pair.waitForListener("10.88.0.2:5353"))
+        let profile = pair.path("split.conf")
+        try """
+        [Host]
+        *.corp.sluice.test = server:10.88.0.2:5353
+        intranet.sluice.test = web.corp.sluice.test
+        [Rule]
+        FINAL,DIRECT
+        """.write(toFile: profile, atomically: true, encoding: .utf8)
+        let expected = try digest("1m.bin")
+        let fake = try pair.exec("curl -sS http://web.corp.sluice.test:8080/1m.bin | sha256sum | cut -c1-64; "
+                                 + "curl -sS http://intranet.sluice.test:8080/1m.bin | sha256sum | cut -c1-64",
+                                 options: ["--profile", profile])
+        #expect(fake.stdout.split(separator: "\n").map(String.init) == [expected, expected], "\(fake.stdout) \(fake.stderr)")
+        let forward = try pair.exec("""
+            dig +short web.corp.sluice.test; echo -; dig +short api.sluice.test; echo -; dig +short intranet.sluice.test; echo -
+            dig +short +tcp web.corp.sluice.test; echo -; dig +short +tcp api.sluice.test; echo -; dig +short +tcp intranet.sluice.test
+            """, options: ["--profile", profile, "--dns", "forward"])
+        #expect(forward.stdout.split(separator: "\n").map(String.init) == [
+            "10.88.0.2", "-", "10.88.1.81", "-", "web.corp.sluice.test.", "10.88.0.2", "-",
+            "10.88.0.2", "-", "10.88.1.81", "-", "web.corp.sluice.test.", "10.88.0.2",
+        ], "\(forward.stdout) \(forward.stderr)")
+        // One socket asking both: each question still goes to its own server.
+        let oneSocket = try pair.exec("""
+            python3 - <<'PY'
+            import socket, struct
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5); s.connect(("10.233.0.53", 53))
+            def query(i, name):
+                return struct.pack(">HHHHHH", i, 0x0100, 1, 0, 0, 0) + b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\\0\\0\\1\\0\\1"
+            s.send(query(7, "web.corp.sluice.test")); s.send(query(8, "api.sluice.test"))
+            answers = {}
+            for _ in range(2):
+                m = s.recv(512); answers[struct.unpack(">H", m[:2])[0]] = ".".join(str(b) for b in m[-4:])
+            print(answers[7], answers[8])
+            PY
+            """, options: ["--profile", profile, "--dns", "forward"])
+        #expect(oneSocket.stdout == "10.88.0.2 10.88.1.81\n", "\(oneSocket.stdout) \(oneSocket.stderr)")
+        // Without the line, the host's resolver does not know the company's names.
+        let without = try pair.exec("dig +short web.corp.sluice.test; echo -", options: ["--dns", "forward"])
+        #expect(without.stdout == "-\n", "\(without.stdout)")
+    }
+
     /// Forward mode gives the app real addresses, so a flow's name comes from
     /// what it sends (Host, SNI) or, when it sends neither, from the answer
     /// Sluice relayed for it: after `getent` asked for web.sluice.test, a raw

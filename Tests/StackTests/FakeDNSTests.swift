@@ -223,6 +223,29 @@ private let tinyPool = FakeIPPoolConfiguration(prefixLength: 29)
         #expect(server.action(query("local.example.test", .a)) == .forward)
     }
 
+    /// A `server:` line (`.delegated`) leaves its names to the engine, which
+    /// picks their resolver: a fake address in fake-IP mode (rules see the
+    /// name), forwarded in forward mode; the most specific line decides,
+    /// whatever its form, and an alias can lead to such a name.
+    @Test func delegatedNamesAreAnsweredAsNamesOutsideTheTable() throws {
+        var table = hosts([("ldap.corp.test", "10.9.9.9"), ("intranet.test", "www.corp.test"), ("*.test", "10.0.0.1")])
+        table.insert(DNSNamePattern("*.corp.test")!, .delegated)
+        let fake = Server(FakeDNSConfiguration(hosts: table))
+        #expect(try fake.ask(query("www.corp.test", .a)).answers == ["www.corp.test. A 198.18.0.3 ttl 1"])
+        #expect(try fake.ask(query("ldap.corp.test", .a)).answers == ["ldap.corp.test. A 10.9.9.9 ttl 60"])
+        #expect(try fake.ask(query("other.test", .a)).answers == ["other.test. A 10.0.0.1 ttl 60"])
+        #expect(try fake.ask(query("intranet.test", .a)).answers == [
+            "intranet.test. CNAME www.corp.test. ttl 60", "www.corp.test. A 198.18.0.3 ttl 1",
+        ])
+        let intranet = try #require(try table.resolve(DNSName("intranet.test")!)?.get())
+        #expect(intranet.aliases == [DNSName("www.corp.test")!] && intranet.addresses == nil)
+        #expect(table.resolve(DNSName("www.corp.test")!) == nil)
+        let forward = Server(FakeDNSConfiguration(mode: .forward, hosts: table))
+        #expect(forward.action(query("www.corp.test", .a)) == .forward)
+        #expect(forward.action(query("intranet.test", .a)) == .forward)
+        #expect(try forward.ask(query("ldap.corp.test", .a)).answers == ["ldap.corp.test. A 10.9.9.9 ttl 60"])
+    }
+
     @Test func hostLinesThatDoNotParseAreRefused() {
         var table = DNSHostTable()
         let refused = [("*", "10.0.0.1"), ("a.*.test", "10.0.0.1"), ("a.test", ""), ("a.test", "10.0.0.1, not-an-address"),
