@@ -626,6 +626,25 @@ final class ProxyServerTests {
         #expect(r.output == "hello from nginx\n", "\(r.output)\n\(summary)")
     }
 
+    /// A [Host] `server:` line (split DNS) is what the proxy asks for those
+    /// names: here a resolver on an IPv6 address and a port of its own, while
+    /// the host's resolver (and [General] dns-server) know nothing of them.
+    @Test func serverLinesResolveTheirNamesForTheProxysClients() throws {
+        try net.start(["dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
+                       "--listen-address=fd00:88::2", "--port=5353", "--host-record=web.corp.sluice.test,10.88.0.2",
+                       "--log-facility=/dev/null"], in: pair.server)
+        #expect(pair.waitForListener("[fd00:88::2]:5353"))
+        try FileManager.default.createDirectory(atPath: "/etc/netns/\(host)", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: "/etc/netns/\(host)") }
+        try "nameserver 10.88.0.2\n".write(toFile: "/etc/netns/\(host)/resolv.conf", atomically: true, encoding: .utf8)
+        let profile = pair.work.appendingPathComponent("split-dns.conf").path
+        try "[Host]\n*.corp.sluice.test = server:[fd00:88::2]:5353\n[Rule]\nFINAL,DIRECT\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        let server = try start(["--listen", "127.0.0.1:11094", "--profile", profile], ports: [11094])
+        let r = try client("curl -sS -m 10 --socks5-hostname 127.0.0.1:11094 http://web.corp.sluice.test:8080/hello.txt 2>&1")
+        let summary = server.stop()
+        #expect(r.output == "hello from nginx\n", "\(r.output)\n\(summary)")
+    }
+
     /// Owner rules for local clients: the program and user behind each client
     /// connection (the other end of its socket to the listener) decide.
     @Test func localClientsAreToldApartByProgramAndUser() throws {
