@@ -27,12 +27,8 @@ extension Tunnel {
                 socketFailed(error)
                 return
             }
-            let token = nextToken
-            nextToken += 1
-            let flow = UDPFlow(key: key, token: token, socket: socket)
-            guard (try? epoll.add(flow.socket.descriptor, events: .readable, token: token)) != nil else { return }
+            guard let flow = watchedFlow(key, socket: socket) else { return }
             pingSockets[key] = flow
-            tokens[token] = key
         }
         guard let flow = pingSockets[key] else { return }
         if (try? flow.socket.send(message, to: nil)) == nil {

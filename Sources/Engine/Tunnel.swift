@@ -1412,13 +1412,20 @@ final class Tunnel {
             }
             return
         }
+        guard let flow = watchedFlow(key, socket: socket) else { return }
+        udpFlows[key] = flow
+        io.statistics.udpSessions += 1
+    }
+
+    /// A datagram socket (a UDP session's, a ping flow's) under a token of
+    /// its own in the epoll set; nil when epoll refuses it (the socket closes).
+    func watchedFlow(_ key: FlowKey, socket: consuming Socket) -> UDPFlow? {
         let token = nextToken
         nextToken += 1
         let flow = UDPFlow(key: key, token: token, socket: socket)
-        guard (try? epoll.add(flow.socket.descriptor, events: .readable, token: token)) != nil else { return }
-        udpFlows[key] = flow
+        guard (try? epoll.add(flow.socket.descriptor, events: .readable, token: token)) != nil else { return nil }
         tokens[token] = key
-        io.statistics.udpSessions += 1
+        return flow
     }
 
     func readUpstreamDatagrams(_ flow: UDPFlow, sink: inout TunSink) {
