@@ -231,6 +231,8 @@ extension Tunnel {
                 }
             }
             DNSStream.takeMessages(from: &stream.fromUpstream) { framed in
+                // As over UDP, the answers name the addresses they give (DNSAnswerNames).
+                answerNames.learn(message: UnsafeRawBufferPointer(rebasing: framed.dropFirst(2)), now: now)
                 stream.output += framed
                 stream.forwarded = max(stream.forwarded - 1, 0)
             }

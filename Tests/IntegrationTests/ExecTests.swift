@@ -595,6 +595,30 @@ final class ExecTests {
         #expect(r.stdout.split(separator: "\n") == ["10.88.0.2", "fd00:88::2", "-"], "\(r.stdout) \(r.stderr)")
     }
 
+    /// Answers relayed over DNS over TCP name flows as UDP ones do: after
+    /// `dig +tcp`, a raw TCP connection to the answer's address meets the
+    /// name's DOMAIN rule.
+    @Test func answersRelayedOverTCPNameFlowsToo() throws {
+        let path = work.appendingPathComponent("tcp-answers.conf").path
+        try "[Rule]\nDOMAIN,web.sluice.test,REJECT-RST\nFINAL,DIRECT\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let r = try pair.exec("""
+        probe() {
+            /usr/bin/python3 - <<'EOF'
+        import socket
+        t = socket.socket(); t.settimeout(3)
+        try:
+            t.connect(("10.88.0.2", 8080)); t.settimeout(1); print("tcp", "reset" if t.recv(10) == b"" else "data")
+        except ConnectionResetError: print("tcp reset")
+        except socket.timeout: print("tcp open")
+        EOF
+        }
+        probe
+        dig +tcp +short web.sluice.test
+        probe
+        """, options: ["--dns", "forward", "--profile", path])
+        #expect(r.stdout == "tcp open\n10.88.0.2\ntcp reset\n", "\(r.stdout)\(r.stderr)")
+    }
+
     /// Split DNS ([Host] `NAME = server:ADDRESS`, as Surge writes it): the
     /// company's names go to the company's resolver (a second dnsmasq, on port
     /// 5353, which alone knows web.corp.sluice.test and has its own
