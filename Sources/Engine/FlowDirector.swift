@@ -116,6 +116,7 @@ final class FlowDirector {
     /// The rule engine's view of a flow.
     func ruleFacts(_ facts: FlowFacts) -> Rules.FlowFacts {
         var result = Rules.FlowFacts(transport: .tcp, destinationPort: facts.key.destinationPort, sourcePort: facts.key.appPort)
+        result.source = facts.key.appAddress
         switch facts.key.transport {
         case .udp: result.transport = .udp
         case .icmp, .icmpv6: result.transport = .icmp

@@ -101,9 +101,12 @@ final class HostResolver {
         return nil
     }
 
-    /// An id no query under way uses.
+    /// An id no query under way uses (should all 65,536 be, the next one).
     private func freshID() -> UInt16 {
-        repeat { nextID &+= 1 } while pending[nextID] != nil || relays[nextID] != nil
+        for _ in 0 ... UInt16.max {
+            nextID &+= 1
+            if pending[nextID] == nil, relays[nextID] == nil { break }
+        }
         return nextID
     }
 

@@ -1,6 +1,7 @@
 internal import Rules
+internal import Wire
 
-/// `sluice match FILE URL [--method M] [--header 'K: V']... [--process P] [--uid N]`: loads a profile
+/// `sluice match FILE URL [--method M] [--header 'K: V']... [--process P] [--uid N] [--source IP]`: loads a profile
 /// (through ProfileLoader, as a run would) and prints how it would treat one HTTP request (ProfileExplainer), without
 /// starting anything. Exit status: 0 explained, 1 the profile has errors, 2 usage.
 public struct MatchCommand {
@@ -14,11 +15,14 @@ public struct MatchCommand {
         /// path (or bare file name) and a uid; nil: nobody known.
         public var process: String?
         public var userID: UInt32?
+        /// Where the request comes from, for SRC-IP rules (an address, checked
+        /// when parsed); nil: unknown.
+        public var source: String?
 
         public init(file: String, url: String) { self.file = file; self.url = url }
 
         public static func == (a: Options, b: Options) -> Bool {
-            a.file == b.file && a.url == b.url && a.method == b.method && a.process == b.process && a.userID == b.userID
+            a.file == b.file && a.url == b.url && a.method == b.method && a.process == b.process && a.userID == b.userID && a.source == b.source
                 && a.headers.map { "\($0.name)\u{0}\($0.value)" } == b.headers.map { "\($0.name)\u{0}\($0.value)" }
         }
     }
@@ -34,6 +38,7 @@ public struct MatchCommand {
         var headers: [(name: String, value: String)] = []
         var process: String?
         var userID: UInt32?
+        var source: String?
         var rest = arguments
         while let first = rest.first {
             rest.removeFirst()
@@ -64,6 +69,12 @@ public struct MatchCommand {
                 }
                 rest.removeFirst()
                 userID = value
+            case "--source":
+                guard let value = rest.first, IPAddress(value) != nil else {
+                    return .failure(MatchUsageError("--source needs an IP address, for example 192.168.1.20 (for SRC-IP rules)"))
+                }
+                rest.removeFirst()
+                source = value
             default:
                 if first.hasPrefix("-"), first.count > 1 { return .failure(MatchUsageError("unknown option '\(first)' (see sluice help)")) }
                 positional.append(first)
@@ -77,6 +88,7 @@ public struct MatchCommand {
         options.headers = headers
         options.process = process
         options.userID = userID
+        options.source = source
         return .success(options)
     }
 
@@ -110,7 +122,8 @@ public struct MatchCommand {
         case let .success(profile):
             for warning in profile.warnings { complain(warning.description) }
             let headers = options.headers.map { HeaderField(name: $0.name, value: $0.value) }
-            for line in ProfileExplainer.explain(profile, url: options.url, method: options.method, headers: headers, owner: owner) {
+            for line in ProfileExplainer.explain(profile, url: options.url, method: options.method, headers: headers, owner: owner,
+                                                     source: options.source.flatMap { IPAddress($0) }) {
                 print(line)
             }
             return 0

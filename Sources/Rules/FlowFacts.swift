@@ -20,6 +20,9 @@ public struct FlowFacts: Sendable, Equatable, CustomStringConvertible {
     public var destination: IPAddress?
     public var destinationPort: UInt16
     public var sourcePort: UInt16
+    /// Where the flow comes from (SRC-IP): the app's address, a LAN device's
+    /// through a gateway, a proxy client's.
+    public var source: IPAddress?
     /// From the fake-IP map, [Host], or the TLS SNI (over TCP or in QUIC; lowercased or not).
     public var domain: String?
     /// Nil until sniffed (or for flows that are neither).

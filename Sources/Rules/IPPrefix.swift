@@ -35,6 +35,28 @@ public struct IPv4Prefix: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// An IPv6 network written as ADDRESS/LENGTH, host bits cleared.
+/// SRC-IP's value: a network of either family.
+public enum SourcePrefix: Hashable, Sendable, CustomStringConvertible {
+    case v4(IPv4Prefix)
+    case v6(IPv6Prefix)
+
+    public func contains(_ address: IPAddress) -> Bool {
+        switch (self, address) {
+        case let (.v4(prefix), .v4(a)): prefix.contains(a)
+        case let (.v6(prefix), .v6(a)): prefix.contains(a)
+        case (.v4, .v6), (.v6, .v4): false
+        }
+    }
+
+    /// A lone address prints bare, as it is usually written.
+    public var description: String {
+        switch self {
+        case let .v4(prefix): prefix.length == 32 ? "\(prefix.network)" : "\(prefix)"
+        case let .v6(prefix): prefix.length == 128 ? "\(prefix.network)" : "\(prefix)"
+        }
+    }
+}
+
 public struct IPv6Prefix: Hashable, Sendable, CustomStringConvertible {
     public let network: IPv6Address
     public let length: Int

@@ -1,4 +1,4 @@
-import Wire
+public import Wire
 
 /// What `sluice match` prints: how a profile would treat one HTTP request,
 /// step by step in the order of the dialect's "Evaluation order" (URL Rewrite,
@@ -11,7 +11,7 @@ import Wire
 /// protocol). The source port is unknown here, so SRC-PORT rules see 0.
 public enum ProfileExplainer {
     public static func explain(_ profile: Profile, url: String, method: String = "GET",
-                               headers: [HeaderField] = [], owner: FlowOwner? = nil) -> [String] {
+                               headers: [HeaderField] = [], owner: FlowOwner? = nil, source: IPAddress? = nil) -> [String] {
         var out: [String] = []
         guard let parts = RequestURL(url) else {
             return ["error: '\(url)' is not an absolute URL (want http://host/path)"]
@@ -79,11 +79,12 @@ public enum ProfileExplainer {
             destination = fixed
             destinationNote = " ([Host] gives \(fixed))"
         }
-        let facts = FlowFacts(
+        var facts = FlowFacts(
             transport: .tcp, destination: destination, destinationPort: port, sourcePort: 0,
             domain: IPAddress(currentParts.host) == nil ? currentParts.host : nil,
             applicationProtocol: isTLS ? .tls : .http,
             request: isTLS ? nil : RequestFacts(method: method, url: current, headers: requestHeaders), owner: owner)
+        facts.source = source
         let outcome = RuleEngine(profile).evaluate(facts, final: true)
         guard case let .matched(decision) = outcome else {
             out.append("\(step). Rule: undecided (\(outcome))")
@@ -156,6 +157,7 @@ public enum ProfileExplainer {
         case let .ipASN(number, _, _): return "the destination \(facts.destination.map { "\($0)" } ?? "?") is in AS\(number) (ASN database)"
         case let .destinationPort(r): return "the destination port \(facts.destinationPort) is in \(r)"
         case let .sourcePort(r): return "the source port \(facts.sourcePort) is in \(r)"
+        case let .sourceIP(p): return "the source \(facts.source.map { "\($0)" } ?? "?") is in \(p)"
         case let .protocol(p): return "the flow is \(p.rawValue)"
         case let .urlRegex(r): return "the URL matches \(r.source)"
         case let .method(m): return "the method is \(m)"
@@ -179,7 +181,7 @@ extension RuleCondition {
     var mentionsIP: Bool {
         switch self {
         case .ipCIDR, .ipCIDR6, .geoIP, .ipASN: return true
-        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .protocol,
+        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .sourceIP, .protocol,
              .urlRegex, .method, .header, .userAgent, .owner: return false
         case let .and(cs), let .or(cs): return cs.contains { $0.mentionsIP }
         case let .not(c): return c.mentionsIP

@@ -151,6 +151,8 @@ public enum ProfileJSON {
             json.field("value", Int(number)); json.field("no-resolve", noResolve)
         case let .destinationPort(range), let .sourcePort(range):
             json.field("from", Int(range.lower)); json.field("to", Int(range.upper))
+        case let .sourceIP(prefix):
+            json.field("value", prefix.description)
         case let .protocol(value):
             json.field("value", value.rawValue)
         case let .method(method):

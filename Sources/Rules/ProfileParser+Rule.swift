@@ -3,11 +3,10 @@ import Wire
 /// [Rule]: `TYPE,VALUE,POLICY[,OPTIONS]`, first match wins, FINAL last.
 extension ProfileBuilder {
     static let ruleTypes = ["DOMAIN", "DOMAIN-SUFFIX", "DOMAIN-KEYWORD", "DOMAIN-REGEX", "DOMAIN-WILDCARD", "IP-CIDR", "IP-CIDR6", "GEOIP", "IP-ASN",
-                            "DEST-PORT", "DST-PORT", "SRC-PORT", "PROTOCOL", "URL-REGEX", "METHOD", "HEADER",
+                            "DEST-PORT", "DST-PORT", "SRC-PORT", "SRC-IP", "PROTOCOL", "URL-REGEX", "METHOD", "HEADER",
                             "USER-AGENT", "PROCESS-NAME", "PROCESS-PATH", "UID", "AND", "OR", "NOT", "RULE-SET", "DOMAIN-SET", "FINAL", "MATCH"]
     /// Surge rule types that need data Sluice does not have.
     static let foreignRuleTypes: [String: String] = [
-        "SRC-IP": "Sluice's flows all come from the tunnelled program; match on destination instead",
         "IN-PORT": "Sluice has no inbound proxy ports",
         "SUBNET": "Sluice has no network-dependent rules",
         "CELLULAR-RADIO": "Sluice has no network-dependent rules",
@@ -145,6 +144,16 @@ extension ProfileBuilder {
             return portRange(value, line: n, column: column).map(RuleCondition.destinationPort)
         case "SRC-PORT":
             return portRange(value, line: n, column: column).map(RuleCondition.sourcePort)
+        case "SRC-IP":
+            // One address (Surge's usual form) or a network.
+            if let address = IPAddress(value) {
+                switch address {
+                case let .v4(a): return IPv4Prefix(network: a, length: 32).map { .sourceIP(.v4($0)) }
+                case let .v6(a): return IPv6Prefix(network: a, length: 128).map { .sourceIP(.v6($0)) }
+                }
+            }
+            if value.contains(":") { return cidr6(value, line: n, column: column, what: "SRC-IP").map { .sourceIP(.v6($0)) } }
+            return cidr4(value, line: n, column: column, what: "SRC-IP").map { .sourceIP(.v4($0)) }
         case "PROTOCOL":
             let upper = value.uppercased()
             if let value = RuleProtocol(rawValue: upper == "HTTPS" ? "TLS" : upper) { return .protocol(value) }

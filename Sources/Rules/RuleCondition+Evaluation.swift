@@ -37,6 +37,9 @@ extension RuleCondition {
             return range.contains(facts.destinationPort) ? .match : .noMatch
         case let .sourcePort(range):
             return range.contains(facts.sourcePort) ? .match : .noMatch
+        case let .sourceIP(prefix):
+            guard let source = facts.source else { return .noMatch }
+            return prefix.contains(source) ? .match : .noMatch
         case let .protocol(p):
             switch p {
             case .tcp: return facts.transport == .tcp ? .match : .noMatch
@@ -99,7 +102,7 @@ extension RuleCondition {
     var isIndexed: Bool {
         switch self {
         case .domain, .domainSuffix, .domainKeyword, .ipCIDR, .ipCIDR6: return true
-        case .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent, .owner,
+        case .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .sourceIP, .protocol, .urlRegex, .method, .header, .userAgent, .owner,
              .and, .or, .not, .ruleSet, .geoIP, .ipASN: return false
         }
     }
@@ -108,7 +111,7 @@ extension RuleCondition {
     var isDomainCondition: Bool {
         switch self {
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard: return true
-        case .ipCIDR, .ipCIDR6, .geoIP, .ipASN, .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent, .owner,
+        case .ipCIDR, .ipCIDR6, .geoIP, .ipASN, .destinationPort, .sourcePort, .sourceIP, .protocol, .urlRegex, .method, .header, .userAgent, .owner,
              .and, .or, .not, .ruleSet: return false
         }
     }

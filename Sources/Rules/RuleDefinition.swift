@@ -76,6 +76,10 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
     case destinationPort(PortRange)
     /// SRC-PORT.
     case sourcePort(PortRange)
+    /// SRC-IP: the address the flow comes from (the app's in a tunnel, a
+    /// gateway's LAN device in whole-host mode, the client of `sluice proxy`);
+    /// one address or a network, IPv4 or IPv6.
+    case sourceIP(SourcePrefix)
     /// PROTOCOL.
     case `protocol`(RuleProtocol)
     /// URL-REGEX: over the absolute URL of an HTTP request ("http://host/path?query").
@@ -102,7 +106,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         switch self {
         case .urlRegex, .method, .header, .userAgent: return true
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6, .geoIP, .ipASN,
-             .destinationPort, .sourcePort, .protocol, .owner: return false
+             .destinationPort, .sourcePort, .sourceIP, .protocol, .owner: return false
         case let .and(conditions), let .or(conditions): return conditions.contains { $0.requiresHTTP }
         case let .not(condition): return condition.requiresHTTP
         case let .ruleSet(set, _): return set.requiresHTTP
@@ -115,7 +119,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         switch self {
         case let .owner(condition): return test(condition)
         case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6, .geoIP, .ipASN,
-             .destinationPort, .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent: return false
+             .destinationPort, .sourcePort, .sourceIP, .protocol, .urlRegex, .method, .header, .userAgent: return false
         case let .and(conditions), let .or(conditions): return conditions.contains { $0.containsOwnerTest(test) }
         case let .not(condition): return condition.containsOwnerTest(test)
         case let .ruleSet(set, _): return set.rules.contains { $0.condition.containsOwnerTest(test) }
@@ -126,7 +130,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         switch self {
         case let .ipCIDR(_, noResolve), let .ipCIDR6(_, noResolve), let .ruleSet(_, noResolve), let .geoIP(_, _, noResolve),
              let .ipASN(_, _, noResolve): return noResolve
-        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .destinationPort, .sourcePort,
+        case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .destinationPort, .sourcePort, .sourceIP,
              .protocol, .urlRegex, .method, .header, .userAgent, .owner, .and, .or, .not: return false
         }
     }
@@ -145,6 +149,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         case .ipASN: return "IP-ASN"
         case .destinationPort: return "DEST-PORT"
         case .sourcePort: return "SRC-PORT"
+        case .sourceIP: return "SRC-IP"
         case .protocol: return "PROTOCOL"
         case .urlRegex: return "URL-REGEX"
         case .method: return "METHOD"
@@ -169,6 +174,7 @@ public indirect enum RuleCondition: Equatable, Sendable, CustomStringConvertible
         case let .geoIP(country, _, _): return "GEOIP,\(country)"
         case let .ipASN(number, _, _): return "IP-ASN,\(number)"
         case let .destinationPort(range), let .sourcePort(range): return "\(typeName),\(range)"
+        case let .sourceIP(prefix): return "SRC-IP,\(prefix)"
         case let .protocol(value): return "PROTOCOL,\(value.rawValue)"
         case let .method(method): return "METHOD,\(method)"
         case let .header(name, value): return "HEADER,\(RuleCondition.quote("\(name): \(value.source)"))"

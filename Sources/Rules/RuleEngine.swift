@@ -70,7 +70,7 @@ public struct RuleEngine: Sendable {
                 if let literal = regex.requiredLiteral { urlLiterals.insert(literal, owner: index) } else { indexed = false }
             case let .domainRegex(regex), let .domainWildcard(_, regex):
                 if let literal = regex.requiredLiteral { domainLiterals.insert(literal, owner: index) } else { indexed = false }
-            case .destinationPort, .sourcePort, .protocol, .method, .header, .userAgent, .owner,
+            case .destinationPort, .sourcePort, .sourceIP, .protocol, .method, .header, .userAgent, .owner,
                  .and, .or, .not, .ruleSet, .geoIP, .ipASN:
                 indexed = false
             }

@@ -125,7 +125,7 @@ extension Profile {
             case let .and(conditions), let .or(conditions): conditions.forEach(visit)
             case let .not(inner): visit(inner)
             case .domain, .domainSuffix, .domainKeyword, .domainRegex, .domainWildcard, .ipCIDR, .ipCIDR6, .geoIP, .ipASN, .destinationPort,
-                 .sourcePort, .protocol, .urlRegex, .method, .header, .userAgent, .owner: return
+                 .sourcePort, .sourceIP, .protocol, .urlRegex, .method, .header, .userAgent, .owner: return
             }
         }
         for rule in rules { visit(rule.condition) }

@@ -47,7 +47,7 @@ public enum ShadowedRules {
             case let .ipCIDR6(prefix, _):
                 report(index, networks.covering(.v6(prefix.network), prefixLength: prefix.length)?.index)
                 networks.insert(prefix.network, prefixLength: prefix.length, index: index, value: index)
-            case .domainKeyword, .domainRegex, .domainWildcard, .geoIP, .ipASN, .destinationPort, .sourcePort, .protocol, .urlRegex,
+            case .domainKeyword, .domainRegex, .domainWildcard, .geoIP, .ipASN, .destinationPort, .sourcePort, .sourceIP, .protocol, .urlRegex,
                  .method, .header, .userAgent, .owner, .and, .or, .not, .ruleSet:
                 continue
             }

@@ -105,12 +105,13 @@ commands:
         any warnings and the rules an earlier rule always beats (exit 0).
         --dump json prints what Sluice understood. docs/profile.md
         describes the format.
-  match FILE URL [--method M] [--header 'Name: value']... [--process PROGRAM] [--uid N]
+  match FILE URL [--method M] [--header 'Name: value']... [--process PROGRAM] [--uid N] [--source IP]
         Explain how the profile FILE would treat one HTTP request: which URL
         Rewrite, Map Local, rule (and so policy) and Header Rewrite lines
         apply, in that order, with their line numbers and why. --process
         (a path, or a file name) and --uid say who asks, for PROCESS-NAME,
-        PROCESS-PATH and UID rules. Starts nothing.
+        PROCESS-PATH and UID rules; --source where from, for SRC-IP rules.
+        Starts nothing.
   proxy [--listen ADDR:PORT] [--http-listen ADDR:PORT] [--profile FILE] [--auth USER:PASS]
         [--har FILE [--har-body-limit BYTES]] [--flow-log FILE] [--control PATH | --no-control] [--sniff]
         Local proxy servers whose clients follow the profile's rules (DIRECT,

@@ -118,6 +118,23 @@ final class ProfileTests {
         #expect(lines[5] == "Unavailable here 451")
     }
 
+    /// SRC-IP sees the address a flow comes from: here the app's, 10.233.0.1
+    /// over IPv4 and fd00:233::1 over IPv6, so one rule can treat the two
+    /// families of the same app apart.
+    @Test func sourceIPRulesSeeWhereAFlowComesFrom() throws {
+        let path = try profile("""
+        [Rule]
+        SRC-IP,10.233.0.1,REJECT-RST
+        SRC-IP,fd00:233::/64,DIRECT
+        FINAL,REJECT
+        """)
+        let r = try exec("""
+        curl -sS http://10.88.0.2:8080/1m.bin -o /dev/null 2>/dev/null; echo "v4=$?"
+        curl -sS 'http://[fd00:88::2]:8080/1m.bin' -o /dev/null; echo "v6=$?"
+        """, profile: path)
+        #expect(r.stdout == "v4=7\nv6=0\n", "\(r.stdout) \(r.stderr)")
+    }
+
     /// A UDP flow a rule rejects: its datagrams never leave, the summary
     /// counts it apart from the relayed sessions, and its flow-log line
     /// says `blocked` at once, as a rejected TCP flow's does.

@@ -626,6 +626,23 @@ final class ProxyServerTests {
         #expect(r.output == "hello from nginx\n", "\(r.output)\n\(summary)")
     }
 
+    /// SRC-IP sees the proxy's client: one bound to 127.0.0.2 is refused, one
+    /// from 127.0.0.1 goes through.
+    @Test func sourceIPRulesSeeTheClientsAddress() throws {
+        let path = try profile("""
+        [Rule]
+        SRC-IP,127.0.0.2,REJECT
+        FINAL,DIRECT
+        """)
+        let server = try start(["--listen", "127.0.0.1:11095", "--profile", path], ports: [11095])
+        let r = try client("""
+        curl -sS -m 10 --interface 127.0.0.2 --socks5 127.0.0.1:11095 http://10.88.0.2:8080/hello.txt 2>/dev/null; echo "from-2=$?"
+        curl -sS -m 10 --socks5 127.0.0.1:11095 http://10.88.0.2:8080/hello.txt
+        """)
+        let summary = server.stop()
+        #expect(r.output == "from-2=97\nhello from nginx\n", "\(r.output)\n\(summary)")
+    }
+
     /// A [Host] `server:` line (split DNS) is what the proxy asks for those
     /// names: here a resolver on an IPv6 address and a port of its own, while
     /// the host's resolver (and [General] dns-server) know nothing of them.
