@@ -96,6 +96,40 @@ final class RunTests {
         #expect(String(try net.run(["sh", "-c", "curl -sS http://10.88.0.2:8080/1m.bin | sha256sum"], in: host).output.prefix(64)) == expected)
     }
 
+    /// Whole-host mode on a gateway: a LAN device (the app namespace, behind
+    /// the host at 192.168.77.0/24) reaches the server through the host, which
+    /// forwards; its packets are unmarked, so they enter Sluice's TUN and are
+    /// relayed like the host's own, and `--exclude` for the LAN keeps the
+    /// answers on the host's routes back to it. SRC-IP sees the device's
+    /// address: the device is refused where the host itself goes through.
+    @Test func wholeHostModeRelaysAGatewaysLANDevices() throws {
+        let net = pair.net, host = pair.host
+        try net.link(host, "hl0", app, "lan0")
+        try net.address(host, "hl0", "192.168.77.1/24")
+        try net.address(app, "lan0", "192.168.77.2/24")
+        try net.run(["ip", "-n", app, "route", "add", "default", "via", "192.168.77.1"])
+        try net.run(["ip", "netns", "exec", host, "sysctl", "-qw", "net.ipv4.ip_forward=1"])
+        let expected = try pair.digest("1m.bin")
+        let profile = pair.path("gateway.conf")
+        try "[Rule]\nSRC-IP,192.168.77.3,REJECT-RST\nFINAL,DIRECT\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        var device = "", refused = "", own = ""
+        let r = try runSluice(["run", "--tun", "--exclude", "192.168.77.0/24", "--profile", profile], in: host, timeout: 60) { process in
+            if TestNetwork.waitUntil(seconds: 10, { ((try? net.run(["ip", "-n", host, "rule"]).output) ?? "").contains("lookup 2333") }) {
+                device = (try? net.run(["sh", "-c", "curl -sS http://10.88.0.2:8080/1m.bin | sha256sum"], in: self.app).output) ?? ""
+                // A second device address on the LAN, which the rule refuses.
+                _ = try? net.run(["ip", "-n", self.app, "addr", "add", "192.168.77.3/24", "dev", "lan0"])
+                refused = (try? net.run(["sh", "-c", "curl -sS --interface 192.168.77.3 -o /dev/null http://10.88.0.2:8080/1m.bin 2>/dev/null; echo $?"],
+                                        in: self.app, check: false).output) ?? ""
+                own = (try? net.run(["sh", "-c", "curl -sS http://10.88.0.2:8080/1m.bin | sha256sum"], in: host).output) ?? ""
+            }
+            kill(process.processIdentifier, SIGINT)
+        }
+        #expect(String(device.prefix(64)) == expected, "\(device) \(r.stderr)")
+        #expect(refused == "7\n", "\(refused) \(r.stderr)")
+        #expect(String(own.prefix(64)) == expected, "\(own)")
+        #expect(r.stderr.contains("2 TCP flows relayed (besides 0 refused, 1 rejected by rules"), "the device's and the host's downloads went through Sluice: \(r.stderr)")
+    }
+
     /// Owner rules where Sluice does not start the programs: in a namespace it
     /// attached to (the lookups run in that namespace), and in whole-host mode
     /// (in its own, where its own sockets must never be taken for the app's).
