@@ -90,7 +90,9 @@ commands:
         from. --dns fake or forward answers every DNS query that enters the
         TUN (to any server, UDP or TCP port 53) with Sluice's DNS, so rules
         see names in whole-host mode too; off (the default) relays them.
-        The rules and routes are removed on exit. Try it inside a
+        On a gateway that forwards for a LAN, --exclude the LAN and the
+        devices' traffic goes through Sluice too (SRC-IP rules see each
+        device). The rules and routes are removed on exit. Try it inside a
         namespace that plays a host.
   dump [--count N] [--seconds S] [--no-ping] [--mtu N] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose default routes (IPv4 and
