@@ -119,6 +119,23 @@ import Wire
         #expect(other.domain == nil && other.applicationProtocol == "UDP" && other.policy == "DIRECT", "\(other)")
     }
 
+    /// SRC-IP sees a capture's sender, as live: a gateway's capture holds
+    /// several devices, told apart by the rule.
+    @Test func sourceIPRulesSeeTheCapturesSender() throws {
+        let director = try ReplayFlowTests.director("""
+        [Rule]
+        SRC-IP,\(Self.app),REJECT
+        FINAL,DIRECT
+        """)
+        func flow(from source: IPv4Address) -> ReplayFlow {
+            ReplayFlow(id: 1, key: FlowKey(transport: .udp, appAddress: .v4(source), appPort: 40000,
+                                           destinationAddress: .v4(Self.server), destinationPort: 9000),
+                       started: 1, sawHandshake: true)
+        }
+        #expect(director.judge(flow(from: Self.app)).policy == "REJECT")
+        #expect(director.judge(flow(from: IPv4Address(192, 0, 2, 77))).policy == "DIRECT")
+    }
+
     /// Decided as Tunnel.udpRoute decides: on what is known at the first
     /// datagram (here the fake IP's name), through a proxy only with
     /// udp-relay, a rejection dropping the datagrams; Sluice's own DNS
