@@ -118,24 +118,19 @@ extension Tunnel {
             stream.output += UnsafeRawBufferPointer(dnsScratch.sub(0, length))
         case .forward:
             let routed = routedQuery(message)
-            if let routed, routed.aliases != nil {
-                // Through an alias: the answer is rewritten, so it is asked over UDP (Tunnel+SplitDNS.swift).
-                if resolver.relay(message, to: routed.server, aliases: routed.aliases, for: key, now: now) {
-                    stream.forwarded += 1
-                } else if let failure = serverFailure(for: message) {
-                    stream.output += failure
-                }
-                return
-            }
             guard let server = routed?.server ?? resolver.servers.first else {
                 failDNSStream(key, reason: "no resolver to forward to")
                 return
             }
-            // One connection per app connection, to one server: a question for
-            // another (a `server:` line's) is refused, and the app asks again
-            // over a new connection, as resolver libraries do per question.
-            if stream.upstream != nil, let current = stream.upstreamServer, current != server {
-                if let failure = serverFailure(for: message) { stream.output += failure }
+            // Through an alias the answer is rewritten, and the connection
+            // forwards to one server: such a question goes over UDP
+            // (Tunnel+SplitDNS.swift), its answer written here.
+            if routed?.aliases != nil || stream.upstream != nil && stream.upstreamServer != server {
+                if resolver.relay(message, to: server, aliases: routed?.aliases, for: key, now: now) {
+                    stream.forwarded += 1
+                } else if let failure = serverFailure(for: message) {
+                    stream.output += failure
+                }
                 return
             }
             stream.toUpstream += [UInt8(message.count >> 8), UInt8(message.count & 0xff)]

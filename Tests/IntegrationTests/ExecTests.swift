@@ -627,7 +627,9 @@ final class ExecTests {
     /// query is relayed to its server, over UDP and over TCP, and an alias
     /// leading to a company name is answered through its CNAME.
     @Test func splitDNSSendsEachNameToItsServer() throws {
-        try net.start(["dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces", "--listen-address=10.88.0.2",
+        // --keep-in-foreground, not --no-daemon: the latter serves a TCP connection
+        // to its end before anything else, and Sluice keeps its own open.
+        try net.start(["dnsmasq", "--keep-in-foreground", "--no-resolv", "--no-hosts", "--bind-interfaces", "--listen-address=10.88.0.2",
                        "--port=5353", "--host-record=web.corp.sluice.test,10.88.0.2", "--host-record=api.sluice.test,10.88.1.99",
                        "--log-facility=/dev/null"], in: server)
         #expect(pair.waitForListener("10.88.0.2:5353"))
@@ -646,11 +648,14 @@ final class ExecTests {
         #expect(fake.stdout.split(separator: "\n").map(String.init) == [expected, expected], "\(fake.stdout) \(fake.stderr)")
         let forward = try pair.exec("""
             dig +short web.corp.sluice.test; echo -; dig +short api.sluice.test; echo -; dig +short intranet.sluice.test; echo -
-            dig +short +tcp web.corp.sluice.test; echo -; dig +short +tcp api.sluice.test; echo -; dig +short +tcp intranet.sluice.test
+            dig +short +tcp web.corp.sluice.test; echo -; dig +short +tcp api.sluice.test; echo -; dig +short +tcp intranet.sluice.test; echo -
+            dig +short +tcp +keepopen web.corp.sluice.test api.sluice.test intranet.sluice.test
             """, options: ["--profile", profile, "--dns", "forward"])
+        // The last dig asks all three over one TCP connection: each still gets its own server's answer.
         #expect(forward.stdout.split(separator: "\n").map(String.init) == [
             "10.88.0.2", "-", "10.88.1.81", "-", "web.corp.sluice.test.", "10.88.0.2", "-",
-            "10.88.0.2", "-", "10.88.1.81", "-", "web.corp.sluice.test.", "10.88.0.2",
+            "10.88.0.2", "-", "10.88.1.81", "-", "web.corp.sluice.test.", "10.88.0.2", "-",
+            "10.88.0.2", "10.88.1.81", "web.corp.sluice.test.", "10.88.0.2",
         ], "\(forward.stdout) \(forward.stderr)")
         // One socket asking both: each question still goes to its own server.
         let oneSocket = try pair.exec("""
