@@ -40,6 +40,10 @@ public struct ExecCommand {
         public var dns: DNSChoice?
         /// Lets the command reach Sluice's loopback services at 10.233.0.2 / fd00:233::2.
         public var hostLoopback = false
+        /// `--root`: CMD runs as root: Sluice's own root (not the user who
+        /// typed sudo), or without root the root of CMD's user namespace,
+        /// with every capability over CMD's namespace and none beyond it.
+        public var commandAsRoot = false
         /// `--forward`: ports Sluice listens on and connects to the command's ports.
         public var forwards: [PortForward] = []
         /// The profile (`--profile FILE`); nil: the built-in default, everything DIRECT.
@@ -100,7 +104,8 @@ public struct ExecCommand {
         defer { setup?.remove() }
         let raw: Int32, child: ChildProcess, owners: FlowOwnerLookup?
         if rootless {
-            let made = try UserNamespaceSetup.start(for: "exec", mtu: mtu, resolv: resolvPath, openFilesSoftLimit: openFilesSoftLimit, command: options.command)
+            let made = try UserNamespaceSetup.start(for: "exec", mtu: mtu, resolv: resolvPath, openFilesSoftLimit: openFilesSoftLimit,
+                                                    asRoot: options.commandAsRoot, command: options.command)
             (raw, child) = (made.tun, made.child)
             owners = FlowOwnerLookup.open(adopting: made.diagnostics, namespaceFile: "/proc/\(child.pid)/ns/net", log: log)
         } else {
@@ -109,6 +114,7 @@ public struct ExecCommand {
             var launch = ["/proc/self/exe", "__launch"]
             if let openFilesSoftLimit { launch += ["--nofile", "\(openFilesSoftLimit)"] }
             if let resolvPath { launch += ["--resolv", resolvPath] }
+            if options.commandAsRoot { launch += ["--keep-root"] }
             (raw, child) = try made.configure(starting: launch + ["--"] + options.command)
             owners = FlowOwnerLookup.open(namespace: made.name, log: log)
         }

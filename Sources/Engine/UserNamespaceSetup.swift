@@ -34,8 +34,10 @@ enum UserNamespaceSetup {
 
     /// Starts the helper, which runs `command` (an argv such as `__launch`'s
     /// arguments after its options) once its namespace is ready.
-    static func start(for name: String, mtu: Int, resolv: String?, openFilesSoftLimit: UInt64?, command: [String]) throws(EngineError) -> Made {
+    static func start(for name: String, mtu: Int, resolv: String?, openFilesSoftLimit: UInt64?, asRoot: Bool = false,
+                      command: [String]) throws(EngineError) -> Made {
         var arguments = ["--mtu", "\(mtu)"]
+        if asRoot { arguments += ["--root"] }
         if let resolv { arguments += ["--resolv", resolv] }
         if let openFilesSoftLimit { arguments += ["--nofile", "\(openFilesSoftLimit)"] }
         return try launch(for: name, arguments + ["--"] + command)
@@ -83,8 +85,8 @@ enum UserNamespaceSetup {
     }
 
     /// The helper's side (`sluice __userns`); does not return.
-    static func helper(mtu: Int, resolv: String?, openFilesSoftLimit: UInt64?, command: [String]) -> Never {
-        do { try UserNamespace.enterNew() } catch {
+    static func helper(mtu: Int, resolv: String?, openFilesSoftLimit: UInt64?, asRoot: Bool, command: [String]) -> Never {
+        do { try UserNamespace.enterNew(asRoot: asRoot) } catch {
             switch error {
             case .notPermitted, .noSpace, .permissionDenied:
                 fail("without root, sluice runs the command in a user namespace of its own, and this system refuses this user one "
@@ -159,8 +161,8 @@ enum UserNamespaceSetup {
 
 /// The CLI's door to the helper (`sluice __userns`).
 public enum UserNamespaceHelper {
-    public static func run(mtu: Int, resolv: String?, openFilesSoftLimit: UInt64?, command: [String]) -> Never {
-        UserNamespaceSetup.helper(mtu: mtu, resolv: resolv, openFilesSoftLimit: openFilesSoftLimit, command: command)
+    public static func run(mtu: Int, resolv: String?, openFilesSoftLimit: UInt64?, asRoot: Bool, command: [String]) -> Never {
+        UserNamespaceSetup.helper(mtu: mtu, resolv: resolv, openFilesSoftLimit: openFilesSoftLimit, asRoot: asRoot, command: command)
     }
 
     public static func join(file: String, mtu: Int) -> Never {

@@ -11,16 +11,19 @@ public enum UserNamespace {
     /// Moves the calling process into new user, network and mount namespaces
     /// (one unshare), in which its user and group map to themselves: files
     /// keep their owners, and the command started later runs as the same
-    /// user. Until it execs, the process has every capability inside. The
+    /// user. With `asRoot`, they map to root inside instead (as `unshare -r`
+    /// and rootless containers do): the command started later is root there,
+    /// with every capability over its namespaces and none beyond them. Until
+    /// it execs, the process has every capability inside either way. The
     /// kernel allows this only to a single-threaded process (EINVAL
     /// otherwise); EPERM or ENOSPC: user namespaces are off for this user.
-    public static func enterNew() throws(Errno) {
+    public static func enterNew(asRoot: Bool = false) throws(Errno) {
         let uid = getuid(), gid = getgid()
         _ = try valueOrErrno { cshim_unshare(cshim_CLONE_NEWUSER | cshim_CLONE_NEWNET | cshim_CLONE_NEWNS) }.get()
         // setgroups must be denied before an unprivileged process may write its gid_map.
         try writeWhole("deny", to: "/proc/self/setgroups")
-        try writeWhole("\(uid) \(uid) 1\n", to: "/proc/self/uid_map")
-        try writeWhole("\(gid) \(gid) 1\n", to: "/proc/self/gid_map")
+        try writeWhole("\(asRoot ? 0 : uid) \(uid) 1\n", to: "/proc/self/uid_map")
+        try writeWhole("\(asRoot ? 0 : gid) \(gid) 1\n", to: "/proc/self/gid_map")
     }
 
     /// Moves the calling process into the network namespace at `file`

@@ -12,7 +12,7 @@ profile's loglevel decides (error is -q, debug is -v).
 Sluice puts a program behind a TUN device and handles its traffic in user space.
 
 commands:
-  exec [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--host-loopback] [--forward SPEC] [--mtu N] [--busy-poll US]
+  exec [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--host-loopback] [--forward SPEC] [--root] [--mtu N] [--busy-poll US]
        [--faults SPEC [--fault-seed N]] [--control PATH | --no-control] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose traffic (IPv4 and IPv6)
         goes through Sluice: TCP, UDP and ping are relayed from Sluice's own
@@ -30,7 +30,10 @@ commands:
         namespace (as slirp4netns and pasta do), CMD and Sluice run as that
         user, pings go through ping sockets (the host's ping_group_range
         must include the user's group), and /dev/net/tun must be open to
-        the user (mode 0666, as Debian's udev makes it).
+        the user (mode 0666, as Debian's udev makes it). --root runs CMD as
+        root: Sluice's own root instead of the sudo user, or without root
+        the root of CMD's user namespace (it administers its own network and
+        binds any port, and nothing beyond).
         CMD alone sees Sluice's DNS (10.233.0.53, fd00:233::53; UDP and
         TCP): by default names get fake IPs from 198.18.0.0/15 that Sluice
         maps back to names and resolves through the host's resolvers; --dns
@@ -277,14 +280,21 @@ case "__launch":
     var rest = arguments.dropFirst()
     var resolv: String?
     var openFiles: UInt64?
-    while rest.count >= 2, let option = rest.first, option == "--resolv" || option == "--nofile" {
-        let value = rest.dropFirst().first!
+    var keepRoot = false
+    while let option = rest.first, ["--resolv", "--nofile", "--keep-root"].contains(option) {
+        if option == "--keep-root" {
+            // `exec --root`: the command stays root, whoever typed sudo.
+            keepRoot = true
+            rest = rest.dropFirst()
+            continue
+        }
+        guard let value = rest.dropFirst().first else { ProcessControl.exit(127) }
         if option == "--resolv" { resolv = value } else { openFiles = UInt64(value) }
         rest = rest.dropFirst(2)
     }
     if rest.first == "--" { rest = rest.dropFirst() }
     guard !rest.isEmpty else { ProcessControl.exit(127) }
-    Launcher.exec(bindingResolvConf: resolv, openFilesSoftLimit: openFiles, command: Array(rest))
+    Launcher.exec(bindingResolvConf: resolv, openFilesSoftLimit: openFiles, switchingToSudoUser: !keepRoot, command: Array(rest))
 case "__userns":
     // Internal: `sluice exec` and `dump` without root start this to make the command's namespace in
     // a user namespace and hand back its TUN (descriptor 3 is the channel), then run the command.
@@ -293,8 +303,14 @@ case "__userns":
     var resolv: String?
     var openFiles: UInt64?
     var join: String?
-    while rest.count >= 2, let option = rest.first, ["--mtu", "--resolv", "--nofile", "--join"].contains(option) {
-        let value = rest.dropFirst().first!
+    var asRoot = false
+    while let option = rest.first, ["--mtu", "--resolv", "--nofile", "--join", "--root"].contains(option) {
+        if option == "--root" {
+            asRoot = true
+            rest = rest.dropFirst()
+            continue
+        }
+        guard let value = rest.dropFirst().first else { ProcessControl.exit(127) }
         switch option {
         case "--mtu": mtu = Int(value) ?? mtu
         case "--resolv": resolv = value
@@ -307,7 +323,7 @@ case "__userns":
     if let join { UserNamespaceHelper.join(file: join, mtu: mtu) }
     if rest.first == "--" { rest = rest.dropFirst() }
     guard !rest.isEmpty else { ProcessControl.exit(127) }
-    UserNamespaceHelper.run(mtu: mtu, resolv: resolv, openFilesSoftLimit: openFiles, command: Array(rest))
+    UserNamespaceHelper.run(mtu: mtu, resolv: resolv, openFilesSoftLimit: openFiles, asRoot: asRoot, command: Array(rest))
 case nil, "help", "--help", "-h":
     print(usage)
 case "exec":
@@ -333,6 +349,10 @@ case "exec":
         if first == "--faults", let value = rest.first {
             rest.removeFirst()
             options.faults = value
+            continue
+        }
+        if first == "--root" {
+            options.commandAsRoot = true
             continue
         }
         if first == "--host-loopback" {

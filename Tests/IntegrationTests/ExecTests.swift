@@ -758,6 +758,10 @@ final class ExecTests {
         #expect(r.stdout.split(separator: "\n") == ["65534", "65534"], "\(r.stdout) \(r.stderr)")
         let root = try exec("id -u")
         #expect(root.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        // --root keeps the command root, sudo or not.
+        let kept = try runSluice(["exec", "--root", "--", "id", "-u"], in: host,
+                                 environment: ["SUDO_UID=65534", "SUDO_GID=65534", "SUDO_USER=nobody"])
+        #expect(kept.stdout == "0\n", "\(kept.stdout) \(kept.stderr)")
     }
 
     /// The app's kernel leaves the TCP and UDP checksums of what it sends to

@@ -115,6 +115,24 @@ final class RootlessTests {
         #expect(said.contains("1 TCP flows relayed"), "\(said)")
     }
 
+    /// `--root`: the command is root in its user namespace (as in a rootless
+    /// container): it administers its own network and binds port 80, and
+    /// what it writes is nobody's outside.
+    @Test func theCommandCanBeRootOfItsOwnNamespace() throws {
+        let file = shared + "/made-as-root"
+        let r = try asNobody(["exec", "--root", "--", "bash", "-c", """
+            id -u; ip addr add 192.0.2.9/32 dev lo && echo admin
+            python3 -c 'import socket; s = socket.socket(); s.bind(("10.233.0.1", 80)); print("bound 80")'
+            touch \(file); stat -c %u \(file)
+            """])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "0\nadmin\nbound 80\n0\n", "\(r.stdout) \(r.stderr)")
+        #expect(try net.run(["stat", "-c", "%U", file]).output == "nobody\n")
+        // Without --root, the same command is nobody and may do neither.
+        let plain = try asNobody(["exec", "--", "bash", "-c", "id -u; ip addr add 192.0.2.9/32 dev lo 2>/dev/null || echo refused"])
+        #expect(plain.stdout == "65534\nrefused\n", "\(plain.stdout) \(plain.stderr)")
+    }
+
     /// `--forward` publishes the command's server on the host namespace's
     /// loopback, as rootless containers publish ports.
     @Test func forwardedPortsReachTheCommandsServer() throws {
