@@ -46,6 +46,8 @@ public struct ExecCommand {
         public var commandAsRoot = false
         /// `--forward`: ports Sluice listens on and connects to the command's ports.
         public var forwards: [PortForward] = []
+        /// `--forward auto`: every TCP port the command listens on, while it does (Tunnel+AutoForward.swift).
+        public var autoForward = false
         /// The profile (`--profile FILE`); nil: the built-in default, everything DIRECT.
         public var profile: String?
         /// `--pcap FILE` and friends.
@@ -132,6 +134,7 @@ public struct ExecCommand {
         tunnel.flowLog = flowLog
         tunnel.har = har
         try tunnel.listen(options.forwards)
+        if options.autoForward { tunnel.forwardAutomatically(besides: options.forwards) }
         let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }

@@ -24,7 +24,8 @@ final class FlowOwnerLookup {
         case pending
     }
 
-    private let diagnostics: SocketDiagnostics
+    /// In the apps' namespace; `--forward auto` reads its listeners through it too.
+    let diagnostics: SocketDiagnostics
     /// The search thread; nil if it could not start, and then processes are
     /// searched on the caller's thread.
     private var search: ProcessSearch?

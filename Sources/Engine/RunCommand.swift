@@ -14,6 +14,8 @@ public struct RunCommand {
         public var wholeHost = false
         /// `--forward` (with --netns): ports Sluice listens on and connects to the namespace's.
         public var forwards: [PortForward] = []
+        /// `--forward auto` (with --netns), as exec's.
+        public var autoForward = false
         /// `--exclude` (with --tun): destinations that skip the TUN.
         public var excluded: [ExcludedPrefix] = []
         /// SO_MARK on Sluice's own sockets in whole-host mode; nil: the
@@ -106,6 +108,7 @@ public struct RunCommand {
         tunnel.flowLog = flowLog
         tunnel.har = har
         try tunnel.listen(options.forwards)
+        if options.autoForward { tunnel.forwardAutomatically(besides: options.forwards) }
         log("sluice: relaying namespace \(options.namespace) through \(NamespaceSetup.tunName); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)

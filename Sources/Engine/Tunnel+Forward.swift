@@ -86,7 +86,9 @@ extension Tunnel {
     }
 
     /// Listens for `forward`; the app's end is `app`, ours on the TUN `gateway`.
-    func listen(_ forward: PortForward, app: IPAddress, gateway: IPAddress) throws(EngineError) {
+    /// Returns the listener's token.
+    @discardableResult
+    func listen(_ forward: PortForward, app: IPAddress, gateway: IPAddress) throws(EngineError) -> UInt64 {
         let socket: Socket
         do { socket = try Socket(forward.udp ? .udp : .tcp, family: forward.listen.address.family) } catch { throw EngineError.system("socket", error) }
         do { try socket.bind(forward.listen) } catch { throw EngineError.report("sluice: --forward \(forward): cannot listen on \(forward.listen): \(error)") }
@@ -98,6 +100,13 @@ extension Tunnel {
         do { try epoll.add(socket.descriptor, events: .readable, token: token) } catch { throw EngineError.system("epoll_ctl", error) }
         forwardListeners[token] = ForwardListener(socket: socket, forward: forward, token: token)
         forwardAddresses = (app, gateway)
+        return token
+    }
+
+    /// Stops listening for one forward; connections it made go on.
+    func closeForwardListener(_ token: UInt64) {
+        guard let listener = forwardListeners.removeValue(forKey: token) else { return }
+        try? epoll.remove(listener.socket.descriptor)
     }
 
     /// A `--forward` listener is ready: connections to accept, or datagrams.

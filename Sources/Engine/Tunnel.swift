@@ -104,6 +104,8 @@ final class Tunnel {
     /// `--forward` listeners by token (Tunnel+Forward.swift), the app's and our
     /// addresses on the TUN for their connections, and the last port used on our side.
     var forwardListeners: [UInt64: ForwardListener] = [:]
+    /// `--forward auto` (Tunnel+AutoForward.swift).
+    var autoForward: AutoForward?
     var forwardAddresses: (app: IPAddress, gateway: IPAddress)?
     var nextForwardPort: UInt16 = 32767
     /// `/udp` forwards' sessions: the app's side by client, and the client (and its listener) by session.
@@ -1493,6 +1495,7 @@ final class Tunnel {
             }
         }
         if let deadline = pooledDeadline, deadline <= time { expirePooled() }
+        if let deadline = autoForwardDeadline, deadline <= time { scanAutoForwards() }
         if let deadline = probeDeadline, deadline <= time {
             expireProbes()
             startDueHealthChecks()
@@ -1537,7 +1540,7 @@ final class Tunnel {
             return min(a, b)
         }
         let nextTimer = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
-                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), earlier(probeDeadline, pooledDeadline))))
+                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), earlier(earlier(probeDeadline, pooledDeadline), autoForwardDeadline))))
         let nextOwnerDeadline = awaitingOwner.isEmpty ? nil : ownerLookup?.nextDeadline
         let next = earlier(earlier(nextTimer, nextOwnerDeadline), awaitingName.isEmpty ? nil : nameWaitDeadline)
         // Only an earlier deadline re-arms the timer: a later one (the usual

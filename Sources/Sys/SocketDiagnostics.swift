@@ -90,6 +90,22 @@ public final class SocketDiagnostics {
         return exact ?? wildcard
     }
 
+    /// The TCP sockets of `family` listening in this socket's namespace (a
+    /// dump restricted to the LISTEN state), at most `limit` of them.
+    public func listeningTCPSockets(family: SysIPAddress.Family, limit: Int = 4096) throws(Errno) -> [Entry] {
+        var found: [Entry] = []
+        let any: SysIPAddress = family == .v4 ? .anyV4 : .anyV6
+        try exchange(family: family, protocolNumber: UInt8(IPPROTO_TCP), dump: true, states: 1 << Self.listenState,
+                     local: any, localPort: 0, remote: any, remotePort: 0) { entry in
+            found.append(entry)
+            return found.count < limit
+        }
+        return found
+    }
+
+    /// TCP_LISTEN in the kernel's numbering of TCP states.
+    static let listenState: UInt32 = 10
+
     /// ::ffff:a.b.c.d for an IPv4 address: how an IPv6 socket holds one.
     public static func mapped(_ address: SysIPAddress) -> SysIPAddress {
         guard case let .v4(value) = address else { return address }
@@ -98,7 +114,7 @@ public final class SocketDiagnostics {
 
     /// Sends one SOCK_DIAG_BY_FAMILY request and hands each answer to
     /// `body` until it returns false, the dump ends or an error comes.
-    private func exchange(family: SysIPAddress.Family, protocolNumber: UInt8, dump: Bool,
+    private func exchange(family: SysIPAddress.Family, protocolNumber: UInt8, dump: Bool, states: UInt32 = 0xffff_ffff,
                           local: SysIPAddress, localPort: UInt16, remote: SysIPAddress, remotePort: UInt16,
                           _ body: (Entry) -> Bool) throws(Errno) {
         sequence &+= 1
@@ -106,7 +122,7 @@ public final class SocketDiagnostics {
         var request = inet_diag_req_v2()
         request.sdiag_family = family.addressFamily
         request.sdiag_protocol = protocolNumber
-        request.idiag_states = 0xffff_ffff
+        request.idiag_states = states
         request.id.idiag_sport = localPort.bigEndian
         request.id.idiag_dport = remotePort.bigEndian
         Self.store(local, into: &request.id.idiag_src)

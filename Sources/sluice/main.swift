@@ -12,7 +12,7 @@ profile's loglevel decides (error is -q, debug is -v).
 Sluice puts a program behind a TUN device and handles its traffic in user space.
 
 commands:
-  exec [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--host-loopback] [--forward SPEC] [--root] [--mtu N] [--busy-poll US]
+  exec [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--host-loopback] [--forward SPEC|auto] [--root] [--mtu N] [--busy-poll US]
        [--faults SPEC [--fault-seed N]] [--control PATH | --no-control] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose traffic (IPv4 and IPv6)
         goes through Sluice: TCP, UDP and ping are relayed from Sluice's own
@@ -46,6 +46,8 @@ commands:
         (127.0.0.1 unless ADDRESS is given) and connects each client to
         CMD's APP-PORT, for servers CMD runs (as pasta -t); with /udp, each
         client's datagrams go to APP-PORT and CMD's answers back (pasta -u).
+        --forward auto forwards every TCP port CMD listens on, from the
+        same port on 127.0.0.1, while it listens (pasta -t auto).
         --host-loopback lets CMD reach services on Sluice's own loopback
         (127.0.0.1, ::1) at 10.233.0.2 and fd00:233::2; off by default.
         --mtu sets the TUN's MTU (default: the profile's mtu, else 65520,
@@ -71,7 +73,7 @@ commands:
                 make both keep only the flows those rules decide.
           --flow-log FILE   one JSON line per connection and per HTTP request
           --har FILE [--har-body-limit BYTES]   HTTP exchanges, as they finish
-  run --netns NAME|FILE | --pid PID [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--forward SPEC] [--mtu N] [--busy-poll US]
+  run --netns NAME|FILE | --pid PID [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--forward SPEC|auto] [--mtu N] [--busy-poll US]
         Attach to an existing network namespace: NAME (ip netns), a
         namespace FILE (/proc/PID/ns/net, or where rootless container tools
         bind theirs), or process PID's (as slirp4netns takes one). A TUN,
@@ -359,9 +361,14 @@ case "exec":
             options.hostLoopback = true
             continue
         }
+        if first == "--forward", rest.first == "auto" {
+            rest.removeFirst()
+            options.autoForward = true
+            continue
+        }
         if first == "--forward" {
             guard let value = rest.first, let forward = PortForward.parse(value) else {
-                complain("sluice exec: --forward wants [ADDRESS:]PORT:APP-PORT[/udp], such as 8080:80, 0.0.0.0:8080:80 or 5353:53/udp")
+                complain("sluice exec: --forward wants [ADDRESS:]PORT:APP-PORT[/udp] or auto, such as 8080:80, 0.0.0.0:8080:80 or 5353:53/udp")
                 ProcessControl.exit(2)
             }
             rest.removeFirst()
@@ -462,8 +469,13 @@ case "run":
             }
             rest.removeFirst()
         case "--forward":
+            if rest.first == "auto" {
+                rest.removeFirst()
+                options.autoForward = true
+                continue
+            }
             guard let value = rest.first, let forward = PortForward.parse(value) else {
-                complain("sluice run: --forward wants [ADDRESS:]PORT:APP-PORT[/udp], such as 8080:80, 0.0.0.0:8080:80 or 5353:53/udp"); ProcessControl.exit(2)
+                complain("sluice run: --forward wants [ADDRESS:]PORT:APP-PORT[/udp] or auto, such as 8080:80, 0.0.0.0:8080:80 or 5353:53/udp"); ProcessControl.exit(2)
             }
             rest.removeFirst()
             options.forwards.append(forward)
@@ -496,7 +508,7 @@ case "run":
         complain("sluice run: --exclude is for --tun (whole-host mode): with --netns, only the namespace's own routes go to Sluice")
         ProcessControl.exit(2)
     }
-    guard options.forwards.isEmpty || !options.wholeHost else {
+    guard options.forwards.isEmpty && !options.autoForward || !options.wholeHost else {
         complain("sluice run: --forward reaches servers in a namespace Sluice attaches to (--netns); with --tun they are this host's own")
         ProcessControl.exit(2)
     }

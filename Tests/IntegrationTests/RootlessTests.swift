@@ -149,6 +149,17 @@ final class RootlessTests {
         }
         #expect(fetched == "from-inside\n", "\(r.stderr)")
         #expect(r.status == 128 + SIGTERM, "\(r.stderr)")
+        // --forward auto finds the port itself, through the helper's sock_diag socket.
+        var found = ""
+        let auto = try asNobody(["exec", "--forward", "auto", "--", "bash", "-c",
+                                 "cd \(shared) && exec timeout 20 python3 -m http.server 18001"], timeout: 40) { process in
+            _ = TestNetwork.waitUntil(seconds: 15) {
+                found = (try? self.net.run(["curl", "-s", "--max-time", "1", "http://127.0.0.1:18001/index.html"], in: self.host, check: false).output) ?? ""
+                return found == "from-inside\n"
+            }
+            kill(process.processIdentifier, SIGTERM)
+        }
+        #expect(found == "from-inside\n", "\(auto.stderr)")
     }
 
     /// A process in a network namespace of its own (made by `unshare`, as
