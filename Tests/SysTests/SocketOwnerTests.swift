@@ -25,6 +25,24 @@ import Testing
         try body(client, serverPort, try #require(client.localAddress as SocketAddress?).port)
     }
 
+    /// `--forward auto`'s question: which TCP sockets listen, of each family;
+    /// connected ones are not listed.
+    @Test func listeningSocketsAreListedByFamily() throws {
+        try Self.connection(listener: SysIPAddress("127.0.0.1")!) { client, serverPort, clientPort in
+            let v6 = try Socket(.tcp, family: .v6)
+            try v6.bind(SocketAddress(SysIPAddress("::1")!, port: 0))
+            try v6.listen()
+            let v6Port = try #require(v6.localAddress as SocketAddress?).port
+            let diagnostics = try SocketDiagnostics()
+            let four = try diagnostics.listeningTCPSockets(family: .v4)
+            let six = try diagnostics.listeningTCPSockets(family: .v6)
+            #expect(four.contains { $0.localPort == serverPort && $0.localAddress == SysIPAddress("127.0.0.1")! })
+            #expect(!four.contains { $0.localPort == clientPort }, "the connected client does not listen")
+            #expect(six.contains { $0.localPort == v6Port && $0.localAddress == SysIPAddress("::1")! })
+            #expect(!six.contains { $0.localPort == serverPort })
+        }
+    }
+
     @Test func aConnectingTCPSocketIsFoundByItsAddressesAndLeadsToThisProcess() throws {
         let loopback = SysIPAddress("127.0.0.1")!
         try Self.connection(listener: loopback) { client, serverPort, clientPort in
