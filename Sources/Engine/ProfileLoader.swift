@@ -78,6 +78,19 @@ extension ProfileLoader {
         }
     }
 
+    /// [General]'s DNS settings from Surge: always-real-ip names are left to
+    /// the host's resolvers (real addresses), ipv6 = false answers no AAAA,
+    /// exclude-simple-hostnames decides where one-label names go.
+    static func applyGeneral(_ general: GeneralSettings, to configuration: inout FakeDNSConfiguration) {
+        var exclusions = FakeDNSConfiguration.defaultExclusions
+        for name in general.realIPNames {
+            if let pattern = DNSNamePattern(name) { exclusions.insert(pattern) }
+        }
+        configuration.exclusions = exclusions
+        configuration.aaaaPolicy = general.ipv6 ? .fake : .empty
+        configuration.forwardsSingleLabelNames = general.excludeSimpleHostnames
+    }
+
     /// The profile's [Host] section as the DNS server's static table.
     static func hostTable(_ profile: Profile) -> DNSHostTable {
         var table = DNSHostTable()

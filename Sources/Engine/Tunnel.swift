@@ -1567,7 +1567,10 @@ final class Tunnel {
             }
         }
         director.recordsHTTP = har != nil
-        if dns != nil { dns!.configuration.hosts = ProfileLoader.hostTable(profile) }
+        if dns != nil {
+            dns!.configuration.hosts = ProfileLoader.hostTable(profile)
+            ProfileLoader.applyGeneral(profile.general, to: &dns!.configuration)
+        }
         resolver.routes = ResolverRoutes(profile, system: HostResolver.nameservers())
         for warning in profile.warnings { log(warning.description) }
     }

@@ -15,6 +15,18 @@ public struct GeneralSettings: Equatable, Sendable {
     public var geoIPDatabase: String?
     /// The MaxMind DB file IP-ASN rules look addresses up in (absolute), if any (ext).
     public var asnDatabase: String?
+    /// Surge's always-real-ip: names (exact, or `*.` wildcards) Sluice's DNS
+    /// gives their real addresses instead of fake ones (games, VoIP, STUN).
+    public var realIPNames: [String] = []
+    /// Surge's ipv6: false answers AAAA questions with nothing, so apps use IPv4.
+    public var ipv6 = true
+    /// Surge's exclude-simple-hostnames: names of one label go to the host's
+    /// resolvers (true, Sluice's default too) or get fake IPs like others.
+    public var excludeSimpleHostnames = true
+    /// Surge's proxy-test-url and test-timeout: health checks of fallback and
+    /// url-test groups that give no url= or timeout= of their own.
+    public var proxyTestURL: String?
+    public var testTimeout: Int?
 
     public static let defaultFakeIPRange = IPv4Prefix(network: IPv4Address(198, 18, 0, 0), length: 15)!
 

@@ -2,10 +2,52 @@ import Wire
 
 /// [General], [Host] and [Capture]: `key = value` sections of settings.
 extension ProfileBuilder {
-    static let generalKeys = ["loglevel", "dns-mode", "dns-server", "fake-ip-range", "mtu", "routing-mark", "geoip-database", "asn-database"]
+    static let generalKeys = ["loglevel", "dns-mode", "dns-server", "fake-ip-range", "mtu", "routing-mark", "geoip-database", "asn-database",
+                              "always-real-ip", "ipv6", "exclude-simple-hostnames", "proxy-test-url", "test-timeout"]
+    /// Surge's [General] keys that mean nothing to Sluice, and why: a pasted
+    /// Surge profile loads, each of these said once as a warning.
+    static let surgeOnlyKeys: [String: String] = [
+        "skip-proxy": "it exempts hosts from the system proxy setting of macOS and iOS; use [Rule] lines (IP-CIDR,...,DIRECT) or run --tun --exclude",
+        "bypass-system": "it belongs to the system proxy setting of macOS and iOS",
+        "tun-excluded-routes": "give the routes to run --tun --exclude",
+        "tun-included-routes": "Sluice's whole-host mode routes everything unmarked; narrow it with run --tun --exclude",
+        "internet-test-url": "Sluice checks proxies only (proxy-test-url), not the way out without one",
+        "hijack-dns": "run --tun --dns fake answers every DNS query that enters the TUN",
+        "encrypted-dns-server": "Sluice asks resolvers over UDP and TCP; list them in dns-server",
+        "encrypted-dns-follow-outbound-mode": "Sluice asks resolvers over UDP and TCP",
+        "encrypted-dns-skip-cert-verification": "Sluice asks resolvers over UDP and TCP",
+        "doh-server": "Sluice asks resolvers over UDP and TCP; list them in dns-server",
+        "http-listen": "give sluice proxy --http-listen",
+        "socks5-listen": "give sluice proxy --listen",
+        "allow-wifi-access": "give sluice proxy a non-loopback --listen (with --auth)",
+        "wifi-access-http-port": "give sluice proxy --http-listen",
+        "wifi-access-socks5-port": "give sluice proxy --listen",
+        "external-controller-access": "Sluice's control API is its Unix socket (docs/control.md)",
+        "http-api": "Sluice's control API is its Unix socket (docs/control.md)",
+        "http-api-tls": "Sluice's control API is its Unix socket (docs/control.md)",
+        "http-api-web-dashboard": "sluice top shows the flows",
+        "show-error-page-for-reject": "REJECT answers HTTP with its status and body",
+        "wifi-assist": "it is an iOS setting", "all-hybrid": "it is an iOS setting", "allow-hotspot-access": "it is an iOS setting",
+        "include-all-networks": "it is an iOS setting", "include-local-networks": "it is an iOS setting",
+        "include-apns": "it is an iOS setting", "include-cellular-services": "it is an iOS setting",
+        "compatibility-mode": "it is an iOS setting", "hide-vpn-icon": "it is an iOS setting",
+        "enhanced-mode-by-rule": "it is a macOS setting", "replica": "it is a macOS setting",
+        "read-etc-hosts": "Sluice's DNS answers [Host]; the host's resolvers read /etc/hosts themselves",
+        "use-local-host-item-for-proxy": "proxies get names, resolved where they run",
+        "udp-policy-not-supported-behaviour": "a UDP flow whose policy cannot carry UDP goes DIRECT, as live (docs/profile.md)",
+        "geoip-maxmind-url": "name a local file with geoip-database",
+        "disable-geoip-db-auto-update": "Sluice reads geoip-database once per load",
+        "ipv6-vif": "Sluice's TUN always has an IPv6 address",
+        "network-framework": "it is a macOS setting",
+        "loglevel-file": "Sluice logs to stderr, and flows with --flow-log",
+    ]
 
     mutating func readGeneral(_ line: ProfileLexer.Line) {
         guard let (key, keyColumn, raw, column) = keyValueLine(line, example: "loglevel = info") else { return }
+        if let reason = Self.surgeOnlyKeys[key] {
+            warning(line.number, keyColumn, "'\(key)' is Surge's and has no effect in Sluice", hint: reason)
+            return
+        }
         guard Self.generalKeys.contains(key) else {
             error(line.number, keyColumn, "unknown key '\(key)' in [General]", hint: Suggestion.hint(for: key, in: Self.generalKeys))
             return
@@ -15,7 +57,9 @@ extension ProfileBuilder {
         let n = line.number
         switch key {
         case "loglevel":
-            if let level = LogLevel(rawValue: value.lowercased()) {
+            // Surge's levels are verbose, info, notify and warning.
+            let surge: [String: LogLevel] = ["verbose": .debug, "notify": .info]
+            if let level = LogLevel(rawValue: value.lowercased()) ?? surge[value.lowercased()] {
                 general.logLevel = level
             } else {
                 error(n, column, "unknown loglevel '\(value)'", hint: Suggestion.hint(for: value, in: LogLevel.allCases.map(\.rawValue)))
@@ -46,6 +90,22 @@ extension ProfileBuilder {
         case "asn-database":
             general.asnDatabase = value.isEmpty ? nil : resolvePath(value)
             asn = readDatabase(value, key: key, example: "GeoLite2-ASN.mmdb", line: n, column: column)
+        case "always-real-ip":
+            readRealIPNames(raw, line: n, column: column)
+        case "ipv6":
+            if let on = boolean(value, what: "ipv6", line: n, column: column) { general.ipv6 = on }
+        case "exclude-simple-hostnames":
+            if let on = boolean(value, what: "exclude-simple-hostnames", line: n, column: column) { general.excludeSimpleHostnames = on }
+        case "proxy-test-url":
+            guard value.lowercased().hasPrefix("http://"), value.count > 7 else {
+                warning(n, column, "proxy-test-url '\(value)' is left out: Sluice checks proxies with a plain HTTP GET",
+                        hint: "give an http:// URL here, or url=http://... on each group")
+                return
+            }
+            guard checkHeaderText(value, what: "proxy-test-url", line: n, column: column) else { return }
+            general.proxyTestURL = value
+        case "test-timeout":
+            general.testTimeout = integer(value, 1 ... 300, what: "test-timeout", line: n, column: column)
         default:
             break
         }
@@ -66,8 +126,9 @@ extension ProfileBuilder {
             let text = field.text
             if text.lowercased() == "system" {
                 if fields.count > 1 {
-                    error(line, field.column, "'system' cannot be mixed with addresses in dns-server",
-                          hint: "write either system (the host's resolvers) or a list of addresses")
+                    // Surge's profiles often end the list with it, as a last resort.
+                    warning(line, field.column, "'system' among addresses in dns-server is left out: the listed resolvers are asked",
+                            hint: "write system alone for the host's resolvers")
                 }
                 continue
             }
@@ -79,6 +140,43 @@ extension ProfileBuilder {
             servers.append(address)
         }
         general.dnsServers = servers
+    }
+
+    /// Groups without url= or timeout= take [General]'s proxy-test-url and
+    /// test-timeout, as in Surge; without a proxy-test-url such a group is an error.
+    mutating func applyGroupDefaults() {
+        for i in groups.indices {
+            let name = groups[i].name
+            if let (line, column) = groupsWithoutURL[name] {
+                if let url = general.proxyTestURL {
+                    groups[i].url = url
+                } else {
+                    error(line, column, "\(groups[i].kind.rawValue) group '\(name)' needs url=",
+                          hint: "add url=http://HOST/PATH for its health checks (or proxy-test-url in [General])")
+                }
+            }
+            if let timeout = general.testTimeout, groupsWithDefaultTimeout.contains(name) { groups[i].timeout = timeout }
+        }
+    }
+
+    /// always-real-ip: names and `*.` wildcards; Surge's wildcards inside a
+    /// name (`xbox.*.microsoft.com`) are said and left out.
+    mutating func readRealIPNames(_ raw: Substring, line: Int, column: Int) {
+        let fields: [ProfileLexer.Field]
+        switch ProfileLexer.commaFields(raw, column: column) {
+        case let .success(list): fields = list
+        case let .failure(failure): report(failure, line: line); return
+        }
+        for field in fields {
+            var name = field.text.lowercased()
+            if name.hasSuffix(".") { name.removeLast() }
+            guard Self.isHostName(name, wildcard: true) else {
+                warning(line, field.column, "always-real-ip entry '\(field.text)' is left out",
+                        hint: "Sluice takes names and *.name wildcards here; a * inside a name is Surge's alone")
+                continue
+            }
+            general.realIPNames.append(name)
+        }
     }
 
     /// A MaxMind DB file (GeoLite2-Country.mmdb, GeoLite2-ASN.mmdb, DB-IP's

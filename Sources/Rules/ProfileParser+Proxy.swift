@@ -193,9 +193,10 @@ extension ProfileBuilder {
             error(n, kindField.column, "group '\(name)' has no members", hint: "list proxies, groups or built-in policies after \(kind.rawValue),")
             ok = false
         }
-        if kind != .select, group.url == nil, ok {
-            error(n, kindField.column, "\(kind.rawValue) group '\(name)' needs url=", hint: "add url=http://HOST/PATH for its health checks")
-            ok = false
+        if kind != .select, ok {
+            // Filled from [General] proxy-test-url and test-timeout at the end, wherever [General] is.
+            if group.url == nil { groupsWithoutURL[name] = (n, kindField.column) }
+            if !seen.contains("timeout") { groupsWithDefaultTimeout.insert(name) }
         }
         for (member, memberColumn) in memberUses { usePolicy(member, line: n, column: memberColumn, context: "group '\(name)'") }
         if ok { groups.append(group) }

@@ -34,6 +34,9 @@ struct ProfileBuilder {
     var general = GeneralSettings()
     var proxies: [ProxyDefinition] = []
     var groups: [ProxyGroupDefinition] = []
+    /// Health-checked groups without url= (line, column), and those without timeout=.
+    var groupsWithoutURL: [String: (Int, Int)] = [:]
+    var groupsWithDefaultTimeout: Set<String> = []
     var rules: [RuleDefinition] = []
     var finalRule: FinalRule?
     var hosts: [HostEntry] = []
@@ -185,6 +188,7 @@ struct ProfileBuilder {
         checkPolicies()
         checkGroupCycles()
         checkHostAliases()
+        applyGroupDefaults()
         if finalRule == nil {
             if let ruleLine = seenSections[.rule] {
                 error(ruleLine, nil, "[Rule] has no FINAL rule", hint: "end [Rule] with FINAL,DIRECT (or the policy for everything else)")

@@ -14,7 +14,8 @@ public enum DNSAAAAPolicy: Sendable, Equatable {
     /// A fake IPv6 address at the same offset as the name's IPv4 fake.
     case fake
     /// NOERROR with no answer, so that apps use IPv4 (for hosts whose IPv6
-    /// route does not reach the TUN).
+    /// route does not reach the TUN, or profiles with ipv6 = false): in both
+    /// modes, [Host] names included.
     case empty
 }
 
@@ -142,6 +143,8 @@ public struct FakeDNS: Sendable {
             // CHAOS and HS belong to whatever the host's resolvers are; fake-IP has no answer in them.
             return configuration.mode == .forward ? .forward : write(query, .notImplemented, [], into: out)
         }
+        // IPv6 off (Surge's ipv6 = false): no AAAA from anywhere, in either mode.
+        if question.type == .aaaa, configuration.aaaaPolicy == .empty { return write(query, .noError, [], into: out) }
         if let resolution = configuration.hosts.resolve(question.name) {
             return answerFromHosts(query, question.type, resolution, now: now, into: out)
         }

@@ -626,6 +626,22 @@ final class ExecTests {
         #expect(r.stdout.split(separator: "\n") == ["10.88.0.2", "fd00:88::2", "-"], "\(r.stdout) \(r.stderr)")
     }
 
+    /// Surge's [General] DNS keys: always-real-ip names get their real
+    /// address (the host's resolver's answer) where others get fake ones,
+    /// and ipv6 = false answers no AAAA.
+    @Test func surgesDNSSettingsApply() throws {
+        let path = work.appendingPathComponent("surge-general.conf").path
+        try "[General]\nalways-real-ip = web.sluice.test\nipv6 = false\nskip-proxy = 127.0.0.1\n[Rule]\nFINAL,DIRECT\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let expected = try digest("1m.bin")
+        let r = try pair.exec("""
+            dig +short web.sluice.test; dig +short api.sluice.test | cut -d. -f1-2; echo -; dig +short AAAA api.sluice.test; echo -
+            curl -sS http://web.sluice.test:8080/1m.bin | sha256sum | cut -c1-64
+            """, options: ["--profile", path])
+        #expect(r.stdout.split(separator: "\n").map(String.init) == ["10.88.0.2", "198.18", "-", "-", expected], "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("'skip-proxy' is Surge's and has no effect in Sluice"), "\(r.stderr)")
+    }
+
     /// Answers relayed over DNS over TCP name flows as UDP ones do: after
     /// `dig +tcp`, a raw TCP connection to the answer's address meets the
     /// name's DOMAIN rule.

@@ -246,6 +246,20 @@ private let tinyPool = FakeIPPoolConfiguration(prefixLength: 29)
         #expect(try forward.ask(query("ldap.corp.test", .a)).answers == ["ldap.corp.test. A 10.9.9.9 ttl 60"])
     }
 
+    /// ipv6 = false: no AAAA in either mode, [Host] names included; A as ever.
+    @Test func withIPv6OffNoAAAAIsGivenInEitherMode() throws {
+        let table = hosts([("v6.test", "fd00::9"), ("both.test", "10.0.0.9, fd00::9")])
+        for mode in [DNSMode.fakeIP, .forward] {
+            let server = Server(FakeDNSConfiguration(mode: mode, aaaaPolicy: .empty, hosts: table))
+            for name in ["v6.test", "both.test", "elsewhere.test"] {
+                let reply = try server.ask(query(name, .aaaa))
+                #expect(reply.rcode == .noError && reply.answers.isEmpty, "\(mode) \(name)")
+            }
+            #expect(try server.ask(query("both.test", .a)).answers == ["both.test. A 10.0.0.9 ttl 60"])
+        }
+        #expect(Server(FakeDNSConfiguration(mode: .forward, aaaaPolicy: .empty)).action(query("elsewhere.test", .a)) == .forward)
+    }
+
     @Test func hostLinesThatDoNotParseAreRefused() {
         var table = DNSHostTable()
         let refused = [("*", "10.0.0.1"), ("a.*.test", "10.0.0.1"), ("a.test", ""), ("a.test", "10.0.0.1, not-an-address"),

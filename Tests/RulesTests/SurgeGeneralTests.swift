@@ -1,0 +1,66 @@
+import Testing
+import Wire
+@testable import Rules
+
+/// A Surge profile's [General] loads: the keys Sluice applies are applied,
+/// Surge's own settings that mean nothing here are warnings that say why,
+/// and a misspelt key is still an error.
+@Suite struct SurgeGeneralTests {
+    static let surge = """
+    [General]
+    loglevel = notify
+    dns-server = 10.0.0.53, 10.0.0.54, system
+    skip-proxy = 127.0.0.1, 192.168.0.0/16, localhost, *.local
+    exclude-simple-hostnames = false
+    ipv6 = false
+    proxy-test-url = http://health.test/generate_204
+    internet-test-url = http://health.test/generate_204
+    test-timeout = 3
+    always-real-ip = *.stun.test, voice.test, xbox.*.game.test
+    encrypted-dns-server = https://10.0.0.53/dns-query
+    http-listen = 0.0.0.0:6152
+    [Proxy]
+    a = socks5, 10.0.0.1, 1080
+    b = socks5, 10.0.0.2, 1080
+    [Proxy Group]
+    auto = url-test, a, b
+    fb = fallback, a, b, url=http://other.test/, timeout=9
+    [Rule]
+    FINAL,auto
+    """
+
+    @Test func itLoadsWithWhatItSays() throws {
+        let profile = try loadProfile(Self.surge).get()
+        #expect(profile.general.logLevel == .info)
+        #expect(profile.general.dnsServers == [IPAddress("10.0.0.53")!, IPAddress("10.0.0.54")!])
+        #expect(!profile.general.excludeSimpleHostnames)
+        #expect(!profile.general.ipv6)
+        #expect(profile.general.realIPNames == ["*.stun.test", "voice.test"])
+        let auto = try #require(profile.groups.first { $0.name == "auto" })
+        #expect(auto.url == "http://health.test/generate_204" && auto.timeout == 3)
+        let fallback = try #require(profile.groups.first { $0.name == "fb" })
+        #expect(fallback.url == "http://other.test/" && fallback.timeout == 9, "a group's own url= and timeout= win")
+        let warnings = profile.warnings.map { "\($0.line): \($0.message)" }
+        #expect(warnings == [
+            "3: 'system' among addresses in dns-server is left out: the listed resolvers are asked",
+            "4: 'skip-proxy' is Surge's and has no effect in Sluice",
+            "8: 'internet-test-url' is Surge's and has no effect in Sluice",
+            "10: always-real-ip entry 'xbox.*.game.test' is left out",
+            "11: 'encrypted-dns-server' is Surge's and has no effect in Sluice",
+            "12: 'http-listen' is Surge's and has no effect in Sluice",
+        ], "\(warnings)")
+        #expect(profile.warnings.allSatisfy { !$0.hint.isEmpty })
+    }
+
+    @Test func aMisspeltKeyIsStillAnError() {
+        guard case let .failure(failure) = loadProfile("[General]\nskip-proxys = 127.0.0.1\n[Rule]\nFINAL,DIRECT") else {
+            Issue.record("loaded")
+            return
+        }
+        #expect(failure.errors.map(\.message) == ["unknown key 'skip-proxys' in [General]"])
+    }
+
+    @Test func verboseIsDebug() throws {
+        #expect(try loadProfile("[General]\nloglevel = verbose\n[Rule]\nFINAL,DIRECT").get().general.logLevel == .debug)
+    }
+}
