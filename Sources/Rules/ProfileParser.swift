@@ -152,8 +152,10 @@ struct ProfileBuilder {
                   hint: "comments go on their own line, starting with #, ; or //")
         }
         guard let section = ProfileSection(rawValue: name) else {
-            if let reason = ProfileSection.unsupported[name] {
-                error(line.number, line.column, "section [\(name)] is not supported", hint: reason)
+            // Surge names each WireGuard section: [WireGuard home].
+            if let reason = ProfileSection.unsupported[name.hasPrefix("WireGuard ") ? "WireGuard" : name] {
+                // A pasted Surge profile loads; the section's lines are skipped.
+                warning(line.number, line.column, "section [\(name)] is Surge's and has no effect in Sluice", hint: reason)
             } else {
                 error(line.number, line.column, "unknown section [\(name)]",
                       hint: Suggestion.hint(for: name, in: ProfileSection.allCases.map(\.rawValue)) { "[\($0)]" })

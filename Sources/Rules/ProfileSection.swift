@@ -11,8 +11,9 @@ enum ProfileSection: String, CaseIterable {
     case statistics = "Statistics"
     case capture = "Capture"
 
-    /// Surge sections a pasted profile may carry that Sluice has no use for; each
-    /// gets an error that says why rather than a spelling suggestion.
+    /// Surge sections a pasted profile may carry that Sluice has no use for;
+    /// each is a warning that says why (its lines are skipped), so the
+    /// profile loads, rather than an unknown section's error.
     static let unsupported: [String: String] = [
         "MITM": "Sluice does not decrypt TLS; HTTPS flows are matched by domain (SNI), IP, port and protocol only",
         "Script": "Sluice runs no scripts; use [URL Rewrite], [Header Rewrite] and [Map Local]",

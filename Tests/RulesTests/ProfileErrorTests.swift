@@ -19,9 +19,6 @@ func withFinal(_ body: String) -> String {
 let errorCases: [ErrorCase] = [
     ErrorCase(kind: "unknown section", profile: withFinal("[Rules]\nDOMAIN,a.test,DIRECT"),
               errors: [(1, "unknown section [Rules]", "did you mean [Rule]?")]),
-    ErrorCase(kind: "unsupported Surge section", profile: withFinal("[MITM]\nhostname = *.test"),
-              errors: [(1, "section [MITM] is not supported",
-                        "Sluice does not decrypt TLS; HTTPS flows are matched by domain (SNI), IP, port and protocol only")]),
     ErrorCase(kind: "section-less line", profile: withFinal("loglevel = info\n[General]"),
               errors: [(1, "line outside any section", "put it under a section header such as [General] or [Rule]")]),
     ErrorCase(kind: "section header not closed", profile: withFinal("[General\nloglevel = info"),

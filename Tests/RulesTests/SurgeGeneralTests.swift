@@ -60,6 +60,26 @@ import Wire
         #expect(failure.errors.map(\.message) == ["unknown key 'skip-proxys' in [General]"])
     }
 
+    /// Surge's sections Sluice has no use for are skipped with a warning that says why.
+    @Test func surgesOwnSectionsAreWarnings() throws {
+        let profile = try loadProfile("""
+        [MITM]
+        hostname = *.test
+        ca-p12 = MIIK
+        [Script]
+        x = type=http-request,pattern=^http://a.test
+        [WireGuard home]
+        private-key = x
+        [Rule]
+        FINAL,DIRECT
+        """).get()
+        #expect(profile.warnings.map { "\($0.line): \($0.message) | \($0.hint)" } == [
+            "1: section [MITM] is Surge's and has no effect in Sluice | Sluice does not decrypt TLS; HTTPS flows are matched by domain (SNI), IP, port and protocol only",
+            "4: section [Script] is Surge's and has no effect in Sluice | Sluice runs no scripts; use [URL Rewrite], [Header Rewrite] and [Map Local]",
+            "6: section [WireGuard home] is Surge's and has no effect in Sluice | Sluice relays through socks5 and http proxies only",
+        ])
+    }
+
     @Test func verboseIsDebug() throws {
         #expect(try loadProfile("[General]\nloglevel = verbose\n[Rule]\nFINAL,DIRECT").get().general.logLevel == .debug)
     }
