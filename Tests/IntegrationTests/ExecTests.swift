@@ -642,6 +642,17 @@ final class ExecTests {
         #expect(r.stderr.contains("'skip-proxy' is Surge's and has no effect in Sluice"), "\(r.stderr)")
     }
 
+    /// Python that connects to the server's nginx and says whether the
+    /// connection stays open, is reset, or sends data (a rule's REJECT-RST shows).
+    static let tcpProbe = """
+    import socket
+    t = socket.socket(); t.settimeout(3)
+    try:
+        t.connect(("10.88.0.2", 8080)); t.settimeout(1); print("tcp", "reset" if t.recv(10) == b"" else "data")
+    except ConnectionResetError: print("tcp reset")
+    except socket.timeout: print("tcp open")
+    """
+
     /// Answers relayed over DNS over TCP name flows as UDP ones do: after
     /// `dig +tcp`, a raw TCP connection to the answer's address meets the
     /// name's DOMAIN rule.
@@ -651,12 +662,7 @@ final class ExecTests {
         let r = try pair.exec("""
         probe() {
             /usr/bin/python3 - <<'EOF'
-        import socket
-        t = socket.socket(); t.settimeout(3)
-        try:
-            t.connect(("10.88.0.2", 8080)); t.settimeout(1); print("tcp", "reset" if t.recv(10) == b"" else "data")
-        except ConnectionResetError: print("tcp reset")
-        except socket.timeout: print("tcp open")
+        \(Self.tcpProbe)
         EOF
         }
         probe
@@ -745,12 +751,7 @@ final class ExecTests {
         let r = try pair.exec("""
         probe() {
             /usr/bin/python3 - <<'EOF'
-        import socket
-        t = socket.socket(); t.settimeout(3)
-        try:
-            t.connect(("10.88.0.2", 8080)); t.settimeout(1); print("tcp", "reset" if t.recv(10) == b"" else "data")
-        except ConnectionResetError: print("tcp reset")
-        except socket.timeout: print("tcp open")
+        \(Self.tcpProbe)
         u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.connect(("10.88.0.2", 9410)); u.settimeout(2)
         try:
             u.send(b"hi"); print("udp", u.recv(10).decode())
