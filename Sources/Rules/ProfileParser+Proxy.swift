@@ -46,6 +46,21 @@ extension ProfileBuilder {
         if let kind { proxies.append(ProxyDefinition(name: name, kind: kind, line: n)) }
     }
 
+    /// Surge's proxy parameters that Sluice does not apply, and why: a pasted
+    /// proxy line loads with a warning instead of failing the profile.
+    static let surgeProxyParameters: [String: String] = [
+        "tfo": "Sluice's connections use the kernel's own TCP options",
+        "test-url": "groups check their members with their url= (or [General] proxy-test-url)",
+        "test-timeout": "groups time their checks with their timeout=",
+        "interface": "Sluice's sockets take the host's routes (run --tun marks them)",
+        "allow-other-interface": "Sluice's sockets take the host's routes",
+        "ecn": "Sluice's connections use the kernel's own TCP options",
+        "no-error-alert": "Sluice has no alerts; failures are in the flow log",
+        "ip-version": "Sluice connects to whatever address the proxy's name resolves to",
+        "always-use-connect": "Sluice's http proxies forward plain HTTP in absolute form, and use CONNECT for the rest",
+        "underlying-proxy": "Sluice does not chain proxies inside a [Proxy] line; chain sluice proxy listeners instead",
+    ]
+
     /// `HOST, PORT[, key=value...]` of socks5 and http proxies.
     mutating func readServer(name: String, kind: String, fields: [ProfileLexer.Field], line: Int, column: Int) -> ProxyServer? {
         guard fields.count >= 2, ProfileLexer.keyValue(fields[0]) == nil, ProfileLexer.keyValue(fields[1]) == nil else {
@@ -63,10 +78,22 @@ extension ProfileBuilder {
         let keys = kind == "socks5" ? ["username", "password", "udp-relay"] : ["username", "password"]
         var seen = Set<String>()
         var ok = true
-        for field in fields.dropFirst(2) {
+        var rest = fields.dropFirst(2)
+        // Surge's older form: `socks5, HOST, PORT, USERNAME, PASSWORD`.
+        if rest.count >= 2, ProfileLexer.keyValue(rest[rest.startIndex]) == nil, ProfileLexer.keyValue(rest[rest.startIndex + 1]) == nil {
+            server.username = rest[rest.startIndex].text
+            server.password = rest[rest.startIndex + 1].text
+            seen.formUnion(["username", "password"])
+            rest = rest.dropFirst(2)
+        }
+        for field in rest {
             guard let (key, value, valueColumn) = ProfileLexer.keyValue(field) else {
                 error(line, field.column, "unexpected '\(field.text)' after the port", hint: "parameters are key=value: \(keys.joined(separator: ", "))")
                 ok = false; continue
+            }
+            if let reason = Self.surgeProxyParameters[key] {
+                warning(line, field.column, "'\(key)' is Surge's and has no effect in Sluice", hint: reason)
+                continue
             }
             guard keys.contains(key) else {
                 if key == "udp-relay" {

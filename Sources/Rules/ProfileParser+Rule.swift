@@ -34,6 +34,13 @@ extension ProfileBuilder {
                 error(n, typeField.column, "FINAL needs a policy", hint: "write FINAL,DIRECT (or the policy for everything else)")
                 return
             }
+            // Surge's dns-failed (FINAL's policy also when a lookup fails) holds
+            // already: Sluice never resolves to decide a rule.
+            if fields.count == 3, fields[2].text.lowercased() == "dns-failed" {
+                usePolicy(fields[1].text, line: n, column: fields[1].column, context: "FINAL")
+                finalRule = FinalRule(policy: fields[1].text, line: n)
+                return
+            }
             if fields.count > 2 {
                 let hint = fields[2].text.lowercased() == "capture"
                     ? "capture everything by leaving capture off every rule; to keep all but some flows, give those rules their own policy line above"
@@ -56,6 +63,15 @@ extension ProfileBuilder {
             return
         }
         var optionFields = Array(fields.dropFirst(3))
+        // Surge's pre-matching (a REJECT rule decided before anything is
+        // fetched) is how Sluice decides rules anyway: accepted, nothing to do.
+        optionFields.removeAll { $0.text.lowercased() == "pre-matching" }
+        // RULE-SET,SYSTEM: Apple's own services, which a Linux host never asks for.
+        if type == "RULE-SET", fields[1].text == "SYSTEM" {
+            warning(n, fields[1].column, "RULE-SET,SYSTEM is Surge's list of Apple's own system services; the line is skipped",
+                    hint: "remove the line; Linux has no such set (LAN is built in)")
+            return
+        }
         var extendedMatching = false
         if let index = optionFields.firstIndex(where: { $0.text.lowercased() == "extended-matching" }) {
             guard type.hasPrefix("DOMAIN") || type == "RULE-SET" else {

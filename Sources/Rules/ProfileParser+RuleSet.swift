@@ -27,8 +27,9 @@ extension ProfileBuilder {
         }
         if kind == .rules, let builtin = RuleSet.builtin(value) { return builtin }
         if kind == .rules, value == "SYSTEM" {
+            // A top-level line is skipped with a warning (readRule); inside AND/OR/NOT it cannot be.
             error(n, field.column, "RULE-SET,SYSTEM is Surge's list of Apple's own system services",
-                  hint: "remove the line; Linux has no such set (LAN is built in)")
+                  hint: "remove it; Linux has no such set (LAN is built in)")
             return nil
         }
         let lower = value.lowercased()

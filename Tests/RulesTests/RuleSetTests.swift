@@ -173,14 +173,14 @@ import Wire
         [Rule]
         RULE-SET,missing.list,REJECT
         DOMAIN-SET,https://lists.test/ads.txt,REJECT
-        RULE-SET,SYSTEM,DIRECT
+        AND,((RULE-SET,SYSTEM),(DEST-PORT,443)),DIRECT
         DOMAIN-SET,ads.txt,REJECT,no-resolve
         FINAL,DIRECT
         """, files: ["ads.txt": ".ads.test\n"])
         #expect(found == [
             "sluice.conf:2: error: cannot read the rule set /etc/sluice/missing.list: no such file\n  hint: check the path; a relative path starts at the profile's folder, /etc/sluice",
             "sluice.conf:3: error: DOMAIN-SET takes a file, not a URL\n  hint: download it once (curl -o ads.list 'https://lists.test/ads.txt') and write DOMAIN-SET,ads.list,POLICY; a relative path starts at the profile's folder",
-            "sluice.conf:4: error: RULE-SET,SYSTEM is Surge's list of Apple's own system services\n  hint: remove the line; Linux has no such set (LAN is built in)",
+            "sluice.conf:4: error: RULE-SET,SYSTEM is Surge's list of Apple's own system services\n  hint: remove it; Linux has no such set (LAN is built in)",
             "sluice.conf:5: error: no-resolve applies only to IP-CIDR, IP-CIDR6, GEOIP, IP-ASN and RULE-SET\n  hint: remove it from this DOMAIN-SET rule",
         ], "\(found.joined(separator: "\n"))")
     }

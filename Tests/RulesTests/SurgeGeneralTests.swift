@@ -80,6 +80,32 @@ import Wire
         ])
     }
 
+    /// Surge's proxy and rule lines: positional credentials, parameters and
+    /// options Sluice has no use for, the SYSTEM rule set, FINAL's dns-failed.
+    @Test func surgesProxyAndRuleLinesLoad() throws {
+        let profile = try loadProfile("""
+        [Proxy]
+        p1 = socks5, 10.0.0.1, 1080, alice, "s3cret", udp-relay=true
+        p2 = http, 10.0.0.2, 3128, tfo=true, test-url=http://h.test/
+        [Rule]
+        DOMAIN-SUFFIX,ads.test,REJECT,pre-matching
+        RULE-SET,SYSTEM,DIRECT
+        FINAL,p1,dns-failed
+        """).get()
+        guard case let .socks5(server)? = profile.proxies.first?.kind else {
+            Issue.record("\(profile.proxies)")
+            return
+        }
+        #expect(server.username == "alice" && server.password == "s3cret" && server.udpRelay)
+        #expect(profile.rules.map(\.description) == ["DOMAIN-SUFFIX,ads.test,REJECT"])
+        #expect(profile.finalRule.policy == "p1")
+        #expect(profile.warnings.map { "\($0.line): \($0.message)" } == [
+            "3: 'tfo' is Surge's and has no effect in Sluice",
+            "3: 'test-url' is Surge's and has no effect in Sluice",
+            "6: RULE-SET,SYSTEM is Surge's list of Apple's own system services; the line is skipped",
+        ])
+    }
+
     @Test func verboseIsDebug() throws {
         #expect(try loadProfile("[General]\nloglevel = verbose\n[Rule]\nFINAL,DIRECT").get().general.logLevel == .debug)
     }
