@@ -61,6 +61,18 @@ extension ProfileBuilder {
         "underlying-proxy": "Sluice does not chain proxies inside a [Proxy] line; chain sluice proxy listeners instead",
     ]
 
+    /// Surge's group parameters that change how a group looks or is checked,
+    /// not who its members are: warnings, so the group loads. (Those that
+    /// add members, policy-path and the like, stay errors: the group would
+    /// silently lose them.)
+    static let surgeGroupParameters: [String: String] = [
+        "hidden": "Sluice shows every group (sluice status, the control API)",
+        "icon-url": "Sluice has no icons",
+        "no-alert": "Sluice has no alerts; switches are logged",
+        "persistent": "Sluice keeps a select group's choice across reloads, not across restarts",
+        "evaluate-before-use": "before its first check passes, a group takes its first member not known to be down",
+    ]
+
     /// `HOST, PORT[, key=value...]` of socks5 and http proxies.
     mutating func readServer(name: String, kind: String, fields: [ProfileLexer.Field], line: Int, column: Int) -> ProxyServer? {
         guard fields.count >= 2, ProfileLexer.keyValue(fields[0]) == nil, ProfileLexer.keyValue(fields[1]) == nil else {
@@ -185,6 +197,10 @@ extension ProfileBuilder {
                 }
                 group.members.append(member)
                 memberUses.append((member, field.column))
+                continue
+            }
+            if let reason = Self.surgeGroupParameters[key] {
+                warning(n, field.column, "'\(key)' is Surge's and has no effect in Sluice", hint: reason)
                 continue
             }
             guard keys.contains(key) else {

@@ -87,6 +87,8 @@ import Wire
         [Proxy]
         p1 = socks5, 10.0.0.1, 1080, alice, "s3cret", udp-relay=true
         p2 = http, 10.0.0.2, 3128, tfo=true, test-url=http://h.test/
+        [Proxy Group]
+        pick = select, p1, p2, hidden=true, icon-url=http://i.test/x.png
         [Rule]
         DOMAIN-SUFFIX,ads.test,REJECT,pre-matching
         RULE-SET,SYSTEM,DIRECT
@@ -98,11 +100,14 @@ import Wire
         }
         #expect(server.username == "alice" && server.password == "s3cret" && server.udpRelay)
         #expect(profile.rules.map(\.description) == ["DOMAIN-SUFFIX,ads.test,REJECT"])
+        #expect(profile.groups.first?.members == ["p1", "p2"])
         #expect(profile.finalRule.policy == "p1")
         #expect(profile.warnings.map { "\($0.line): \($0.message)" } == [
             "3: 'tfo' is Surge's and has no effect in Sluice",
             "3: 'test-url' is Surge's and has no effect in Sluice",
-            "6: RULE-SET,SYSTEM is Surge's list of Apple's own system services; the line is skipped",
+            "5: 'hidden' is Surge's and has no effect in Sluice",
+            "5: 'icon-url' is Surge's and has no effect in Sluice",
+            "8: RULE-SET,SYSTEM is Surge's list of Apple's own system services; the line is skipped",
         ])
     }
 
