@@ -105,13 +105,15 @@ commands:
         tcpdump. Pings are answered locally; other traffic is only shown.
         Stops when CMD exits (its exit status becomes Sluice's), after N
         packets, after S seconds, or on Ctrl-C; the namespace is removed.
+        Without root, the namespace is made in a user namespace, as exec's.
   check FILE [--dump json]
         Load the profile FILE as a run would (with the RULE-SET and
         DOMAIN-SET lists and GeoIP/ASN databases it names) and report every
         error as FILE:LINE: error: ... with a hint (exit 1), or a summary,
         any warnings and the rules an earlier rule always beats (exit 0).
-        --dump json prints what Sluice understood. docs/profile.md
-        describes the format.
+        --dump json prints what Sluice understood. A Surge profile loads as
+        it is: Surge's settings Sluice has no use for are warnings that say
+        why. docs/profile.md describes the format.
   match FILE URL [--method M] [--header 'Name: value']... [--process PROGRAM] [--uid N] [--source IP]
         Explain how the profile FILE would treat one HTTP request: which URL
         Rewrite, Map Local, rule (and so policy) and Header Rewrite lines
