@@ -26,6 +26,7 @@ extension ProfileBuilder {
             return
         }
         guard let regex = regex(fields[0].text, line: n, column: fields[0].column) else { return }
+        warnIfOnlyHTTPS(regex, line: n, column: fields[0].column)
         let replacement = fields[1].text
         if !mode.isReject {
             let lowered = replacement.lowercased()
@@ -49,13 +50,28 @@ extension ProfileBuilder {
         urlRewrites.append(URLRewrite(regex: regex, replacement: replacement, mode: mode, line: n))
     }
 
+    /// A pattern that can only match https:// URLs never applies: Sluice does
+    /// not decrypt HTTPS, so it sees no such request (Surge profiles have
+    /// them for their [MITM] hosts).
+    mutating func warnIfOnlyHTTPS(_ regex: CompiledRegex, line: Int, column: Int) {
+        let source = regex.source.lowercased()
+        guard source.hasPrefix("^https:") || source.hasPrefix("^https\\:") else { return }
+        warning(line, column, "'\(regex.source)' matches only https:// URLs, which Sluice never sees decrypted: this line never applies",
+                hint: "HTTPS flows meet only domain, IP, port and protocol rules; match http:// URLs here")
+    }
+
     // MARK: [Header Rewrite]
 
     static let headerOperations = ["header-add", "header-replace", "header-del", "header-replace-regex"]
 
     mutating func readHeaderRewrite(_ line: ProfileLexer.Line) {
-        guard let fields = blankFields(line) else { return }
+        guard var fields = blankFields(line) else { return }
         let n = line.number
+        // Surge's older form has no direction: `REGEX OP NAME ...` rewrites requests.
+        if fields.count >= 2, HeaderRewriteDirection(rawValue: fields[0].text.lowercased()) == nil,
+           Self.headerOperations.contains(fields[1].text.lowercased()) {
+            fields.insert(ProfileLexer.Field(raw: "http-request", column: fields[0].column), at: 0)
+        }
         guard let directionField = fields.first else { return }
         guard let direction = HeaderRewriteDirection(rawValue: directionField.text.lowercased()) else {
             error(n, directionField.column, "unknown header rewrite direction '\(directionField.text)'",
@@ -86,6 +102,7 @@ extension ProfileBuilder {
             return
         }
         guard let regex = regex(fields[1].text, line: n, column: fields[1].column) else { return }
+        warnIfOnlyHTTPS(regex, line: n, column: fields[1].column)
         let operation: HeaderOperation
         switch op {
         case "header-add": operation = .add(name: name, value: fields[4].text)
@@ -125,6 +142,7 @@ extension ProfileBuilder {
             values[key] = (value, valueColumn)
         }
         guard let regex = regex(regexField.text, line: n, column: regexField.column), ok else { return }
+        warnIfOnlyHTTPS(regex, line: n, column: regexField.column)
         // Surge's default: data names a file.
         var dataType = MapLocalDataType.file
         if let (text, column) = values["data-type"] {

@@ -111,6 +111,29 @@ import Wire
         ])
     }
 
+    /// Surge's older [Header Rewrite] lines have no direction (requests);
+    /// lines that match only https:// URLs load with a warning that they
+    /// never apply (Surge has them for its [MITM] hosts).
+    @Test func surgesRewriteLinesLoad() throws {
+        let profile = try loadProfile(#"""
+        [URL Rewrite]
+        ^https://a\.test/(.*) http://b.test/$1 307
+        ^https?://c\.test/ _ reject
+        [Header Rewrite]
+        ^http://api\.test header-add X-A 1
+        http-response ^https://api\.test header-del Set-Cookie
+        [Map Local]
+        ^https://m\.test/x data-type=text data="{}"
+        [Rule]
+        FINAL,DIRECT
+        """#).get()
+        #expect(profile.headerRewrites.map { "\($0.direction.rawValue) \($0.regex.source)" } == [
+            #"http-request ^http://api\.test"#, #"http-response ^https://api\.test"#,
+        ])
+        #expect(profile.warnings.map(\.line) == [2, 6, 8], "\(profile.warnings)")
+        #expect(profile.warnings.allSatisfy { $0.message.hasSuffix("which Sluice never sees decrypted: this line never applies") })
+    }
+
     @Test func verboseIsDebug() throws {
         #expect(try loadProfile("[General]\nloglevel = verbose\n[Rule]\nFINAL,DIRECT").get().general.logLevel == .debug)
     }
