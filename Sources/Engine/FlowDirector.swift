@@ -75,10 +75,19 @@ final class FlowDirector {
 
     // MARK: Flows
 
+    /// Ports whose protocol has the server speak first (FTP, SSH, Telnet,
+    /// SMTP and submission, POP3, IMAP, MySQL, VNC): a flow to one is decided
+    /// on what is known at once (its address, and a name from fake-IP DNS,
+    /// [Host] or a relayed answer) instead of after the sniff timeout.
+    static let serverSpeaksFirst: Set<UInt16> = [21, 22, 23, 25, 110, 143, 587, 3306, 5900]
+
     /// `forHTTP` false (the proxy's CONNECT and SOCKS5 tunnels, whose bytes
     /// are never rewritten): sniff only when a rule needs the first bytes.
     func decide(_ facts: FlowFacts, final: Bool, forHTTP: Bool = true) -> FlowDecision {
         let isTCP = facts.key.transport == .tcp
+        // Server-speaks-first protocols send nothing until the server greets:
+        // waiting for their first bytes would only cost the sniff timeout.
+        let final = final || isTCP && Self.serverSpeaksFirst.contains(facts.key.destinationPort)
         guard let profile, let rules else {
             if recordsHTTP, forHTTP, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
             return .route(.direct, reason: "default profile → DIRECT")

@@ -517,7 +517,10 @@ final class Tunnel {
 
     /// A new TCP flow's decision, once what it shows at its SYN is known.
     func decideNewTCP(_ key: FlowKey, sink: inout TunSink) {
-        switch director.decide(facts(for: key), final: false) {
+        var known = facts(for: key)
+        // A server-speaks-first flow is decided now (FlowDirector): a relayed answer's name is all it will have.
+        if FlowDirector.serverSpeaksFirst.contains(key.destinationPort) { known = withAnswerName(known) }
+        switch director.decide(known, final: false) {
         case let .route(route, reason):
             trace("\(key): \(route) (\(reason))")
             noteDecision(key, route: route, reason: reason)

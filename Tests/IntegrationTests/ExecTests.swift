@@ -653,6 +653,38 @@ final class ExecTests {
     except socket.timeout: print("tcp open")
     """
 
+    /// A server-speaks-first port (SSH's) is decided at once, without waiting
+    /// for first bytes the app will not send: named by the relayed answer,
+    /// the DOMAIN rule's REJECT-RST refuses the connection itself (before,
+    /// the flow was accepted to be sniffed and reset 300 ms later); unnamed,
+    /// it goes DIRECT and the server's greeting comes.
+    @Test func serverSpeaksFirstPortsAreDecidedAtOnce() throws {
+        try net.start(["/usr/bin/python3", "-c", """
+        import socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("10.88.0.2", 22)); s.listen(8); s.settimeout(60)
+        while True:
+            c, _ = s.accept(); c.sendall(b"SSH-2.0-sluice-test\\r\\n"); c.close()
+        """], in: server)
+        #expect(pair.waitForListener("10.88.0.2:22"))
+        let path = work.appendingPathComponent("ssh.conf").path
+        try "[Rule]\nDOMAIN,web.sluice.test,REJECT-RST\nFINAL,DIRECT\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let r = try pair.exec("""
+        probe() {
+            /usr/bin/python3 - <<'EOF'
+        import socket
+        t = socket.socket(); t.settimeout(3)
+        try:
+            t.connect(("10.88.0.2", 22)); print(t.recv(100).decode().strip())
+        except ConnectionRefusedError: print("refused")
+        EOF
+        }
+        probe
+        getent hosts web.sluice.test > /dev/null
+        probe
+        """, options: ["--dns", "forward", "--profile", path])
+        #expect(r.stdout == "SSH-2.0-sluice-test\nrefused\n", "\(r.stdout) \(r.stderr)")
+    }
+
     /// Answers relayed over DNS over TCP name flows as UDP ones do: after
     /// `dig +tcp`, a raw TCP connection to the answer's address meets the
     /// name's DOMAIN rule.
