@@ -18,9 +18,12 @@ public final class SocketDiagnostics {
         public var userID: UInt32
         /// The socket's inode: /proc/PID/fd/N of its holders stat to it.
         public var inode: UInt32
+        /// The port it is connected to; 0 for a listener or an unconnected UDP socket.
+        public var remotePort: UInt16
 
-        public init(localAddress: SysIPAddress, localPort: UInt16, userID: UInt32, inode: UInt32) {
+        public init(localAddress: SysIPAddress, localPort: UInt16, userID: UInt32, inode: UInt32, remotePort: UInt16 = 0) {
             self.localAddress = localAddress; self.localPort = localPort; self.userID = userID; self.inode = inode
+            self.remotePort = remotePort
         }
     }
 
@@ -98,6 +101,19 @@ public final class SocketDiagnostics {
         try exchange(family: family, protocolNumber: UInt8(IPPROTO_TCP), dump: true, states: 1 << Self.listenState,
                      local: any, localPort: 0, remote: any, remotePort: 0) { entry in
             found.append(entry)
+            return found.count < limit
+        }
+        return found
+    }
+
+    /// The UDP sockets of `family` bound and not connected (a server's, or a
+    /// client's that sends with sendto), at most `limit` of them.
+    public func unconnectedUDPSockets(family: SysIPAddress.Family, limit: Int = 4096) throws(Errno) -> [Entry] {
+        var found: [Entry] = []
+        let any: SysIPAddress = family == .v4 ? .anyV4 : .anyV6
+        try exchange(family: family, protocolNumber: UInt8(IPPROTO_UDP), dump: true,
+                     local: any, localPort: 0, remote: any, remotePort: 0) { entry in
+            if entry.remotePort == 0, entry.localPort != 0 { found.append(entry) }
             return found.count < limit
         }
         return found
@@ -204,7 +220,8 @@ public final class SocketDiagnostics {
                     let message = datagram.loadUnaligned(fromByteOffset: offset + headerSize, as: inet_diag_msg.self)
                     let address = Self.address(family: message.idiag_family, message.id.idiag_src)
                     let entry = Entry(localAddress: address, localPort: UInt16(bigEndian: message.id.idiag_sport),
-                                      userID: message.idiag_uid, inode: message.idiag_inode)
+                                      userID: message.idiag_uid, inode: message.idiag_inode,
+                                      remotePort: UInt16(bigEndian: message.id.idiag_dport))
                     if !body(entry) { return .more }
                 }
             }

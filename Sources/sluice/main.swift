@@ -46,8 +46,9 @@ commands:
         (127.0.0.1 unless ADDRESS is given) and connects each client to
         CMD's APP-PORT, for servers CMD runs (as pasta -t); with /udp, each
         client's datagrams go to APP-PORT and CMD's answers back (pasta -u).
-        --forward auto forwards every TCP port CMD listens on, from the
-        same port on 127.0.0.1, while it listens (pasta -t auto).
+        --forward auto forwards every TCP port CMD listens on and UDP port it
+        serves on, from the same port on 127.0.0.1, while it does (pasta -t
+        auto, -u auto).
         --host-loopback lets CMD reach services on Sluice's own loopback
         (127.0.0.1, ::1) at 10.233.0.2 and fd00:233::2; off by default.
         --mtu sets the TUN's MTU (default: the profile's mtu, else 65520,

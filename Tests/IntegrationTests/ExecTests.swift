@@ -427,13 +427,13 @@ final class ExecTests {
     /// sees the gateway address, a port per client), answers go back to the
     /// client that asked, and a datagram to a port without a server is lost
     /// without harm to the others.
-    /// `--forward auto` (pasta's `-t auto`): a port the command starts
-    /// listening on is reachable at the same port on the host namespace's
-    /// 127.0.0.1 within a scan, one it listens on only on its loopback is
-    /// not, and one it stops listening on goes.
+    /// `--forward auto` (pasta's `-t auto` and `-u auto`): a port the
+    /// command starts listening on is reachable at the same port on the host
+    /// namespace's 127.0.0.1 within a scan, a UDP server's too, one it
+    /// listens on only on its loopback is not, and one it stops listening on goes.
     @Test func forwardAutoFollowsTheCommandsListeners() throws {
         let stop = pair.path("auto-stop"), end = pair.path("auto-end")
-        var reached = "", loopbackOnly = "", afterStop = ""
+        var reached = "", loopbackOnly = "", afterStop = "", echoed = ""
         func fetch(_ port: Int) -> String {
             (try? net.run(["curl", "-s", "-m", "1", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/1m.bin"],
                           in: host, check: false).output) ?? ""
@@ -441,16 +441,31 @@ final class ExecTests {
         let r = try runSluice(["exec", "--forward", "auto", "--", "bash", "-c", """
             cd \(work.path); python3 -m http.server 8123 >/dev/null 2>&1 & S=$!
             python3 -m http.server 8124 --bind 127.0.0.1 >/dev/null 2>&1 & L=$!
+            python3 -c 'import socket
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 8125)); s.settimeout(60)
+            while True:
+                d, a = s.recvfrom(100); s.sendto(b"echo " + d, a)' & U=$!
             for i in $(seq 300); do [ -e \(stop) ] && break; sleep 0.1; done; kill $S
-            for i in $(seq 300); do [ -e \(end) ] && break; sleep 0.1; done; kill $L
+            for i in $(seq 300); do [ -e \(end) ] && break; sleep 0.1; done; kill $L $U
             """], in: host, timeout: 60) { _ in
             _ = TestNetwork.waitUntil(seconds: 15) { reached = fetch(8123); return reached == "200" }
+            _ = TestNetwork.waitUntil(seconds: 15) {
+                echoed = (try? self.net.run(["/usr/bin/python3", "-c", """
+                import socket
+                u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(0.5); u.sendto(b"hi", ("127.0.0.1", 8125))
+                try: print(u.recv(100).decode())
+                except OSError: print("none")
+                """], in: self.host, check: false).output) ?? ""
+                return echoed == "echo hi\n"
+            }
             loopbackOnly = fetch(8124)
             FileManager.default.createFile(atPath: stop, contents: nil)
             _ = TestNetwork.waitUntil(seconds: 15) { afterStop = fetch(8123); return afterStop == "000" }
             FileManager.default.createFile(atPath: end, contents: nil)
         }
         #expect(reached == "200", "\(r.stderr)")
+        #expect(echoed == "echo hi\n", "\(r.stderr)")
+        #expect(r.stderr.contains("--forward auto: 127.0.0.1:8125/udp now reaches the command's port 8125/udp"), "\(r.stderr)")
         #expect(loopbackOnly == "000", "a listener on the command's loopback is not reachable through the TUN")
         #expect(afterStop == "000", "\(r.stderr)")
         #expect(r.status == 0, "\(r.stderr)")

@@ -43,6 +43,21 @@ import Testing
         }
     }
 
+    /// `--forward auto`'s UDP question: bound sockets not connected anywhere
+    /// (a server's) are listed with their port; a connected one is not.
+    @Test func unconnectedUDPSocketsAreListed() throws {
+        let loopback = SysIPAddress("127.0.0.1")!
+        let server = try Socket(.udp, family: .v4)
+        try server.bind(SocketAddress(loopback, port: 0))
+        let serverPort = try #require(server.localAddress as SocketAddress?).port
+        let client = try Socket(.udp, family: .v4)
+        _ = try client.connect(to: SocketAddress(loopback, port: serverPort))
+        let clientPort = try #require(client.localAddress as SocketAddress?).port
+        let found = try SocketDiagnostics().unconnectedUDPSockets(family: .v4)
+        #expect(found.contains { $0.localPort == serverPort && $0.remotePort == 0 })
+        #expect(!found.contains { $0.localPort == clientPort })
+    }
+
     @Test func aConnectingTCPSocketIsFoundByItsAddressesAndLeadsToThisProcess() throws {
         let loopback = SysIPAddress("127.0.0.1")!
         try Self.connection(listener: loopback) { client, serverPort, clientPort in
