@@ -24,6 +24,9 @@ public struct ProxyCommand {
         public var control = ControlSocketOption.standard
         /// `--sniff`: tunnels to an address are answered first and decided on their first bytes.
         public var sniff = false
+        /// Whether --listen or --http-listen was given; if not, the profile's
+        /// socks5-listen and http-listen (Surge's keys) are the listeners, if any.
+        public var listenersGiven = false
 
         public init(socksListen: String? = nil, httpListen: String? = nil, profile: String? = nil, auth: String? = nil) {
             self.socksListen = socksListen; self.httpListen = httpListen; self.profile = profile; self.auth = auth
@@ -49,8 +52,8 @@ public struct ProxyCommand {
             case "--listen", "--http-listen", "--profile", "--auth", "--har", "--har-body-limit", "--flow-log", "--control":
                 guard let value = rest.popFirst() else { return .failure(UsageError("sluice proxy: \(first) needs a value")) }
                 switch first {
-                case "--listen": options.socksListen = value
-                case "--http-listen": options.httpListen = value
+                case "--listen": options.socksListen = value; options.listenersGiven = true
+                case "--http-listen": options.httpListen = value; options.listenersGiven = true
                 case "--profile": options.profile = value
                 case "--har": options.har = value
                 case "--flow-log": options.flowLog = value
@@ -101,16 +104,21 @@ public struct ProxyCommand {
         configuration.credentials = try Self.credentials(options.auth)
         configuration.sniffAddressTargets = options.sniff
         var shown: [String] = []
-        for (text, option) in [(options.socksListen, "--listen"), (options.httpListen, "--http-listen")] {
+        let profile = try TunnelSession.loadProfile(options.profile)
+        var listeners = [(options.socksListen, "--listen"), (options.httpListen, "--http-listen")]
+        if !options.listenersGiven, let general = profile?.general, general.socksListen != nil || general.httpListen != nil {
+            listeners = [(general.socksListen, "socks5-listen"), (general.httpListen, "http-listen")]
+        }
+        for (text, option) in listeners {
             guard let text else { continue }
             let (address, ip) = try Self.listenAddress(text, option: option)
             do { try ListenPolicy.check(address: ip, port: address.port, authenticated: configuration.credentials != nil) } catch {
                 throw EngineError.report("sluice proxy: \(error)")
             }
-            if option == "--listen" { configuration.socksAddress = address } else { configuration.httpAddress = address }
-            shown.append("\(option == "--listen" ? "SOCKS5" : "HTTP") on \(address)")
+            let isSOCKS = option == "--listen" || option == "socks5-listen"
+            if isSOCKS { configuration.socksAddress = address } else { configuration.httpAddress = address }
+            shown.append("\(isSOCKS ? "SOCKS5" : "HTTP") on \(address)")
         }
-        let profile = try TunnelSession.loadProfile(options.profile)
         configuration.resolvers = profile?.general.dnsServers ?? []
         // Each client and each upstream connection holds a socket (see OpenFilesLimit).
         OpenFilesLimit.raiseSoftToHard()

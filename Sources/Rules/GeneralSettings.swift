@@ -27,6 +27,10 @@ public struct GeneralSettings: Equatable, Sendable {
     /// url-test groups that give no url= or timeout= of their own.
     public var proxyTestURL: String?
     public var testTimeout: Int?
+    /// Surge's socks5-listen and http-listen (`ADDRESS:PORT`): `sluice proxy`'s
+    /// listeners when its command line names none.
+    public var socksListen: String?
+    public var httpListen: String?
 
     public static let defaultFakeIPRange = IPv4Prefix(network: IPv4Address(198, 18, 0, 0), length: 15)!
 

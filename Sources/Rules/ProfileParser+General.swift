@@ -3,7 +3,8 @@ import Wire
 /// [General], [Host] and [Capture]: `key = value` sections of settings.
 extension ProfileBuilder {
     static let generalKeys = ["loglevel", "dns-mode", "dns-server", "fake-ip-range", "mtu", "routing-mark", "geoip-database", "asn-database",
-                              "always-real-ip", "ipv6", "exclude-simple-hostnames", "proxy-test-url", "test-timeout"]
+                              "always-real-ip", "ipv6", "exclude-simple-hostnames", "proxy-test-url", "test-timeout",
+                              "socks5-listen", "http-listen"]
     /// Surge's [General] keys that mean nothing to Sluice, and why: a pasted
     /// Surge profile loads, each of these said once as a warning.
     static let surgeOnlyKeys: [String: String] = [
@@ -17,8 +18,6 @@ extension ProfileBuilder {
         "encrypted-dns-follow-outbound-mode": "Sluice asks resolvers over UDP and TCP",
         "encrypted-dns-skip-cert-verification": "Sluice asks resolvers over UDP and TCP",
         "doh-server": "Sluice asks resolvers over UDP and TCP; list them in dns-server",
-        "http-listen": "give sluice proxy --http-listen",
-        "socks5-listen": "give sluice proxy --listen",
         "allow-wifi-access": "give sluice proxy a non-loopback --listen (with --auth)",
         "wifi-access-http-port": "give sluice proxy --http-listen",
         "wifi-access-socks5-port": "give sluice proxy --listen",
@@ -106,6 +105,16 @@ extension ProfileBuilder {
             general.proxyTestURL = value
         case "test-timeout":
             general.testTimeout = integer(value, 1 ... 300, what: "test-timeout", line: n, column: column)
+        case "socks5-listen", "http-listen":
+            // ADDRESS:PORT, [V6]:PORT; `sluice proxy` checks the address when it binds it.
+            var host = value.lastIndex(of: ":").map { value[..<$0] } ?? ""
+            if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+            guard let colon = value.lastIndex(of: ":"), let port = UInt16(value[value.index(after: colon)...]), port > 0,
+                  IPAddress(String(host)) != nil else {
+                error(n, column, "\(key) wants ADDRESS:PORT, got '\(value)'", hint: "write 127.0.0.1:6152, or [::1]:6152")
+                return
+            }
+            if key == "http-listen" { general.httpListen = value } else { general.socksListen = value }
         default:
             break
         }

@@ -128,7 +128,8 @@ commands:
         upstream proxies, REJECT), as the tunnel's flows do: SOCKS5 (CONNECT,
         and UDP ASSOCIATE, through udp-relay proxies too) on --listen (default
         127.0.0.1:1080) and an HTTP proxy (CONNECT and absolute-form requests,
-        kept alive) on --http-listen. Plain HTTP requests also get the
+        kept alive) on --http-listen; without either, the profile's
+        socks5-listen and http-listen if it has them. Plain HTTP requests also get the
         profile's URL Rewrite, Map Local, Header Rewrite and [Statistics]
         (tables in the summary); --har and --flow-log record them (and
         --flow-log every connection) as exec's do. --auth requires RFC 1929

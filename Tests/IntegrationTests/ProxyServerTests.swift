@@ -626,6 +626,25 @@ final class ProxyServerTests {
         #expect(r.output == "hello from nginx\n", "\(r.output)\n\(summary)")
     }
 
+    /// A Surge profile's socks5-listen and http-listen are the listeners when
+    /// the command line names none (one it names wins).
+    @Test func theProfilesListenersAreUsedWhenNoneAreGiven() throws {
+        let path = try profile("""
+        [General]
+        socks5-listen = 127.0.0.1:11097
+        http-listen = 127.0.0.1:18097
+        [Rule]
+        FINAL,DIRECT
+        """)
+        let server = try start(["--profile", path], ports: [11097, 18097])
+        let r = try client("""
+        curl -sS -m 10 --socks5 127.0.0.1:11097 http://10.88.0.2:8080/hello.txt
+        curl -sS -m 10 --proxy http://127.0.0.1:18097 http://10.88.0.2:8080/hello.txt
+        """)
+        let summary = server.stop()
+        #expect(r.output == "hello from nginx\nhello from nginx\n", "\(r.output)\n\(summary)")
+    }
+
     /// SRC-IP sees the proxy's client: one bound to 127.0.0.2 is refused, one
     /// from 127.0.0.1 goes through.
     @Test func sourceIPRulesSeeTheClientsAddress() throws {

@@ -19,6 +19,7 @@ import Wire
     always-real-ip = *.stun.test, voice.test, xbox.*.game.test
     encrypted-dns-server = https://10.0.0.53/dns-query
     http-listen = 0.0.0.0:6152
+    socks5-listen = [::1]:6153
     [Proxy]
     a = socks5, 10.0.0.1, 1080
     b = socks5, 10.0.0.2, 1080
@@ -36,6 +37,7 @@ import Wire
         #expect(!profile.general.excludeSimpleHostnames)
         #expect(!profile.general.ipv6)
         #expect(profile.general.realIPNames == ["*.stun.test", "voice.test"])
+        #expect(profile.general.httpListen == "0.0.0.0:6152" && profile.general.socksListen == "[::1]:6153")
         let auto = try #require(profile.groups.first { $0.name == "auto" })
         #expect(auto.url == "http://health.test/generate_204" && auto.timeout == 3)
         let fallback = try #require(profile.groups.first { $0.name == "fb" })
@@ -47,7 +49,6 @@ import Wire
             "8: 'internet-test-url' is Surge's and has no effect in Sluice",
             "10: always-real-ip entry 'xbox.*.game.test' is left out",
             "11: 'encrypted-dns-server' is Surge's and has no effect in Sluice",
-            "12: 'http-listen' is Surge's and has no effect in Sluice",
         ], "\(warnings)")
         #expect(profile.warnings.allSatisfy { !$0.hint.isEmpty })
     }
