@@ -96,16 +96,9 @@ enum UserNamespaceSetup {
                 fail("making a user namespace (unshare): \(error)")
             }
         }
-        let tun: Int32
-        do { tun = try NamespaceSetup(name: "the command's user namespace", mtu: mtu).openTun(routes: .defaultRoutes) } catch {
-            if case let .system(what, _, _) = error as? EngineError ?? .usage(""), what.hasPrefix("opening /dev/net/tun") {
-                fail(explainTunDevice())
-            }
-            fail("\(error)")
-        }
+        makeTun(in: "the command's user namespace", mtu: mtu, routes: .defaultRoutes)
         // Best effort: without it ping fails in the command as it would for this user anyway.
         try? UserNamespace.allowPing()
-        send(tun: tun)
         Launcher.exec(bindingResolvConf: resolv, openFilesSoftLimit: openFilesSoftLimit, switchingToSudoUser: false, command: command)
     }
 
@@ -120,15 +113,19 @@ enum UserNamespaceSetup {
                 fail("joining the network namespace \(file): \(error)")
             }
         }
-        let tun: Int32
-        do { tun = try NamespaceSetup(name: file, mtu: mtu).openTun(routes: .halves) } catch {
-            if case let .system(what, _, _) = error as? EngineError ?? .usage(""), what.hasPrefix("opening /dev/net/tun") {
-                fail(explainTunDevice())
-            }
-            fail("\(error)")
-        }
-        send(tun: tun)
+        makeTun(in: file, mtu: mtu, routes: .halves)
         ProcessControl.exit(0)
+    }
+
+    /// In the namespace just entered: the TUN with its addresses and `routes`,
+    /// handed to Sluice with a sock_diag socket of the namespace; on failure
+    /// the helper says why and ends.
+    private static func makeTun(in name: String, mtu: Int, routes: NamespaceSetup.RouteStyle) {
+        // The device's own permission first: the usual reason, and one with a known remedy.
+        guard Files.isReadableAndWritable("/dev/net/tun") else { fail(explainTunDevice()) }
+        let tun: Int32
+        do { tun = try NamespaceSetup(name: name, mtu: mtu).openTun(routes: routes) } catch { fail("\(error)") }
+        send(tun: tun)
     }
 
     /// Hands the TUN and a sock_diag socket of this namespace to Sluice.

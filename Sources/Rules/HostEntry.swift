@@ -35,12 +35,6 @@ public struct HostEntry: Equatable, Sendable, CustomStringConvertible {
         self.init(name: name, value: .address(address), line: line)
     }
 
-    /// The address, for `NAME = ADDRESS`.
-    public var address: IPAddress? {
-        if case let .address(address) = value { return address }
-        return nil
-    }
-
     public var isWildcard: Bool { name.hasPrefix("*.") }
 
     /// Whether `queried` (lowercased, no trailing dot) is answered by this entry.

@@ -44,7 +44,7 @@ extension ProfileBuilder {
     mutating func readGeneral(_ line: ProfileLexer.Line) {
         guard let (key, keyColumn, raw, column) = keyValueLine(line, example: "loglevel = info") else { return }
         if let reason = Self.surgeOnlyKeys[key] {
-            warning(line.number, keyColumn, "'\(key)' is Surge's and has no effect in Sluice", hint: reason)
+            surgeOnly(key, line: line.number, column: keyColumn, reason: reason)
             return
         }
         guard Self.generalKeys.contains(key) else {

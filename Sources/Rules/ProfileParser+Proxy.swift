@@ -104,7 +104,7 @@ extension ProfileBuilder {
                 ok = false; continue
             }
             if let reason = Self.surgeProxyParameters[key] {
-                warning(line, field.column, "'\(key)' is Surge's and has no effect in Sluice", hint: reason)
+                surgeOnly(key, line: line, column: field.column, reason: reason)
                 continue
             }
             guard keys.contains(key) else {
@@ -200,7 +200,7 @@ extension ProfileBuilder {
                 continue
             }
             if let reason = Self.surgeGroupParameters[key] {
-                warning(n, field.column, "'\(key)' is Surge's and has no effect in Sluice", hint: reason)
+                surgeOnly(key, line: n, column: field.column, reason: reason)
                 continue
             }
             guard keys.contains(key) else {

@@ -100,6 +100,11 @@ struct ProfileBuilder {
         return false
     }
 
+    /// A Surge setting (key, parameter) Sluice skips: said with why, so a pasted profile loads.
+    mutating func surgeOnly(_ key: String, line: Int, column: Int, reason: String) {
+        warning(line, column, "'\(key)' is Surge's and has no effect in Sluice", hint: reason)
+    }
+
     mutating func warning(_ line: Int, _ column: Int? = nil, _ message: String, hint: String = "") {
         warnings.append(ProfileError(file: file, line: line, column: column, severity: .warning, message: message, hint: hint))
     }

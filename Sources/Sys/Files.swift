@@ -63,6 +63,12 @@ public enum Files {
         _ = try valueOrErrno { Glibc.rename(from, to) }.get()
     }
 
+    /// Whether this process may open `path` for reading and writing
+    /// (access(2), by its real user and group).
+    public static func isReadableAndWritable(_ path: String) -> Bool {
+        access(path, R_OK | W_OK) == 0
+    }
+
     /// Whether `path` names something (stat succeeds).
     public static func exists(_ path: String) -> Bool {
         var info = stat()
