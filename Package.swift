@@ -30,7 +30,9 @@ let package = Package(
         // Pure layers: no syscalls, no clock, no Foundation.
         .target(name: "Wire", swiftSettings: strict),
         .target(name: "Stack", dependencies: ["Wire"], swiftSettings: strict),
-        .target(name: "HTTP", dependencies: ["Wire"], swiftSettings: strict),
+        // Hashes, ciphers and signatures for QUIC sniffing and TLS.
+        .target(name: "Crypto", swiftSettings: strict),
+        .target(name: "HTTP", dependencies: ["Wire", "Crypto"], swiftSettings: strict),
         .target(name: "Rules", dependencies: ["Wire", "HTTP"], swiftSettings: strict),
         .target(name: "Relay", dependencies: ["Wire", "HTTP"], swiftSettings: strict),
 
@@ -52,7 +54,8 @@ let package = Package(
 
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StackTests", dependencies: ["Stack", "Wire", "TestSupport"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "Wire", "HTTP", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
         .testTarget(name: "SysTests", dependencies: ["Sys", "TestSupport"]),

@@ -1,3 +1,5 @@
+package import Crypto
+
 /// A QUIC client's Initial packets (RFC 9000 §17.2.2), opened as any
 /// on-path observer can: their keys come from the Destination Connection ID
 /// in the clear (RFC 9001 §5.2), so that only the version's salt is needed.
@@ -55,12 +57,12 @@ package enum QUICInitial {
         package let headerProtection: AES128
 
         package init(version: Version, destinationConnectionID: [UInt8]) {
-            let initialSecret = HKDF.extract(salt: version.salt, inputKeyingMaterial: destinationConnectionID)
-            let clientSecret = HKDF.expandLabel(secret: initialSecret, label: "client in", length: 32)
-            key = HKDF.expandLabel(secret: clientSecret, label: version.keyLabel, length: 16)
-            iv = HKDF.expandLabel(secret: clientSecret, label: version.ivLabel, length: 12)
+            let initialSecret = HKDF<SHA256>.extract(salt: version.salt, inputKeyingMaterial: destinationConnectionID)
+            let clientSecret = HKDF<SHA256>.expandLabel(secret: initialSecret, label: "client in", length: 32)
+            key = HKDF<SHA256>.expandLabel(secret: clientSecret, label: version.keyLabel, length: 16)
+            iv = HKDF<SHA256>.expandLabel(secret: clientSecret, label: version.ivLabel, length: 12)
             // 16 bytes from HKDF always make a key.
-            headerProtection = AES128(key: HKDF.expandLabel(secret: clientSecret, label: version.headerProtectionLabel, length: 16))!
+            headerProtection = AES128(key: HKDF<SHA256>.expandLabel(secret: clientSecret, label: version.headerProtectionLabel, length: 16))!
         }
     }
 

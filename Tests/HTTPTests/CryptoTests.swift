@@ -1,5 +1,6 @@
 import Testing
 @testable import HTTP
+import Crypto
 
 // Published test vectors for the primitives that open QUIC Initial packets.
 // Where a value is not from a specification the comment says how it was
@@ -64,105 +65,6 @@ private func hex(_ text: String) -> [UInt8] { QUICFixtures.hex(text) }
     }
 }
 
-@Suite struct HMACSHA256Tests {
-    func mac(key: [UInt8], _ message: String) -> [UInt8] {
-        HMACSHA256.authenticationCode(key: key, message: Array(message.utf8))
-    }
-
-    // RFC 4231 §4.2, test case 1.
-    @Test func keyShorterThanTheDigest() {
-        #expect(mac(key: [UInt8](repeating: 0x0B, count: 20), "Hi There")
-            == hex("b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"))
-    }
-
-    // RFC 4231 §4.3, test case 2.
-    @Test func keyShorterThanTheBlock() {
-        #expect(mac(key: Array("Jefe".utf8), "what do ya want for nothing?")
-            == hex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"))
-    }
-
-    // RFC 4231 §4.4, test case 3: bytes that are not text.
-    @Test func binaryKeyAndData() {
-        let code = HMACSHA256.authenticationCode(key: [UInt8](repeating: 0xAA, count: 20),
-                                                 message: [UInt8](repeating: 0xDD, count: 50))
-        #expect(code == hex("773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"))
-    }
-
-    // RFC 4231 §4.5, test case 4.
-    @Test func twentyFiveByteKey() {
-        let code = HMACSHA256.authenticationCode(key: Array(1 ... 25), message: [UInt8](repeating: 0xCD, count: 50))
-        #expect(code == hex("82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b"))
-    }
-
-    // RFC 4231 §4.7, test case 6: a 131-byte key is hashed first.
-    @Test func keyLongerThanTheBlock() {
-        #expect(mac(key: [UInt8](repeating: 0xAA, count: 131), "Test Using Larger Than Block-Size Key - Hash Key First")
-            == hex("60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"))
-    }
-
-    // RFC 4231 §4.8, test case 7: long key and a message of several blocks.
-    @Test func keyAndMessageLongerThanTheBlock() {
-        let message = "This is a test using a larger than block-size key and a larger than block-size data."
-            + " The key needs to be hashed before being used by the HMAC algorithm."
-        #expect(mac(key: [UInt8](repeating: 0xAA, count: 131), message)
-            == hex("9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"))
-    }
-
-    // A 64-byte key is used as is and a 65-byte one hashed (RFC 2104 §2); an
-    // off-by-one there passes every RFC 4231 case. Keys are bytes 0..<n, the
-    // message "Sluice"; computed with Python's hmac.
-    @Test(arguments: [
-        (63, "73b25ea2ca41239558e1f0b538bb865a523741fd3dfa88510f1e7ebfa4379988"),
-        (64, "9c127421e14d07ccaf37fe64eb38612024763fda6c39bec37c1667bf8b049440"),
-        (65, "2c2e59572fc81e48a195a153cdf4dd962573ee774f68b7fae05522391a3c7e73"),
-    ])
-    func keysAroundTheBlockSize(keyLength: Int, code: String) {
-        #expect(mac(key: (0 ..< keyLength).map { UInt8($0) }, "Sluice") == hex(code))
-    }
-}
-
-@Suite struct HKDFTests {
-    // RFC 5869 Appendix A.1, test case 1.
-    @Test func basicCase() {
-        let prk = HKDF.extract(salt: Array(0x00 ... 0x0C), inputKeyingMaterial: [UInt8](repeating: 0x0B, count: 22))
-        #expect(prk == hex("077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5"))
-        let okm = HKDF.expand(pseudorandomKey: prk, info: Array(0xF0 ... 0xF9), length: 42)
-        #expect(okm == hex("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"))
-    }
-
-    // RFC 5869 Appendix A.2, test case 2: 80-byte inputs, three output blocks.
-    @Test func longerInputsAndOutputs() {
-        let prk = HKDF.extract(salt: Array(0x60 ... 0xAF), inputKeyingMaterial: Array(0x00 ... 0x4F))
-        #expect(prk == hex("06a6b88c5853361a06104c9ceb35b45cef760014904671014a193f40c15fc244"))
-        let okm = HKDF.expand(pseudorandomKey: prk, info: Array(0xB0 ... 0xFF), length: 82)
-        #expect(okm == hex("""
-            b11e398dc80327a1c8e7f78c596a49344f012eda2d4efad8a050cc4c19afa97c
-            59045a99cac7827271cb41c65e590e09da3275600c2f09b8367793a9aca3db71
-            cc30c58179ec3e87c14c01d5c1f3434f1d87
-            """))
-    }
-
-    // RFC 5869 Appendix A.3, test case 3: an empty salt acts as 32 zero bytes.
-    @Test func emptySaltAndInfo() {
-        let prk = HKDF.extract(salt: [], inputKeyingMaterial: [UInt8](repeating: 0x0B, count: 22))
-        #expect(prk == hex("19ef24a32c717b167f33a91d6f648bdf96596776afdb6377ac434c1c293ccb04"))
-        let okm = HKDF.expand(pseudorandomKey: prk, info: [], length: 42)
-        #expect(okm == hex("8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8"))
-    }
-
-    // Each output block depends only on the ones before it, so a shorter
-    // request is a prefix of a longer one, including at the 32-byte seam.
-    @Test func shorterOutputIsAPrefix() {
-        let prk = hex("06a6b88c5853361a06104c9ceb35b45cef760014904671014a193f40c15fc244")
-        let long = HKDF.expand(pseudorandomKey: prk, info: [1, 2, 3], length: 82)
-        #expect(long.count == 82)
-        for length in [1, 16, 31, 32, 33, 64, 65] {
-            #expect(HKDF.expand(pseudorandomKey: prk, info: [1, 2, 3], length: length) == Array(long.prefix(length)),
-                    "length \(length)")
-        }
-    }
-}
-
 @Suite struct HKDFExpandLabelTests {
     let version1InitialSecret = hex("7db5df06e7a69e432496adedb00851923595221596ae2ae9fb8115c1e9ed0a44")
     let version2InitialSecret = hex("2062e8b3cd8d52092614b8071d0aa1fb7c2e3ac193f78b280e72d8f5751f6aba")
@@ -182,72 +84,72 @@ private func hex(_ text: String) -> [UInt8] { QUICFixtures.hex(text) }
     ] as [(String, Int, String)])
     func labelEncodesAsTheRFCsHkdfLabel(label: String, length: Int, info: String) {
         let secret = version1InitialSecret
-        #expect(HKDF.expandLabel(secret: secret, label: label, length: length)
-            == HKDF.expand(pseudorandomKey: secret, info: hex(info), length: length))
+        #expect(HKDF<SHA256>.expandLabel(secret: secret, label: label, length: length)
+            == HKDF<SHA256>.expand(pseudorandomKey: secret, info: hex(info), length: length))
     }
 
     // RFC 9001 Appendix A.1.
     @Test func version1InitialKeys() {
-        let initial = HKDF.extract(salt: QUICFixtures.version1Salt, inputKeyingMaterial: QUICFixtures.exampleDestinationConnectionID)
+        let initial = HKDF<SHA256>.extract(salt: QUICFixtures.version1Salt, inputKeyingMaterial: QUICFixtures.exampleDestinationConnectionID)
         #expect(initial == version1InitialSecret)
 
-        let client = HKDF.expandLabel(secret: initial, label: "client in", length: 32)
+        let client = HKDF<SHA256>.expandLabel(secret: initial, label: "client in", length: 32)
         #expect(client == hex("c00cf151ca5be075ed0ebfb5c80323c42d6b7db67881289af4008f1f6c357aea"))
-        #expect(HKDF.expandLabel(secret: client, label: "quic key", length: 16) == hex("1f369613dd76d5467730efcbe3b1a22d"))
-        #expect(HKDF.expandLabel(secret: client, label: "quic iv", length: 12) == hex("fa044b2f42a3fd3b46fb255c"))
-        #expect(HKDF.expandLabel(secret: client, label: "quic hp", length: 16) == hex("9f50449e04a0e810283a1e9933adedd2"))
+        #expect(HKDF<SHA256>.expandLabel(secret: client, label: "quic key", length: 16) == hex("1f369613dd76d5467730efcbe3b1a22d"))
+        #expect(HKDF<SHA256>.expandLabel(secret: client, label: "quic iv", length: 12) == hex("fa044b2f42a3fd3b46fb255c"))
+        #expect(HKDF<SHA256>.expandLabel(secret: client, label: "quic hp", length: 16) == hex("9f50449e04a0e810283a1e9933adedd2"))
 
-        let server = HKDF.expandLabel(secret: initial, label: "server in", length: 32)
+        let server = HKDF<SHA256>.expandLabel(secret: initial, label: "server in", length: 32)
         #expect(server == hex("3c199828fd139efd216c155ad844cc81fb82fa8d7446fa7d78be803acdda951b"))
-        #expect(HKDF.expandLabel(secret: server, label: "quic key", length: 16) == hex("cf3a5331653c364c88f0f379b6067e37"))
-        #expect(HKDF.expandLabel(secret: server, label: "quic iv", length: 12) == hex("0ac1493ca1905853b0bba03e"))
-        #expect(HKDF.expandLabel(secret: server, label: "quic hp", length: 16) == hex("c206b8d9b9f0f37644430b490eeaa314"))
+        #expect(HKDF<SHA256>.expandLabel(secret: server, label: "quic key", length: 16) == hex("cf3a5331653c364c88f0f379b6067e37"))
+        #expect(HKDF<SHA256>.expandLabel(secret: server, label: "quic iv", length: 12) == hex("0ac1493ca1905853b0bba03e"))
+        #expect(HKDF<SHA256>.expandLabel(secret: server, label: "quic hp", length: 16) == hex("c206b8d9b9f0f37644430b490eeaa314"))
     }
 
     // RFC 9369 Appendix A.1: a different salt and "quicv2" labels.
     @Test func version2InitialKeys() {
-        let initial = HKDF.extract(salt: QUICFixtures.version2Salt, inputKeyingMaterial: QUICFixtures.exampleDestinationConnectionID)
+        let initial = HKDF<SHA256>.extract(salt: QUICFixtures.version2Salt, inputKeyingMaterial: QUICFixtures.exampleDestinationConnectionID)
         #expect(initial == version2InitialSecret)
 
-        let client = HKDF.expandLabel(secret: initial, label: "client in", length: 32)
+        let client = HKDF<SHA256>.expandLabel(secret: initial, label: "client in", length: 32)
         #expect(client == hex("14ec9d6eb9fd7af83bf5a668bc17a7e283766aade7ecd0891f70f9ff7f4bf47b"))
-        #expect(HKDF.expandLabel(secret: client, label: "quicv2 key", length: 16) == hex("8b1a0bc121284290a29e0971b5cd045d"))
-        #expect(HKDF.expandLabel(secret: client, label: "quicv2 iv", length: 12) == hex("91f73e2351d8fa91660e909f"))
-        #expect(HKDF.expandLabel(secret: client, label: "quicv2 hp", length: 16) == hex("45b95e15235d6f45a6b19cbcb0294ba9"))
+        #expect(HKDF<SHA256>.expandLabel(secret: client, label: "quicv2 key", length: 16) == hex("8b1a0bc121284290a29e0971b5cd045d"))
+        #expect(HKDF<SHA256>.expandLabel(secret: client, label: "quicv2 iv", length: 12) == hex("91f73e2351d8fa91660e909f"))
+        #expect(HKDF<SHA256>.expandLabel(secret: client, label: "quicv2 hp", length: 16) == hex("45b95e15235d6f45a6b19cbcb0294ba9"))
 
-        let server = HKDF.expandLabel(secret: initial, label: "server in", length: 32)
+        let server = HKDF<SHA256>.expandLabel(secret: initial, label: "server in", length: 32)
         #expect(server == hex("0263db1782731bf4588e7e4d93b7463907cb8cd8200b5da55a8bd488eafc37c1"))
-        #expect(HKDF.expandLabel(secret: server, label: "quicv2 key", length: 16) == hex("82db637861d55e1d011f19ea71d5d2a7"))
-        #expect(HKDF.expandLabel(secret: server, label: "quicv2 iv", length: 12) == hex("dd13c276499c0249d3310652"))
-        #expect(HKDF.expandLabel(secret: server, label: "quicv2 hp", length: 16) == hex("edf6d05c83121201b436e16877593c3a"))
+        #expect(HKDF<SHA256>.expandLabel(secret: server, label: "quicv2 key", length: 16) == hex("82db637861d55e1d011f19ea71d5d2a7"))
+        #expect(HKDF<SHA256>.expandLabel(secret: server, label: "quicv2 iv", length: 12) == hex("dd13c276499c0249d3310652"))
+        #expect(HKDF<SHA256>.expandLabel(secret: server, label: "quicv2 hp", length: 16) == hex("edf6d05c83121201b436e16877593c3a"))
     }
 
     // RFC 9001 Appendix A.5 and RFC 9369 Appendix A.5: 32-byte outputs, so the
     // length field of the HkdfLabel is exercised beyond the Initial sizes.
     @Test func chaChaShortHeaderKeys() {
         let secret = hex("9ac312a7f877468ebe69422748ad00a15443f18203a07d6060f688f30f21632b")
-        #expect(HKDF.expandLabel(secret: secret, label: "quic key", length: 32)
+        #expect(HKDF<SHA256>.expandLabel(secret: secret, label: "quic key", length: 32)
             == hex("c6d98ff3441c3fe1b2182094f69caa2ed4b716b65488960a7a984979fb23e1c8"))
-        #expect(HKDF.expandLabel(secret: secret, label: "quic iv", length: 12) == hex("e0459b3474bdd0e44a41c144"))
-        #expect(HKDF.expandLabel(secret: secret, label: "quic hp", length: 32)
+        #expect(HKDF<SHA256>.expandLabel(secret: secret, label: "quic iv", length: 12) == hex("e0459b3474bdd0e44a41c144"))
+        #expect(HKDF<SHA256>.expandLabel(secret: secret, label: "quic hp", length: 32)
             == hex("25a282b9e82f06f21f488917a4fc8f1b73573685608597d0efcb076b0ab7a7a4"))
-        #expect(HKDF.expandLabel(secret: secret, label: "quic ku", length: 32)
+        #expect(HKDF<SHA256>.expandLabel(secret: secret, label: "quic ku", length: 32)
             == hex("1223504755036d556342ee9361d253421a826c9ecdf3c7148684b36b714881f9"))
 
-        #expect(HKDF.expandLabel(secret: secret, label: "quicv2 key", length: 32)
+        #expect(HKDF<SHA256>.expandLabel(secret: secret, label: "quicv2 key", length: 32)
             == hex("3bfcddd72bcf02541d7fa0dd1f5f9eeea817e09a6963a0e6c7df0f9a1bab90f2"))
-        #expect(HKDF.expandLabel(secret: secret, label: "quicv2 iv", length: 12) == hex("a6b5bc6ab7dafce30ffff5dd"))
-        #expect(HKDF.expandLabel(secret: secret, label: "quicv2 hp", length: 32)
+        #expect(HKDF<SHA256>.expandLabel(secret: secret, label: "quicv2 iv", length: 12) == hex("a6b5bc6ab7dafce30ffff5dd"))
+        #expect(HKDF<SHA256>.expandLabel(secret: secret, label: "quicv2 hp", length: 32)
             == hex("d659760d2ba434a226fd37b35c69e2da8211d10c4f12538787d65645d5d1b8e2"))
-        #expect(HKDF.expandLabel(secret: secret, label: "quicv2 ku", length: 32)
+        #expect(HKDF<SHA256>.expandLabel(secret: secret, label: "quicv2 ku", length: 32)
             == hex("c69374c49e3d2a9466fa689e49d476db5d0dfbc87d32ceeaa6343fd0ae4c7d88"))
     }
 
     // RFC 9369 §3.3.3: the Retry Integrity Tag key and nonce.
     @Test func version2RetryKeyAndNonce() {
         let secret = hex("c4dd2484d681aefa4ff4d69c2c20299984a765a5d3c31982f38fc74162155e9f")
-        #expect(HKDF.expandLabel(secret: secret, label: "quicv2 key", length: 16) == hex("8fb4b01b56ac48e260fbcbcead7ccc92"))
-        #expect(HKDF.expandLabel(secret: secret, label: "quicv2 iv", length: 12) == hex("d86969bc2d7c6d9990efb04a"))
+        #expect(HKDF<SHA256>.expandLabel(secret: secret, label: "quicv2 key", length: 16) == hex("8fb4b01b56ac48e260fbcbcead7ccc92"))
+        #expect(HKDF<SHA256>.expandLabel(secret: secret, label: "quicv2 iv", length: 12) == hex("d86969bc2d7c6d9990efb04a"))
     }
 }
 

@@ -1,9 +1,9 @@
-/// SHA-256 (FIPS 180-4 §6.2), for the HKDF that derives QUIC's Initial keys.
-/// Sniffing hashes a few hundred bytes per new QUIC flow, so clarity wins
-/// over speed here; nothing on the per-packet path calls it.
-enum SHA256 {
-    static let digestSize = 32
-    static let blockSize = 64
+/// SHA-256 (FIPS 180-4 §6.2): QUIC's Initial keys, TLS 1.3's transcript and
+/// key schedule, certificate digests. Each use hashes a handshake's worth of
+/// bytes, never a packet stream, so clarity wins over speed here.
+package enum SHA256: HashFunction {
+    package static let digestSize = 32
+    package static let blockSize = 64
 
     private static let roundConstants: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -20,7 +20,7 @@ enum SHA256 {
         0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
     ]
 
-    static func hash(_ bytes: [UInt8]) -> [UInt8] {
+    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
         // §5.1.1: a 1, zeros to 56 mod 64, then the length in bits, big-endian.
         var message = bytes
         message.append(0x80)
