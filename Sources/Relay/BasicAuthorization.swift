@@ -1,3 +1,4 @@
+internal import Crypto
 internal import HTTP
 
 extension ProxyCredentials {

@@ -1,3 +1,5 @@
+internal import Crypto
+
 /// The server side of SOCKS5 for `sluice proxy`'s local listener: negotiates
 /// the method, checks RFC 1929 credentials when it has some, and turns the
 /// request into an action. The engine connects (or binds a UDP relay) and

@@ -4,20 +4,6 @@ import Crypto
 // HMAC and HKDF over SHA-256 against their RFCs' vectors. (SHA-256, AES and
 // AES-GCM are tested in HTTPTests, beside the QUIC packets that use them.)
 
-func hex(_ text: String) -> [UInt8] {
-    let digits = Array(text.utf8).filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\n") }
-    precondition(digits.count % 2 == 0)
-    func value(_ c: UInt8) -> UInt8 {
-        switch c {
-        case UInt8(ascii: "0") ... UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a") ... UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A") ... UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: preconditionFailure("not a hex digit in a test vector")
-        }
-    }
-    return stride(from: 0, to: digits.count, by: 2).map { value(digits[$0]) << 4 | value(digits[$0 + 1]) }
-}
-
 @Suite struct HMACSHA256Tests {
     func mac(key: [UInt8], _ message: String) -> [UInt8] {
         HMAC<SHA256>.authenticationCode(key: key, message: Array(message.utf8))

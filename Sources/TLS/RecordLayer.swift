@@ -1,0 +1,93 @@
+/// Both directions of records for one connection (RFC 8446 §5): framing,
+/// the current protection each way, the handshake messages inside handshake
+/// records, alerts, and the change_cipher_spec records that middlebox
+/// compatibility mode sends and §5 says to drop.
+package struct RecordLayer {
+    private var framer = RecordFramer()
+    private var handshakeFramer = HandshakeFramer()
+    /// Nil while records are in the clear (the hellos).
+    package var reading: RecordProtection?
+    package var writing: RecordProtection?
+    /// §5: a change_cipher_spec of one 0x01 byte is dropped until the handshake ends.
+    package var acceptsChangeCipherSpec = true
+
+    package init() {}
+
+    /// Content of any length as records of at most 2^14 bytes each.
+    package mutating func write(_ content: [UInt8], type: ContentType) -> [UInt8] {
+        var out: [UInt8] = []
+        var offset = 0
+        repeat {
+            let end = min(offset + 16384, content.count)
+            let piece = Array(content[offset ..< end])
+            if writing != nil {
+                out += writing!.seal(piece, type: type)
+            } else {
+                out += TLSRecord.encode(type: type, body: piece)
+            }
+            offset = end
+        } while offset < content.count
+        return out
+    }
+
+    /// A fatal alert, or close_notify, under the current keys (§6).
+    package mutating func alert(_ alert: TLSAlert) -> [UInt8] {
+        write([alert == .closeNotify ? 1 : 2, alert.rawValue], type: .alert)
+    }
+
+    package mutating func append(_ bytes: [UInt8]) { framer.append(bytes) }
+
+    /// What the records so far hold, one unit at a time: a whole handshake
+    /// message, a run of application data, or the peer's close_notify. Nil
+    /// when more bytes are needed.
+    package mutating func next() throws(TLSError) -> RecordContent? {
+        while true {
+            if let message = try handshakeFramer.nextMessage() { return .handshake(message) }
+            guard let record = try framer.nextRecord() else { return nil }
+            let type: ContentType
+            let content: [UInt8]
+            if record.type == .changeCipherSpec {
+                guard acceptsChangeCipherSpec, record.body == [1] else {
+                    throw TLSError(.unexpectedMessage, "a change_cipher_spec record")
+                }
+                continue
+            }
+            if reading != nil {
+                guard record.type == .applicationData else {
+                    throw TLSError(.unexpectedMessage, "a \(record.type) record in the clear after keys were set")
+                }
+                (type, content) = try reading!.open(record)
+            } else {
+                type = record.type
+                content = record.body
+            }
+            switch type {
+            case .handshake:
+                guard !content.isEmpty else { throw TLSError(.unexpectedMessage, "an empty handshake record") }
+                handshakeFramer.append(content)
+            case .alert:
+                guard content.count == 2 else { throw TLSError(.decodeError, "an alert of \(content.count) bytes") }
+                let alert = TLSAlert(rawValue: content[1]) ?? .internalError
+                if alert == .closeNotify || alert == .userCanceled { return .closeNotify }
+                throw TLSError(alert, "alert \(content[1])", sentByPeer: true)
+            case .applicationData:
+                guard reading != nil else { throw TLSError(.unexpectedMessage, "application data in the clear") }
+                guard handshakeFramer.isEmpty else {
+                    throw TLSError(.unexpectedMessage, "application data inside a handshake message")
+                }
+                if !content.isEmpty { return .applicationData(content) }
+            case .changeCipherSpec:
+                throw TLSError(.unexpectedMessage, "a protected change_cipher_spec")
+            }
+        }
+    }
+
+    /// §5.1: keys change only between messages.
+    package var isBetweenHandshakeMessages: Bool { handshakeFramer.isEmpty }
+}
+
+package enum RecordContent: Sendable, Equatable {
+    case handshake(HandshakeMessage)
+    case applicationData([UInt8])
+    case closeNotify
+}

@@ -1,0 +1,44 @@
+/// What one call into a TLS state machine produced: bytes for the peer, the
+/// application data that arrived, and what changed. The engine writes
+/// `toPeer` before anything else, so a handshake flight leaves in order.
+package struct TLSOutput: Sendable, Equatable {
+    package var toPeer: [UInt8] = []
+    package var applicationData: [UInt8] = []
+    /// Set on the call that finished the handshake.
+    package var handshakeCompleted = false
+    /// The peer sent close_notify: no more data will come from it (§6.1).
+    package var peerClosed = false
+
+    package init() {}
+}
+
+/// Where a connection is, for both sides. One `switch` over it decides
+/// what each arriving handshake message may be (RFC 8446 §A.1, §A.2).
+package enum TLSHandshakeState: Sendable, Equatable, CustomStringConvertible {
+    /// Server: waiting for the ClientHello (or the second, after a retry).
+    case awaitingClientHello(retried: Bool)
+    /// Server: its flight is sent; the client's Finished is due.
+    case awaitingClientFinished
+    /// Client: its ClientHello is sent.
+    case awaitingServerHello(retried: Bool)
+    case awaitingEncryptedExtensions
+    case awaitingCertificate
+    case awaitingCertificateVerify
+    case awaitingServerFinished
+    case connected
+    case closed
+
+    package var description: String {
+        switch self {
+        case .awaitingClientHello(let retried): retried ? "WAIT_CH2" : "WAIT_CH"
+        case .awaitingClientFinished: "WAIT_FINISHED"
+        case .awaitingServerHello(let retried): retried ? "WAIT_SH2" : "WAIT_SH"
+        case .awaitingEncryptedExtensions: "WAIT_EE"
+        case .awaitingCertificate: "WAIT_CERT"
+        case .awaitingCertificateVerify: "WAIT_CV"
+        case .awaitingServerFinished: "WAIT_SF"
+        case .connected: "CONNECTED"
+        case .closed: "CLOSED"
+        }
+    }
+}
