@@ -33,9 +33,11 @@ let package = Package(
         // Hashes, ciphers and signatures for QUIC sniffing and TLS.
         .target(name: "Crypto", swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["Wire", "Crypto"], swiftSettings: strict),
+        // DER, PEM and X.509: reading chains, checking them, issuing certificates.
+        .target(name: "X509", dependencies: ["Crypto"], swiftSettings: strict),
         // TLS 1.3 records, key schedule, messages and the client and server state machines.
         .target(name: "TLS", dependencies: ["Crypto"], swiftSettings: strict),
-        .target(name: "Rules", dependencies: ["Wire", "HTTP"], swiftSettings: strict),
+        .target(name: "Rules", dependencies: ["Wire", "Crypto", "HTTP"], swiftSettings: strict),
         .target(name: "Relay", dependencies: ["Wire", "Crypto", "HTTP"], swiftSettings: strict),
 
         // The only layer that makes syscalls.
@@ -57,6 +59,7 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StackTests", dependencies: ["Stack", "Wire", "TestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "X509Tests", dependencies: ["X509", "Crypto"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "Crypto"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "Wire", "HTTP", "TestSupport"]),

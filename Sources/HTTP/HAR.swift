@@ -1,3 +1,5 @@
+import Crypto
+
 // The HTTP Archive 1.2 model (http://www.softwareishard.com/blog/har-12-spec/),
 // written with JSONWriter. Sluice's own fields start with `_`, as the spec
 // asks of extensions. Times are milliseconds as Double; -1 means "does not apply".

@@ -1,3 +1,4 @@
+internal import Crypto
 internal import HTTP
 
 /// [URL Rewrite], [Header Rewrite], [Map Local] (blank-separated) and [Statistics].

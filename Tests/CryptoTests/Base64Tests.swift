@@ -1,5 +1,5 @@
 import Testing
-import HTTP
+import Crypto
 
 @Suite struct Base64Tests {
     // RFC 4648 §10 test vectors.
