@@ -1,0 +1,42 @@
+/// ECDSA verification over NIST P-384 (secp384r1; FIPS 186-5, SP 800-186
+/// §3.2.1.4), for server certificate chains and CertificateVerify. Sluice never
+/// signs with P-384, so there is no private key type.
+package enum P384 {
+    /// The curve's parameters (SP 800-186 §3.2.1.4), little-endian 64-bit words.
+    static let curve = ShortWeierstrassCurve<6>(
+        prime: [0x00000000ffffffff, 0xffffffff00000000, 0xfffffffffffffffe,
+                0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff],
+        order: [0xecec196accc52973, 0x581a0db248b0a77a, 0xc7634d81f4372ddf,
+                0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff],
+        b: [0x2a85c8edd3ec2aef, 0xc656398d8a2ed19d, 0x0314088f5013875a,
+            0x181d9c6efe814112, 0x988e056be3f82d19, 0xb3312fa7e23ee7e4],
+        generatorX: [0x3a545e3872760ab7, 0x5502f25dbf55296c, 0x59f741e082542a38,
+                     0x6e1d3b628ba79b98, 0x8eb1c71ef320ad74, 0xaa87ca22be8b0537],
+        generatorY: [0x7a431d7c90ea0e5f, 0x0a60b1ce1d7e819d, 0xe9da3113b5f0b8c0,
+                     0xf8f41dbd289a147c, 0x5d9e98bf9292dc29, 0x3617de4a96262c6f],
+        byteCount: 48)
+
+    package struct PublicKey: Sendable, Equatable {
+        /// Affine, Z = 1, Montgomery-form coordinates.
+        private let point: JacobianPoint<6>
+        package let x962Representation: [UInt8]
+
+        /// SEC 1 §2.3.4 uncompressed point (0x04 ‖ X ‖ Y), validated per
+        /// §3.2.2.1: on the curve, coordinates < p, not infinity. Compressed
+        /// points are not supported and return nil.
+        package init?(x962Representation: [UInt8]) {
+            guard let point = curve.point(uncompressedEncoding: x962Representation) else { return nil }
+            self.point = point
+            self.x962Representation = x962Representation
+        }
+
+        /// ECDSA verification (FIPS 186-5 §6.4.2); false for r or s outside
+        /// [1, n−1]. A digest longer than 48 bytes (SHA-512) contributes its
+        /// leftmost 384 bits.
+        package func isValidSignature(_ signature: ECDSASignature, forDigest digest: [UInt8]) -> Bool {
+            curve.verify(r: signature.r, s: signature.s, digest: digest, publicPoint: point)
+        }
+
+        package static func == (lhs: Self, rhs: Self) -> Bool { lhs.x962Representation == rhs.x962Representation }
+    }
+}
