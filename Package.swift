@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "StackTests", dependencies: ["Stack", "Wire", "TestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "X509Tests", dependencies: ["X509", "Crypto"]),
-        .testTarget(name: "TLSTests", dependencies: ["TLS", "Crypto"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "Crypto", "X509"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "Wire", "HTTP", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
