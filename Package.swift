@@ -67,6 +67,6 @@ let package = Package(
         .testTarget(name: "SysTests", dependencies: ["Sys", "TestSupport"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Wire", "Sys", "HTTP", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Rules", "Sys", "Stack", "Wire", "HTTP", "TestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["Wire", "Sys", "HTTP", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Wire", "Sys", "HTTP", "Crypto", "X509", "TLS", "TestSupport"]),
     ]
 )
