@@ -20,7 +20,9 @@ check-layers:
 	@tools/check-layers
 
 # The whole suite: unit tests of every layer and the namespace integration
-# tests (those need root; without it they are reported as skipped).
+# tests (those need root; without it they are reported as skipped). The
+# cryptography's known answers are also checked in a release build, which the
+# debug-built unit tests cannot speak for (docs/tls.md, "Release builds").
 # Unit tests run in parallel; the namespace integration tests one at a time,
 # so that throughput and loss checks (iperf3, the big transfers) do not share
 # the machine's two cores with each other.
@@ -28,6 +30,8 @@ test: setup check-layers
 	tools/fuzz/run --typecheck
 	$(SWIFT) build --build-tests
 	$(SWIFT) build -c release --product sluice
+	$(SWIFT) build -c release --product sluice-bench
+	.build/release/sluice-bench crypto --check
 	$(SWIFT) test --skip-build --skip IntegrationTests
 	SLUICE_BINARY=$(CURDIR)/.build/release/sluice $(SWIFT) test --skip-build --filter IntegrationTests --no-parallel
 

@@ -51,7 +51,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "sluice", dependencies: ["Engine", "Sys", "Wire"], swiftSettings: strict),
-        .executableTarget(name: "sluice-bench", dependencies: ["Wire", "Stack", "HTTP", "Rules", "Capture", "Sys"], swiftSettings: strict),
+        .executableTarget(name: "sluice-bench", dependencies: ["Wire", "Stack", "Crypto", "X509", "TLS", "HTTP", "Rules", "Capture", "Sys"], swiftSettings: strict),
 
         // Shared by the tests: packet builders, namespace fixtures, pcap fixtures.
         .target(name: "TestSupport", dependencies: ["Wire", "Sys", "HTTP"], path: "Tests/TestSupport", swiftSettings: strict),

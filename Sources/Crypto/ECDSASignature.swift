@@ -22,9 +22,9 @@ package struct ECDSASignature: Sendable, Equatable {
     /// lengths; each INTEGER minimal and non-negative; nothing after s inside
     /// the SEQUENCE and nothing after the SEQUENCE.
     package init?(derRepresentation bytes: [UInt8]) {
-        var reader = DERReader(bytes[...])
+        var reader = SignatureDERReader(bytes[...])
         guard let sequence = reader.read(tag: 0x30), reader.isAtEnd else { return nil }
-        var fields = DERReader(sequence)
+        var fields = SignatureDERReader(sequence)
         guard let r = fields.readUnsignedInteger(), let s = fields.readUnsignedInteger(), fields.isAtEnd else {
             return nil
         }
@@ -61,7 +61,7 @@ package struct ECDSASignature: Sendable, Equatable {
 
 /// A strict reader of the few DER elements of an ECDSA signature. Every
 /// read checks the remaining length first, so truncated input returns nil.
-private struct DERReader {
+private struct SignatureDERReader {
     private var remaining: ArraySlice<UInt8>
 
     init(_ bytes: ArraySlice<UInt8>) { remaining = bytes }

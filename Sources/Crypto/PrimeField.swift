@@ -24,6 +24,14 @@ struct PrimeField<let limbCount: Int>: Sendable {
     private let inverseExponent: Limbs<limbCount>
 
     /// `modulus` must be an odd prime with its top word non-zero.
+    ///
+    /// Kept out of line on purpose: with Swift 6.3.1 `-O -wmo`, inlining this
+    /// initialiser into the `static let curve` initialisers of P256/P384
+    /// produced a wrong R mod n for the group order (all zero; the field's
+    /// constants came out right), while `-Onone` and `-O` without WMO were
+    /// correct. Every release test run checks the RFC vectors, which catch
+    /// a regression.
+    @inline(never)
     init(modulus: Limbs<limbCount>) {
         self.modulus = modulus
         // Newton iteration doubles the correct low bits each step: 1 → 64 in 6 steps.
@@ -31,15 +39,12 @@ struct PrimeField<let limbCount: Int>: Sendable {
         for _ in 0 ..< 6 { inverse = inverse &* (2 &- modulus[0] &* inverse) }
         negatedInverse = 0 &- inverse
 
+        // 1 doubled 64·limbCount times is R mod m; as many more give R² mod m.
         var power = Limbs<limbCount>(repeating: 0)
         power[0] = 1
-        var r = power
-        // 1 doubled 64·limbCount times is R mod m; as many more give R² mod m.
-        for step in 0 ..< 128 * limbCount {
-            power = Self.add(power, power, modulus: modulus)
-            if step == 64 * limbCount - 1 { r = power }
-        }
-        one = r
+        for _ in 0 ..< 64 * limbCount { power = Self.add(power, power, modulus: modulus) }
+        one = power
+        for _ in 0 ..< 64 * limbCount { power = Self.add(power, power, modulus: modulus) }
         rSquared = power
         var two = Limbs<limbCount>(repeating: 0)
         two[0] = 2
@@ -206,35 +211,5 @@ struct PrimeField<let limbCount: Int>: Sendable {
         let (low1, overflow1) = product.low.addingReportingOverflow(c)
         let (low2, overflow2) = low1.addingReportingOverflow(d)
         return (product.high &+ (overflow1 ? 1 : 0) &+ (overflow2 ? 1 : 0), low2)
-    }
-}
-
-/// Conversions between big-endian byte strings and limbs.
-enum LimbEncoding {
-    /// The integer of a big-endian byte string of at most 8·count bytes; nil
-    /// when longer (after no stripping: callers strip leading zeros if allowed).
-    static func limbs<let count: Int>(fromBigEndian bytes: ArraySlice<UInt8>) -> Limbs<count>? {
-        guard bytes.count <= 8 * count else { return nil }
-        var result = Limbs<count>(repeating: 0)
-        var shift: UInt64 = 0
-        var index = 0
-        for byte in bytes.reversed() {
-            result[index] |= UInt64(byte) << shift
-            shift += 8
-            if shift == 64 {
-                shift = 0
-                index += 1
-            }
-        }
-        return result
-    }
-
-    /// The low `length` bytes of a, big-endian (length ≤ 8·count).
-    static func bigEndianBytes<let count: Int>(_ a: Limbs<count>, length: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: length)
-        for position in 0 ..< min(length, 8 * count) {
-            bytes[length - 1 - position] = UInt8(truncatingIfNeeded: a[position / 8] >> UInt64(8 * (position % 8)))
-        }
-        return bytes
     }
 }

@@ -10,7 +10,7 @@
 /// to disagree about a key.
 extension RSAPublicKey {
     package init?(pkcs1DERRepresentation der: [UInt8]) {
-        var outer = DERReader(der)
+        var outer = PKCS1DERReader(der)
         guard var sequence = outer.read(tag: 0x30), outer.isAtEnd else { return nil }
         guard let modulus = sequence.readNonNegativeInteger(),
               let publicExponent = sequence.readNonNegativeInteger(),
@@ -21,7 +21,7 @@ extension RSAPublicKey {
 
 /// A cursor over DER bytes that only ever moves forward and fails (nil)
 /// rather than reading past its end.
-private struct DERReader {
+private struct PKCS1DERReader {
     private let bytes: [UInt8]
     private var position: Int
     private let end: Int
@@ -40,11 +40,11 @@ private struct DERReader {
 
     /// The contents of the next element if its (single-octet) tag is `tag`;
     /// the reader moves past the element.
-    mutating func read(tag: UInt8) -> DERReader? {
+    mutating func read(tag: UInt8) -> PKCS1DERReader? {
         guard position < end, bytes[position] == tag else { return nil }
         var cursor = position + 1
         guard let length = readLength(at: &cursor), length <= end - cursor else { return nil }
-        let contents = DERReader(bytes, from: cursor, to: cursor + length)
+        let contents = PKCS1DERReader(bytes, from: cursor, to: cursor + length)
         position = cursor + length
         return contents
     }

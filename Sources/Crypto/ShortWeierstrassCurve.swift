@@ -32,8 +32,9 @@ struct ShortWeierstrassCurve<let limbCount: Int>: Sendable {
     init(prime: Limbs<limbCount>, order: Limbs<limbCount>, b: Limbs<limbCount>,
          generatorX: Limbs<limbCount>, generatorY: Limbs<limbCount>, byteCount: Int) {
         let field = PrimeField(modulus: prime)
+        let orderModulus = PrimeField(modulus: order)
         self.field = field
-        self.order = PrimeField(modulus: order)
+        self.order = orderModulus
         self.b = field.toMontgomery(b)
         generator = JacobianPoint(x: field.toMontgomery(generatorX), y: field.toMontgomery(generatorY), z: field.one)
         self.byteCount = byteCount

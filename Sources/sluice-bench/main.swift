@@ -14,9 +14,13 @@
 //   sluice-bench capture-loop N       N packets recorded, untimed, for valgrind's count
 //   sluice-bench owners [--rounds N] [--connections N]  µs per owner lookup
 //   sluice-bench quic [--rounds N]    µs per QUIC flow whose server name is read from its Initials
+//   sluice-bench crypto [--rounds N] [--check]  known answers checked in this build, then µs per
+//                                     X25519, P-256 signature and verification, leaf issued,
+//                                     TLS handshake, and per 16 KiB record of each suite
 //
 // Figures are medians over rounds; this machine is noisy, so compare runs
 // made together, never absolute numbers from different days.
+import Glibc
 import Wire
 
 /// A 1500-byte TCP/IPv4 segment with valid checksums, as the kernel would write it.
@@ -168,8 +172,15 @@ case "quic":
     var rounds = 5
     if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { rounds = max(1, n) }
     benchQUIC(rounds: rounds)
+case "crypto":
+    print("Known answers in this build:")
+    guard checkCryptoKnownAnswers() else { print("crypto: a known answer differs in this build"); exit(1) }
+    if arguments.contains("--check") { break }
+    var rounds = 5
+    if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { rounds = max(1, n) }
+    benchCrypto(rounds: rounds)
 case "capture-loop":
     captureLoop(arguments.count > 1 ? Int(arguments[1]) ?? 1000 : 1000)
 default:
-    print("usage: sluice-bench wire [--rounds N] | wire-loop N | stack [--rounds N] | stack-loop N | rules [--rounds N] | rules-loop N | regex [--rounds N] | capture [--rounds N] [--ring BYTES] | capture-loop N | owners [--rounds N] [--connections N] | quic [--rounds N]")
+    print("usage: sluice-bench wire [--rounds N] | wire-loop N | stack [--rounds N] | stack-loop N | rules [--rounds N] | rules-loop N | regex [--rounds N] | capture [--rounds N] [--ring BYTES] | capture-loop N | owners [--rounds N] [--connections N] | quic [--rounds N] | crypto [--rounds N] [--check]")
 }

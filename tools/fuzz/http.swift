@@ -1,4 +1,4 @@
-// fuzz-sources: Sources/HTTP
+// fuzz-sources: Sources/Crypto Sources/HTTP
 // fuzz-corpus: http
 // libFuzzer harness for the HTTP/1.x parsers. The first byte seeds the split
 // points, the second picks the request methods the response parser expects;

@@ -1,4 +1,4 @@
-// fuzz-sources: Sources/Wire Sources/HTTP
+// fuzz-sources: Sources/Wire Sources/Crypto Sources/HTTP
 // fuzz-corpus: json
 // libFuzzer harness for JSONValue, the reader behind the control API's request
 // bodies: whatever the bytes, parsing either throws or yields a value that

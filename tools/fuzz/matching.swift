@@ -1,4 +1,4 @@
-// fuzz-sources: Sources/Wire Sources/HTTP Sources/Rules
+// fuzz-sources: Sources/Wire Sources/Crypto Sources/HTTP Sources/Rules
 // fuzz-corpus: matching
 // libFuzzer harness for the matching side of Rules, over text that comes from
 // requests: the input is split at NUL-free "\n" into a Map Local name, a URL, a

@@ -1,4 +1,4 @@
-// fuzz-sources: Sources/Wire Sources/HTTP Sources/Rules
+// fuzz-sources: Sources/Wire Sources/Crypto Sources/HTTP Sources/Rules
 // fuzz-corpus: mmdb
 // libFuzzer harness for the MaxMind DB reader (GEOIP's database): whatever
 // the bytes, loading ends with a database or an error, and lookups of any

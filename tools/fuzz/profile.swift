@@ -1,4 +1,4 @@
-// fuzz-sources: Sources/Wire Sources/HTTP Sources/Rules
+// fuzz-sources: Sources/Wire Sources/Crypto Sources/HTTP Sources/Rules
 // fuzz-corpus: profile
 // libFuzzer harness for the profile parser (rule set files included: each is
 // the input again): whatever the text, parsing ends with a profile or with at

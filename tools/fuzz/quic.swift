@@ -1,4 +1,4 @@
-// fuzz-sources: Sources/HTTP
+// fuzz-sources: Sources/Crypto Sources/HTTP
 // fuzz-corpus: quic
 // libFuzzer harness for the QUIC ClientHello sniffer. Random bytes almost
 // never pass AES-GCM's tag, so most inputs are sealed first: the first byte

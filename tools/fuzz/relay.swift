@@ -1,4 +1,4 @@
-// fuzz-sources: Sources/Wire Sources/HTTP Sources/Relay
+// fuzz-sources: Sources/Wire Sources/Crypto Sources/HTTP Sources/Relay
 // fuzz-corpus: relay
 // libFuzzer harness for the proxy handshakes. The first byte picks a machine,
 // the second its options, the third seeds how the rest is split into reads.

@@ -1,4 +1,4 @@
-// fuzz-sources: Sources/HTTP
+// fuzz-sources: Sources/Crypto Sources/HTTP
 // fuzz-corpus: sni
 // libFuzzer harness for the ClientHello sniffer: the first byte seeds split
 // points, the rest is what an app sent. Whatever the bytes: no trap, the
