@@ -4,7 +4,7 @@ package import Crypto
 /// server behind an intercepted connection: X25519, both AEADs, the server's
 /// chain checked by the engine's verifier, no resumption or 0-RTT (tickets
 /// are read and dropped), no client certificate.
-package struct TLSClient {
+package struct TLSClient: TLSEndpoint {
     package struct Configuration {
         /// The name to send (SNI) and that the chain must match; nil for an address.
         package var serverName: String?
@@ -27,13 +27,13 @@ package struct TLSClient {
     }
 
     private let configuration: Configuration
-    private var records = RecordLayer()
+    var records = RecordLayer()
     private var transcript = Transcript()
-    package private(set) var state: TLSHandshakeState = .awaitingServerHello(retried: false)
+    package internal(set) var state: TLSHandshakeState = .awaitingServerHello(retried: false)
     private var privateKey: [UInt8] = []
     private var sessionID: [UInt8] = []
     private var hello: ClientHello
-    private var suite: CipherSuite = .aes128GCMSHA256
+    private(set) var suite: CipherSuite = .aes128GCMSHA256
     private var handshakeSecret: [UInt8] = []
     private var clientHandshakeSecret: [UInt8] = []
     private var serverHandshakeSecret: [UInt8] = []
@@ -90,41 +90,19 @@ package struct TLSClient {
         return records.write(encoded, type: .handshake)
     }
 
-    package mutating func receive(_ bytes: [UInt8]) throws(TLSError) -> TLSOutput {
-        var output = TLSOutput()
-        records.append(bytes)
-        while let content = try records.next() {
-            switch content {
-            case .handshake(let message):
-                try handle(message, into: &output)
-            case .applicationData(let data):
-                guard state == .connected else { throw TLSError(.unexpectedMessage, "application data during the handshake") }
-                output.applicationData += data
-            case .closeNotify:
-                output.peerClosed = true
-            }
-        }
-        return output
-    }
+    /// Bytes from the peer. A thrown error is fatal: send `alertRecord(for:)` and close.
+    package mutating func receive(_ bytes: [UInt8]) throws(TLSError) -> TLSOutput { try receiveRecords(bytes) }
 
-    package mutating func send(_ plaintext: [UInt8]) -> [UInt8] {
-        guard state == .connected, !plaintext.isEmpty else { return [] }
-        return records.write(plaintext, type: .applicationData)
-    }
+    /// Application data for the peer, as records.
+    package mutating func send(_ plaintext: [UInt8]) -> [UInt8] { sendData(plaintext) }
 
-    package mutating func close() -> [UInt8] {
-        guard state != .closed else { return [] }
-        state = .closed
-        return records.alert(.closeNotify)
-    }
+    /// close_notify: no more data from Sluice on this connection.
+    package mutating func close() -> [UInt8] { closeNotify() }
 
-    package mutating func alertRecord(for error: TLSError) -> [UInt8] {
-        guard !error.sentByPeer, state != .closed else { return [] }
-        state = .closed
-        return records.alert(error.alert)
-    }
+    /// The alert an error owes the peer.
+    package mutating func alertRecord(for error: TLSError) -> [UInt8] { alert(for: error) }
 
-    private mutating func handle(_ message: HandshakeMessage, into output: inout TLSOutput) throws(TLSError) {
+    mutating func handle(_ message: HandshakeMessage, into output: inout TLSOutput) throws(TLSError) {
         switch (state, message.type) {
         case (.awaitingServerHello(let retried), .serverHello):
             try serverHello(ServerHello(body: message.body), raw: message.raw, retried: retried, into: &output)
@@ -199,11 +177,6 @@ package struct TLSClient {
             // A CertificateRequest lands here too: Sluice has no client certificate to give.
             throw TLSError(.unexpectedMessage, "\(message.type) in state \(state)")
         }
-    }
-
-    private mutating func switchReading(to secret: [UInt8]) throws(TLSError) {
-        guard records.isBetweenHandshakeMessages else { throw TLSError(.unexpectedMessage, "a handshake message spans a key change") }
-        records.reading = RecordProtection(suite: suite, trafficSecret: secret)
     }
 
     private mutating func serverHello(_ serverHello: ServerHello, raw: [UInt8], retried: Bool,

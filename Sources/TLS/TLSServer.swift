@@ -5,7 +5,7 @@ package import Crypto
 /// 0-RTT, no client certificates), X25519, ECDSA P-256 certificates, and
 /// ChaCha20-Poly1305 or AES-128-GCM. It consumes bytes from the app and
 /// returns bytes for it; the engine moves them.
-package struct TLSServer {
+package struct TLSServer: TLSEndpoint {
     /// What the server needs from the engine.
     package struct Configuration {
         /// The chain to present for the ClientHello's server name (leaf
@@ -30,10 +30,10 @@ package struct TLSServer {
     package static let suitePreference: [CipherSuite] = [.chacha20Poly1305SHA256, .aes128GCMSHA256]
 
     private let configuration: Configuration
-    private var records = RecordLayer()
+    var records = RecordLayer()
     private var transcript = Transcript()
-    package private(set) var state: TLSHandshakeState = .awaitingClientHello(retried: false)
-    private var suite: CipherSuite = .aes128GCMSHA256
+    package internal(set) var state: TLSHandshakeState = .awaitingClientHello(retried: false)
+    private(set) var suite: CipherSuite = .aes128GCMSHA256
     private var clientHandshakeSecret: [UInt8] = []
     private var clientApplicationSecret: [UInt8] = []
     private var serverApplicationSecret: [UInt8] = []
@@ -47,45 +47,19 @@ package struct TLSServer {
 
     package var negotiatedSuite: CipherSuite? { state == .connected ? suite : nil }
 
-    /// Bytes from the app. A thrown error is fatal: send `alertRecord(for:)` and close.
-    package mutating func receive(_ bytes: [UInt8]) throws(TLSError) -> TLSOutput {
-        var output = TLSOutput()
-        records.append(bytes)
-        while let content = try records.next() {
-            switch content {
-            case .handshake(let message):
-                try handle(message, into: &output)
-            case .applicationData(let data):
-                guard state == .connected else { throw TLSError(.unexpectedMessage, "application data during the handshake") }
-                output.applicationData += data
-            case .closeNotify:
-                output.peerClosed = true
-            }
-        }
-        return output
-    }
+    /// Bytes from the peer. A thrown error is fatal: send `alertRecord(for:)` and close.
+    package mutating func receive(_ bytes: [UInt8]) throws(TLSError) -> TLSOutput { try receiveRecords(bytes) }
 
-    /// Application data for the app, as records.
-    package mutating func send(_ plaintext: [UInt8]) -> [UInt8] {
-        guard state == .connected, !plaintext.isEmpty else { return [] }
-        return records.write(plaintext, type: .applicationData)
-    }
+    /// Application data for the peer, as records.
+    package mutating func send(_ plaintext: [UInt8]) -> [UInt8] { sendData(plaintext) }
 
-    /// close_notify (§6.1): no more data from Sluice on this connection.
-    package mutating func close() -> [UInt8] {
-        guard state != .closed else { return [] }
-        state = .closed
-        return records.alert(.closeNotify)
-    }
+    /// close_notify: no more data from Sluice on this connection.
+    package mutating func close() -> [UInt8] { closeNotify() }
 
-    /// The alert an error owes the peer, under whatever keys are current.
-    package mutating func alertRecord(for error: TLSError) -> [UInt8] {
-        guard !error.sentByPeer, state != .closed else { return [] }
-        state = .closed
-        return records.alert(error.alert)
-    }
+    /// The alert an error owes the peer.
+    package mutating func alertRecord(for error: TLSError) -> [UInt8] { alert(for: error) }
 
-    private mutating func handle(_ message: HandshakeMessage, into output: inout TLSOutput) throws(TLSError) {
+    mutating func handle(_ message: HandshakeMessage, into output: inout TLSOutput) throws(TLSError) {
         switch (state, message.type) {
         case (.awaitingClientHello(let retried), .clientHello):
             // §4.1.2.
@@ -120,11 +94,6 @@ package struct TLSServer {
              (.awaitingCertificateVerify, _), (.awaitingServerFinished, _):
             throw TLSError(.unexpectedMessage, "\(message.type) in state \(state)")
         }
-    }
-
-    private mutating func switchReading(to secret: [UInt8]) throws(TLSError) {
-        guard records.isBetweenHandshakeMessages else { throw TLSError(.unexpectedMessage, "a handshake message spans a key change") }
-        records.reading = RecordProtection(suite: suite, trafficSecret: secret)
     }
 
     private mutating func answer(_ hello: ClientHello, raw: [UInt8], retried: Bool, into output: inout TLSOutput) throws(TLSError) {
