@@ -58,9 +58,9 @@ let package = Package(
 
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StackTests", dependencies: ["Stack", "Wire", "TestSupport"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
-        .testTarget(name: "X509Tests", dependencies: ["X509", "Crypto"]),
-        .testTarget(name: "TLSTests", dependencies: ["TLS", "Crypto", "X509"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"]),
+        .testTarget(name: "X509Tests", dependencies: ["X509", "Crypto", "TestSupport"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "Crypto", "X509", "TestSupport"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto", "TestSupport"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "Wire", "HTTP", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),

@@ -1,3 +1,5 @@
+import TestSupport
+
 /// A copy of `bytes` with one bit flipped.
 func flippingBit(_ bit: Int, of bytes: [UInt8]) -> [UInt8] {
     var copy = bytes

@@ -1,3 +1,5 @@
+import TestSupport
+
 // RFC 8448 §3, "Simple 1-RTT Handshake": the handshake messages as sent,
 // the X25519 keys and every secret, key and IV of the trace. (The
 // ClientHello's signature_algorithms is the corrected one of erratum 5645.)

@@ -1,3 +1,4 @@
+import TestSupport
 @testable import X509
 
 /// Inputs for the builder tests. The public keys are those of the

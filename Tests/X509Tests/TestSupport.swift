@@ -1,19 +1,6 @@
 @testable import X509
+import TestSupport
 
-/// Bytes from hex text; spaces and colons are ignored (openssl's format).
-func hex(_ text: String) -> [UInt8] {
-    let digits = Array(text.utf8).filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: ":") && $0 != UInt8(ascii: "\n") }
-    precondition(digits.count % 2 == 0, "odd hex literal")
-    func value(_ byte: UInt8) -> UInt8 {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - 0x30
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - 0x61 + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - 0x41 + 10
-        default: preconditionFailure("bad hex digit")
-        }
-    }
-    return stride(from: 0, to: digits.count, by: 2).map { value(digits[$0]) << 4 | value(digits[$0 + 1]) }
-}
 
 func toHex(_ bytes: some Sequence<UInt8>) -> String {
     let digits = Array("0123456789abcdef")
