@@ -99,7 +99,8 @@ enum UserNamespaceSetup {
         makeTun(in: "the command's user namespace", mtu: mtu, routes: .defaultRoutes)
         // Best effort: without it ping fails in the command as it would for this user anyway.
         try? UserNamespace.allowPing()
-        Launcher.exec(bindingResolvConf: resolv, openFilesSoftLimit: openFilesSoftLimit, switchingToSudoUser: false, command: command)
+        Launcher.exec(bindingResolvConf: resolv, openFilesSoftLimit: openFilesSoftLimit, switchingToSudoUser: false,
+                      endingWithSluice: true, command: command)
     }
 
     /// The joining helper's side (`sluice __userns --join FILE`); does not return.

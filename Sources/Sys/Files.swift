@@ -126,8 +126,14 @@ public enum Launcher {
     /// with the open-files soft limit Sluice had before it raised its own
     /// (`openFilesSoftLimit`; see `OpenFilesLimit`). In a user namespace of
     /// our own (`switchingToSudoUser` false) the process already is that user.
+    /// `endingWithSluice`: the command gets SIGTERM when the thread that
+    /// started this process ends (PR_SET_PDEATHSIG). Only for a process
+    /// Sluice's main thread started directly (the user-namespace helper): the
+    /// root path starts `__launch` from a throwaway thread that entered the
+    /// namespace, whose end would stop the command at once.
     public static func exec(bindingResolvConf resolv: String?, openFilesSoftLimit: UInt64?, switchingToSudoUser: Bool = true,
-                            command: [String]) -> Never {
+                            endingWithSluice: Bool = false, command: [String]) -> Never {
+        let sluice = getppid()
         if let resolv {
             guard cshim_unshare(cshim_CLONE_NEWNS) == 0 else { fail("unshare(CLONE_NEWNS)") }
             // Keep our mounts to ourselves: the bind below must not reach the host.
@@ -147,6 +153,14 @@ public enum Launcher {
             }
             guard setgid(gid) == 0 else { fail("setgid(\(gid))") }
             guard setuid(uid) == 0 else { fail("setuid(\(uid))") }
+        }
+        // The command ends with Sluice, as it does when Sluice stops itself:
+        // a Sluice killed outright (SIGKILL, the OOM killer) must not leave it
+        // running in a namespace nothing relays. Set after the change of user,
+        // which clears it; kept across exec for anything but set-user-ID binaries.
+        if endingWithSluice {
+            guard cshim_set_parent_death_signal(SIGTERM) == 0 else { fail("prctl(PR_SET_PDEATHSIG)") }
+            if getppid() != sluice { Glibc.exit(128 + SIGTERM) }
         }
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         execvp(command[0], &argv)

@@ -102,6 +102,20 @@ final class RootlessTests {
         #expect(try leftovers() == [])
     }
 
+    /// A Sluice killed outright (no cleanup of its own) takes the command with
+    /// it: SIGTERM by PR_SET_PDEATHSIG, as when Sluice stops itself.
+    @Test func aKilledSluiceTakesTheCommandWithIt() throws {
+        let pidFile = shared + "/killed-command.pid"
+        let r = try asNobody(["exec", "--", "bash", "-c", "echo $$ > \(pidFile); exec sleep 30"], timeout: 30) { process in
+            _ = TestNetwork.waitUntil(seconds: 10) { FileManager.default.fileExists(atPath: pidFile) }
+            kill(process.processIdentifier, SIGKILL)
+        }
+        #expect(r.status == SIGKILL, "\(r.stderr)") // Foundation reports the signal itself
+        let pid = Int32((try? String(contentsOfFile: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        #expect(pid > 0)
+        #expect(TestNetwork.waitUntil(seconds: 5) { kill(pid, 0) != 0 }, "the command \(pid) still runs")
+    }
+
     /// The control API answers the user at $XDG_RUNTIME_DIR/sluice/control.sock.
     @Test func theControlSocketIsInTheUsersRuntimeFolder() throws {
         let status = pair.path("shared/status.txt")

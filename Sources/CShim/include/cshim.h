@@ -104,6 +104,12 @@ static inline int cshim_ioctl_ulong(int fd, unsigned long request, unsigned long
     return ioctl(fd, request, arg);
 }
 
+// prctl is variadic: the one use, a signal when the parent dies.
+#include <sys/prctl.h>
+static inline int cshim_set_parent_death_signal(int signal) {
+    return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
+}
+
 // open with O_CREAT needs the variadic mode argument.
 static inline int cshim_open_mode(const char *path, int flags, unsigned int mode) {
     return open(path, flags, (mode_t)mode);
