@@ -4,10 +4,10 @@
 // AEAD rather than at the fixture. Byte counts were checked against the RFCs'
 // stated sizes when the fixtures were written.
 
-enum QUICFixtures {
+public enum QUICFixtures {
     /// Hex digits to bytes; spaces and line breaks are ignored so the
     /// fixtures can keep the RFCs' layout.
-    static func hex(_ text: String) -> [UInt8] {
+    public static func hex(_ text: String) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count / 2)
         var high: UInt8? = nil
@@ -33,19 +33,19 @@ enum QUICFixtures {
 
     /// The client's Destination Connection ID in every RFC 9001 and RFC 9369
     /// Appendix A example; the Initial keys are derived from it.
-    static let exampleDestinationConnectionID: [UInt8] = hex("8394c8f03e515708")
+    public static let exampleDestinationConnectionID: [UInt8] = hex("8394c8f03e515708")
 
     /// RFC 9001 §5.2 initial_salt (QUIC version 1).
-    static let version1Salt: [UInt8] = hex("38762cf7f55934b34d179ae6a4c80cadccbb7f0a")
+    public static let version1Salt: [UInt8] = hex("38762cf7f55934b34d179ae6a4c80cadccbb7f0a")
 
     /// RFC 9369 §3.3.1 initial_salt (QUIC version 2).
-    static let version2Salt: [UInt8] = hex("0dede3def700a6db819381be6e269dcbf9bd2ed9")
+    public static let version2Salt: [UInt8] = hex("0dede3def700a6db819381be6e269dcbf9bd2ed9")
 
     /// RFC 9001 Appendix A.2: the unprotected CRYPTO frame of the client
     /// Initial (245 bytes). The ClientHello inside names example.com; the
     /// packet pads it with PADDING frames to a 1162-byte payload. RFC 9369
     /// Appendix A.2 protects the same frame.
-    static let rfc9001ClientInitialCryptoFrame: [UInt8] = hex("""
+    public static let rfc9001ClientInitialCryptoFrame: [UInt8] = hex("""
         060040f1010000ed0303ebf8fa56f129 39b9584a3896472ec40bb863cfd3e868
         04fe3a47f06a2b69484c000004130113 02010000c000000010000e00000b6578
         616d706c652e636f6dff01000100000a 00080006001d00170018001000070005
@@ -59,7 +59,7 @@ enum QUICFixtures {
     /// RFC 9001 Appendix A.2: the protected client Initial, 1200 bytes
     /// (22-byte header with a 4-byte packet number 2, 1162 bytes of
     /// ciphertext, 16-byte tag).
-    static let rfc9001ClientInitial: [UInt8] = hex("""
+    public static let rfc9001ClientInitial: [UInt8] = hex("""
         c000000001088394c8f03e5157080000 449e7b9aec34d1b1c98dd7689fb8ec11
         d242b123dc9bd8bab936b47d92ec356c 0bab7df5976d27cd449f63300099f399
         1c260ec4c60d17b31f8429157bb35a12 82a643a8d2262cad67500cadb8e7378c
@@ -102,7 +102,7 @@ enum QUICFixtures {
 
     /// RFC 9001 Appendix A.3: the unprotected payload of the server Initial
     /// (ACK and CRYPTO frames carrying a ServerHello, 99 bytes).
-    static let rfc9001ServerInitialPayload: [UInt8] = hex("""
+    public static let rfc9001ServerInitialPayload: [UInt8] = hex("""
         02000000000600405a020000560303ee fce7f7b37ba1d1632e96677825ddf739
         88cfc79825df566dc5430b9a045a1200 130100002e00330024001d00209d3c94
         0d89690b84d08a60993c144eca684d10 81287c834d5311bcf32bb9da1a002b00
@@ -111,7 +111,7 @@ enum QUICFixtures {
 
     /// RFC 9001 Appendix A.3: the protected server Initial, 135 bytes (20-byte
     /// header with a 2-byte packet number 1, 99 bytes of ciphertext, 16-byte tag).
-    static let rfc9001ServerInitial: [UInt8] = hex("""
+    public static let rfc9001ServerInitial: [UInt8] = hex("""
         cf000000010008f067a5502a4262b500 4075c0d95a482cd0991cd25b0aac406a
         5816b6394100f37a1c69797554780bb3 8cc5a99f5ede4cf73c3ec2493a1839b3
         dbcba3f6ea46c5b7684df3548e7ddeb9 c3bf9c73cc3f3bded74b562bfb19fb84
@@ -121,13 +121,13 @@ enum QUICFixtures {
 
     /// RFC 9001 Appendix A.5: a 21-byte short header packet protected with
     /// ChaCha20-Poly1305.
-    static let rfc9001ChaChaShortHeader: [UInt8] = hex("""
+    public static let rfc9001ChaChaShortHeader: [UInt8] = hex("""
         4cfe4189655e5cd55c41f69080575d79 99c25a5bfb
         """)
 
     /// RFC 9369 Appendix A.2: the QUIC version 2 client Initial, 1200 bytes,
     /// carrying the same CRYPTO frame as RFC 9001 Appendix A.2.
-    static let rfc9369ClientInitial: [UInt8] = hex("""
+    public static let rfc9369ClientInitial: [UInt8] = hex("""
         d76b3343cf088394c8f03e5157080000 449ea0c95e82ffe67b6abcdb4298b485
         dd04de806071bf03dceebfa162e75d6c 96058bdbfb127cdfcbf903388e99ad04
         9f9a3dd4425ae4d0992cfff18ecf0fdb 5a842d09747052f17ac2053d21f57c5d
@@ -169,7 +169,7 @@ enum QUICFixtures {
         """)
 
     /// RFC 9369 Appendix A.3: the QUIC version 2 server Initial, 135 bytes.
-    static let rfc9369ServerInitial: [UInt8] = hex("""
+    public static let rfc9369ServerInitial: [UInt8] = hex("""
         dc6b3343cf0008f067a5502a4262b500 4075d92faaf16f05d8a4398c47089698
         baeea26b91eb761d9b89237bbf872630 17915358230035f7fd3945d88965cf17
         f9af6e16886c61bfc703106fbaf3cb4c fa52382dd16a393e42757507698075b2
@@ -179,7 +179,7 @@ enum QUICFixtures {
 
     /// RFC 9369 Appendix A.5: the version 2 ChaCha20-Poly1305 short header
     /// packet, 21 bytes.
-    static let rfc9369ChaChaShortHeader: [UInt8] = hex("""
+    public static let rfc9369ChaChaShortHeader: [UInt8] = hex("""
         5558b1c60ae7b6b932bc27d786f4bc2b b20f2162ba
         """)
 }
