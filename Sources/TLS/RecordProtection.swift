@@ -5,14 +5,29 @@ import Crypto
 /// and the sequence number itself, which starts at zero for every new traffic
 /// secret. Each direction of each key epoch has one of these.
 package struct RecordProtection {
+    /// The AEAD with its key ready: AES-GCM's key schedule and GHASH subkey
+    /// are expanded once per traffic key, not per record.
+    private enum Cipher {
+        case aes128GCM(AESGCMKey)
+        case chacha20Poly1305([UInt8])
+    }
+
     package let suite: CipherSuite
-    private let key: [UInt8]
+    private let cipher: Cipher
     private let iv: [UInt8]
     package private(set) var sequenceNumber: UInt64 = 0
 
     package init(suite: CipherSuite, trafficSecret: [UInt8]) {
         self.suite = suite
-        (key, iv) = KeySchedule<SHA256>.trafficKeys(secret: trafficSecret, keySize: suite.keySize)
+        let (key, iv) = KeySchedule<SHA256>.trafficKeys(secret: trafficSecret, keySize: suite.keySize)
+        self.iv = iv
+        switch suite {
+        case .aes128GCMSHA256:
+            // 16 bytes from HKDF always make a key.
+            cipher = .aes128GCM(AESGCMKey(key: key)!)
+        case .chacha20Poly1305SHA256:
+            cipher = .chacha20Poly1305(key)
+        }
     }
 
     /// §5.3: the IV with the sequence number, big-endian, xored into its last 8 bytes.
@@ -25,41 +40,46 @@ package struct RecordProtection {
     }
 
     /// A whole protected record: TLSInnerPlaintext (content, then its real
-    /// type; no padding) sealed under an application_data header (§5.2).
-    /// `content` must fit one record (2^14 bytes); callers split longer data.
+    /// type; no padding) sealed in place behind an application_data header
+    /// (§5.2). `content` must fit one record (2^14 bytes); callers split longer data.
     package mutating func seal(_ content: [UInt8], type: ContentType) -> [UInt8] {
-        var inner = content
-        inner.append(type.rawValue)
-        let length = inner.count + 16
-        let header: [UInt8] = [ContentType.applicationData.rawValue, 0x03, 0x03,
-                               UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
-        let sealed: (ciphertext: [UInt8], tag: [UInt8])?
-        switch suite {
-        case .aes128GCMSHA256:
-            sealed = AESGCM.seal(key: key, nonce: nonce(), plaintext: inner, additionalData: header)
-        case .chacha20Poly1305SHA256:
-            sealed = ChaCha20Poly1305.seal(key: key, nonce: nonce(), plaintext: inner, additionalData: header)
+        let length = content.count + 1 + 16
+        var record: [UInt8] = []
+        record.reserveCapacity(5 + length)
+        record += [ContentType.applicationData.rawValue, 0x03, 0x03, UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
+        let header = record
+        record += content
+        record.append(type.rawValue)
+        let tag: [UInt8]?
+        switch cipher {
+        case .aes128GCM(let key):
+            tag = key.sealInPlace(nonce: nonce(), buffer: &record, range: 5 ..< record.count, additionalData: header)
+        case .chacha20Poly1305(let key):
+            tag = ChaCha20Poly1305.sealInPlace(key: key, nonce: nonce(), buffer: &record, range: 5 ..< record.count, additionalData: header)
         }
         sequenceNumber &+= 1
         // Sizes are the suite's own, so sealing cannot fail.
-        guard let sealed else { return header }
-        return header + sealed.ciphertext + sealed.tag
+        record += tag ?? []
+        return record
     }
 
-    /// The content and real type of a protected record (§5.2, §5.4).
+    /// The content and real type of a protected record (§5.2, §5.4), opened in place.
     package mutating func open(_ record: TLSRecord) throws(TLSError) -> (type: ContentType, content: [UInt8]) {
         guard record.body.count >= 17 else { throw TLSError(.badRecordMAC, "a protected record of \(record.body.count) bytes") }
-        let ciphertext = Array(record.body[..<(record.body.count - 16)])
-        let tag = Array(record.body[(record.body.count - 16)...])
-        let opened: [UInt8]?
-        switch suite {
-        case .aes128GCMSHA256:
-            opened = AESGCM.open(key: key, nonce: nonce(), ciphertext: ciphertext, tag: tag, additionalData: record.header)
-        case .chacha20Poly1305SHA256:
-            opened = ChaCha20Poly1305.open(key: key, nonce: nonce(), ciphertext: ciphertext, tag: tag, additionalData: record.header)
+        var inner = record.body
+        let textCount = inner.count - 16
+        let tag = record.body[textCount...]
+        let opened: Bool
+        switch cipher {
+        case .aes128GCM(let key):
+            opened = key.openInPlace(nonce: nonce(), buffer: &inner, range: 0 ..< textCount, tag: tag, additionalData: record.header)
+        case .chacha20Poly1305(let key):
+            opened = ChaCha20Poly1305.openInPlace(key: key, nonce: nonce(), buffer: &inner, range: 0 ..< textCount, tag: tag,
+                                                  additionalData: record.header)
         }
-        guard var inner = opened else { throw TLSError(.badRecordMAC, "a record does not decrypt") }
+        guard opened else { throw TLSError(.badRecordMAC, "a record does not decrypt") }
         sequenceNumber &+= 1
+        inner.removeLast(16)
         // §5.4: the real type is the last non-zero byte; zeros after it are padding.
         while let last = inner.last, last == 0 { inner.removeLast() }
         guard let typeByte = inner.popLast() else { throw TLSError(.unexpectedMessage, "a record of padding alone") }

@@ -13,8 +13,8 @@ private func hexBytes(_ text: String) -> [UInt8] {
     return stride(from: 0, to: digits.count - 1, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
 }
 
-/// RFC 7748 §6.1, RFC 6979 A.2.5 ("sample", SHA-256), RFC 8439 §2.8.2's tag;
-/// one line each, and false if any differs.
+/// RFC 7748 §6.1, RFC 6979 A.2.5 ("sample", SHA-256), RFC 8439 §2.8.2's tag,
+/// the GCM specification's test case 2; one line each, and false if any differs.
 func checkCryptoKnownAnswers() -> Bool {
     var ok = true
     func check(_ name: String, _ passed: Bool) {
@@ -38,6 +38,10 @@ func checkCryptoKnownAnswers() -> Bool {
         plaintext: Array("Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.".utf8),
         additionalData: hexBytes("50515253c0c1c2c3c4c5c6c7"))
     check("ChaCha20-Poly1305, RFC 8439 §2.8.2", sealed?.tag == hexBytes("1ae10b594f09e26a7e902ecbd0600691"))
+    let gcm = AESGCM.seal(key: [UInt8](repeating: 0, count: 16), nonce: [UInt8](repeating: 0, count: 12),
+                          plaintext: [UInt8](repeating: 0, count: 16), additionalData: [])
+    check("AES-128-GCM, the GCM specification's test case 2",
+          gcm.map { $0.ciphertext + $0.tag } == hexBytes("0388dace60b6a392f328c2b971b2fe78ab6e47d42cec13bdf53a67b21257bddf"))
     return ok
 }
 
