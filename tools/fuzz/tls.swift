@@ -1,11 +1,13 @@
 // fuzz-sources: Sources/Crypto Sources/TLS
 // fuzz-corpus: tls
-// libFuzzer harness for the bytes an app sends Sluice's TLS server: record
-// framing, handshake reassembly, every message reader, and the server's
-// state machine with a fixed certificate and a deterministic random source.
-// Whatever the bytes: no trap, and the outcome (output, or the alert) is the
-// same whether they arrive at once or cut in two at the point the first
-// byte chooses.
+// libFuzzer harness for the bytes a peer sends Sluice's TLS: record framing,
+// handshake reassembly, every message reader, and both state machines with
+// deterministic randomness: the server (what an app sends) with a fixed
+// certificate, and the client (what a server sends back) with a chain check
+// that accepts any chain, so the fuzzer reaches what follows it. The first
+// byte's low bit picks the side. Whatever the bytes: no trap, and the
+// outcome (output, or the alert) is the same whether they arrive at once or
+// cut in two at the point the first byte chooses.
 
 private let leafKey = P256.PrivateKey(rawScalar: [UInt8](repeating: 0x11, count: 32))!
 
@@ -19,18 +21,29 @@ private func server() -> TLSServer {
         }))
 }
 
-private func run(_ pieces: [[UInt8]]) -> String {
-    var tls = server()
-    var out: [UInt8] = []
+private func client() -> TLSClient {
+    var counter: UInt8 = 0
+    return TLSClient(configuration: TLSClient.Configuration(
+        serverName: "fuzz.sluice.test", applicationProtocols: [Array("http/1.1".utf8)],
+        randomBytes: { count in
+            (0 ..< count).map { _ in counter &+= 1; return counter }
+        },
+        verifyChain: { (_: [[UInt8]]) throws(TLSError) -> ServerPublicKey in .p256(leafKey.publicKey) }))
+}
+
+private func run(_ pieces: [[UInt8]], asClient: Bool) -> String {
+    var server = server()
+    var client = client()
+    var out: [UInt8] = asClient ? client.start() : []
     for piece in pieces {
         do {
-            let output = try tls.receive(piece)
+            let output = asClient ? try client.receive(piece) : try server.receive(piece)
             out += output.toPeer + output.applicationData
         } catch {
             return "alert \(error.alert) after \(out.count) bytes"
         }
     }
-    return "\(out) \(tls.state)"
+    return "\(out) \(asClient ? client.state : server.state)"
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -38,8 +51,9 @@ public func fuzzTLS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     guard !bytes.isEmpty else { return 0 }
     let cut = Int(bytes[0]) * bytes.count / 256
-    let whole = run([bytes])
-    let split = run([Array(bytes[..<cut]), Array(bytes[cut...])])
+    let asClient = bytes[0] & 1 == 1
+    let whole = run([bytes], asClient: asClient)
+    let split = run([Array(bytes[..<cut]), Array(bytes[cut...])], asClient: asClient)
     precondition(whole == split, "the outcome depends on how the bytes arrived: \(whole) / \(split)")
 
     // The message readers on the raw bytes, as a body.
