@@ -10,6 +10,11 @@ package struct RecordLayer {
     package var writing: RecordProtection?
     /// §5: a change_cipher_spec of one 0x01 byte is dropped until the handshake ends.
     package var acceptsChangeCipherSpec = true
+    /// §4.2.10: a server that declines 0-RTT drops the client's early data:
+    /// protected records it cannot open, up to this many bytes, until one
+    /// opens (and, after a HelloRetryRequest, application_data records in the
+    /// clear). Zero when no early data can come.
+    package var earlyDataToSkip = 0
 
     package init() {}
 
@@ -52,11 +57,22 @@ package struct RecordLayer {
                 }
                 continue
             }
+            // Early data that came before a HelloRetryRequest's second hello.
+            if earlyDataToSkip > 0, reading == nil, record.type == .applicationData {
+                try skipEarlyData(record)
+                continue
+            }
             if reading != nil {
                 guard record.type == .applicationData else {
                     throw TLSError(.unexpectedMessage, "a \(record.type) record in the clear after keys were set")
                 }
-                (type, content) = try reading!.open(record)
+                do {
+                    (type, content) = try reading!.open(record)
+                    earlyDataToSkip = 0
+                } catch where earlyDataToSkip > 0 {
+                    try skipEarlyData(record)
+                    continue
+                }
             } else {
                 type = record.type
                 content = record.body
@@ -80,6 +96,11 @@ package struct RecordLayer {
                 throw TLSError(.unexpectedMessage, "a protected change_cipher_spec")
             }
         }
+    }
+
+    private mutating func skipEarlyData(_ record: TLSRecord) throws(TLSError) {
+        guard record.body.count <= earlyDataToSkip else { throw TLSError(.unexpectedMessage, "more early data than a declining server skips") }
+        earlyDataToSkip -= record.body.count
     }
 
     /// §5.1: keys change only between messages.

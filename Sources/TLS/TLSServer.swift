@@ -28,6 +28,8 @@ package struct TLSServer: TLSEndpoint {
     /// The suites in Sluice's order: ChaCha20-Poly1305 first, constant-time
     /// and the faster of the two in software.
     package static let suitePreference: [CipherSuite] = [.chacha20Poly1305SHA256, .aes128GCMSHA256]
+    /// How much declined early data is skipped; more ends the connection.
+    static let earlyDataLimit = 256 * 1024
 
     private let configuration: Configuration
     var records = RecordLayer()
@@ -110,6 +112,9 @@ package struct TLSServer: TLSEndpoint {
             throw TLSError(.handshakeFailure, "the client does not offer X25519")
         }
         if retried, chosenSuite != suite { throw TLSError(.illegalParameter, "the second ClientHello changed the cipher suites") }
+        // §4.2.10: 0-RTT (only with a ticket, which Sluice never issues, but an
+        // app may hold one of the real server's) is declined: its records are skipped.
+        if !retried, hello.extensions[.earlyData] != nil { records.earlyDataToSkip = Self.earlyDataLimit }
         suite = chosenSuite
         let protocols = try hello.applicationProtocols()
         if let protocols {

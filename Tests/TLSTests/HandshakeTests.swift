@@ -153,3 +153,57 @@ import TLS
         }
     }
 }
+
+/// §4.2.10: a client that tries 0-RTT (with a ticket of the real server's)
+/// has its early data skipped, in the clear before a retry and protected
+/// after the server's flight, and the handshake goes on.
+@Suite struct DeclinedEarlyDataTests {
+    let fixtures: HandshakeFixtures
+
+    init() throws { fixtures = try HandshakeFixtures() }
+
+    func helloWithEarlyData(_ client: inout TLSClient) throws -> (record: [UInt8], hello: ClientHello) {
+        var hello = try ClientHello(body: Array(client.start().dropFirst(9)))
+        hello.extensions.append(TLSExtension(type: .earlyData, data: []))
+        return (TLSRecord.encode(type: .handshake, body: hello.encode()), hello)
+    }
+
+    @Test func protectedEarlyDataIsSkippedUntilTheClientsFinished() throws {
+        var client = TLSClient(configuration: fixtures.clientConfiguration())
+        var server = TLSServer(configuration: fixtures.serverConfiguration())
+        let (record, _) = try helloWithEarlyData(&client)
+        let earlyData = TLSRecord.encode(type: .applicationData, body: [UInt8](repeating: 0xEE, count: 300))
+        let output = try server.receive(record + earlyData + earlyData)
+        #expect(!output.toPeer.isEmpty)
+        #expect(server.state == .awaitingClientFinished)
+        // Past the limit, the connection ends.
+        let flood = TLSRecord.encode(type: .applicationData, body: [UInt8](repeating: 0xEE, count: 16000))
+        #expect(throws: TLSError.self) {
+            for _ in 0 ..< 20 { _ = try server.receive(flood) }
+        }
+    }
+
+    @Test func withoutTheExtensionUnreadableRecordsEndTheConnection() throws {
+        var client = TLSClient(configuration: fixtures.clientConfiguration())
+        var server = TLSServer(configuration: fixtures.serverConfiguration())
+        let earlyData = TLSRecord.encode(type: .applicationData, body: [UInt8](repeating: 0xEE, count: 300))
+        #expect(throws: TLSError(.badRecordMAC, "a record does not decrypt")) { try server.receive(client.start() + earlyData) }
+    }
+
+    @Test func earlyDataBeforeASecondHelloIsSkippedToo() throws {
+        var client = TLSClient(configuration: fixtures.clientConfiguration())
+        var server = TLSServer(configuration: fixtures.serverConfiguration())
+        var (_, hello) = try helloWithEarlyData(&client)
+        let index = try #require(hello.extensions.firstIndex { $0.type == .keyShare })
+        let x25519Share = hello.extensions[index].data
+        hello.extensions[index].data = [0, 5, 0x00, 0x17, 0, 1, 4]
+        let earlyData = TLSRecord.encode(type: .applicationData, body: [UInt8](repeating: 0xEE, count: 300))
+        _ = try server.receive(TLSRecord.encode(type: .handshake, body: hello.encode()) + earlyData)
+        #expect(server.state == .awaitingClientHello(retried: true))
+        // The second hello: its X25519 share back, no early_data.
+        hello.extensions[index].data = x25519Share
+        hello.extensions.removeAll { $0.type == .earlyData }
+        _ = try server.receive(TLSRecord.encode(type: .handshake, body: hello.encode()))
+        #expect(server.state == .awaitingClientFinished)
+    }
+}
