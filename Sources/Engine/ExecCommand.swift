@@ -113,11 +113,11 @@ public struct ExecCommand {
         } else {
             let made = try NamespaceSetup.create(name: "sluice-exec-\(ProcessControl.currentID)", mtu: mtu)
             setup = made
-            var launch = ["/proc/self/exe", "__launch"]
+            var launch: [String] = []
             if let openFilesSoftLimit { launch += ["--nofile", "\(openFilesSoftLimit)"] }
             if let resolvPath { launch += ["--resolv", resolvPath] }
             if options.commandAsRoot { launch += ["--keep-root"] }
-            (raw, child) = try made.configure(starting: launch + ["--"] + options.command)
+            (raw, child) = try made.configure(launching: launch, command: options.command)
             owners = FlowOwnerLookup.open(namespace: made.name, log: log)
         }
         defer { child.terminate() }

@@ -66,17 +66,17 @@ struct NamespaceSetup {
     }
 
     /// Inside the namespace: loopback up, the TUN up with both addresses and
-    /// default routes, then `command` started there. Returns the TUN's
-    /// descriptor (for the caller's loop) and the child.
-    func configure(starting command: [String]) throws -> (tun: Int32, child: ChildProcess) {
+    /// default routes; then `command` (options for `sluice __launch`, which
+    /// enters the namespace itself) started from the calling thread, so that
+    /// the command can end with Sluice (PR_SET_PDEATHSIG watches the thread
+    /// that started it). Returns the TUN's descriptor and the child.
+    func configure(launching launchOptions: [String], command: [String]) throws -> (tun: Int32, child: ChildProcess) {
         let namespace = try NetworkNamespace(named: name)
-        return try namespace.run { () throws -> (Int32, ChildProcess) in
-            let tun = try openTun(routes: .defaultRoutes)
-            let child: ChildProcess
-            do { child = try ChildProcess.spawn(command) } catch {
-                throw EngineError.system("starting \(command.joined(separator: " "))", error)
-            }
-            return (tun, child)
+        let tun = try namespace.run { () throws -> Int32 in try openTun(routes: .defaultRoutes) }
+        let launch = ["/proc/self/exe", "__launch", "--netns", NetworkNamespace.path(named: name)] + launchOptions + ["--"] + command
+        do { return (tun, try ChildProcess.spawn(launch)) } catch {
+            _ = FileDescriptor(rawValue: tun)
+            throw EngineError.system("starting \(command.joined(separator: " "))", error)
         }
     }
 

@@ -51,7 +51,8 @@ public struct PacketDump {
         } else {
             let made = try NamespaceSetup.create(name: "sluice-dump-\(ProcessControl.currentID)", mtu: options.mtu)
             setup = made
-            (raw, child) = try made.configure(starting: options.command)
+            // The command runs as the one who started Sluice, as it always did here.
+            (raw, child) = try made.configure(launching: ["--keep-root"], command: options.command)
         }
         let tun = TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength)
         defer { child.terminate() }

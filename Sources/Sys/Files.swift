@@ -127,13 +127,22 @@ public enum Launcher {
     /// (`openFilesSoftLimit`; see `OpenFilesLimit`). In a user namespace of
     /// our own (`switchingToSudoUser` false) the process already is that user.
     /// `endingWithSluice`: the command gets SIGTERM when the thread that
-    /// started this process ends (PR_SET_PDEATHSIG). Only for a process
-    /// Sluice's main thread started directly (the user-namespace helper): the
-    /// root path starts `__launch` from a throwaway thread that entered the
-    /// namespace, whose end would stop the command at once.
-    public static func exec(bindingResolvConf resolv: String?, openFilesSoftLimit: UInt64?, switchingToSudoUser: Bool = true,
-                            endingWithSluice: Bool = false, command: [String]) -> Never {
+    /// started this process ends (PR_SET_PDEATHSIG): only for a process that
+    /// Sluice's main thread started, not one started from a thread that ends
+    /// sooner (a thread that entered a namespace, say), whose end would stop
+    /// the command at once.
+    public static func exec(networkNamespace: String? = nil, bindingResolvConf resolv: String?, openFilesSoftLimit: UInt64?,
+                            switchingToSudoUser: Bool = true, endingWithSluice: Bool = false, command: [String]) -> Never {
         let sluice = getppid()
+        // The root path enters the command's network namespace here, in the
+        // child, so that Sluice's main thread (not a thread that entered the
+        // namespace and ends) is the parent PR_SET_PDEATHSIG watches.
+        if let networkNamespace {
+            let descriptor = open(networkNamespace, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { fail("opening \(networkNamespace)") }
+            guard cshim_setns(descriptor, cshim_CLONE_NEWNET) == 0 else { fail("entering \(networkNamespace)") }
+            Glibc.close(descriptor)
+        }
         if let resolv {
             guard cshim_unshare(cshim_CLONE_NEWNS) == 0 else { fail("unshare(CLONE_NEWNS)") }
             // Keep our mounts to ourselves: the bind below must not reach the host.

@@ -281,13 +281,14 @@ func summarize(_ text: String) {
 ProcessControl.lineBufferStandardOutput()
 switch arguments.first {
 case "__launch":
-    // Internal: `sluice exec` runs this inside the command's namespace to give it Sluice's resolv.conf
-    // (--resolv) and the open-files soft limit Sluice started with (--nofile).
+    // Internal: `sluice exec` (and `dump`) runs this to enter the command's namespace (--netns), give it
+    // Sluice's resolv.conf (--resolv) and the open-files soft limit Sluice started with (--nofile).
     var rest = arguments.dropFirst()
     var resolv: String?
     var openFiles: UInt64?
+    var netns: String?
     var keepRoot = false
-    while let option = rest.first, ["--resolv", "--nofile", "--keep-root"].contains(option) {
+    while let option = rest.first, ["--netns", "--resolv", "--nofile", "--keep-root"].contains(option) {
         if option == "--keep-root" {
             // `exec --root`: the command stays root, whoever typed sudo.
             keepRoot = true
@@ -295,12 +296,18 @@ case "__launch":
             continue
         }
         guard let value = rest.dropFirst().first else { ProcessControl.exit(127) }
-        if option == "--resolv" { resolv = value } else { openFiles = UInt64(value) }
+        switch option {
+        case "--netns": netns = value
+        case "--resolv": resolv = value
+        default: openFiles = UInt64(value)
+        }
         rest = rest.dropFirst(2)
     }
     if rest.first == "--" { rest = rest.dropFirst() }
     guard !rest.isEmpty else { ProcessControl.exit(127) }
-    Launcher.exec(bindingResolvConf: resolv, openFilesSoftLimit: openFiles, switchingToSudoUser: !keepRoot, command: Array(rest))
+    // Started by Sluice's main thread (ExecCommand, PacketDump): it ends with Sluice.
+    Launcher.exec(networkNamespace: netns, bindingResolvConf: resolv, openFilesSoftLimit: openFiles, switchingToSudoUser: !keepRoot,
+                  endingWithSluice: true, command: Array(rest))
 case "__userns":
     // Internal: `sluice exec` and `dump` without root start this to make the command's namespace in
     // a user namespace and hand back its TUN (descriptor 3 is the channel), then run the command.

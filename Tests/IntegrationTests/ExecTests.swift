@@ -351,8 +351,10 @@ final class ExecTests {
     }
 
     @Test func staleNamespacesOfAKilledSluiceAreRemovedNextTime() throws {
-        // A Sluice killed with SIGKILL cannot clean up; the next one does.
-        let r = try runSluice(["exec", "--", "sleep", "30"], in: host, timeout: 20) { process in
+        // A Sluice killed with SIGKILL cannot clean up; the next one does. Its
+        // command ends with it (PR_SET_PDEATHSIG), as when Sluice stops itself.
+        let pidFile = pair.path("killed-command.pid")
+        let r = try runSluice(["exec", "--", "sh", "-c", "echo $$ > \(pidFile); exec sleep 30"], in: host, timeout: 20) { process in
             _ = TestNetwork.waitUntil(seconds: 10) {
                 ((try? self.net.run(["ip", "netns", "list"]).output) ?? "").contains("sluice-exec-\(process.processIdentifier)")
             }
@@ -368,7 +370,9 @@ final class ExecTests {
         let after = try net.run(["ip", "netns", "list"]).output
         #expect(!after.contains(name + " ") && !after.hasSuffix(name) && !after.contains(name + "\n"), "\(after)")
         #expect(!FileManager.default.fileExists(atPath: resolv), "the next Sluice removes the dead one's resolv.conf too")
-        // The orphaned `sleep 30` is in the dead namespace; it is ours, by its command line only, so it is left to finish.
+        let pid = Int32((try? String(contentsOfFile: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        #expect(pid > 0)
+        #expect(TestNetwork.waitUntil(seconds: 5) { kill(pid, 0) != 0 }, "the killed Sluice's command \(pid) still runs")
     }
 
     @Test func fragmentedDatagramsAreReassembledAndRepliesFragmented() throws {
