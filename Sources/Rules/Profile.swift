@@ -21,6 +21,8 @@ public struct Profile: Equatable, Sendable {
     public var mapLocals: [MapLocal]
     public var statistics: [StatisticsDefinition]
     public var capture: CaptureSettings
+    /// [MITM]: the HTTPS flows Sluice decrypts; empty, none.
+    public var mitm: MITMSettings
     /// Some rule has the `capture` option: the packet capture keeps only their flows.
     public var selectsCapturedFlows: Bool { rules.contains { $0.options.capture } }
     /// Non-fatal findings (a 302 that may see a POST, host bits in a CIDR...).
@@ -31,11 +33,13 @@ public struct Profile: Equatable, Sendable {
                 rules: [RuleDefinition] = [], finalRule: FinalRule, hosts: [HostEntry] = [],
                 urlRewrites: [URLRewrite] = [], headerRewrites: [HeaderRewrite] = [],
                 mapLocals: [MapLocal] = [], statistics: [StatisticsDefinition] = [],
-                capture: CaptureSettings = CaptureSettings(), warnings: [ProfileError] = []) {
+                capture: CaptureSettings = CaptureSettings(), mitm: MITMSettings = MITMSettings(),
+                warnings: [ProfileError] = []) {
         self.file = file; self.baseDirectory = baseDirectory; self.general = general
         self.proxies = proxies; self.groups = groups; self.rules = rules; self.finalRule = finalRule
         self.hosts = hosts; self.urlRewrites = urlRewrites; self.headerRewrites = headerRewrites
-        self.mapLocals = mapLocals; self.statistics = statistics; self.capture = capture; self.warnings = warnings
+        self.mapLocals = mapLocals; self.statistics = statistics; self.capture = capture; self.mitm = mitm
+        self.warnings = warnings
     }
 
     /// What a policy name refers to: a built-in, a proxy or a group. Every name a

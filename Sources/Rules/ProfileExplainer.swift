@@ -6,9 +6,11 @@ public import Wire
 /// behind each decision and why.
 ///
 /// The request is taken as a plain-HTTP request whose head Sluice reads. An
-/// https:// URL is explained as HTTPS without interception: no rewrite, no
-/// mapping, and only the rules that can see a TLS flow (domain from SNI, port,
-/// protocol). The source port is unknown here, so SRC-PORT rules see 0.
+/// https:// URL to a host in [MITM] hostname is intercepted, so it is
+/// explained the same way (its flow being TLS); any other is HTTPS without
+/// interception: no rewrite, no mapping, and only the rules that can see a
+/// TLS flow (domain from SNI, port, protocol). The source port is unknown
+/// here, so SRC-PORT rules see 0.
 public enum ProfileExplainer {
     public static func explain(_ profile: Profile, url: String, method: String = "GET",
                                headers: [HeaderField] = [], owner: FlowOwner? = nil, source: IPAddress? = nil) -> [String] {
@@ -22,10 +24,25 @@ public enum ProfileExplainer {
         }
         out.append("request: \(method) \(url)")
         let isTLS = parts.scheme == "https"
+        var sealed = false
+        if isTLS {
+            let port = parts.port ?? 443
+            let line = profile.mitm.line.map { ", line \($0)" } ?? ""
+            switch profile.mitm.verdict(host: parts.host, port: port) {
+            case let .intercepted(pattern):
+                out.append("HTTPS intercepted: \(parts.host):\(port) matches \(pattern) in [MITM] hostname\(line), so its requests are seen as plain HTTP's are")
+            case let .excluded(pattern):
+                out.append("HTTPS not intercepted: [MITM] hostname excludes \(parts.host):\(port) (\(pattern)\(line))")
+                sealed = true
+            case .notListed:
+                out.append("HTTPS not intercepted: \(parts.host):\(port) is not in [MITM] hostname")
+                sealed = true
+            }
+        }
         var current = url
         var step = 1
 
-        if isTLS {
+        if sealed {
             out.append("\(step). URL Rewrite and Map Local: skipped, HTTPS is not intercepted (Sluice sees only the SNI)")
             step += 1
         } else {
@@ -72,7 +89,7 @@ public enum ProfileExplainer {
         }
 
         let currentParts = RequestURL(current) ?? parts
-        let port = currentParts.port ?? (isTLS ? 443 : 80)
+        let port = currentParts.port ?? (currentParts.scheme == "https" ? 443 : 80)
         var destination = IPAddress(currentParts.host)
         var destinationNote = ""
         if destination == nil, let fixed = profile.hostAddress(for: currentParts.host) {
@@ -83,7 +100,7 @@ public enum ProfileExplainer {
             transport: .tcp, destination: destination, destinationPort: port, sourcePort: 0,
             domain: IPAddress(currentParts.host) == nil ? currentParts.host : nil,
             applicationProtocol: isTLS ? .tls : .http,
-            request: isTLS ? nil : RequestFacts(method: method, url: current, headers: requestHeaders), owner: owner)
+            request: sealed ? nil : RequestFacts(method: method, url: current, headers: requestHeaders), owner: owner)
         facts.source = source
         let outcome = RuleEngine(profile).evaluate(facts, final: true)
         guard case let .matched(decision) = outcome else {
@@ -105,7 +122,7 @@ public enum ProfileExplainer {
         out.append("   policy: \(target)")
         step += 1
 
-        if isTLS {
+        if sealed {
             out.append("\(step). Header Rewrite: skipped, HTTPS is not intercepted")
         } else {
             var rewritten = requestHeaders

@@ -69,6 +69,7 @@ public enum ProfileJSON {
         }
         json.endArray()
         json.key("capture"); capture(profile.capture, &json)
+        json.key("mitm"); mitm(profile.mitm, &json)
         json.key("warnings"); json.beginArray()
         for warning in profile.warnings {
             json.beginObject()
@@ -216,6 +217,24 @@ public enum ProfileJSON {
             json.beginObject(); json.field("name", header.name); json.field("value", header.value); json.endObject()
         }
         json.endArray()
+        json.endObject()
+    }
+
+    static func mitm(_ mitm: MITMSettings, _ json: inout JSONWriter) {
+        json.beginObject()
+        json.field("line", mitm.line)
+        json.key("hostname"); json.beginArray()
+        for pattern in mitm.hostnames {
+            json.beginObject()
+            json.field("host", pattern.host)
+            // null: every port (written :0).
+            json.field("port", pattern.port.map(Int.init))
+            json.field("exclude", pattern.excludes)
+            json.endObject()
+        }
+        json.endArray()
+        json.field("skip-server-cert-verify", mitm.skipServerCertificateVerification)
+        json.field("auto-quic-block", mitm.blocksQUIC)
         json.endObject()
     }
 

@@ -31,11 +31,6 @@ extension ProfileBuilder {
         let replacement = fields[1].text
         if !mode.isReject {
             let lowered = replacement.lowercased()
-            if mode == .header, lowered.hasPrefix("https://") {
-                error(n, fields[1].column, "header mode cannot forward to an https:// URL",
-                      hint: "Sluice speaks plain HTTP upstream; use 302 or 307 to send the client to https")
-                return
-            }
             guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") || replacement.hasPrefix("$") else {
                 error(n, fields[1].column, "replacement '\(replacement)' is not an absolute URL",
                       hint: "write the whole new URL, e.g. http://new.test/$1")
@@ -51,14 +46,17 @@ extension ProfileBuilder {
         urlRewrites.append(URLRewrite(regex: regex, replacement: replacement, mode: mode, line: n))
     }
 
-    /// A pattern that can only match https:// URLs never applies: Sluice does
-    /// not decrypt HTTPS, so it sees no such request (Surge profiles have
-    /// them for their [MITM] hosts).
+    /// A pattern that can only match https:// URLs applies only to hosts in
+    /// [MITM] hostname (Surge profiles have them for theirs); whether the
+    /// profile has any is known once the whole file is read (`finish`).
     mutating func warnIfOnlyHTTPS(_ regex: CompiledRegex, line: Int, column: Int) {
         let source = regex.source.lowercased()
         guard source.hasPrefix("^https:") || source.hasPrefix("^https\\:") else { return }
-        warning(line, column, "'\(regex.source)' matches only https:// URLs, which Sluice never sees decrypted: this line never applies",
-                hint: "HTTPS flows meet only domain, IP, port and protocol rules; match http:// URLs here")
+        let warning = ProfileError(
+            file: file, line: line, column: column, severity: .warning,
+            message: "'\(regex.source)' matches only https:// URLs, which Sluice sees only for hosts in [MITM] hostname, and this profile has none",
+            hint: "add the host to [MITM] hostname")
+        httpsOnlyWarnings.append((warnings.count, warning))
     }
 
     // MARK: [Header Rewrite]

@@ -45,6 +45,11 @@ struct ProfileBuilder {
     var mapLocals: [MapLocal] = []
     var statistics: [StatisticsDefinition] = []
     var capture = CaptureSettings()
+    var mitm = MITMSettings()
+    /// Warnings for rewrite lines that match only https:// URLs, with the
+    /// place each belongs in `warnings`: they hold only if [MITM], which may
+    /// come later in the file, names no host.
+    var httpsOnlyWarnings: [(index: Int, warning: ProfileError)] = []
 
     /// Policy names as used, to check once every definition is known.
     var policyUses: [(name: String, line: Int, column: Int, context: String)] = []
@@ -188,6 +193,7 @@ struct ProfileBuilder {
         case .mapLocal: readMapLocal(line)
         case .statistics: readStatistics(line)
         case .capture: readCapture(line)
+        case .mitm: readMITM(line)
         }
     }
 
@@ -196,6 +202,10 @@ struct ProfileBuilder {
         checkGroupCycles()
         checkHostAliases()
         applyGroupDefaults()
+        if mitm.isEmpty {
+            // From the last, so each earlier index still points where its warning belongs.
+            for pending in httpsOnlyWarnings.reversed() { warnings.insert(pending.warning, at: pending.index) }
+        }
         if finalRule == nil {
             if let ruleLine = seenSections[.rule] {
                 error(ruleLine, nil, "[Rule] has no FINAL rule", hint: "end [Rule] with FINAL,DIRECT (or the policy for everything else)")
@@ -216,7 +226,7 @@ struct ProfileBuilder {
             file: file, baseDirectory: baseDirectory, general: general, proxies: proxies, groups: groups,
             rules: rules, finalRule: finalRule, hosts: hosts, urlRewrites: urlRewrites,
             headerRewrites: headerRewrites, mapLocals: mapLocals, statistics: statistics,
-            capture: capture, warnings: sortedWarnings))
+            capture: capture, mitm: mitm, warnings: sortedWarnings))
     }
 
     private func stableSorted(_ list: [ProfileError], by less: (ProfileError, ProfileError) -> Bool) -> [ProfileError] {

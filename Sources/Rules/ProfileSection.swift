@@ -10,12 +10,12 @@ enum ProfileSection: String, CaseIterable {
     case mapLocal = "Map Local"
     case statistics = "Statistics"
     case capture = "Capture"
+    case mitm = "MITM"
 
     /// Surge sections a pasted profile may carry that Sluice has no use for;
     /// each is a warning that says why (its lines are skipped), so the
     /// profile loads, rather than an unknown section's error.
     static let unsupported: [String: String] = [
-        "MITM": "Sluice does not decrypt TLS; HTTPS flows are matched by domain (SNI), IP, port and protocol only",
         "Script": "Sluice runs no scripts; use [URL Rewrite], [Header Rewrite] and [Map Local]",
         "Body Rewrite": "Sluice does not rewrite bodies; [Map Local] can answer a URL with a whole new body",
         "Replica": "Sluice records flows through [Capture] (pcap and HAR)",

@@ -114,6 +114,7 @@ func loadSpecProfile() throws -> Profile {
         let tls = ProfileExplainer.explain(profile, url: "https://x.internal.test/")
         #expect(tls == [
             "request: GET https://x.internal.test/",
+            "HTTPS not intercepted: x.internal.test:443 is not in [MITM] hostname",
             "1. URL Rewrite and Map Local: skipped, HTTPS is not intercepted (Sluice sees only the SNI)",
             "2. Rule: no rule matches; line 28 (FINAL,DIRECT) decides",
             "   IP-CIDR rules were skipped: the destination is known by name, and rules never resolve names",

@@ -171,8 +171,6 @@ let errorCases: [ErrorCase] = [
     ErrorCase(kind: "replacement refers to a missing group", profile: withFinal("[URL Rewrite]\n^http://a\\.test/(.*) http://b.test/$2 307"),
               errors: [(2, "'http://b.test/$2' refers to $2 but the regex has 1 capture group",
                         #"add parentheses around the part of "^http://a\\.test/(.*)" to reuse, or use $1...$1"#)]),
-    ErrorCase(kind: "header mode to https", profile: withFinal("[URL Rewrite]\n^http://a\\.test/(.*) https://b.test/$1 header"),
-              errors: [(2, "header mode cannot forward to an https:// URL", "Sluice speaks plain HTTP upstream; use 302 or 307 to send the client to https")]),
     ErrorCase(kind: "unknown header operation", profile: withFinal("[Header Rewrite]\nhttp-request ^http:// header-remove X-A"),
               errors: [(2, "unknown header operation 'header-remove'", "did you mean header-replace?")]),
     ErrorCase(kind: "header operation arity", profile: withFinal("[Header Rewrite]\nhttp-request ^http:// header-add X-Env two words"),

@@ -61,7 +61,8 @@ import Wire
         #expect(failure.errors.map(\.message) == ["unknown key 'skip-proxys' in [General]"])
     }
 
-    /// Surge's sections Sluice has no use for are skipped with a warning that says why.
+    /// Surge's sections Sluice has no use for are skipped with a warning that
+    /// says why; [MITM] is read (MITMTests), its Surge-only keys warned about.
     @Test func surgesOwnSectionsAreWarnings() throws {
         let profile = try loadProfile("""
         [MITM]
@@ -75,7 +76,7 @@ import Wire
         FINAL,DIRECT
         """).get()
         #expect(profile.warnings.map { "\($0.line): \($0.message) | \($0.hint)" } == [
-            "1: section [MITM] is Surge's and has no effect in Sluice | Sluice does not decrypt TLS; HTTPS flows are matched by domain (SNI), IP, port and protocol only",
+            "3: 'ca-p12' is Surge's and has no effect in Sluice | Sluice keeps its own CA: run `sluice ca`",
             "4: section [Script] is Surge's and has no effect in Sluice | Sluice runs no scripts; use [URL Rewrite], [Header Rewrite] and [Map Local]",
             "6: section [WireGuard home] is Surge's and has no effect in Sluice | Sluice relays through socks5 and http proxies only",
         ])
@@ -113,8 +114,8 @@ import Wire
     }
 
     /// Surge's older [Header Rewrite] lines have no direction (requests);
-    /// lines that match only https:// URLs load with a warning that they
-    /// never apply (Surge has them for its [MITM] hosts).
+    /// lines that match only https:// URLs load, with a warning that they
+    /// apply to no host when [MITM] names none (Surge has them for its [MITM] hosts).
     @Test func surgesRewriteLinesLoad() throws {
         let profile = try loadProfile(#"""
         [URL Rewrite]
@@ -132,7 +133,7 @@ import Wire
             #"http-request ^http://api\.test"#, #"http-response ^https://api\.test"#,
         ])
         #expect(profile.warnings.map(\.line) == [2, 6, 8], "\(profile.warnings)")
-        #expect(profile.warnings.allSatisfy { $0.message.hasSuffix("which Sluice never sees decrypted: this line never applies") })
+        #expect(profile.warnings.allSatisfy { $0.message.hasSuffix("which Sluice sees only for hosts in [MITM] hostname, and this profile has none") })
     }
 
     @Test func verboseIsDebug() throws {
