@@ -58,6 +58,37 @@ public enum Files {
 
     public static func remove(_ path: String) { unlink(path) }
 
+    /// Writes `bytes` to a new file at `path` that only this user may read
+    /// (mode 0600); refuses (EEXIST) when something is already there, a
+    /// symbolic link included, so a planted file is never written through.
+    public static func createPrivate(_ bytes: [UInt8], at path: String) throws(Errno) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Errno.current }
+        defer { close(fd) }
+        var remaining = bytes[...]
+        while !remaining.isEmpty {
+            let n = remaining.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw Errno.current }
+            remaining = remaining.dropFirst(n)
+        }
+        guard fsync(fd) == 0 else { throw Errno.current }
+    }
+
+    /// Whether `path` is a regular file (not a link) owned by this user that
+    /// nobody else may write; with `secret`, that nobody else may read either.
+    public static func isOwnFile(_ path: String, secret: Bool) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { return false }
+        return info.st_mode & (secret ? 0o077 : 0o022) == 0
+    }
+
+    /// Whether `path` is a directory (not a link) owned by this user that nobody else may write.
+    public static func isOwnDirectory(_ path: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid() else { return false }
+        return info.st_mode & 0o022 == 0
+    }
+
     /// rename(2): atomically replaces `to` if it exists.
     public static func rename(_ from: String, to: String) throws(Errno) {
         _ = try valueOrErrno { Glibc.rename(from, to) }.get()
@@ -131,8 +162,12 @@ public enum Launcher {
     /// Sluice's main thread started, not one started from a thread that ends
     /// sooner (a thread that entered a namespace, say), whose end would stop
     /// the command at once.
-    public static func exec(networkNamespace: String? = nil, bindingResolvConf resolv: String?, openFilesSoftLimit: UInt64?,
-                            switchingToSudoUser: Bool = true, endingWithSluice: Bool = false, command: [String]) -> Never {
+    /// `caBundle`: a CA bundle with Sluice's interception CA in it, bound
+    /// over the system's bundle and named by the variables TLS libraries
+    /// and tools read, so the command trusts what Sluice intercepts.
+    public static func exec(networkNamespace: String? = nil, bindingResolvConf resolv: String?, caBundle: String? = nil,
+                            openFilesSoftLimit: UInt64?, switchingToSudoUser: Bool = true, endingWithSluice: Bool = false,
+                            command: [String]) -> Never {
         let sluice = getppid()
         // The root path enters the command's network namespace here, in the
         // child, so that Sluice's main thread (not a thread that entered the
@@ -143,11 +178,21 @@ public enum Launcher {
             guard cshim_setns(descriptor, cshim_CLONE_NEWNET) == 0 else { fail("entering \(networkNamespace)") }
             Glibc.close(descriptor)
         }
-        if let resolv {
+        if resolv != nil || caBundle != nil {
             guard cshim_unshare(cshim_CLONE_NEWNS) == 0 else { fail("unshare(CLONE_NEWNS)") }
-            // Keep our mounts to ourselves: the bind below must not reach the host.
+            // Keep our mounts to ourselves: the binds below must not reach the host.
             guard mount("none", "/", nil, UInt(MS_REC | MS_PRIVATE), nil) == 0 else { fail("making / private") }
+        }
+        if let resolv {
             guard mount(resolv, "/etc/resolv.conf", nil, UInt(MS_BIND), nil) == 0 else { fail("binding \(resolv) on /etc/resolv.conf") }
+        }
+        if let caBundle {
+            // Programs that read the system's bundle (OpenSSL's default, GnuTLS's, Go's) find Sluice's CA in it.
+            let system = "/etc/ssl/certs/ca-certificates.crt"
+            if access(system, F_OK) == 0, mount(caBundle, system, nil, UInt(MS_BIND), nil) != 0 { fail("binding \(caBundle) on \(system)") }
+            for name in ["SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO"] {
+                setenv(name, caBundle, 1)
+            }
         }
         if let openFilesSoftLimit {
             do { try OpenFilesLimit.setSoft(openFilesSoftLimit) } catch { fail("setrlimit(RLIMIT_NOFILE, \(openFilesSoftLimit))") }

@@ -110,6 +110,12 @@ static inline int cshim_set_parent_death_signal(int signal) {
     return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
 }
 
+// getrandom(2): keys and TLS randoms (glibc declares it in <sys/random.h>).
+#include <sys/random.h>
+static inline long cshim_getrandom(void *buffer, unsigned long length) {
+    return (long)getrandom(buffer, (size_t)length, 0);
+}
+
 // open with O_CREAT needs the variadic mode argument.
 static inline int cshim_open_mode(const char *path, int flags, unsigned int mode) {
     return open(path, flags, (mode_t)mode);
