@@ -62,6 +62,14 @@ package struct RecordLayer {
                 try skipEarlyData(record)
                 continue
             }
+            if reading != nil, record.type == .alert, acceptsChangeCipherSpec, record.body.count == 2 {
+                // During the handshake a peer that gives up before it has switched
+                // its own keys (OpenSSL's client refusing a certificate) sends its
+                // alert in the clear. The connection ends either way; reading the
+                // alert is what lets the engine say why ("unknown_ca").
+                let alert = TLSAlert(rawValue: record.body[1]) ?? .internalError
+                throw TLSError(alert, "alert \(record.body[1]), in the clear", sentByPeer: true)
+            }
             if reading != nil {
                 guard record.type == .applicationData else {
                     throw TLSError(.unexpectedMessage, "a \(record.type) record in the clear after keys were set")

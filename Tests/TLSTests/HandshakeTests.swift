@@ -111,6 +111,30 @@ import TLS
         #expect(throws: TLSError.self) { try server.receive(client.start()) }
     }
 
+    // OpenSSL's client, refusing Sluice's certificate, sends unknown_ca before
+    // it has switched its own keys: the server reads it as the app's alert
+    // (so the engine can say the app does not trust the CA), not as a
+    // record out of place.
+    @Test func anAlertInTheClearDuringTheHandshakeIsThePeersAlert() throws {
+        var client = TLSClient(configuration: fixtures.clientConfiguration())
+        var server = TLSServer(configuration: fixtures.serverConfiguration())
+        let flight = try server.receive(client.start())
+        #expect(!flight.toPeer.isEmpty)
+        #expect(throws: TLSError(.unknownCA, "alert 48, in the clear", sentByPeer: true)) {
+            try server.receive([21, 3, 3, 0, 2, 2, 48])
+        }
+    }
+
+    // Once connected, a record in the clear is out of place, alert or not.
+    @Test func anAlertInTheClearAfterTheHandshakeIsRefused() throws {
+        var client = TLSClient(configuration: fixtures.clientConfiguration())
+        var server = TLSServer(configuration: fixtures.serverConfiguration())
+        _ = try run(&client, &server, first: client.start())
+        #expect(throws: TLSError(.unexpectedMessage, "a alert record in the clear after keys were set")) {
+            try server.receive([21, 3, 3, 0, 2, 2, 48])
+        }
+    }
+
     @Test func aDamagedRecordEndsTheConnectionWithBadRecordMAC() throws {
         var client = TLSClient(configuration: fixtures.clientConfiguration())
         var server = TLSServer(configuration: fixtures.serverConfiguration())
