@@ -47,7 +47,7 @@ let package = Package(
         // The event loop that wires everything together.
         .target(
             name: "Engine",
-            dependencies: ["Wire", "Stack", "HTTP", "Rules", "Relay", "Sys", "Capture"],
+            dependencies: ["Wire", "Stack", "Crypto", "X509", "TLS", "HTTP", "Rules", "Relay", "Sys", "Capture"],
             swiftSettings: strict
         ),
         .executableTarget(name: "sluice", dependencies: ["Engine", "Sys", "Wire"], swiftSettings: strict),

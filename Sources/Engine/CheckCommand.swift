@@ -137,6 +137,8 @@ public struct CheckCommand {
     /// `FILE: ok (N rules and FINAL, M proxies, ...)`.
     public static func summary(_ profile: Profile, warnings: Int) -> String {
         func count(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
+        // [MITM] is named only when it intercepts something, so other profiles' summaries stay as they were.
+        let mitm = profile.mitm.hostnames.filter { !$0.excludes }.count
         let parts = [
             count(profile.rules.count, "rule", "rules") + setSummary(profile.ruleSets) + " and FINAL",
             count(profile.proxies.count, "proxy", "proxies"),
@@ -146,6 +148,7 @@ public struct CheckCommand {
             count(profile.headerRewrites.count, "header rewrite", "header rewrites"),
             count(profile.mapLocals.count, "map local", "map locals"),
             count(profile.statistics.count, "statistic", "statistics"),
+        ] + (mitm == 0 ? [] : [count(mitm, "MITM hostname", "MITM hostnames")]) + [
             count(warnings, "warning", "warnings"),
         ]
         return "\(profile.file): ok (\(parts.joined(separator: ", ")))"

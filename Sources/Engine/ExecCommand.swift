@@ -54,6 +54,8 @@ public struct ExecCommand {
         public var capture = CaptureOptions()
         /// The control API's socket (`--control PATH`, `--no-control`).
         public var control = ControlSocketOption.standard
+        /// Where Sluice's CA for [MITM] lives (`--ca-dir`); nil: `InterceptionCA.defaultDirectory`.
+        public var caDirectory: String?
         public init(command: [String]) { self.command = command }
     }
 
@@ -102,11 +104,27 @@ public struct ExecCommand {
             resolvPath = path
         }
         defer { if let resolvPath { Files.remove(resolvPath) } }
+        // [MITM]: the command trusts Sluice's CA through a bundle of its own.
+        let ca = try TunnelSession.interceptionCA(profile, directory: options.caDirectory, log: log)
+        var caBundle: String?
+        if let ca {
+            guard let directory = RunDirectory.prepare() else {
+                throw EngineError.report("sluice: error: exec: \(RunDirectory.path) is not a folder of this user's that only it may write "
+                                         + "(for the command's CA bundle); remove it, or set XDG_RUNTIME_DIR")
+            }
+            let path = NamespaceSetup.execCABundle(in: directory, pid: ProcessControl.currentID)
+            let system = Files.read("/etc/ssl/certs/ca-certificates.crt", limit: 16 << 20).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            do {
+                try Files.write(system + (system.hasSuffix("\n") || system.isEmpty ? "" : "\n") + "# Sluice's interception CA (\(ca.certificatePath))\n" + ca.pem, to: path)
+            } catch { throw EngineError.system("writing \(path)", error) }
+            caBundle = path
+        }
+        defer { if let caBundle { Files.remove(caBundle) } }
         var setup: NamespaceSetup?
         defer { setup?.remove() }
         let raw: Int32, child: ChildProcess, owners: FlowOwnerLookup?
         if rootless {
-            let made = try UserNamespaceSetup.start(for: "exec", mtu: mtu, resolv: resolvPath, openFilesSoftLimit: openFilesSoftLimit,
+            let made = try UserNamespaceSetup.start(for: "exec", mtu: mtu, resolv: resolvPath, caBundle: caBundle, openFilesSoftLimit: openFilesSoftLimit,
                                                     asRoot: options.commandAsRoot, command: options.command)
             (raw, child) = (made.tun, made.child)
             owners = FlowOwnerLookup.open(adopting: made.diagnostics, namespaceFile: "/proc/\(child.pid)/ns/net", log: log)
@@ -116,6 +134,7 @@ public struct ExecCommand {
             var launch: [String] = []
             if let openFilesSoftLimit { launch += ["--nofile", "\(openFilesSoftLimit)"] }
             if let resolvPath { launch += ["--resolv", resolvPath] }
+            if let caBundle { launch += ["--ca-bundle", caBundle] }
             if options.commandAsRoot { launch += ["--keep-root"] }
             (raw, child) = try made.configure(launching: launch, command: options.command)
             owners = FlowOwnerLookup.open(namespace: made.name, log: log)
@@ -124,6 +143,8 @@ public struct ExecCommand {
 
         var configuration = TunnelSession.configuration(mtu: mtu, busyPoll: options.busyPoll, dns: dns, profile: profile,
                                                         faults: faults, faultSeed: options.faultSeed)
+        configuration.interceptionCA = ca
+        configuration.caDirectory = options.caDirectory
         if options.hostLoopback {
             configuration.hostLoopbackGateways = [IPAddress(NamespaceSetup.gatewayV4)!, IPAddress(NamespaceSetup.gatewayV6)!]
         }
@@ -179,6 +200,21 @@ enum TunnelSession {
         // [General] dns-server: the resolvers for forward mode and DIRECT names (else the host's).
         configuration.resolvers = profile?.general.dnsServers ?? []
         return configuration
+    }
+
+    /// Sluice's CA when the profile has [MITM] hostnames (made on first use); nil otherwise.
+    static func interceptionCA(_ profile: Profile?, directory: String?, log: (String) -> Void) throws(EngineError) -> InterceptionCA? {
+        guard let profile, !profile.mitm.isEmpty else { return nil }
+        do {
+            let ca = try InterceptionCA.load(directory: directory ?? InterceptionCA.defaultDirectory, create: true)
+            if ca.created {
+                log("sluice: made a CA for [MITM] at \(ca.certificatePath) (SHA-256 \(ca.fingerprint)); "
+                    + "`sluice exec` gives it to its command; `sluice ca` says how to trust it elsewhere")
+            }
+            return ca
+        } catch {
+            throw EngineError.report("sluice: error: [MITM]: \(error)")
+        }
     }
 
     /// Reads the profile named on the command line; nil without one.

@@ -9,9 +9,10 @@ internal import Wire
 /// URL Rewrite, Map Local, Rule, Header Rewrite; responses get the
 /// http-response rewrites, and Statistics record what happened.
 extension FlowDirector {
-    func plan(_ original: HTTPRequestHead, facts: FlowFacts, now: Instant) -> PlannedRequest {
+    /// `scheme`: https for a request read inside intercepted TLS.
+    func plan(_ original: HTTPRequestHead, facts: FlowFacts, now: Instant, scheme: String = "http") -> PlannedRequest {
         var head = original
-        var url = original.absoluteURL(defaultScheme: "http") ?? "http://\(facts.domain ?? "unknown")\(original.target)"
+        var url = original.absoluteURL(defaultScheme: scheme) ?? "\(scheme)://\(facts.domain ?? "unknown")\(original.target)"
         var exchange = HTTPExchange(method: head.method.rawValue, url: url, rule: "", policy: "", rewrittenFrom: nil, mocked: false, started: now)
         exchange.requestHead = original
         func answered(_ bytes: [UInt8], rule: String, policy: String) -> PlannedRequest {
@@ -54,7 +55,8 @@ extension FlowDirector {
         var requestFacts = facts
         let parts = RequestURL(url)
         let host = parts?.host ?? HostPort.hostPart(of: head.host ?? "")
-        let port = parts?.port ?? 80
+        let tls = parts?.scheme == "https"
+        let port = parts?.port ?? (tls ? 443 : 80)
         requestFacts.applicationProtocol = .http
         let hostIsAddress = IPAddress(host) != nil
         requestFacts.request = SniffedRequest(method: head.method.rawValue, url: url,
@@ -90,8 +92,8 @@ extension FlowDirector {
         if let headerRewriter {
             head.headers = Self.rewritten(head.headers, headerRewriter, .request, url: url)
         }
-        var target = UpstreamTarget(route: route.identity, host: host, port: port)
-        if case let .proxy(proxy) = route, proxy.kind == .http {
+        var target = UpstreamTarget(route: route.identity, host: host, port: port, tls: tls)
+        if case let .proxy(proxy) = route, proxy.kind == .http, !tls {
             // A forward proxy gets the absolute form and our credentials; one
             // upstream connection serves every origin behind it.
             target.host = ""

@@ -29,6 +29,8 @@ final class FlowDirector {
     let requiresOwner: Bool
     /// One of them tests the program, not only the user: /proc is searched too.
     let requiresProcess: Bool
+    /// [MITM] names hosts and auto-quic-block is on: QUIC to them is refused.
+    var blocksQUIC: Bool { profile.map { !$0.mitm.isEmpty && $0.mitm.blocksQUIC } ?? false }
 
     /// The built-in default profile: everything DIRECT, nothing sniffed.
     init() {
@@ -94,6 +96,14 @@ final class FlowDirector {
         }
         // Rewrites, mocks and statistics need the request: every TCP flow shows its first bytes.
         if usesHTTPMode || recordsHTTP, forHTTP, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
+        // A QUIC flow to a [MITM] host is refused: its name is read from its Initial packets.
+        if blocksQUIC, facts.applicationProtocol == .quic, facts.domain == nil, !final { return .sniff }
+        // [MITM] hosts are known by their ClientHello's name: a flow that may be one shows its first bytes.
+        if !profile.mitm.isEmpty, forHTTP, isTCP, facts.applicationProtocol == nil, !final,
+           facts.domain.map({ profile.mitm.intercepts(host: $0, port: facts.key.destinationPort) }) ?? true
+        {
+            return .sniff
+        }
         // TCP flows show their first bytes; a QUIC flow's first datagrams hold a ClientHello.
         let sniffable = isTCP || facts.applicationProtocol == .quic
         let decision: RuleDecision

@@ -36,6 +36,9 @@ final class HTTPSession {
     var closeAfterAnswer = false
     /// Requests seen on this connection (the flow log numbers them).
     var requestCount = 0
+    /// Set for intercepted HTTPS: the TLS Sluice terminates on the app's
+    /// connection, whose plaintext is what the parsers read and write.
+    var app: InterceptedApp?
     /// The app's connection.
     let key: FlowKey
     /// The first request's facts (domain from DNS or Host), for later requests' rules.
@@ -89,8 +92,10 @@ struct UpstreamTarget: Equatable, CustomStringConvertible {
     var route: FlowRoute.Identity
     var host: String
     var port: UInt16
+    /// The URL is https: Sluice's TLS client talks to the origin.
+    var tls = false
 
-    var description: String { "\(host):\(port) via \(route)" }
+    var description: String { "\(tls ? "https://" : "")\(host):\(port) via \(route)" }
 }
 
 /// One request on its way: what the plan decided, for the response and the records.

@@ -36,10 +36,11 @@ struct NamespaceSetup {
         removeStaleResolvConfs(in: RunDirectory.root)
     }
 
-    /// The resolv.conf files in `directory` of Sluices that are gone.
+    /// The resolv.conf files (and CA bundles) in `directory` of Sluices that are gone.
     static func removeStaleResolvConfs(in directory: String) {
-        for name in Files.names(in: directory) where name.hasPrefix(resolvConfPrefix) && name.hasSuffix(resolvConfSuffix) {
-            guard let pid = Int32(name.dropFirst(resolvConfPrefix.count).dropLast(resolvConfSuffix.count)),
+        for name in Files.names(in: directory) where name.hasPrefix(resolvConfPrefix) {
+            guard let suffix = [resolvConfSuffix, caBundleSuffix].first(where: { name.hasSuffix($0) }),
+                  let pid = Int32(name.dropFirst(resolvConfPrefix.count).dropLast(suffix.count)),
                   !NetworkNamespace.processExists(pid) else { continue }
             Files.remove(directory + "/" + name)
         }
@@ -52,6 +53,12 @@ struct NamespaceSetup {
     static let resolvConfSuffix = ".resolv.conf"
     static func execResolvConf(in directory: String, pid: Int32) -> String {
         directory + "/" + resolvConfPrefix + "\(pid)" + resolvConfSuffix
+    }
+
+    /// The CA bundle exec gives its command when the profile intercepts HTTPS.
+    static let caBundleSuffix = ".ca-bundle.pem"
+    static func execCABundle(in directory: String, pid: Int32) -> String {
+        directory + "/" + resolvConfPrefix + "\(pid)" + caBundleSuffix
     }
 
     /// Creates the namespace; `remove()` deletes it.

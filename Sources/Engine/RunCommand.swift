@@ -35,6 +35,8 @@ public struct RunCommand {
         public var capture = CaptureOptions()
         /// The control API's socket (`--control PATH`, `--no-control`).
         public var control = ControlSocketOption.standard
+        /// Where Sluice's CA for [MITM] lives (`--ca-dir`); nil: `InterceptionCA.defaultDirectory`.
+        public var caDirectory: String?
         public init(namespace: String) { self.namespace = namespace }
     }
 
@@ -57,12 +59,13 @@ public struct RunCommand {
         let recorder = try options.capture.recorder(profile: profile)
         let flowLog = try options.capture.flowLogWriter()
         let har = try options.capture.harRecorder(profile: profile)
+        let ca = try TunnelSession.interceptionCA(profile, directory: options.caDirectory, log: log)
         let control = try ControlServer.start(options.control, log: log)
         defer { control?.stop() }
         // Each flow holds a socket (OpenFilesLimit says why the soft limit is not enough).
         OpenFilesLimit.raiseSoftToHard()
         if options.wholeHost {
-            return try runWholeHost(signals: signals, profile: profile, recorder: recorder, flowLog: flowLog, har: har, control: control, log: log)
+            return try runWholeHost(signals: signals, profile: profile, ca: ca, recorder: recorder, flowLog: flowLog, har: har, control: control, log: log)
         }
         let (mtu, dns) = TunnelSession.settings(profile, mtu: options.mtu, dns: options.dns, defaultDNS: .fake)
         let raw: Int32, owners: FlowOwnerLookup?
@@ -100,7 +103,9 @@ public struct RunCommand {
                 Files.removeDirectory("/etc/netns/\(options.namespace)")
             }
         }
-        let configuration = TunnelSession.configuration(mtu: mtu, busyPoll: options.busyPoll, dns: dns, profile: profile, faults: nil, faultSeed: 1)
+        var configuration = TunnelSession.configuration(mtu: mtu, busyPoll: options.busyPoll, dns: dns, profile: profile, faults: nil, faultSeed: 1)
+        configuration.interceptionCA = ca
+        configuration.caDirectory = options.caDirectory
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.useOwnerLookup(owners, log: log)
@@ -115,7 +120,7 @@ public struct RunCommand {
     }
 
     /// `sluice run --tun`: the namespace Sluice itself runs in goes through it.
-    func runWholeHost(signals: SignalBox, profile: Profile?, recorder: PacketRecorder?, flowLog: FlowLogWriter?, har: HARRecorder?, control: ControlServer?,
+    func runWholeHost(signals: SignalBox, profile: Profile?, ca: InterceptionCA?, recorder: PacketRecorder?, flowLog: FlowLogWriter?, har: HARRecorder?, control: ControlServer?,
                       log: (String) -> Void) throws -> (status: Int32, statistics: TunnelStatistics) {
         // Whole-host mode relays DNS unless --dns says otherwise (the profile's dns-mode does not switch it).
         let (mtu, dns) = TunnelSession.settings(profile, mtu: options.mtu, dns: options.dns, defaultDNS: .off)
@@ -129,6 +134,8 @@ public struct RunCommand {
         var configuration = TunnelSession.configuration(mtu: mtu, busyPoll: options.busyPoll, dns: dns, profile: profile, faults: nil, faultSeed: 1)
         configuration.hijackDNS = dns != .off
         configuration.mark = mark
+        configuration.interceptionCA = ca
+        configuration.caDirectory = options.caDirectory
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)
         tunnel.apply(profile, log: log)
         tunnel.useOwnerLookup(FlowOwnerLookup.open(namespace: nil, log: log), log: log)

@@ -20,6 +20,14 @@ extension Tunnel {
 
     /// How a new UDP flow goes.
     func udpRoute(for key: FlowKey, facts: FlowFacts) -> UDPRoute {
+        if facts.applicationProtocol == .quic, director.blocksQUIC, let domain = facts.domain,
+           director.profile?.mitm.intercepts(host: domain, port: key.destinationPort) == true
+        {
+            // As Surge does: the app falls back to TCP, where its HTTPS is intercepted.
+            trace("\(key): QUIC to \(domain) refused ([MITM] hostname)")
+            noteDecision(key, route: .refuse(.reset), reason: "[MITM] hostname: QUIC refused so the app uses TCP", facts: facts)
+            return .reject(.port)
+        }
         guard case let .route(decided, reason) = director.decide(facts, final: true) else { return .direct }
         let route = decided.forUDP
         noteDecision(key, route: route, reason: reason, facts: facts)

@@ -26,37 +26,67 @@ extension Tunnel {
             return
         }
         let events = connection.takeEvents()
+        if let app = session.app {
+            if app.exchange(with: connection) { trace("\(key): TLS with the app: \(app.server.negotiatedSuite.map { "\($0)" } ?? "?"), \(app.server.serverName ?? "no SNI")") }
+            if let failure = app.failure {
+                appTLSFailed(session, failure, connection: connection)
+                tcp.flush(key, now: now, sink: &sink)
+                if connection.state == .closed || connection.state == .timeWait { endHTTP(session, sink: &sink) }
+                return
+            }
+        }
         let flow = tcpFlows[key]
         if events.contains(.peerKeepalive), let flow, flow.connected { followKeepalive(flow, connection) }
-        let upstreamReady = flow.map { $0.connected && $0.handshake == nil && !$0.upstreamWriteClosed } ?? false
         var upstreamBlocked = false
+        if let flow, flow.connected, flow.handshake == nil, let upstream = session.upstream, upstream.tls {
+            if flow.tls == nil {
+                if !startUpstreamTLS(flow, target: upstream) { upstreamBlocked = true }
+            } else if !flow.tls!.flush(to: flow.socket) {
+                upstreamBlocked = true
+            }
+        }
+        let upstreamReady = flow.map { $0.connected && $0.handshake == nil && !$0.upstreamWriteClosed && ($0.tls?.isConnected ?? true) } ?? false
         func writeUpstream(_ bytes: UnsafeRawBufferPointer) -> Int {
             guard upstreamReady, let flow, !upstreamBlocked else { return 0 }
-            guard let result = try? flow.socket.write(bytes) else {
-                upstreamBlocked = true
-                return 0
+            let n: Int
+            if let tls = flow.tls {
+                let (taken, blocked) = tls.write(bytes, to: flow.socket)
+                if blocked { upstreamBlocked = true }
+                n = taken
+            } else {
+                guard let result = try? flow.socket.write(bytes) else {
+                    upstreamBlocked = true
+                    return 0
+                }
+                guard case let .value(written) = result else {
+                    upstreamBlocked = true
+                    return 0
+                }
+                if written < bytes.count { upstreamBlocked = true }
+                n = written
             }
-            guard case let .value(n) = result else {
-                upstreamBlocked = true
-                return 0
-            }
-            if n < bytes.count { upstreamBlocked = true }
             io.statistics.bytesFromApp += n
             countBytes(key, up: n)
             if let last = session.inFlight.indices.last { session.inFlight[last].requestBytes += n }
             return n
         }
         flushToApp(session, connection: connection)
-        if session.closeAfterAnswer, session.inFlight.isEmpty, session.toApp.isEmpty { connection.shutdownWrite() }
+        if session.closeAfterAnswer, session.inFlight.isEmpty, session.toApp.isEmpty { appShutdownWrite(session, connection) }
         session.toUpstream.drain(writeUpstream)
 
         requestLoop: for _ in 0 ..< 64 {
             session.toUpstream.drain(writeUpstream)
-            guard connection.readableCount > 0, session.waiting == nil else { break }
-            let data = connection.peekReadable()
+            if let app = session.app, app.plaintext.isEmpty, connection.readableCount > 0 {
+                // The app's records wait in the connection (decrypted only as
+                // far as the read-ahead allows): more plaintext, now that it is read.
+                _ = app.exchange(with: connection)
+                if app.failure != nil { break }
+            }
+            guard appReadableCount(session, connection) > 0, session.waiting == nil else { break }
+            let data = appReadable(session, connection)
             if session.passthrough {
                 let n = writeUpstream(data)
-                connection.consume(n)
+                appConsume(n, session, connection)
                 if n == 0 { break }
                 continue
             }
@@ -69,7 +99,7 @@ extension Tunnel {
                         session.inFlight[last].requestBody += data[0 ..< min(taken, bodyLimitForHAR - session.inFlight[last].requestBody.count)]
                     }
                 }
-                connection.consume(taken)
+                appConsume(taken, session, connection)
                 session.requestBodyPending -= taken
                 if taken < n { break }
                 continue
@@ -84,10 +114,10 @@ extension Tunnel {
             switch step {
             case nil:
                 // The parser keeps the partial head itself.
-                connection.consume(data.count)
+                appConsume(data.count, session, connection)
                 break requestLoop
             case let .head(head, consumed)?:
-                connection.consume(consumed)
+                appConsume(consumed, session, connection)
                 plan(head, in: session, sink: &sink)
             case let .body(consumed)?, let .end(consumed)?:
                 // The last body bytes come with `.end`: forwarded (or skipped) like the rest.
@@ -96,28 +126,41 @@ extension Tunnel {
                 session.passthrough = true
             }
         }
+        if let app = session.app, let failure = app.failure {
+            appTLSFailed(session, failure, connection: connection)
+            tcp.flush(key, now: now, sink: &sink)
+            return
+        }
         // A head planned in the loop above goes out now, not with the app's next segment.
         session.toUpstream.drain(writeUpstream)
         deliverLocalAnswers(session, connection: connection)
         if let flow = tcpFlows[key], flow.connected, flow.handshake == nil {
             // The app closed its side and nothing waits: so does the upstream's.
-            if connection.isReadClosed, session.inFlight.isEmpty, session.toUpstream.isEmpty, session.waiting == nil, !flow.upstreamWriteClosed {
+            if appIsReadClosed(session, connection), session.inFlight.isEmpty, session.toUpstream.isEmpty, session.waiting == nil, !flow.upstreamWriteClosed {
                 if let upstream = session.upstream, case .proxy = upstream.route, upstream.host.isEmpty {
                     // A forward proxy's connection outlives the app's: only the app's side closes,
                     // and the connection is parked for the next session (endHTTP).
-                    connection.shutdownWrite()
+                    appShutdownWrite(session, connection)
                 } else {
+                    // TLS ends with close_notify before the FIN (RFC 8446 §6.1).
+                    if let tls = flow.tls, tls.isConnected { _ = tls.close(flow.socket) }
                     flow.socket.shutdown(.write)
                     flow.upstreamWriteClosed = true
                 }
             }
             var wanted: Epoll.Events = []
-            if !flow.upstreamClosed, connection.writableCount > 0, session.toApp.isEmpty { wanted.insert(.readable) }
+            // Reading goes on while the upstream's TLS handshake runs, whatever the app's room.
+            let handshaking = flow.tls.map { !$0.isConnected } ?? false
+            if !flow.upstreamClosed, handshaking || (appRoom(session, connection) > 0 && session.toApp.isEmpty) { wanted.insert(.readable) }
             if upstreamBlocked { wanted.insert(.writable) }
             watch(flow, for: wanted)
-            if events.contains(.writable), wanted.contains(.readable) { readHTTPUpstream(flow, session: session, sink: &sink) }
-        } else if connection.isReadClosed, session.inFlight.isEmpty, session.waiting == nil, session.toApp.isEmpty {
-            connection.shutdownWrite()
+            // Room opened for the upstream's bytes: read them now. Decrypted bytes
+            // that already wait (the read loop's bound stopped before them) get
+            // no epoll event of their own: they are read now too.
+            let decryptedWaiting = flow.tls.map { !$0.plaintext.isEmpty } ?? false
+            if events.contains(.writable) || decryptedWaiting, wanted.contains(.readable) { readHTTPUpstream(flow, session: session, sink: &sink) }
+        } else if appIsReadClosed(session, connection), session.inFlight.isEmpty, session.waiting == nil, session.toApp.isEmpty {
+            appShutdownWrite(session, connection)
         }
         tcp.flush(key, now: now, sink: &sink)
         if connection.state == .closed || connection.state == .timeWait { endHTTP(session, sink: &sink) }
@@ -126,7 +169,7 @@ extension Tunnel {
     /// Writes to the app, keeping order behind bytes that already wait.
     func writeApp(_ bytes: UnsafeRawBufferPointer, session: HTTPSession, connection: TCPConnection) {
         if session.toApp.isEmpty {
-            let n = connection.write(bytes)
+            let n = appWrite(bytes, session, connection)
             io.statistics.bytesToApp += n
             countBytes(session.key, down: n)
             if n < bytes.count { session.toApp.append(Array(UnsafeRawBufferPointer(rebasing: bytes[n...]))) }
@@ -137,7 +180,7 @@ extension Tunnel {
 
     func flushToApp(_ session: HTTPSession, connection: TCPConnection) {
         session.toApp.drain { bytes in
-            let n = connection.write(bytes)
+            let n = appWrite(bytes, session, connection)
             io.statistics.bytesToApp += n
             countBytes(session.key, down: n)
             return n
@@ -158,13 +201,13 @@ extension Tunnel {
             switchUpstream(session, to: waiting, sink: &sink)
         }
         if session.closeAfterAnswer, session.inFlight.isEmpty, session.toApp.isEmpty {
-            connection.shutdownWrite()
+            appShutdownWrite(session, connection)
         }
     }
 
     /// Decides one request: answered here, or sent to the session's upstream (switching upstreams if the plan says so).
     func plan(_ head: HTTPRequestHead, in session: HTTPSession, sink: inout TunSink) {
-        let planned = director.plan(head, facts: session.facts, now: now)
+        let planned = director.plan(head, facts: session.facts, now: now, scheme: session.app == nil ? "http" : "https")
         trace("\(session.key): \(head.method.rawValue) \(planned.exchange.url) → \(planned.route) (\(planned.exchange.rule))")
         session.skippingRequestBody = false
         switch planned.route {
@@ -213,7 +256,10 @@ extension Tunnel {
         let target = planned.target
         switch planned.route {
         case .direct:
-            if target.host == session.originHost, target.port == key.destinationPort {
+            // The origin the app itself connected to (by its fake IP's name, the
+            // name it sniffed with, or its address) is reached where the app was
+            // going: no second lookup that could answer differently.
+            if target.host == session.originHost || target.host == session.facts.domain?.lowercased(), target.port == key.destinationPort {
                 if let destination = realDestination(for: key, sink: &sink) {
                     openUpstream(for: key, to: destination, port: target.port, handshake: nil, sink: &sink)
                 }
@@ -221,7 +267,7 @@ extension Tunnel {
                 connect(key, toHost: target.host, port: target.port, sink: &sink)
             }
         case let .proxy(proxy):
-            if proxy.kind == .http {
+            if proxy.kind == .http, !target.tls {
                 // A forward proxy takes the absolute-form request itself: no CONNECT,
                 // and a kept-alive connection another app connection left is as good as new.
                 if takePooledProxyConnection(proxy.name, for: key) != nil {
@@ -240,21 +286,46 @@ extension Tunnel {
     /// The upstream's bytes, as far as the app's side has room: response heads rewritten, bodies passed on.
     func readHTTPUpstream(_ flow: TCPFlow, session: HTTPSession, sink: inout TunSink) {
         guard let connection = tcp.connection(flow.key) else { return }
-        for _ in 0 ..< 16 {
+        readLoop: for _ in 0 ..< 16 {
             flushToApp(session, connection: connection)
             guard session.toApp.isEmpty, !flow.upstreamClosed else { break }
-            let room = min(connection.writableCount, scratch.count)
+            let handshaking = flow.tls.map { !$0.isConnected } ?? false
+            let room = min(handshaking ? scratch.count : appRoom(session, connection), scratch.count)
             guard room > 0 else { break }
-            let result: SysResult<Int>
-            do { result = try flow.socket.read(into: scratch.sub(0, room)) } catch {
-                upstreamFailed(flow, session: session, reason: "\(error)", kind: error == .connectionReset ? .reset : .other, sink: &sink)
-                return
-            }
-            guard case let .value(n) = result else { break }
-            if n == 0 {
-                flow.upstreamClosed = true
-                upstreamEnded(flow, session: session, sink: &sink)
-                break
+            let n: Int
+            if let tls = flow.tls {
+                switch tls.read(into: scratch.sub(0, room), socket: flow.socket, scratch: relayScratch) {
+                case let .plaintext(count):
+                    n = count
+                case .wouldBlock:
+                    break readLoop
+                case let .again(handshakeFinished):
+                    if handshakeFinished { trace("\(flow.key): TLS with \(tls.host) connected") }
+                    continue readLoop
+                case .closed:
+                    flow.upstreamClosed = true
+                    upstreamEnded(flow, session: session, sink: &sink)
+                    break readLoop
+                case let .failed(error):
+                    upstreamFailed(flow, session: session, reason: Self.upstreamTLSReason(error, host: tls.host), sink: &sink)
+                    return
+                case let .socketFailed(error):
+                    upstreamFailed(flow, session: session, reason: "\(error)", kind: error == .connectionReset ? .reset : .other, sink: &sink)
+                    return
+                }
+            } else {
+                let result: SysResult<Int>
+                do { result = try flow.socket.read(into: scratch.sub(0, room)) } catch {
+                    upstreamFailed(flow, session: session, reason: "\(error)", kind: error == .connectionReset ? .reset : .other, sink: &sink)
+                    return
+                }
+                guard case let .value(count) = result else { break }
+                if count == 0 {
+                    flow.upstreamClosed = true
+                    upstreamEnded(flow, session: session, sink: &sink)
+                    break
+                }
+                n = count
             }
             let data = UnsafeRawBufferPointer(scratch.sub(0, n))
             var offset = 0
@@ -377,8 +448,9 @@ extension Tunnel {
         session.closeAfterAnswer = true
         bytes.withUnsafeBytes { writeApp($0, session: session, connection: connection) }
         // Whatever else the app sends is read and dropped until it closes.
-        if connection.readableCount > 0 { connection.consume(connection.readableCount) }
-        connection.shutdownWrite()
+        if let app = session.app { app.plaintext.consume(app.plaintext.count) }
+        if connection.readableCount > 0, session.app == nil { connection.consume(connection.readableCount) }
+        appShutdownWrite(session, connection)
         tcp.flush(session.key, now: now, sink: &sink)
     }
 

@@ -18,7 +18,9 @@ extension Tunnel {
     /// when it waits for its name in the next datagrams (`holdForName`).
     func newUDPFacts(_ key: FlowKey, first payload: UnsafeRawBufferPointer) -> FlowFacts? {
         var facts = facts(for: key)
-        guard facts.domain == nil, director.rules != nil, QUICClientHelloSniffer.mayStart(payload) else { return facts }
+        guard director.rules != nil, QUICClientHelloSniffer.mayStart(payload) else { return facts }
+        // Named already (fake-IP DNS): QUIC to a [MITM] host is refused by that name (udpRoute).
+        guard facts.domain == nil else { return director.blocksQUIC ? facts.with(.quic) : facts }
         facts.applicationProtocol = .quic
         // Decrypting costs a few hundred microseconds: only when a rule needs the name.
         guard case .sniff = director.decide(facts, final: false) else { return facts }
@@ -71,6 +73,12 @@ extension Tunnel {
 }
 
 extension FlowFacts {
+    func with(_ applicationProtocol: ApplicationProtocol) -> FlowFacts {
+        var facts = self
+        facts.applicationProtocol = applicationProtocol
+        return facts
+    }
+
     /// These facts with the server name a QUIC ClientHello gave, if any.
     func naming(_ name: String?) -> FlowFacts {
         guard let name, domain == nil else { return self }

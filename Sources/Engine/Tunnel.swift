@@ -39,6 +39,10 @@ final class Tunnel {
         var hostLoopbackGateways: [IPAddress] = []
         /// The longest the loop polls for events before it sleeps (BusyPollWindow); 0 never polls.
         var busyPollMicroseconds = 0
+        /// Sluice's CA, for [MITM] hosts (loaded from `caDirectory` when the profile names any).
+        var interceptionCA: InterceptionCA?
+        /// `--ca-dir`; nil: `InterceptionCA.defaultDirectory`.
+        var caDirectory: String?
     }
 
     static let tunToken: UInt64 = 1
@@ -131,6 +135,10 @@ final class Tunnel {
     }
     /// Flows relayed in HTTP mode (the profile rewrites, mocks or records HTTP).
     var httpSessions: [FlowKey: HTTPSession] = [:]
+    /// The CA for [MITM] hosts and the roots https origins are checked against.
+    let interception: Interception
+    /// Names whose apps refused Sluice's certificate (warned about once each).
+    var refusedCertificateNames: Set<String> = []
     /// TCP flows holding a pin on their fake IP's mapping (released exactly once, in `releasePin`).
     var pinned: Set<FlowKey> = []
     /// Flows connecting to a proxy or shaking hands with it, and when the current stage gives up.
@@ -235,6 +243,7 @@ final class Tunnel {
             io.outboundFaults = FaultInjector(plan: plan, seed: configuration.faultSeed &* 31 &+ 7)
         }
         origin = io.origin
+        interception = Interception(ca: configuration.interceptionCA)
         scratch = .allocate(byteCount: 65536, alignment: 16)
         now = Instant(nanoseconds: MonotonicClock.now() &- origin)
         wallOrigin = WallClock.now() &- UInt64(max(now.nanoseconds, 0))
@@ -564,6 +573,10 @@ final class Tunnel {
         }
         let decided = withAnswerName(sniffed)
         sniffing[key] = nil
+        if decided.applicationProtocol == .tls, intercepts(key, facts: decided, connection: connection) {
+            startIntercepted(key, facts: decided, sink: &sink)
+            return
+        }
         if decided.applicationProtocol == .http, director.usesHTTPMode || director.recordsHTTP {
             startHTTP(key, facts: decided, sink: &sink)
             return
@@ -1570,6 +1583,13 @@ final class Tunnel {
             }
         }
         director.recordsHTTP = har != nil
+        interception.skipsVerification = profile.mitm.skipServerCertificateVerification
+        if !profile.mitm.isEmpty, interception.ca == nil {
+            // A reload that adds [MITM] hostnames: the CA is loaded (or made) now.
+            do { interception.ca = try TunnelSession.interceptionCA(profile, directory: configuration.caDirectory, log: log) } catch {
+                log("\(error); HTTPS is not intercepted")
+            }
+        }
         if dns != nil {
             dns!.configuration.hosts = ProfileLoader.hostTable(profile)
             ProfileLoader.applyGeneral(profile.general, to: &dns!.configuration)
@@ -1650,6 +1670,8 @@ final class TCPFlow {
     var counters: TCPConnection.Counters?
     /// The keepalive idle the upstream socket was given to follow the app's (`followKeepalive`).
     var keepaliveIdleSeconds: Int?
+    /// Sluice's TLS to an https origin (HTTP mode), once the socket is connected.
+    var tls: InterceptedUpstream?
 
     init(key: FlowKey, token: UInt64, socket: consuming Socket) {
         self.key = key

@@ -34,11 +34,12 @@ enum UserNamespaceSetup {
 
     /// Starts the helper, which runs `command` (an argv such as `__launch`'s
     /// arguments after its options) once its namespace is ready.
-    static func start(for name: String, mtu: Int, resolv: String?, openFilesSoftLimit: UInt64?, asRoot: Bool = false,
+    static func start(for name: String, mtu: Int, resolv: String?, caBundle: String? = nil, openFilesSoftLimit: UInt64?, asRoot: Bool = false,
                       command: [String]) throws(EngineError) -> Made {
         var arguments = ["--mtu", "\(mtu)"]
         if asRoot { arguments += ["--root"] }
         if let resolv { arguments += ["--resolv", resolv] }
+        if let caBundle { arguments += ["--ca-bundle", caBundle] }
         if let openFilesSoftLimit { arguments += ["--nofile", "\(openFilesSoftLimit)"] }
         return try launch(for: name, arguments + ["--"] + command)
     }
@@ -85,7 +86,7 @@ enum UserNamespaceSetup {
     }
 
     /// The helper's side (`sluice __userns`); does not return.
-    static func helper(mtu: Int, resolv: String?, openFilesSoftLimit: UInt64?, asRoot: Bool, command: [String]) -> Never {
+    static func helper(mtu: Int, resolv: String?, caBundle: String?, openFilesSoftLimit: UInt64?, asRoot: Bool, command: [String]) -> Never {
         do { try UserNamespace.enterNew(asRoot: asRoot) } catch {
             switch error {
             case .notPermitted, .noSpace, .permissionDenied:
@@ -99,7 +100,7 @@ enum UserNamespaceSetup {
         makeTun(in: "the command's user namespace", mtu: mtu, routes: .defaultRoutes)
         // Best effort: without it ping fails in the command as it would for this user anyway.
         try? UserNamespace.allowPing()
-        Launcher.exec(bindingResolvConf: resolv, openFilesSoftLimit: openFilesSoftLimit, switchingToSudoUser: false,
+        Launcher.exec(bindingResolvConf: resolv, caBundle: caBundle, openFilesSoftLimit: openFilesSoftLimit, switchingToSudoUser: false,
                       endingWithSluice: true, command: command)
     }
 
@@ -159,8 +160,8 @@ enum UserNamespaceSetup {
 
 /// The CLI's door to the helper (`sluice __userns`).
 public enum UserNamespaceHelper {
-    public static func run(mtu: Int, resolv: String?, openFilesSoftLimit: UInt64?, asRoot: Bool, command: [String]) -> Never {
-        UserNamespaceSetup.helper(mtu: mtu, resolv: resolv, openFilesSoftLimit: openFilesSoftLimit, asRoot: asRoot, command: command)
+    public static func run(mtu: Int, resolv: String?, caBundle: String?, openFilesSoftLimit: UInt64?, asRoot: Bool, command: [String]) -> Never {
+        UserNamespaceSetup.helper(mtu: mtu, resolv: resolv, caBundle: caBundle, openFilesSoftLimit: openFilesSoftLimit, asRoot: asRoot, command: command)
     }
 
     public static func join(file: String, mtu: Int) -> Never {

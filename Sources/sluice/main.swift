@@ -13,7 +13,7 @@ Sluice puts a program behind a TUN device and handles its traffic in user space.
 
 commands:
   exec [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--host-loopback] [--forward SPEC|auto] [--root] [--mtu N] [--busy-poll US]
-       [--faults SPEC [--fault-seed N]] [--control PATH | --no-control] [--] CMD [ARGS...]
+       [--faults SPEC [--fault-seed N]] [--control PATH | --no-control] [--ca-dir DIR] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose traffic (IPv4 and IPv6)
         goes through Sluice: TCP, UDP and ping are relayed from Sluice's own
         namespace, TCP by Sluice's user-space TCP stack, directly or as the
@@ -49,6 +49,17 @@ commands:
         --forward auto forwards every TCP port CMD listens on and UDP port it
         serves on, from the same port on 127.0.0.1, while it does (pasta -t
         auto, -u auto).
+        HTTPS to the names in the profile's [MITM] hostname is intercepted:
+        Sluice answers the app's TLS 1.3 with a certificate from its own CA
+        (made in --ca-dir DIR on first use; see `sluice ca`), runs the same
+        rewrites, Map Local, rules, statistics and HAR on the requests
+        inside as on plain HTTP, and opens its own TLS to the real server,
+        whose certificate is checked against Sluice's SSL_CERT_FILE (else
+        /etc/ssl/certs/ca-certificates.crt); a refused one is a 502 for that
+        request. CMD gets a CA bundle with Sluice's CA in it (bound over the
+        system's, and in SSL_CERT_FILE, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE,
+        NODE_EXTRA_CA_CERTS). Apps that offer only TLS 1.2 or only h2 pass
+        through untouched; QUIC to those names is refused so apps use TCP.
         --host-loopback lets CMD reach services on Sluice's own loopback
         (127.0.0.1, ::1) at 10.233.0.2 and fd00:233::2; off by default.
         --mtu sets the TUN's MTU (default: the profile's mtu, else 65520,
@@ -74,7 +85,7 @@ commands:
                 make both keep only the flows those rules decide.
           --flow-log FILE   one JSON line per connection and per HTTP request
           --har FILE [--har-body-limit BYTES]   HTTP exchanges, as they finish
-  run --netns NAME|FILE | --pid PID [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--forward SPEC|auto] [--mtu N] [--busy-poll US]
+  run --netns NAME|FILE | --pid PID [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--forward SPEC|auto] [--mtu N] [--busy-poll US] [--ca-dir DIR]
         Attach to an existing network namespace: NAME (ip netns), a
         namespace FILE (/proc/PID/ns/net, or where rootless container tools
         bind theirs), or process PID's (as slirp4netns takes one). A TUN,
@@ -87,7 +98,9 @@ commands:
         namespace of the user's own (made in a user namespace of theirs,
         such as a rootless container's or `unshare --user --net`'s) can be
         attached. --forward as for exec, to the namespace's servers.
-  run --tun [--exclude PREFIX]... [--dns off|fake|forward] [--profile FILE] [CAPTURE] [--mtu N] [--busy-poll US]
+        [MITM] as for exec, but the namespace's programs must be told to
+        trust Sluice's CA themselves (`sluice ca` prints how).
+  run --tun [--exclude PREFIX]... [--dns off|fake|forward] [--profile FILE] [CAPTURE] [--mtu N] [--busy-poll US] [--ca-dir DIR]
         Whole-host mode: the namespace Sluice runs in sends every unmarked
         packet (policy rule, table 2333) into Sluice's TUN; Sluice's own
         sockets carry mark 0x2333 and go out directly. --exclude PREFIX
@@ -100,6 +113,14 @@ commands:
         devices' traffic goes through Sluice too (SRC-IP rules see each
         device). The rules and routes are removed on exit. Try it inside a
         namespace that plays a host.
+  ca [--dir DIR]
+        Make Sluice's CA for HTTPS interception if there is none in DIR
+        (default /var/lib/sluice for root, else $XDG_DATA_HOME/sluice or
+        ~/.local/share/sluice): ca.pem, and ca.key readable only by you.
+        Prints where they are, ca.pem's SHA-256 fingerprint, and how to
+        trust it. A folder or file that is a link, someone else's, or
+        writable by others is refused. exec and run make it themselves
+        when a profile first needs it.
   dump [--count N] [--seconds S] [--no-ping] [--mtu N] [--] CMD [ARGS...]
         Run CMD in a fresh network namespace whose default routes (IPv4 and
         IPv6) go into Sluice's TUN, and print every packet CMD sends, like
@@ -287,8 +308,9 @@ case "__launch":
     var resolv: String?
     var openFiles: UInt64?
     var netns: String?
+    var caBundle: String?
     var keepRoot = false
-    while let option = rest.first, ["--netns", "--resolv", "--nofile", "--keep-root"].contains(option) {
+    while let option = rest.first, ["--netns", "--resolv", "--ca-bundle", "--nofile", "--keep-root"].contains(option) {
         if option == "--keep-root" {
             // `exec --root`: the command stays root, whoever typed sudo.
             keepRoot = true
@@ -299,6 +321,7 @@ case "__launch":
         switch option {
         case "--netns": netns = value
         case "--resolv": resolv = value
+        case "--ca-bundle": caBundle = value
         default: openFiles = UInt64(value)
         }
         rest = rest.dropFirst(2)
@@ -306,8 +329,8 @@ case "__launch":
     if rest.first == "--" { rest = rest.dropFirst() }
     guard !rest.isEmpty else { ProcessControl.exit(127) }
     // Started by Sluice's main thread (ExecCommand, PacketDump): it ends with Sluice.
-    Launcher.exec(networkNamespace: netns, bindingResolvConf: resolv, openFilesSoftLimit: openFiles, switchingToSudoUser: !keepRoot,
-                  endingWithSluice: true, command: Array(rest))
+    Launcher.exec(networkNamespace: netns, bindingResolvConf: resolv, caBundle: caBundle, openFilesSoftLimit: openFiles,
+                  switchingToSudoUser: !keepRoot, endingWithSluice: true, command: Array(rest))
 case "__userns":
     // Internal: `sluice exec` and `dump` without root start this to make the command's namespace in
     // a user namespace and hand back its TUN (descriptor 3 is the channel), then run the command.
@@ -316,8 +339,9 @@ case "__userns":
     var resolv: String?
     var openFiles: UInt64?
     var join: String?
+    var caBundle: String?
     var asRoot = false
-    while let option = rest.first, ["--mtu", "--resolv", "--nofile", "--join", "--root"].contains(option) {
+    while let option = rest.first, ["--mtu", "--resolv", "--ca-bundle", "--nofile", "--join", "--root"].contains(option) {
         if option == "--root" {
             asRoot = true
             rest = rest.dropFirst()
@@ -327,6 +351,7 @@ case "__userns":
         switch option {
         case "--mtu": mtu = Int(value) ?? mtu
         case "--resolv": resolv = value
+        case "--ca-bundle": caBundle = value
         case "--join": join = value
         default: openFiles = UInt64(value)
         }
@@ -336,7 +361,7 @@ case "__userns":
     if let join { UserNamespaceHelper.join(file: join, mtu: mtu) }
     if rest.first == "--" { rest = rest.dropFirst() }
     guard !rest.isEmpty else { ProcessControl.exit(127) }
-    UserNamespaceHelper.run(mtu: mtu, resolv: resolv, openFilesSoftLimit: openFiles, asRoot: asRoot, command: Array(rest))
+    UserNamespaceHelper.run(mtu: mtu, resolv: resolv, caBundle: caBundle, openFilesSoftLimit: openFiles, asRoot: asRoot, command: Array(rest))
 case nil, "help", "--help", "-h":
     print(usage)
 case "exec":
@@ -389,6 +414,11 @@ case "exec":
         if first == "--profile", let value = rest.first {
             rest.removeFirst()
             options.profile = value
+            continue
+        }
+        if first == "--ca-dir", let value = rest.first {
+            rest.removeFirst()
+            options.caDirectory = value
             continue
         }
         if first == "--control", let value = rest.first {
@@ -494,6 +524,10 @@ case "run":
             guard let path = rest.first else { complain("sluice run: --profile needs a file"); ProcessControl.exit(2) }
             rest.removeFirst()
             options.profile = path
+        case "--ca-dir":
+            guard let path = rest.first else { complain("sluice run: --ca-dir needs a folder"); ProcessControl.exit(2) }
+            rest.removeFirst()
+            options.caDirectory = path
         case "--control":
             guard let path = rest.first else { complain("sluice run: --control needs the socket's path"); ProcessControl.exit(2) }
             rest.removeFirst()
@@ -544,6 +578,8 @@ case "dump":
         complain("sluice: error: \(error)")
         ProcessControl.exit(1)
     }
+case "ca":
+    runParsed(CACommand.parse(arguments.dropFirst())) { CACommand(options: $0).run(print: { print($0) }, complain: complain) }
 case "check":
     runParsed(CheckCommand.parse(arguments.dropFirst())) { CheckCommand(options: $0).run(output: { print($0) }, diagnostics: complain) }
 case "match":

@@ -1,0 +1,118 @@
+internal import Rules
+internal import Stack
+internal import Sys
+internal import TLS
+internal import Wire
+
+/// HTTPS interception: a TLS flow whose name is in [MITM] hostname runs in
+/// HTTP mode on the plaintext between Sluice's TLS server (the app's side)
+/// and Sluice's TLS client (the real server's side). HTTP mode reaches the
+/// app's bytes only through the `app…` functions here, which read and write
+/// the TCP connection itself for plain HTTP and the plaintext inside TLS
+/// for intercepted HTTPS.
+extension Tunnel {
+    /// Whether a TLS flow is intercepted: its name is in [MITM] hostname and
+    /// its ClientHello is one Sluice's server can answer (otherwise it is
+    /// passed through untouched, and the flow log says why).
+    func intercepts(_ key: FlowKey, facts: FlowFacts, connection: TCPConnection) -> Bool {
+        guard facts.applicationProtocol == .tls, let mitm = director.profile?.mitm, !mitm.isEmpty, interception.ca != nil else { return false }
+        let host = facts.domain ?? key.destinationAddress.description
+        guard mitm.intercepts(host: host, port: key.destinationPort) else { return false }
+        let hello = Array(connection.peekReadable(maxLength: FlowFacts.sniffLimit))
+        if let obstacle = InterceptionCheck.obstacle(inFirstRecords: hello, protocols: Interception.protocols) {
+            trace("\(key): \(host) is in [MITM] but passes through: \(obstacle)")
+            flowRecords[key]?.record.error = "not intercepted: \(obstacle)"
+            return false
+        }
+        return true
+    }
+
+    /// Starts HTTP mode inside TLS on an accepted flow whose first bytes are
+    /// a ClientHello for an intercepted name.
+    func startIntercepted(_ key: FlowKey, facts: FlowFacts, sink: inout TunSink) {
+        trace("\(key): HTTPS intercepted (\(facts.domain ?? "no name"))")
+        noteDecision(key, route: .direct, reason: "[MITM] hostname: HTTPS intercepted, decided per request", facts: facts)
+        let session = HTTPSession(key: key, facts: facts)
+        session.app = InterceptedApp(server: interception.server(address: key.destinationAddress.description))
+        httpSessions[key] = session
+        pumpHTTP(key, sink: &sink)
+    }
+
+    /// The app's TLS failed (its alert is on its way): the connection ends
+    /// after it, and the flow log says why.
+    func appTLSFailed(_ session: HTTPSession, _ error: TLSError, connection: TCPConnection) {
+        trace("\(session.key): TLS with the app failed: \(error)")
+        flowRecords[session.key]?.record.error = "TLS with the app: \(error)"
+        let refusals: Set<TLSAlert> = [.unknownCA, .badCertificate, .certificateUnknown, .unsupportedCertificate]
+        if error.sentByPeer, refusals.contains(error.alert) {
+            // The usual first-run problem: said on stderr, once per name.
+            let name = session.app?.server.serverName ?? session.key.destinationAddress.description
+            if refusedCertificateNames.count < 16, refusedCertificateNames.insert(name).inserted {
+                EngineLog.warning("\(session.key): the app refused Sluice's certificate for \(name) (\(error.alert)): "
+                                  + "it does not trust Sluice's CA\(interception.ca.map { " (\($0.certificatePath))" } ?? ""); `sluice ca` says how")
+            }
+        }
+        session.inFlight.removeAll()
+        session.waiting = nil
+        if connection.readableCount > 0 { connection.consume(connection.readableCount) }
+    }
+
+    // MARK: The app's bytes, plain or inside TLS
+
+    func appReadable(_ session: HTTPSession, _ connection: TCPConnection) -> UnsafeRawBufferPointer {
+        session.app?.plaintext.readable ?? connection.peekReadable()
+    }
+
+    func appReadableCount(_ session: HTTPSession, _ connection: TCPConnection) -> Int {
+        session.app?.plaintext.count ?? connection.readableCount
+    }
+
+    func appConsume(_ n: Int, _ session: HTTPSession, _ connection: TCPConnection) {
+        if let app = session.app { app.plaintext.consume(n) } else { connection.consume(n) }
+    }
+
+    func appIsReadClosed(_ session: HTTPSession, _ connection: TCPConnection) -> Bool {
+        session.app?.isReadClosed(connection) ?? connection.isReadClosed
+    }
+
+    /// How many bytes the app's side takes now.
+    func appRoom(_ session: HTTPSession, _ connection: TCPConnection) -> Int {
+        session.app?.room(in: connection) ?? connection.writableCount
+    }
+
+    func appWrite(_ bytes: UnsafeRawBufferPointer, _ session: HTTPSession, _ connection: TCPConnection) -> Int {
+        session.app?.write(bytes, to: connection) ?? connection.write(bytes)
+    }
+
+    func appShutdownWrite(_ session: HTTPSession, _ connection: TCPConnection) {
+        if let app = session.app { app.shutdownWrite(connection) } else { connection.shutdownWrite() }
+    }
+
+    // MARK: The upstream's side
+
+    /// Starts TLS on a connected upstream whose target is https (the first
+    /// pump after the connection, or the proxy's handshake, succeeded).
+    /// Returns false when the socket is full.
+    func startUpstreamTLS(_ flow: TCPFlow, target: UpstreamTarget) -> Bool {
+        let tls = InterceptedUpstream(client: interception.client(host: target.host), host: target.host)
+        trace("\(flow.key): TLS to \(target.host):\(target.port)")
+        tls.records.append(tls.client.start())
+        flow.tls = tls
+        return tls.flush(to: flow.socket)
+    }
+
+    /// The 502's words for an upstream TLS failure.
+    static func upstreamTLSReason(_ error: TLSError, host: String) -> String {
+        switch error.alert {
+        case .unknownCA, .badCertificate, .certificateExpired, .unsupportedCertificate, .certificateUnknown, .certificateRevoked:
+            if !error.sentByPeer { return "\(host)'s certificate was refused: \(error.reason) (add -\(host) to [MITM] hostname to pass it through, or skip-server-cert-verify = true for a test server)" }
+            return "TLS with \(host) failed: \(error)"
+        case .protocolVersion:
+            return "TLS with \(host) failed: \(error) (Sluice speaks TLS 1.3 upstream; add -\(host) to [MITM] hostname to pass it through)"
+        case .closeNotify, .unexpectedMessage, .badRecordMAC, .recordOverflow, .handshakeFailure, .illegalParameter, .decodeError,
+             .decryptError, .insufficientSecurity, .internalError, .inappropriateFallback, .userCanceled, .missingExtension,
+             .unsupportedExtension, .unrecognizedName, .noApplicationProtocol:
+            return "TLS with \(host) failed: \(error)"
+        }
+    }
+}

@@ -1,0 +1,616 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// HTTPS interception ([MITM]) through `sluice exec`, against nginx serving
+/// TLS in a server namespace. The server certificates come from a test CA
+/// made with openssl here; Sluice trusts it upstream through its own
+/// SSL_CERT_FILE, and its own CA (made in the test's folder with --ca-dir)
+/// is what the command trusts, through the bundle exec gives it.
+///
+/// Server side (10.88.0.2): nginx as ServerPair makes it on :8080 (plain),
+/// a second nginx with TLS on :443 (certificate for web.test, api.test,
+/// origin.test, plain.test, from the test CA) and :8443 (bad.test, from
+/// a CA nobody trusts); tests that need more start it themselves.
+@Suite(.enabled(if: TestNetwork.isRoot, "needs root: creates network namespaces and TUN devices"), .serialized)
+final class InterceptionTests {
+    let pair: ServerPair
+    var net: TestNetwork { pair.net }
+    var work: URL { pair.work }
+
+    /// The CA the origin servers' certificates come from (Sluice's upstream trust store).
+    let originCA: String
+    /// A CA nobody in the test trusts, for bad.test.
+    let untrustedCA: String
+    /// The certificate and key for web.test, api.test, origin.test and plain.test.
+    let webCertificate: String
+    let webKey: String
+    /// Where Sluice keeps its own CA in these tests (--ca-dir).
+    let caDir: String
+
+    /// nginx answers with what it received, so rewritten heads can be seen.
+    static let locations = """
+    location = /echo { default_type text/plain; return 200 "method=$request_method scheme=$scheme host=$host port=$server_port uri=$request_uri env=$http_x_env\\n"; }
+    """
+
+    static let webNames = ["web.test", "api.test", "origin.test", "plain.test"]
+
+    /// Every name the tests use, at the server's address. legacy.test,
+    /// old.test, mock.test and wrong.test are not in the server's
+    /// certificate: a request for them that reached the server would fail
+    /// its check, so an answer for them proves Sluice made it (or, for
+    /// wrong.test, that the check happens).
+    static let hosts = """
+    [Host]
+    web.test = 10.88.0.2
+    api.test = 10.88.0.2
+    origin.test = 10.88.0.2
+    plain.test = 10.88.0.2
+    legacy.test = 10.88.0.2
+    old.test = 10.88.0.2
+    mock.test = 10.88.0.2
+    bad.test = 10.88.0.2
+    wrong.test = 10.88.0.2
+    """
+
+    init() throws {
+        pair = try ServerPair("mitm", locations: Self.locations)
+        try pair.makeFile("1m.bin", bytes: 1_048_576)
+        try "hello from nginx\n".write(to: pair.work.appendingPathComponent("hello.txt"), atomically: true, encoding: .utf8)
+        let pki = pair.work.appendingPathComponent("pki").path
+        try FileManager.default.createDirectory(atPath: pki, withIntermediateDirectories: true)
+        originCA = pki + "/origin-ca.pem"
+        untrustedCA = pki + "/untrusted-ca.pem"
+        webCertificate = pki + "/web.pem"
+        webKey = pki + "/web.key"
+        caDir = pair.work.appendingPathComponent("ca").path
+        try Self.makeCA(net: pair.net, certificate: originCA, key: pki + "/origin-ca.key", name: "Origin Test CA")
+        try Self.makeCA(net: pair.net, certificate: untrustedCA, key: pki + "/untrusted-ca.key", name: "Untrusted Test CA")
+        try Self.issue(net: pair.net, ca: originCA, caKey: pki + "/origin-ca.key", names: Self.webNames,
+                       certificate: webCertificate, key: webKey, folder: pki, serial: 2)
+        try Self.issue(net: pair.net, ca: untrustedCA, caKey: pki + "/untrusted-ca.key", names: ["bad.test"],
+                       certificate: pki + "/bad.pem", key: pki + "/bad.key", folder: pki, serial: 3)
+        let w = pair.work.path
+        func tlsServer(_ port: Int, _ certificate: String, _ key: String) -> String {
+            """
+            server { listen 10.88.0.2:\(port) ssl; ssl_certificate \(certificate); ssl_certificate_key \(key);
+                     ssl_protocols TLSv1.2 TLSv1.3; root \(w); \(Self.locations) }
+            """
+        }
+        let conf = """
+        daemon off; pid \(w)/nginx-tls.pid; error_log \(w)/error-tls.log;
+        events { worker_connections 1024; }
+        http { access_log off; client_body_temp_path \(w); keepalive_requests 1000;
+        \(tlsServer(443, webCertificate, webKey))
+        \(tlsServer(8443, pki + "/bad.pem", pki + "/bad.key"))
+        }
+        """
+        let confPath = pair.work.appendingPathComponent("nginx-tls.conf").path
+        try conf.write(toFile: confPath, atomically: true, encoding: .utf8)
+        try pair.net.start(["nginx", "-c", confPath, "-p", w], in: pair.server)
+        guard pair.waitForListener("10.88.0.2:443"), pair.waitForListener("10.88.0.2:8443") else {
+            let log = (try? String(contentsOfFile: w + "/error-tls.log", encoding: .utf8)) ?? ""
+            throw TestNetwork.CommandFailed(command: ["nginx", "-c", confPath], status: 1, output: "TLS nginx did not start: \(log)")
+        }
+    }
+
+    // MARK: Fixtures
+
+    /// A self-signed ECDSA P-256 CA valid for two days.
+    static func makeCA(net: TestNetwork, certificate: String, key: String, name: String) throws {
+        try net.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                     "-keyout", key, "-out", certificate, "-subj", "/O=Sluice Tests/CN=\(name)", "-days", "2",
+                     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+    }
+
+    /// A server certificate for `names` (SANs) signed by `ca`.
+    static func issue(net: TestNetwork, ca: String, caKey: String, names: [String], certificate: String, key: String,
+                      folder: String, serial: Int) throws {
+        let csr = folder + "/\(serial).csr", ext = folder + "/\(serial).ext"
+        try """
+        subjectAltName = \(names.map { "DNS:" + $0 }.joined(separator: ", "))
+        basicConstraints = CA:FALSE
+        keyUsage = critical, digitalSignature
+        extendedKeyUsage = serverAuth
+
+        """.write(toFile: ext, atomically: true, encoding: .utf8)
+        try net.run(["openssl", "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                     "-keyout", key, "-out", csr, "-subj", "/CN=\(names[0])"])
+        try net.run(["openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", caKey, "-set_serial", String(serial),
+                     "-days", "2", "-extfile", ext, "-out", certificate])
+    }
+
+    /// Writes `text` as a profile in the test's folder and returns its path.
+    func profile(_ text: String, name: String = "mitm.conf") throws -> String {
+        let path = work.appendingPathComponent(name).path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// A profile: everything DIRECT, the test's names, `mitm` as the [MITM]
+    /// section's lines, then `extra` sections.
+    func mitmProfile(_ mitm: String, _ extra: String = "", name: String = "mitm.conf") throws -> String {
+        try profile("""
+        [Rule]
+        FINAL,DIRECT
+
+        \(Self.hosts)
+
+        [MITM]
+        \(mitm)
+
+        \(extra)
+        """, name: name)
+    }
+
+    /// `sluice exec --profile P --ca-dir <caDir> [options] -- bash -c script`
+    /// in the host namespace, Sluice trusting the origin CA upstream.
+    func exec(_ script: String, profile: String, caDir: String? = nil, options: [String] = [], timeout: Double = 90) throws -> SluiceRun {
+        try runSluice(["exec", "--profile", profile, "--ca-dir", caDir ?? self.caDir] + options + ["--", "bash", "-c", script],
+                      in: pair.host, environment: ["SSL_CERT_FILE=\(originCA)"], timeout: timeout)
+    }
+
+    /// A folder for Sluice's CA, mode 0700 (exec makes the CA in it).
+    func makeCADir(_ path: String? = nil) throws -> String {
+        let path = path ?? caDir
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try net.run(["chmod", "700", path])
+        return path
+    }
+
+    /// Shell lines that save the certificate the server at `host:port`
+    /// presents (SNI `host`) to `file`, as the command inside exec sees it.
+    static func saveLeaf(_ host: String, port: Int = 443, to file: String) -> String {
+        "openssl s_client -connect \(host):\(port) -servername \(host) </dev/null 2>/dev/null | openssl x509 -out \(file) 2>/dev/null"
+    }
+
+    /// `openssl x509 -noout ARGS` on `file`, names in RFC 2253 form, trimmed ("" on failure).
+    func x509(_ file: String, _ arguments: [String]) -> String {
+        let out = (try? net.run(["openssl", "x509", "-in", file, "-noout"] + arguments + ["-nameopt", "RFC2253"], check: false))
+        guard let out, out.status == 0 else { return "" }
+        return out.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func subject(_ file: String) -> String { String(x509(file, ["-subject"]).dropFirst("subject=".count)) }
+    func issuer(_ file: String) -> String { String(x509(file, ["-issuer"]).dropFirst("issuer=".count)) }
+
+    /// openssl's SHA-256 fingerprint of a PEM certificate (uppercase pairs with colons).
+    func fingerprint(_ file: String) -> String {
+        let line = x509(file, ["-fingerprint", "-sha256"])
+        guard let equals = line.firstIndex(of: "=") else { return "" }
+        return String(line[line.index(after: equals)...])
+    }
+
+    /// Whether `openssl verify` accepts `leaf` for a TLS server with `ca` as the only root.
+    func verifies(_ leaf: String, against ca: String) -> Bool {
+        let out = try? net.run(["openssl", "verify", "-CAfile", ca, "-purpose", "sslserver", leaf], check: false)
+        return out?.status == 0 && out?.output.contains("\(leaf): OK") == true
+    }
+
+    func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+
+    func mode(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? NSNumber)?.intValue ?? -1
+    }
+
+    /// The `SHA-256 fingerprint: ...` that `sluice ca` printed ("" when none).
+    static func printedFingerprint(_ run: SluiceRun) -> String {
+        let marker = "SHA-256 fingerprint: "
+        for line in (run.stdout + "\n" + run.stderr).split(separator: "\n") {
+            if let range = line.range(of: marker) {
+                return line[range.upperBound...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return ""
+    }
+
+    // MARK: The CA
+
+    /// `sluice ca --dir` makes the CA once and shows it; a folder or key
+    /// others could change (or a symlink) is refused, by `ca` and by exec.
+    @Test func theCACommandMakesTheCAOnceAndRefusesUnsafePlaces() throws {
+        let dir = work.appendingPathComponent("ca-cmd").path
+        let first = try runSluice(["ca", "--dir", dir])
+        let said = first.stdout + first.stderr
+        #expect(first.status == 0, "\(said)")
+        #expect(said.contains("ca.pem: \(dir)/ca.pem"), "\(said)")
+        let pem = dir + "/ca.pem", key = dir + "/ca.key"
+        #expect(FileManager.default.fileExists(atPath: pem) && FileManager.default.fileExists(atPath: key), "\(said)")
+        #expect(mode(key) == 0o600, "ca.key mode \(String(mode(key), radix: 8)): \(said)")
+        let printed = Self.printedFingerprint(first)
+        #expect(printed.wholeMatch(of: /([0-9A-F]{2}:){31}[0-9A-F]{2}/) != nil, "fingerprint '\(printed)': \(said)")
+        #expect(printed == fingerprint(pem), "sluice printed \(printed), openssl says \(fingerprint(pem))")
+        #expect(x509(pem, ["-ext", "basicConstraints"]).contains("CA:TRUE"), "\(x509(pem, ["-text"]))")
+        let pemBytes = try? Data(contentsOf: URL(fileURLWithPath: pem))
+        let keyBytes = try? Data(contentsOf: URL(fileURLWithPath: key))
+
+        // A second run keeps the CA it finds.
+        let second = try runSluice(["ca", "--dir", dir])
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        #expect(Self.printedFingerprint(second) == printed, "\(second.stdout)\(second.stderr)")
+        #expect((try? Data(contentsOf: URL(fileURLWithPath: pem))) == pemBytes && (try? Data(contentsOf: URL(fileURLWithPath: key))) == keyBytes)
+
+        // Folders others could write to, or that are not what they seem, are refused; nothing is made in them.
+        let groupWritable = work.appendingPathComponent("ca-group").path
+        try FileManager.default.createDirectory(atPath: groupWritable, withIntermediateDirectories: true)
+        try net.run(["chmod", "775", groupWritable])
+        let otherOwner = work.appendingPathComponent("ca-nobody").path
+        try FileManager.default.createDirectory(atPath: otherOwner, withIntermediateDirectories: true)
+        try net.run(["chmod", "700", otherOwner])
+        try net.run(["chown", "65534:65534", otherOwner])
+        let link = work.appendingPathComponent("ca-link").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: try makeCADir(work.appendingPathComponent("ca-target").path))
+        for bad in [groupWritable, otherOwner, link] {
+            let r = try runSluice(["ca", "--dir", bad])
+            #expect(r.status != 0, "sluice ca --dir \(bad) was accepted: \(r.stdout)\(r.stderr)")
+            #expect(r.stderr.contains(bad), "the error should name \(bad): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: bad + "/ca.key"), "a key was made in \(bad)")
+        }
+
+        // exec refuses the same folder before the command runs.
+        let path = try mitmProfile("hostname = *.test")
+        let r = try exec("echo ran", profile: path, caDir: groupWritable)
+        #expect(r.status != 0 && !r.stdout.contains("ran"), "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains(groupWritable), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: groupWritable + "/ca.key"))
+
+        // A key others could write to, or a key that is a symlink.
+        let keyDir = work.appendingPathComponent("ca-key").path
+        let made = try runSluice(["ca", "--dir", keyDir])
+        try #require(made.status == 0, "\(made.stdout)\(made.stderr)")
+        try net.run(["chmod", "620", keyDir + "/ca.key"])
+        let writableKey = try runSluice(["ca", "--dir", keyDir])
+        #expect(writableKey.status != 0, "a group-writable key was accepted: \(writableKey.stdout)\(writableKey.stderr)")
+        #expect(writableKey.stderr.contains(keyDir + "/ca.key"), "\(writableKey.stderr)")
+        try net.run(["chmod", "600", keyDir + "/ca.key"])
+        try FileManager.default.moveItem(atPath: keyDir + "/ca.key", toPath: work.appendingPathComponent("moved.key").path)
+        try FileManager.default.createSymbolicLink(atPath: keyDir + "/ca.key", withDestinationPath: work.appendingPathComponent("moved.key").path)
+        let linkedKey = try runSluice(["ca", "--dir", keyDir])
+        #expect(linkedKey.status != 0, "a symlinked key was accepted: \(linkedKey.stdout)\(linkedKey.stderr)")
+        #expect(linkedKey.stderr.contains(keyDir + "/ca.key"), "\(linkedKey.stderr)")
+    }
+
+    // MARK: Trust and header rewrites
+
+    /// Plain curl (no --cacert, no -k) trusts the interception through the
+    /// bundle exec gives it; nginx sees the added request header, curl the
+    /// added response header; the certificate is for web.test, from the CA
+    /// exec made in --ca-dir, which the next exec reuses. The host's own
+    /// bundle is never touched.
+    @Test func headerRewritesApplyInsideInterceptedHTTPS() throws {
+        let caDir = try makeCADir()
+        let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
+        let hostBundleBefore = try Data(contentsOf: URL(fileURLWithPath: systemBundle))
+        let systemCopy = work.appendingPathComponent("system-bundle.pem").path
+        try hostBundleBefore.write(to: URL(fileURLWithPath: systemCopy))
+        let path = try mitmProfile("hostname = *.test, -plain.test\nskip-server-cert-verify = false", """
+        [Header Rewrite]
+        http-request ^https://web\\.test/ header-add X-Env staging
+        http-response ^https://web\\.test/ header-add X-Seen-By sluice
+        """)
+        let leaf = pair.path("web-leaf.pem")
+        let bundleCheck = pair.path("bundle-check.py")
+        try """
+        import re, sys
+        def certs(path):
+            return {"".join(b.split()) for b in re.findall(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", open(path).read(), re.S)}
+        system, sluice, bundle = certs(sys.argv[1]), certs(sys.argv[2]), certs(sys.argv[3])
+        print("system kept", system <= bundle, "sluice added", len(sluice) == 1 and sluice <= bundle, "others", len(bundle - system - sluice))
+        """.write(toFile: bundleCheck, atomically: true, encoding: .utf8)
+        let r = try exec("""
+        curl -sS https://web.test/echo
+        curl -sS -D - -o /dev/null https://web.test/hello.txt | tr -d '\\r' | grep -i '^x-seen-by:'
+        \(Self.saveLeaf("web.test", to: leaf))
+        echo "env $SSL_CERT_FILE|$CURL_CA_BUNDLE|$REQUESTS_CA_BUNDLE|$NODE_EXTRA_CA_CERTS"
+        cmp -s "$SSL_CERT_FILE" /etc/ssl/certs/ca-certificates.crt && echo "bundle mounted"
+        python3 \(bundleCheck) \(systemCopy) \(caDir)/ca.pem "$SSL_CERT_FILE"
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "method=GET scheme=https host=web.test port=443 uri=/echo env=staging", "\(r.stdout) \(r.stderr)")
+        #expect(lines.dropFirst().first == "X-Seen-By: sluice", "\(r.stdout) \(r.stderr)")
+        // The command's CA variables all name one bundle: the system's certificates and Sluice's CA, mounted over the system file.
+        let env = lines.first { $0.hasPrefix("env ") }.map { $0.dropFirst(4).split(separator: "|", omittingEmptySubsequences: false).map(String.init) } ?? []
+        #expect(env.count == 4 && !env[0].isEmpty && Set(env).count == 1, "\(r.stdout)")
+        #expect(env.first != originCA, "the command still has Sluice's own SSL_CERT_FILE: \(r.stdout)")
+        #expect(lines.contains("bundle mounted"), "\(r.stdout)")
+        #expect(lines.contains("system kept True sluice added True others 0"), "\(r.stdout)")
+        // Only the command saw the bundle.
+        #expect((try? Data(contentsOf: URL(fileURLWithPath: systemBundle))) == hostBundleBefore, "the host's \(systemBundle) changed")
+
+        // exec made the CA in --ca-dir; the certificate curl saw is for web.test, from that CA.
+        let pem = caDir + "/ca.pem"
+        #expect(FileManager.default.fileExists(atPath: pem), "no CA in \(caDir): \(r.stderr)")
+        #expect(mode(caDir + "/ca.key") == 0o600, "ca.key mode \(String(mode(caDir + "/ca.key"), radix: 8))")
+        #expect(!issuer(leaf).isEmpty && issuer(leaf) == subject(pem), "leaf issuer '\(issuer(leaf))', Sluice's CA '\(subject(pem))'")
+        #expect(issuer(leaf) != subject(originCA), "the app saw the real server's certificate: \(r.stderr)")
+        #expect(verifies(leaf, against: pem), "\(read(leaf))")
+        #expect(x509(leaf, ["-ext", "subjectAltName"]).contains("DNS:web.test"), "\(x509(leaf, ["-text"]))")
+
+        // The next exec reuses the CA.
+        let pemBefore = try Data(contentsOf: URL(fileURLWithPath: pem))
+        let again = try exec("curl -sS https://web.test/echo; \(Self.saveLeaf("web.test", to: leaf))", profile: path)
+        #expect(again.stdout == "method=GET scheme=https host=web.test port=443 uri=/echo env=staging\n", "\(again.stdout) \(again.stderr)")
+        #expect((try? Data(contentsOf: URL(fileURLWithPath: pem))) == pemBefore, "exec replaced the CA in \(caDir)")
+        #expect(verifies(leaf, against: pem), "the second exec's certificate is not from the kept CA: \(again.stderr)")
+    }
+
+    /// Without [MITM] hostnames exec makes no CA and gives the command no
+    /// bundle: HTTPS reaches it as the server sent it.
+    @Test func withoutMITMHostnamesNothingChanges() throws {
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+
+        \(Self.hosts)
+        """, name: "plain.conf")
+        let leaf = pair.path("untouched-leaf.pem")
+        let r = try exec("""
+        echo "${CURL_CA_BUNDLE-unset} ${REQUESTS_CA_BUNDLE-unset} ${NODE_EXTRA_CA_CERTS-unset}"
+        sha256sum < /etc/ssl/certs/ca-certificates.crt | cut -c1-64
+        curl -sS --cacert \(originCA) https://web.test/hello.txt
+        \(Self.saveLeaf("web.test", to: leaf))
+        """, profile: path)
+        let hostBundle = try net.run(["sh", "-c", "sha256sum < /etc/ssl/certs/ca-certificates.crt | cut -c1-64"]).output
+        // The variables are as Sluice got them (the test's own environment may set some).
+        let inherited = ["CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"]
+            .map { ProcessInfo.processInfo.environment[$0] ?? "unset" }.joined(separator: " ")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "\(inherited)\n\(hostBundle)hello from nginx\n", "\(r.stdout) \(r.stderr)")
+        #expect(issuer(leaf) == subject(originCA), "'\(issuer(leaf))': \(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: caDir + "/ca.pem"), "exec made a CA for a profile without [MITM]")
+    }
+
+    // MARK: URL rewrites, Map Local, rules
+
+    /// Header-mode and 302 rewrites of https:// URLs, and a header-mode one
+    /// from https to a plain http server.
+    @Test func urlRewritesApplyInsideInterceptedHTTPS() throws {
+        _ = try makeCADir()
+        let path = try mitmProfile("hostname = *.test", """
+        [URL Rewrite]
+        ^https://api\\.test/(.*) https://origin.test/$1 header
+        ^https://legacy\\.test/(.*) https://web.test/$1 302
+        ^https://old\\.test/(.*) http://origin.test:8080/$1 header
+        """)
+        let r = try exec("""
+        curl -sS 'https://api.test/echo?x=1'
+        curl -sS -o /dev/null -w '%{http_code} %{redirect_url}\\n' https://legacy.test/hello.txt
+        curl -sSL https://legacy.test/hello.txt
+        curl -sS https://old.test/echo
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == """
+        method=GET scheme=https host=origin.test port=443 uri=/echo?x=1 env=
+        302 https://web.test/hello.txt
+        hello from nginx
+        method=GET scheme=http host=origin.test port=8080 uri=/echo env=
+
+        """, "\(r.stdout) \(r.stderr)")
+    }
+
+    /// [Map Local] answers an intercepted request itself (mock.test is not
+    /// in the server's certificate: a request that went there would fail).
+    @Test func mapLocalAnswersInterceptedRequests() throws {
+        _ = try makeCADir()
+        let path = try mitmProfile("hostname = *.test", """
+        [Map Local]
+        ^https://mock\\.test/config$ data-type=text data="{}" header="Content-Type:application/json"
+        """)
+        let r = try exec("curl -sS -w ' %{http_code} %{content_type}\\n' https://mock.test/config", profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "{} 200 application/json\n", "\(r.stdout) \(r.stderr)")
+    }
+
+    /// [Rule] decides each request of an intercepted connection by its URL.
+    @Test func rulesDecideEachInterceptedRequest() throws {
+        _ = try makeCADir()
+        let path = try profile("""
+        [Rule]
+        URL-REGEX,^https://web\\.test/private/,REJECT
+        FINAL,DIRECT
+
+        \(Self.hosts)
+
+        [MITM]
+        hostname = *.test
+        """)
+        let r = try exec("""
+        curl -s -o /dev/null -w '%{http_code}\\n' https://web.test/hello.txt
+        curl -s -o /dev/null -w '%{http_code}\\n' https://web.test/private/x
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "200\n403\n", "\(r.stdout) \(r.stderr)")
+    }
+
+    // MARK: Upstream certificates
+
+    /// An upstream whose certificate fails the check (a CA Sluice does not
+    /// trust; a name the certificate lacks) is answered 502 with the reason;
+    /// skip-server-cert-verify lets the same servers through.
+    @Test func aBadUpstreamCertificateIsAnswered502UnlessSkipped() throws {
+        _ = try makeCADir()
+        let bodies = ["bad": pair.path("bad-body.txt"), "wrong": pair.path("wrong-body.txt")]
+        let script = """
+        curl -sS -o \(bodies["bad"]!) -w 'bad %{http_code}\\n' https://bad.test:8443/hello.txt; echo "exit=$?"
+        curl -sS -o \(bodies["wrong"]!) -w 'wrong %{http_code}\\n' https://wrong.test/hello.txt; echo "exit=$?"
+        """
+        let strict = try mitmProfile("hostname = *.test, bad.test:8443\nskip-server-cert-verify = false", name: "strict.conf")
+        let r = try exec(script, profile: strict)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "bad 502\nexit=0\nwrong 502\nexit=0\n", "\(r.stdout) \(r.stderr)")
+        for (name, file) in bodies.sorted(by: { $0.key < $1.key }) {
+            let body = read(file)
+            #expect(body.hasPrefix("sluice: ") && body.contains("certificate"), "\(name).test's 502 body: '\(body)' \(r.stderr)")
+        }
+
+        let lenient = try mitmProfile("hostname = *.test, bad.test:8443\nskip-server-cert-verify = true", name: "lenient.conf")
+        let skipped = try exec(script, profile: lenient)
+        #expect(skipped.status == 0, "\(skipped.stderr)")
+        #expect(skipped.stdout == "bad 200\nexit=0\nwrong 200\nexit=0\n", "\(skipped.stdout) \(skipped.stderr)")
+        for (name, file) in bodies.sorted(by: { $0.key < $1.key }) {
+            #expect(read(file) == "hello from nginx\n", "\(name).test: '\(read(file))' \(skipped.stderr)")
+        }
+    }
+
+    /// A name [MITM] excludes, and a port it does not list, reach the app as
+    /// the server sent them: its own certificate, its own CA, no rewrite.
+    @Test func excludedAndUnlistedNamesAreUntouched() throws {
+        _ = try makeCADir()
+        let path = try mitmProfile("hostname = *.test, -plain.test", """
+        [Header Rewrite]
+        http-request ^https://plain\\.test/ header-add X-Env staging
+        """)
+        let plainLeaf = pair.path("plain-leaf.pem"), badLeaf = pair.path("bad-leaf.pem")
+        let r = try exec("""
+        curl -sS --cacert \(originCA) https://plain.test/echo
+        \(Self.saveLeaf("plain.test", to: plainLeaf))
+        curl -sS --cacert \(untrustedCA) https://bad.test:8443/hello.txt
+        \(Self.saveLeaf("bad.test", port: 8443, to: badLeaf))
+        curl -sS -o /dev/null -w '%{http_code}\\n' https://web.test/hello.txt
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == """
+        method=GET scheme=https host=plain.test port=443 uri=/echo env=
+        hello from nginx
+        200
+
+        """, "\(r.stdout) \(r.stderr)")
+        #expect(issuer(plainLeaf) == subject(originCA), "plain.test's issuer '\(issuer(plainLeaf))': \(r.stderr)")
+        #expect(verifies(plainLeaf, against: originCA), "\(read(plainLeaf))")
+        #expect(issuer(badLeaf) == subject(untrustedCA), "bad.test:8443's issuer '\(issuer(badLeaf))': \(r.stderr)")
+    }
+
+    // MARK: Records
+
+    /// HAR entries, flow-log lines and [Statistics] counts for intercepted
+    /// requests carry their https:// URLs, as plain HTTP's carry http:// ones.
+    @Test func harFlowLogAndStatisticsRecordInterceptedRequests() throws {
+        _ = try makeCADir()
+        let har = pair.path("mitm.har"), log = pair.path("mitm.jsonl")
+        let path = try mitmProfile("hostname = *.test", """
+        [URL Rewrite]
+        ^https://api\\.test/(.*) https://origin.test/$1 header
+
+        [Map Local]
+        ^https://mock\\.test/config$ data-type=text data="{}" header="Content-Type:application/json"
+
+        [Statistics]
+        all = ".*", key=host
+        """)
+        let r = try exec("""
+        curl -s -o /dev/null https://web.test/hello.txt https://web.test/missing
+        curl -s -o /dev/null https://api.test/hello.txt
+        curl -s -o /dev/null https://mock.test/config
+        """, profile: path, options: ["--har", har, "--flow-log", log])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("HAR: 4 entries written"), "\(r.stderr)")
+        let out = (try? net.run(["/usr/bin/python3", "-c", ProfileTests.harValidator, har]).output) ?? "invalid HAR: \(read(har))"
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4, "\(out)")
+        if lines.count == 4 {
+            #expect(lines[0].hasPrefix("GET https://web.test/hello.txt 200 DIRECT False None 'hello from nginx\\n' None "), "\(out)")
+            #expect(lines[1].hasPrefix("GET https://web.test/missing 404 DIRECT False None "), "\(out)")
+            // One kept-alive connection: both entries carry its id.
+            #expect(lines[0].split(separator: " ").last == lines[1].split(separator: " ").last, "\(out)")
+            #expect(lines[2].hasPrefix("GET https://origin.test/hello.txt 200 DIRECT False https://api.test/hello.txt 'hello from nginx\\n'"), "\(out)")
+            #expect(lines[3].hasPrefix("GET https://mock.test/config 200 local True None '{}'"), "\(out)")
+        }
+        let requests = (try? net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for line in open(sys.argv[1]):
+            r = json.loads(line)
+            if r["kind"] != "connection":
+                print(r["method"], r["url"], r["status"])
+        """, log]).output) ?? "unreadable flow log: \(read(log))"
+        let logged = Set(requests.split(separator: "\n").map(String.init))
+        #expect(logged.isSuperset(of: ["GET https://web.test/hello.txt 200", "GET https://web.test/missing 404",
+                                       "GET https://mock.test/config 200"]), "\(requests)")
+        // web.test: 2 requests, one 2xx, no 3xx, one 4xx, no 5xx.
+        let rows = r.stderr.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        let web = rows.first { $0.first == "web.test" }
+        #expect(web.map { Array($0.prefix(6)) } == ["web.test", "2", "1", "0", "1", "0"], "\(r.stderr)")
+    }
+
+    // MARK: Bodies and connections
+
+    /// A TLS server that answers each request (Content-Length or chunked
+    /// body, kept alive) with `METHOD LENGTH SHA256` of the body it got.
+    static let digestServer = """
+    import hashlib, socket, ssl, sys, threading
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); context.load_cert_chain(sys.argv[1], sys.argv[2])
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("10.88.0.2", 9443)); s.listen(8); s.settimeout(300)
+    def serve(raw):
+        try:
+            c = context.wrap_socket(raw, server_side=True); c.settimeout(30)
+            buf = b""
+            def more():
+                nonlocal buf
+                chunk = c.recv(65536)
+                if not chunk: raise EOFError
+                buf += chunk
+            while True:
+                while b"\\r\\n\\r\\n" not in buf: more()
+                head, _, buf = buf.partition(b"\\r\\n\\r\\n")
+                lines = head.decode("latin-1").split("\\r\\n")
+                fields = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
+                body = b""
+                if "chunked" in fields.get("transfer-encoding", "").lower():
+                    while True:
+                        while b"\\r\\n" not in buf: more()
+                        size_line, _, buf = buf.partition(b"\\r\\n")
+                        size = int(size_line.split(b";")[0], 16)
+                        if size == 0:
+                            while not buf.startswith(b"\\r\\n") and b"\\r\\n\\r\\n" not in buf: more()
+                            buf = buf[2:] if buf.startswith(b"\\r\\n") else buf.partition(b"\\r\\n\\r\\n")[2]
+                            break
+                        while len(buf) < size + 2: more()
+                        body += buf[:size]; buf = buf[size + 2:]
+                else:
+                    length = int(fields.get("content-length", "0"))
+                    while len(buf) < length: more()
+                    body, buf = buf[:length], buf[length:]
+                answer = f"{lines[0].split(' ')[0]} {len(body)} {hashlib.sha256(body).hexdigest()}\\n".encode()
+                c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: text/plain\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(answer) + answer)
+        except Exception:
+            pass
+        finally:
+            raw.close()
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+    """
+
+    /// 1 MiB each way over intercepted HTTPS arrives intact: a download from
+    /// nginx, and uploads (Content-Length and chunked) to a TLS server that
+    /// answers with the digest of what it got.
+    @Test func bodiesCrossInterceptionIntact() throws {
+        _ = try makeCADir()
+        try net.start(["/usr/bin/python3", "-c", Self.digestServer, webCertificate, webKey], in: pair.server,
+                      log: pair.path("digest-server.log"))
+        #expect(pair.waitForListener("10.88.0.2:9443"), "\(read(pair.path("digest-server.log")))")
+        try pair.makeFile("upload.bin", bytes: 1_048_576)
+        let upload = pair.path("upload.bin")
+        let path = try mitmProfile("hostname = *.test, web.test:9443")
+        let r = try exec("""
+        curl -sS https://web.test/1m.bin | sha256sum | cut -c1-64
+        curl -sS -H 'Expect:' -H 'Content-Type: application/octet-stream' --data-binary @\(upload) https://web.test:9443/upload
+        curl -sS -H 'Expect:' -H 'Transfer-Encoding: chunked' --data-binary @\(upload) https://web.test:9443/upload
+        """, profile: path, timeout: 120)
+        #expect(r.status == 0, "\(r.stderr)")
+        let down = try pair.digest("1m.bin"), up = try pair.digest("upload.bin")
+        #expect(r.stdout == "\(down)\nPOST 1048576 \(up)\nPOST 1048576 \(up)\n", "\(r.stdout) \(r.stderr)")
+    }
+
+    /// Two URLs in one curl share one intercepted connection.
+    @Test func keepAliveHoldsAcrossInterceptedRequests() throws {
+        _ = try makeCADir()
+        let path = try mitmProfile("hostname = *.test")
+        let r = try exec("""
+        curl -sS -o /dev/null -o /dev/null -w '%{http_code} %{num_connects}\\n' https://web.test/hello.txt https://web.test/echo
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "200 1\n200 0\n", "\(r.stdout) \(r.stderr)")
+    }
+}
