@@ -46,6 +46,24 @@ private func run(_ pieces: [[UInt8]], asClient: Bool) -> String {
     return "\(out) \(asClient ? client.state : server.state)"
 }
 
+/// `bytes` when they are whole handshake records holding exactly one
+/// handshake message (the check reads no further than the hello, the
+/// server reads everything).
+private func onlyAHello(_ bytes: [UInt8]) -> [UInt8]? {
+    var offset = 0
+    var body: [UInt8] = []
+    while offset + 5 <= bytes.count {
+        guard bytes[offset] == 22 else { return nil }
+        let length = Int(bytes[offset + 3]) << 8 | Int(bytes[offset + 4])
+        guard offset + 5 + length <= bytes.count else { return nil }
+        body += bytes[offset + 5 ..< offset + 5 + length]
+        offset += 5 + length
+    }
+    guard offset == bytes.count, body.count >= 4 else { return nil }
+    let messageLength = Int(body[1]) << 16 | Int(body[2]) << 8 | Int(body[3])
+    return body.count == 4 + messageLength ? bytes : nil
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTLS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -55,6 +73,17 @@ public func fuzzTLS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let whole = run([bytes], asClient: asClient)
     let split = run([Array(bytes[..<cut]), Array(bytes[cut...])], asClient: asClient)
     precondition(whole == split, "the outcome depends on how the bytes arrived: \(whole) / \(split)")
+
+    // The engine's look at an app's hello before it decides to intercept:
+    // the same bytes, read without the server. When it finds no obstacle in
+    // bytes that are a hello and nothing more, the server answers them.
+    let obstacle = InterceptionCheck.obstacle(inFirstRecords: bytes, protocols: [Array("http/1.1".utf8)])
+    if obstacle == nil, !asClient, let hello = onlyAHello(bytes) {
+        var fresh = server()
+        do { _ = try fresh.receive(hello) } catch {
+            preconditionFailure("the check passed a hello the server refuses: \(error)")
+        }
+    }
 
     // The message readers on the raw bytes, as a body.
     if let hello = try? ClientHello(body: bytes) {
