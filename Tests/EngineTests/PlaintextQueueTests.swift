@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import Engine
 
 /// The queue between an intercepted connection's TLS and HTTP mode. HTTP
@@ -143,7 +144,7 @@ import Testing
     /// growth both common.
     @Test(arguments: [1, 64, 4096] as [Int])
     func agreesWithAnArrayUnderRandomUse(capacity: Int) {
-        var random = SplitMix64(seed: 0x9E37_79B9 &+ UInt64(capacity))
+        var random = SeededRandom(seed: 0x9E37_79B9 &+ UInt64(capacity))
         let queue = PlaintextQueue(capacity: capacity)
         var model: [UInt8] = []
         var next: UInt8 = 0
@@ -180,17 +181,3 @@ import Testing
     }
 }
 
-/// Steele, Lea and Flood's SplitMix64: a fixed seed gives the same steps on every run.
-private struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,4 +1,5 @@
 import HTTP
+import TestSupport
 
 /// Both parsers, so one driver can feed either.
 protocol IncrementalParser {
@@ -51,7 +52,7 @@ enum Split: CustomStringConvertible {
         case .whole: return count == 0 ? [] : [count]
         case .byteByByte: return Array(repeating: 1, count: count)
         case let .random(seed):
-            var rng = SplitMix(seed: seed)
+            var rng = SeededRandom(seed: seed)
             var result: [Int] = []
             var left = count
             while left > 0 {
@@ -64,17 +65,6 @@ enum Split: CustomStringConvertible {
     }
 }
 
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Feeds `input` in pieces, calling parse until nil on each rest, as the engine does.
 func drive<P: IncrementalParser>(_ parser: inout P, _ input: [UInt8], _ split: Split, finish: Bool = false)

@@ -1,6 +1,7 @@
 import Stack
 import Testing
 import Wire
+import TestSupport
 
 private func name(_ text: String) -> DNSName { DNSName(text)! }
 private func v4(_ text: String) -> IPv4Address { IPv4Address(text)! }

@@ -1,6 +1,7 @@
 import Testing
 @testable import Stack
 import Wire
+import TestSupport
 
 /// The reassembler on the kernel's own fragments (fragments.pcap) and on
 /// hand-made ones: every order, duplicates, overlaps, limits and timeouts.

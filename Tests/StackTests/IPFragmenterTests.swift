@@ -1,6 +1,7 @@
 import Testing
 @testable import Stack
 import Wire
+import TestSupport
 
 /// The fragmenter's output is what RFC 791 and RFC 8200 ask for, and the
 /// reassembler turns it back into the very bytes it came from.

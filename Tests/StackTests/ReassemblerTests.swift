@@ -1,5 +1,6 @@
 import Testing
 import Stack
+import TestSupport
 
 @Suite struct AssemblerTests {
     @Test func mergesOverlappingAndAdjacentRanges() {
