@@ -53,6 +53,15 @@ extension ProxyServer {
         case .direct, .proxy:
             break
         }
+        if planned.target.tls {
+            // A header-mode rewrite to an https URL: the tunnel speaks TLS upstream for it; the proxy does not yet.
+            statistics.failed += 1
+            log("sluice: proxy: \(connection.peer) → \(planned.exchange.url): rewritten to https, which sluice proxy cannot reach yet")
+            close(connection, answer: HTTPResponse.simple(status: 502, reason: "Bad Gateway",
+                                                          text: "sluice: \(planned.exchange.url): sluice proxy does not speak TLS to origins yet (exec and run do)\n",
+                                                          keepAlive: false))
+            return
+        }
         let closeAfter = !head.keepAlive || connection.clientReadClosed
         let forwarded = InboundConnection.forwardedHead(planned.head, close: closeAfter, upgrade: head.upgrade != nil)
         connection.forwarding = HTTPForwarding(exchange: planned.exchange, method: head.method, route: planned.route, upstream: planned.target,

@@ -461,13 +461,12 @@ extension Tunnel {
             failed.failure = failed.failure ?? "the app closed the connection"
             record(failed, session: session)
         }
-        if let flow = tcpFlows[session.key] {
-            if parkProxyConnection(flow, session: session) {
-                releasePin(session.key)
-            } else {
-                removeTCP(flow, keepConnection: true)
-            }
+        if let flow = tcpFlows[session.key], !parkProxyConnection(flow, session: session) {
+            removeTCP(flow, keepConnection: true)
         } else {
+            // The upstream ended first, or its connection is parked for the next
+            // app connection: removeTCP does not count the app's connection then.
+            if let counters = tcp.connection(session.key)?.counters { countRetransmissions(counters) }
             releasePin(session.key)
         }
     }

@@ -19,6 +19,10 @@ extension FlowFacts {
     /// tunnel's, the proxy's (`--sniff`) and replay's.
     static let sniffLimit = 16384
     static let sniffTimeout: Duration = .milliseconds(300)
+    /// How much longer a flow whose first bytes are part of a TLS record
+    /// waits for the rest: over a lossy link the segment that completes a
+    /// ClientHello comes after the app's retransmission timeout (1 s, then 2).
+    static let partialHelloTimeout: Duration = .seconds(4)
 
     /// These facts with what a flow's first bytes add (an HTTP request head,
     /// a TLS SNI); nil while more bytes are needed and may still come. The

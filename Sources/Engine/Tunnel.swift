@@ -100,6 +100,8 @@ final class Tunnel {
     var ownerLookup: FlowOwnerLookup?
     /// Accepted flows whose first bytes the rules wait for, with the time they give up waiting.
     var sniffing: [FlowKey: Instant] = [:]
+    /// Of those, the ones given longer for a ClientHello that arrived in part.
+    var helloWaits: Set<FlowKey> = []
     /// Accepted flows that Sluice answers itself: the bytes still to write.
     var answering: [FlowKey: PendingAnswer] = [:]
     /// DNS over TCP to Sluice's DNS address (Tunnel+DNSStream.swift), and their resolver sockets' tokens.
@@ -562,17 +564,31 @@ final class Tunnel {
     func sniff(_ key: FlowKey, final: Bool, sink: inout TunSink) {
         guard let connection = tcp.connection(key), connection.state != .closed else {
             sniffing[key] = nil
+            helloWaits.remove(key)
             releasePin(key)
             tcp.flush(key, now: now, sink: &sink)
             return
         }
         let finished = final || connection.isReadClosed || connection.readableCount >= FlowFacts.sniffLimit
+        if final, !connection.isReadClosed, connection.readableCount < FlowFacts.sniffLimit,
+           connection.peekReadable(maxLength: 1).first == 0x16, sniffedFacts(key, connection: connection, final: false) == nil,
+           helloWaits.insert(key).inserted
+        {
+            // A ClientHello is on its way (its record header says how long it
+            // is) but a lost segment holds it back: the app's retransmission
+            // timer (a second at first) is longer than the sniff timeout, and
+            // deciding without its name would miss the DOMAIN rules and [MITM].
+            trace("\(key): a ClientHello is partly here; waiting for the rest")
+            sniffing[key] = now + FlowFacts.partialHelloTimeout
+            return
+        }
         guard let sniffed = sniffedFacts(key, connection: connection, final: finished) else {
             tcp.flush(key, now: now, sink: &sink)
             return
         }
         let decided = withAnswerName(sniffed)
         sniffing[key] = nil
+        helloWaits.remove(key)
         if decided.applicationProtocol == .tls, intercepts(key, facts: decided, connection: connection) {
             startIntercepted(key, facts: decided, sink: &sink)
             return
@@ -1155,6 +1171,15 @@ final class Tunnel {
         return false
     }
 
+    /// The app connection's loss recovery, into the exit summary (once per connection).
+    func countRetransmissions(_ c: TCPConnection.Counters) {
+        io.statistics.retransmissionTimeouts += c.retransmissionTimeouts
+        io.statistics.fastRetransmits += c.fastRetransmits
+        io.statistics.sackRetransmits += c.sackRetransmits
+        io.statistics.goBackRetransmits += c.goBackRetransmits
+        io.statistics.tailLossProbes += c.tailLossProbes
+    }
+
     func removeTCP(_ flow: TCPFlow, keepConnection: Bool = false, keepSession: Bool = false) {
         if !keepSession {
             releasePin(flow.key)
@@ -1163,13 +1188,7 @@ final class Tunnel {
         handshakeDeadlines[flow.key] = nil
         trace("\(flow.key): flow ends (\(tcp.connection(flow.key)?.description ?? "gone"))")
         try? epoll.remove(flow.socket.descriptor)
-        if !keepSession, let c = tcp.connection(flow.key)?.counters ?? flow.counters {
-            io.statistics.retransmissionTimeouts += c.retransmissionTimeouts
-            io.statistics.fastRetransmits += c.fastRetransmits
-            io.statistics.sackRetransmits += c.sackRetransmits
-            io.statistics.goBackRetransmits += c.goBackRetransmits
-            io.statistics.tailLossProbes += c.tailLossProbes
-        }
+        if !keepSession, let c = tcp.connection(flow.key)?.counters ?? flow.counters { countRetransmissions(c) }
         tcpFlows[flow.key] = nil
         tokens[flow.token] = nil
         if !keepConnection, let connection = tcp.connection(flow.key), connection.state != .closed {
