@@ -61,6 +61,7 @@ extension ProxyServer: ControlledLoop {
         case .resolving: "resolving"
         case .connecting: "connecting"
         case .proxyHandshake: "proxy-handshake"
+        case .originTLS: "origin-tls"
         case .relaying: "relaying"
         case .associated: "associated"
         case .closing: "closing"

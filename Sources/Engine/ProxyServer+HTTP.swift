@@ -13,7 +13,8 @@ internal import Wire
 /// connection is kept alive across requests, and so is the upstream one while
 /// the requests go to the same place (`HTTPForwarding`, docs/proxy-server.md).
 extension ProxyServer {
-    func forward(_ connection: InboundConnection, target: ProxyTarget, head bytes: [UInt8]) {
+    /// `scheme`: https for a request read inside an intercepted tunnel.
+    func forward(_ connection: InboundConnection, target: ProxyTarget, head bytes: [UInt8], scheme: String = "http") {
         connection.target = target
         // Relay's machine made this head (origin form, Host from the URI); read it back as HTTP's head.
         var parser = HTTPRequestParser()
@@ -24,7 +25,7 @@ extension ProxyServer {
                    reason: .protocolViolation(.requestLine))
             return
         }
-        let planned = director.plan(head, facts: flowFacts(for: connection, target: target), now: now)
+        let planned = director.plan(head, facts: flowFacts(for: connection, target: target), now: now, scheme: scheme)
         connection.route = planned.exchange.rule.isEmpty ? planned.exchange.policy : planned.exchange.rule
         // The connection's line names its latest request's decision, as a tunnel's HTTP-mode flow's does.
         noteRoute(connection, target: target, route: planned.route, reason: planned.exchange.rule, policy: planned.exchange.policy)
@@ -53,15 +54,6 @@ extension ProxyServer {
         case .direct, .proxy:
             break
         }
-        if planned.target.tls {
-            // A header-mode rewrite to an https URL: the tunnel speaks TLS upstream for it; the proxy does not yet.
-            statistics.failed += 1
-            log("sluice: proxy: \(connection.peer) → \(planned.exchange.url): rewritten to https, which sluice proxy cannot reach yet")
-            close(connection, answer: HTTPResponse.simple(status: 502, reason: "Bad Gateway",
-                                                          text: "sluice: \(planned.exchange.url): sluice proxy does not speak TLS to origins yet (exec and run do)\n",
-                                                          keepAlive: false))
-            return
-        }
         let closeAfter = !head.keepAlive || connection.clientReadClosed
         let forwarded = InboundConnection.forwardedHead(planned.head, close: closeAfter, upgrade: head.upgrade != nil)
         connection.forwarding = HTTPForwarding(exchange: planned.exchange, method: head.method, route: planned.route, upstream: planned.target,
@@ -87,7 +79,7 @@ extension ProxyServer {
         dropUpstream(connection)
         connection.upstreamTarget = upstream
         switch route {
-        case let .proxy(proxy) where proxy.kind == .http:
+        case let .proxy(proxy) where proxy.kind == .http && !upstream.tls:
             // A forward proxy takes the absolute-form head itself (with our credentials): no CONNECT.
             connect(connection, host: proxy.host, port: proxy.port)
         case let .proxy(proxy):
@@ -337,12 +329,25 @@ extension ProxyServer {
         connection.phase = .handshake
         connection.http = HTTPProxyServerHandshake(credentials: configuration.credentials)
         connection.deadline = now + configuration.keepAliveIdle
-        if !connection.received.isEmpty { stepHTTP(connection) }
+        if connection.clientTLS != nil {
+            // Inside TLS the next request is origin-form, and may be decrypted already.
+            takeDecryptedRequest(connection)
+            stepIntercepted(connection)
+        } else if !connection.received.isEmpty {
+            stepHTTP(connection)
+        }
         return true
     }
 
     /// An upstream kept for the next request spoke or closed: it cannot be used again.
     func idleUpstreamStirred(_ connection: InboundConnection) {
+        if let tls = connection.upstreamTLS, let upstream = connection.upstream, tls.isConnected {
+            // TLS 1.3 servers send session tickets after the handshake: no reason to drop the connection.
+            switch tls.read(into: plaintextScratch, socket: upstream.socket, scratch: scratch) {
+            case .again, .wouldBlock: return
+            case .plaintext, .closed, .failed, .socketFailed: break
+            }
+        }
         trace("\(connection.description): the idle upstream connection closed; dropped")
         dropUpstream(connection)
     }

@@ -54,6 +54,7 @@ extension ProxyServer {
         let base = flowFacts(for: connection, target: target)
         let sniffed = connection.received.withUnsafeBytes { base.sniffing($0, final: final) }
         guard let sniffed else { return }
+        if sniffed.applicationProtocol == .tls, startInterception(connection, target: target, facts: sniffed) { return }
         let route: FlowRoute
         switch director.decide(sniffed, final: true, forHTTP: false) {
         case let .route(decided, reason):

@@ -45,6 +45,7 @@ extension ProxyServer {
     /// stays as it is.
     func spliceIfWorthIt(_ connection: InboundConnection) {
         guard connection.spliced == nil, connection.phase == .relaying, connection.association == nil,
+              connection.clientTLS == nil, connection.upstreamTLS == nil,
               connection.bytesUp + connection.bytesDown >= Self.spliceThreshold,
               connection.forwarding.map({ $0.passthrough }) ?? true,
               connection.received.isEmpty, connection.forwardHead == nil,

@@ -30,6 +30,9 @@ final class ProxyServer {
         var sniffAddressTargets = false
         /// The profile's dns-server: what the proxy asks for its clients' names; empty, the host's resolvers.
         var resolvers: [IPAddress] = []
+        /// Sluice's CA, for [MITM] names (loaded from `caDirectory` when the profile names any).
+        var interceptionCA: InterceptionCA?
+        var caDirectory: String?
     }
 
     static let socksToken: UInt64 = 1
@@ -74,6 +77,12 @@ final class ProxyServer {
     var controlWatching = false
     /// One read's worth of space.
     let scratch: UnsafeMutableRawBufferPointer
+    /// A record's plaintext, while `scratch` holds what was read (ProxyServer+Intercept.swift).
+    let plaintextScratch: UnsafeMutableRawBufferPointer
+    /// The CA for [MITM] names, and the roots https origins are checked against.
+    let interception: Interception
+    /// Names whose clients refused Sluice's certificate (warned about once each).
+    var refusedCertificateNames: Set<String> = []
     var debug: Bool { EngineLog.verbose }
     let log: (String) -> Void
     /// Out of descriptors, the listeners are not watched until then (see ProxyServer+Descriptors).
@@ -95,9 +104,14 @@ final class ProxyServer {
         origin = MonotonicClock.now()
         wallOrigin = WallClock.now()
         scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
+        plaintextScratch = .allocate(byteCount: 64 * 1024, alignment: 16)
+        interception = Interception(ca: configuration.interceptionCA)
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        plaintextScratch.deallocate()
+    }
 
     static func listen(on address: SocketAddress) throws(EngineError) -> SocketBox {
         let socket: Socket
@@ -220,7 +234,7 @@ final class ProxyServer {
             if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { readClient(connection) }
         case .sniffing:
             readToSniff(connection)
-        case .resolving, .connecting, .proxyHandshake:
+        case .resolving, .connecting, .proxyHandshake, .originTLS:
             // Not reading the client meanwhile; only its failure matters.
             if events.contains(.error) || events.contains(.hangup) {
                 abort(connection, reason: "client went away while connecting")
@@ -232,6 +246,10 @@ final class ProxyServer {
 
     /// Feeds the client's first bytes to the listener's machine until it decides.
     func readHandshake(_ connection: InboundConnection) {
+        if connection.clientTLS != nil {
+            readInterceptedRequest(connection)
+            return
+        }
         // A SOCKS5 request is at most ~600 bytes and an HTTP head 16 KiB; the rest waits in the kernel.
         let limit = 20 * 1024
         guard connection.received.count < limit else { return }
@@ -321,6 +339,11 @@ final class ProxyServer {
 
     func begin(_ connection: InboundConnection, target: ProxyTarget) {
         connection.target = target
+        if interceptsByName(target) {
+            // Its ClientHello decides: intercepted, or relayed untouched (ProxyServer+Intercept.swift).
+            acceptToSniff(connection)
+            return
+        }
         let facts = flowFacts(for: connection, target: target)
         switch director.decide(facts, final: false, forHTTP: false) {
         case let .route(route, reason):
@@ -487,6 +510,8 @@ final class ProxyServer {
             }
         case .proxyHandshake:
             readProxyHandshake(connection)
+        case .originTLS:
+            readOriginTLS(connection)
         case .relaying, .closing:
             if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { readUpstream(connection) }
         case .handshake:
@@ -561,6 +586,11 @@ final class ProxyServer {
 
     /// The path to the target is open: answer the client, then relay.
     func established(_ connection: InboundConnection, leftover: UnsafeRawBufferPointer) {
+        if connection.forwarding != nil, connection.upstreamTarget?.tls == true, connection.upstreamTLS == nil {
+            // An https origin: Sluice's TLS first; this runs again when it is up.
+            startOriginTLS(connection, leftover: Array(leftover))
+            return
+        }
         let reply: [UInt8]
         switch connection.listener {
         case _ where connection.repliedEarly:
@@ -636,6 +666,7 @@ final class ProxyServer {
         connection.upstreamReadClosed = false
         connection.upstreamWriteClosed = false
         connection.proxyHandshake = nil
+        connection.upstreamTLS = nil
     }
 
     // MARK: Relaying
@@ -662,6 +693,10 @@ final class ProxyServer {
         }
         if let relay = connection.spliced {
             spliceFromClient(connection, relay)
+            return
+        }
+        if let tls = connection.clientTLS {
+            readClientTLS(connection, tls)
             return
         }
         for _ in 0 ..< 4 {
@@ -694,6 +729,10 @@ final class ProxyServer {
             return
         }
         defer { scanResponse(connection) }
+        if let tls = connection.upstreamTLS {
+            readUpstreamTLS(connection, upstream, tls)
+            return
+        }
         for _ in 0 ..< 4 {
             guard !connection.upstreamReadClosed, upstreamHasRoom(connection) else { return }
             var window = connection.toClient.freeSpace
@@ -740,8 +779,13 @@ final class ProxyServer {
             pumpSpliced(connection, relay)
             return
         }
+        // Decrypted bytes that waited for room get no epoll event of their own.
+        if connection.phase == .relaying, takeWaitingPlaintext(connection) { return }
         // To the client.
-        while connection.sendableToClient > 0, !connection.clientWriteClosed {
+        if let tls = connection.clientTLS {
+            guard sealToClient(connection, tls) else { return }
+        }
+        while connection.clientTLS == nil, connection.sendableToClient > 0, !connection.clientWriteClosed {
             let result: SysResult<Int>
             do { result = try connection.client.write(UnsafeRawBufferPointer(rebasing: connection.toClient.readable.prefix(connection.sendableToClient))) } catch {
                 abort(connection, reason: "client: \(error)")
@@ -752,14 +796,17 @@ final class ProxyServer {
             if connection.phase == .relaying { connection.bytesDown += n }
         }
         if connection.phase == .closing {
-            if connection.toClient.isEmpty {
+            if connection.toClient.isEmpty, connection.clientTLS?.records.isEmpty ?? true {
                 finish(connection)
                 return
             }
         }
         // To the upstream.
         if connection.phase == .relaying, let upstream = connection.upstream {
-            while !connection.toUpstream.isEmpty, !connection.upstreamWriteClosed {
+            if let tls = connection.upstreamTLS {
+                guard sealUpstream(connection, upstream, tls) else { return }
+            }
+            while connection.upstreamTLS == nil, !connection.toUpstream.isEmpty, !connection.upstreamWriteClosed {
                 let result: SysResult<Int>
                 do { result = try upstream.socket.write(connection.toUpstream.readable) } catch {
                     if retryOnFreshUpstream(connection) {
@@ -823,9 +870,9 @@ final class ProxyServer {
             client.insert(.readable)
             // An upstream kept for a kept-alive client's next request: its close (or stray bytes) retire it.
             if connection.upstream != nil { upstream.insert(.readable) }
-        case .resolving, .connecting, .proxyHandshake:
+        case .resolving, .connecting, .proxyHandshake, .originTLS:
             if connection.phase == .connecting { upstream.insert(.writable) }
-            if connection.phase == .proxyHandshake { upstream.insert(.readable) }
+            if connection.phase == .proxyHandshake || connection.phase == .originTLS { upstream.insert(.readable) }
         case .relaying:
             if !connection.clientReadClosed, connection.spliced?.up.hasRoom ?? connection.toUpstream.hasRoom, readsClient(connection) {
                 client.insert(.readable)
@@ -838,7 +885,8 @@ final class ProxyServer {
         case .sniffing:
             if !connection.clientReadClosed, connection.received.count < FlowFacts.sniffLimit { client.insert(.readable) }
         }
-        if connection.sendableToClient > 0, !connection.clientWriteClosed { client.insert(.writable) }
+        if connection.sendableToClient > 0 || connection.clientTLS?.records.isEmpty == false, !connection.clientWriteClosed { client.insert(.writable) }
+        if connection.upstreamTLS?.records.isEmpty == false { upstream.insert(.writable) }
         let rawClient = connection.client.descriptor.rawValue
         connection.clientParked = setInterest(client, current: &connection.clientInterest, parked: connection.clientParked,
                                               hungUp: connection.clientHungUp, descriptor: rawClient, token: connection.clientToken)
@@ -889,6 +937,8 @@ final class ProxyServer {
 
     func finish(_ connection: InboundConnection) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
+        // close_notify first: a response read to the close is whole only with it (RFC 8446 §6.1).
+        if let tls = connection.clientTLS, tls.isConnected, !connection.clientWriteClosed { _ = tls.close(connection.client) }
         resolving[connection.resolverKey] = nil
         dropUpstream(connection)
         dropAssociation(connection)
@@ -938,6 +988,9 @@ final class ProxyServer {
                 let stage = connection.proxyHandshake?.machine.stage ?? .reply
                 fail(connection, .timedOut(stage), reason: "proxy \(connection.proxyHandshake?.proxy.name ?? "?"): timed out (\(stage))")
                 pump(connection)
+            case .originTLS:
+                responseFailed(connection, reason: "TLS with \(connection.upstreamTLS?.host ?? "the origin"): no handshake in time")
+                pump(connection)
             case .closing:
                 abort(connection, reason: "client did not take its answer")
             case .sniffing:
@@ -963,6 +1016,13 @@ final class ProxyServer {
     func apply(_ profile: Rules.Profile?, log: (String) -> Void) {
         guard let profile else { return }
         director = FlowDirector(profile: profile, previous: director)
+        interception.skipsVerification = profile.mitm.skipServerCertificateVerification
+        if !profile.mitm.isEmpty, interception.ca == nil {
+            // A reload that adds [MITM] hostnames: the CA is loaded (or made) now.
+            do { interception.ca = try TunnelSession.interceptionCA(profile, directory: configuration.caDirectory, log: log) } catch {
+                log("\(error); HTTPS is not intercepted")
+            }
+        }
         resolver.routes = ResolverRoutes(profile, system: HostResolver.nameservers())
         for warning in profile.warnings { log(warning.description) }
     }

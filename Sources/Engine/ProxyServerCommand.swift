@@ -13,6 +13,8 @@ public struct ProxyCommand {
         /// The HTTP proxy listener; nil: none.
         public var httpListen: String?
         public var profile: String?
+        /// Where Sluice's CA for [MITM] lives (`--ca-dir`); nil: `InterceptionCA.defaultDirectory`.
+        public var caDirectory: String?
         /// `USER:PASS`, for both listeners.
         public var auth: String?
         /// `--har FILE [--har-body-limit BYTES]`: the HTTP listener's plain-HTTP exchanges.
@@ -49,7 +51,7 @@ public struct ProxyCommand {
                 options.control = .off
             case "--sniff":
                 options.sniff = true
-            case "--listen", "--http-listen", "--profile", "--auth", "--har", "--har-body-limit", "--flow-log", "--control":
+            case "--listen", "--http-listen", "--profile", "--auth", "--har", "--har-body-limit", "--flow-log", "--control", "--ca-dir":
                 guard let value = rest.popFirst() else { return .failure(UsageError("sluice proxy: \(first) needs a value")) }
                 switch first {
                 case "--listen": options.socksListen = value; options.listenersGiven = true
@@ -58,6 +60,7 @@ public struct ProxyCommand {
                 case "--har": options.har = value
                 case "--flow-log": options.flowLog = value
                 case "--control": options.control = .path(value)
+                case "--ca-dir": options.caDirectory = value
                 case "--har-body-limit":
                     guard let n = Int(value), n >= 0 else {
                         return .failure(UsageError("sluice proxy: --har-body-limit wants a byte count; got '\(value)'"))
@@ -120,6 +123,8 @@ public struct ProxyCommand {
             shown.append("\(isSOCKS ? "SOCKS5" : "HTTP") on \(address)")
         }
         configuration.resolvers = profile?.general.dnsServers ?? []
+        configuration.interceptionCA = try TunnelSession.interceptionCA(profile, directory: options.caDirectory, log: log)
+        configuration.caDirectory = options.caDirectory
         // Each client and each upstream connection holds a socket (see OpenFilesLimit).
         OpenFilesLimit.raiseSoftToHard()
         let signals: SignalBox

@@ -4,6 +4,7 @@ internal import Relay
 internal import Rules
 internal import Stack
 internal import Sys
+internal import TLS
 internal import Wire
 
 /// Bytes on their way from one socket to the other, in a fixed buffer: a side
@@ -103,6 +104,9 @@ final class InboundConnection {
         case connecting
         /// Connected to an upstream proxy, shaking hands with it.
         case proxyHandshake
+        /// Connected (perhaps through a proxy) to an https origin: Sluice's
+        /// TLS handshake with it is under way (ProxyServer+Intercept.swift).
+        case originTLS
         /// Bytes flow both ways.
         case relaying
         /// A SOCKS5 UDP association: datagrams flow; the TCP connection only keeps it alive.
@@ -181,6 +185,11 @@ final class InboundConnection {
     var association: UDPAssociation?
     /// Set once a tunnel's bytes move through pipes (ProxyServer+Splice.swift); the buffers stay empty then.
     var spliced: SplicedRelay?
+    /// Set once a tunnel to a [MITM] name is intercepted: Sluice's TLS toward
+    /// the client. The buffers and `received` then hold plaintext.
+    var clientTLS: TLSOverSocket<TLSServer>?
+    /// Sluice's TLS to an https origin, for the upstream connection it rides on.
+    var upstreamTLS: InterceptedUpstream?
     /// The success reply went before the upstream was open (sniffing): a
     /// failure from then on can only be a reset.
     var repliedEarly = false

@@ -94,9 +94,9 @@ extension Tunnel {
     /// pump after the connection, or the proxy's handshake, succeeded).
     /// Returns false when the socket is full.
     func startUpstreamTLS(_ flow: TCPFlow, target: UpstreamTarget) -> Bool {
-        let tls = InterceptedUpstream(client: interception.client(host: target.host), host: target.host)
+        let tls = InterceptedUpstream(interception.client(host: target.host), host: target.host)
         trace("\(flow.key): TLS to \(target.host):\(target.port)")
-        tls.records.append(tls.client.start())
+        tls.records.append(tls.machine.start())
         flow.tls = tls
         return tls.flush(to: flow.socket)
     }

@@ -144,7 +144,7 @@ commands:
         PROCESS-PATH and UID rules; --source where from, for SRC-IP rules.
         Starts nothing.
   proxy [--listen ADDR:PORT] [--http-listen ADDR:PORT] [--profile FILE] [--auth USER:PASS]
-        [--har FILE [--har-body-limit BYTES]] [--flow-log FILE] [--control PATH | --no-control] [--sniff]
+        [--har FILE [--har-body-limit BYTES]] [--flow-log FILE] [--control PATH | --no-control] [--sniff] [--ca-dir DIR]
         Local proxy servers whose clients follow the profile's rules (DIRECT,
         upstream proxies, REJECT), as the tunnel's flows do: SOCKS5 (CONNECT,
         and UDP ASSOCIATE, through udp-relay proxies too) on --listen (default
@@ -153,7 +153,10 @@ commands:
         socks5-listen and http-listen if it has them. Plain HTTP requests also get the
         profile's URL Rewrite, Map Local, Header Rewrite and [Statistics]
         (tables in the summary); --har and --flow-log record them (and
-        --flow-log every connection) as exec's do. --auth requires RFC 1929
+        --flow-log every connection) as exec's do. Tunnels (CONNECT, SOCKS5)
+        to names in the profile's [MITM] hostname are intercepted as exec
+        intercepts HTTPS: the same rules per request, with Sluice's CA from
+        --ca-dir, which the clients must trust (`sluice ca`). --auth requires RFC 1929
         / Basic credentials on both. An address other than loopback needs
         --auth: no open relays.
         --sniff lets DOMAIN rules see the name behind a tunnel to an address

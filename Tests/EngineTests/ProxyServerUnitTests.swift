@@ -59,7 +59,7 @@ struct ProxyServerUnitTests {
 
     /// `GET /stats` counts every phase a connection can be in, each once.
     @Test func theControlStatesCoverEveryPhase() {
-        #expect(ProxyServer.controlStates == ["handshake", "sniffing", "resolving", "connecting", "proxy-handshake", "relaying",
+        #expect(ProxyServer.controlStates == ["handshake", "sniffing", "resolving", "connecting", "proxy-handshake", "origin-tls", "relaying",
                                               "associated", "closing", "idle"])
         #expect(ProxyServer.controlState(.handshake, idle: true) == "idle")
     }

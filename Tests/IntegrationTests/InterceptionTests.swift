@@ -1,4 +1,5 @@
 import Foundation
+import Sys
 import Testing
 import TestSupport
 
@@ -651,8 +652,20 @@ final class InterceptionTests {
         """)
         let h2Leaf = pair.path("h2-leaf.pem"), tls12Leaf = pair.path("tls12-leaf.pem"), interceptedLeaf = pair.path("intercepted-leaf.pem")
         let h2Session = pair.path("h2-session.txt")
+        // An app that offers h2 alone, as Python's ssl makes one: it prints the
+        // certificate it was shown and the protocol agreed, once the handshake is done.
+        let h2Client = """
+        import socket, ssl
+        context = ssl.create_default_context(cafile="\(originCA)")
+        context.set_alpn_protocols(["h2"])
+        with socket.create_connection(("web.test", 443), timeout=10) as raw:
+            with context.wrap_socket(raw, server_hostname="web.test") as tls:
+                print(ssl.DER_cert_to_PEM_cert(tls.getpeercert(binary_form=True)), end="")
+                print("ALPN protocol: " + str(tls.selected_alpn_protocol()))
+        """
+        try h2Client.write(toFile: pair.path("h2-client.py"), atomically: true, encoding: .utf8)
         let r = try exec("""
-        openssl s_client -connect web.test:443 -servername web.test -alpn h2 </dev/null >\(h2Session) 2>&1; echo "h2 s_client=$?"
+        python3 \(pair.path("h2-client.py")) >\(h2Session) 2>&1; echo "h2 s_client=$?"
         openssl x509 -in \(h2Session) -out \(h2Leaf)
         grep -o '^ALPN protocol: .*' \(h2Session)
         curl -sS --tls-max 1.2 --cacert \(originCA) -w 'verify=%{ssl_verify_result}\\n' https://web.test/echo; echo "tls1.2 curl=$?"
@@ -946,5 +959,102 @@ final class InterceptionTests {
         #expect(!issuer(afterLeaf).isEmpty && issuer(afterLeaf) == subject(caDir + "/ca.pem"), "after the reload: '\(issuer(afterLeaf))' \(r.stderr)")
         #expect(r.stderr.contains("reloaded"), "\(r.stderr)")
         #expect(r.stderr.contains("made a CA for [MITM] at \(caDir)/ca.pem"), "\(r.stderr)")
+    }
+}
+
+/// `sluice proxy` intercepts too: a CONNECT (HTTP listener) or SOCKS5 tunnel
+/// to a [MITM] name carries requests planned as the HTTP listener's are,
+/// with https as their scheme.
+extension InterceptionTests {
+    /// `sluice proxy ARGS` in the host namespace, trusting the origin CA upstream; waits until `port` listens.
+    func startProxy(_ arguments: [String], port: Int) throws -> (child: ChildProcess, log: String) {
+        let log = pair.path("proxy-\(port).log")
+        let child = try net.start(["env", "SSL_CERT_FILE=\(originCA)", sluiceBinary, "proxy", "--ca-dir", caDir, "--no-control"] + arguments,
+                                  in: pair.host, log: log)
+        let listening = TestNetwork.waitUntil(seconds: 15) {
+            ((try? self.net.run(["ss", "-ltn"], in: self.pair.host).output) ?? "").contains("127.0.0.1:\(port) ")
+        }
+        #expect(listening, "sluice proxy did not listen: \(read(log))")
+        if !listening { throw TestNetwork.CommandFailed(command: ["sluice", "proxy"] + arguments, status: 1, output: read(log)) }
+        return (child, log)
+    }
+
+    func stopProxy(_ proxy: (child: ChildProcess, log: String)) -> String {
+        proxy.child.terminate(graceMilliseconds: 5000)
+        return read(proxy.log)
+    }
+
+    /// Through both listeners: the header rewrite reaches nginx, the client
+    /// saw Sluice's certificate, two requests share one tunnel, and HAR and
+    /// the flow log have the https URLs.
+    @Test func theProxyInterceptsConnectAndSOCKS5Tunnels() throws {
+        _ = try makeCADir()
+        let har = pair.path("proxy.har"), log = pair.path("proxy.jsonl")
+        let path = try mitmProfile("hostname = web.test", """
+        [Header Rewrite]
+        http-request ^https://web\\.test/ header-add X-Env staging
+        """)
+        let proxy = try startProxy(["--listen", "127.0.0.1:11180", "--http-listen", "127.0.0.1:11181", "--profile", path,
+                                    "--har", har, "--flow-log", log], port: 11181)
+        let ca = caDir + "/ca.pem"
+        let r = try net.run(["bash", "-c", """
+        curl -sS -m 20 --cacert \(ca) --proxy http://127.0.0.1:11181 -w '%{num_connects}\\n' https://web.test/echo https://web.test/echo
+        curl -sS -m 20 --cacert \(ca) --socks5-hostname 127.0.0.1:11180 https://web.test/echo
+        curl -sS -m 20 --cacert \(ca) --proxy http://127.0.0.1:11181 -o /dev/null -w '%{certs}' https://web.test/echo | grep -m1 '^Issuer:'
+        """], in: pair.host, check: false, timeout: 90)
+        let summary = stopProxy(proxy)
+        let echo = "method=GET scheme=https host=web.test port=443 uri=/echo env=staging\n"
+        #expect(r.output == echo + "1\n" + echo + "0\n" + echo + "Issuer:O = Sluice, CN = Sluice Interception CA\n", "\(r.output)\n\(summary)")
+        let urls = requestURLs(log)
+        #expect(urls.count == 4 && urls.allSatisfy { $0 == "https://web.test/echo" }, "\(urls)\n\(summary)")
+        let entries = read(har)
+        #expect(entries.components(separatedBy: "\"url\": \"https://web.test/echo\"").count - 1 == 4
+                    || entries.components(separatedBy: "\"url\":\"https://web.test/echo\"").count - 1 == 4, "\(entries.prefix(2000))")
+    }
+
+    /// A name outside [MITM] goes through the tunnel untouched (the origin's
+    /// certificate); an origin whose certificate fails Sluice's check is a
+    /// 502 for that request; a plain request rewritten to an https URL is
+    /// fetched over Sluice's TLS.
+    @Test func theProxyPassesOtherNamesRefusesBadOriginsAndFollowsHTTPSRewrites() throws {
+        _ = try makeCADir()
+        let path = try mitmProfile("hostname = web.test, bad.test:8443", """
+        [URL Rewrite]
+        ^http://secure\\.test/(.*) https://web.test/$1 header
+        """)
+        let proxy = try startProxy(["--http-listen", "127.0.0.1:11182", "--profile", path], port: 11182)
+        let ca = caDir + "/ca.pem"
+        let r = try net.run(["bash", "-c", """
+        curl -sS -m 20 --cacert \(originCA) --proxy http://127.0.0.1:11182 -o /dev/null -w '%{certs}' https://plain.test/echo | grep -m1 '^Issuer:'
+        curl -s -m 20 --cacert \(ca) --proxy http://127.0.0.1:11182 -w ' %{http_code}\\n' https://bad.test:8443/
+        curl -sS -m 20 --proxy http://127.0.0.1:11182 http://secure.test/echo
+        """], in: pair.host, check: false, timeout: 90)
+        let summary = stopProxy(proxy)
+        let lines = r.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.count >= 4, "\(r.output)\n\(summary)")
+        guard lines.count >= 4 else { return }
+        #expect(lines[0] == "Issuer:O = Sluice Tests, CN = Origin Test CA", "\(r.output)\n\(summary)")
+        #expect(lines[1].hasPrefix("sluice: bad.test's certificate was refused:"), "\(r.output)\n\(summary)")
+        #expect(lines[2] == " 502", "\(r.output)\n\(summary)")
+        #expect(lines[3] == "method=GET scheme=https host=web.test port=443 uri=/echo env=", "\(r.output)\n\(summary)")
+    }
+
+    /// 1 MiB each way through an intercepted CONNECT tunnel, sha256-checked.
+    @Test func theProxyCarriesBodiesIntact() throws {
+        _ = try makeCADir()
+        try net.start(["/usr/bin/python3", "-c", Self.digestServer, webCertificate, webKey], in: pair.server,
+                      log: pair.path("digest-server.log"))
+        #expect(pair.waitForListener("10.88.0.2:9443"), "\(read(pair.path("digest-server.log")))")
+        try pair.makeFile("upload-1m.bin", bytes: 1_048_576)
+        let path = try mitmProfile("hostname = web.test, web.test:9443")
+        let proxy = try startProxy(["--http-listen", "127.0.0.1:11183", "--profile", path], port: 11183)
+        let ca = caDir + "/ca.pem"
+        let r = try net.run(["bash", "-c", """
+        curl -sS -m 60 --cacert \(ca) --proxy http://127.0.0.1:11183 https://web.test/1m.bin | sha256sum | cut -c1-64
+        curl -sS -m 60 --cacert \(ca) --proxy http://127.0.0.1:11183 -H 'Expect:' -H 'Content-Type: application/octet-stream' --data-binary @\(pair.path("upload-1m.bin")) https://web.test:9443/upload
+        """], in: pair.host, check: false, timeout: 120)
+        let summary = stopProxy(proxy)
+        let down = try pair.digest("1m.bin"), up = try pair.digest("upload-1m.bin")
+        #expect(r.output == "\(down)\nPOST 1048576 \(up)\n", "\(r.output)\n\(summary)")
     }
 }

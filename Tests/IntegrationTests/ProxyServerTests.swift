@@ -143,25 +143,6 @@ final class ProxyServerTests {
         #expect(summary.contains("proxy: 6 connections (6 relayed"), "\(summary)")
     }
 
-    /// A header-mode rewrite to an https URL (which the tunnel follows with
-    /// TLS of its own) is answered by the proxy with a 502 that says so,
-    /// rather than sending plain HTTP to a TLS port.
-    @Test func aRewriteToAnHTTPSURLIsAnswered502() throws {
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [URL Rewrite]
-        ^http://secure\\.test/(.*) https://origin.test/$1 header
-        """)
-        let server = try start(["--http-listen", "127.0.0.1:18090", "--profile", path], ports: [18090])
-        let r = try client("curl -s -m 10 -w ' %{http_code}\\n' --proxy http://127.0.0.1:18090 http://secure.test/echo")
-        let summary = server.stop()
-        #expect(r.output == "sluice: https://origin.test/echo: sluice proxy does not speak TLS to origins yet (exec and run do)\n 502\n",
-                "\(r.output)\n\(summary)")
-    }
-
     /// Plain HTTP through the HTTP listener meets the profile's HTTP rules as
     /// a tunnel's app does: URL Rewrite (a new upstream, a redirect), Map
     /// Local, Header Rewrite both ways, a 502 for an upstream that answers
