@@ -17,12 +17,14 @@ internal import Wire
 /// upstream twins), so keep-alive, HAR, the flow log and [Statistics] work
 /// as for plain HTTP. docs/tls.md, "In the engine".
 extension ProxyServer {
-    /// A tunnel to a name [MITM] lists: its hello decides (`startInterception`).
-    func interceptsByName(_ target: ProxyTarget) -> Bool {
-        guard case let .domain(name) = target.host, let mitm = director.profile?.mitm, !mitm.isEmpty, interception.ca != nil else {
-            return false
+    /// A tunnel whose hello decides (`startInterception`): to a name [MITM]
+    /// lists, or with `--sniff` to an address (its hello may name one).
+    func mayIntercept(_ target: ProxyTarget) -> Bool {
+        guard let mitm = director.profile?.mitm, !mitm.isEmpty, interception.ca != nil else { return false }
+        switch target.host {
+        case let .domain(name): return mitm.intercepts(host: name, port: target.port)
+        case .ipv4, .ipv6: return configuration.sniffAddressTargets
         }
-        return mitm.intercepts(host: name, port: target.port)
     }
 
     /// After the sniff: intercepts a TLS tunnel whose name (its SNI, else its

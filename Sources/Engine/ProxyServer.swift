@@ -339,7 +339,7 @@ final class ProxyServer {
 
     func begin(_ connection: InboundConnection, target: ProxyTarget) {
         connection.target = target
-        if interceptsByName(target) {
+        if mayIntercept(target) {
             // Its ClientHello decides: intercepted, or relayed untouched (ProxyServer+Intercept.swift).
             acceptToSniff(connection)
             return

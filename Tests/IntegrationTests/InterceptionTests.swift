@@ -1039,6 +1039,33 @@ extension InterceptionTests {
         #expect(lines[3] == "method=GET scheme=https host=web.test port=443 uri=/echo env=", "\(r.output)\n\(summary)")
     }
 
+    /// A SOCKS5 client that resolved the name itself sends only the address:
+    /// with --sniff, the name in its ClientHello meets [MITM], and the tunnel
+    /// is intercepted all the same; without it, it is relayed untouched.
+    @Test func theProxyInterceptsAnAddressTargetByItsSNIWithSniff() throws {
+        _ = try makeCADir()
+        let path = try mitmProfile("hostname = web.test", """
+        [Header Rewrite]
+        http-request ^https://web\\.test/ header-add X-Env staging
+        """)
+        // The client trusts both CAs (curl takes one --cacert: a bundle of the two), so the issuer says who answered.
+        let both = pair.path("both-cas.pem")
+        let ca = caDir + "/ca.pem"
+        let fetch = "cat \(ca) \(originCA) > \(both); curl -sS -m 20 --cacert \(both) --resolve web.test:443:10.88.0.2 --socks5 127.0.0.1:PORT "
+            + "-w '%{certs}' https://web.test/echo | grep -E '^(method|Issuer:)' | head -2"
+        var outputs: [String] = []
+        for (port, options) in [(11184, ["--sniff"]), (11185, [])] {
+            let proxy = try startProxy(["--listen", "127.0.0.1:\(port)", "--profile", path] + options, port: port)
+            let r = try net.run(["bash", "-c", fetch.replacingOccurrences(of: "PORT", with: "\(port)")], in: pair.host, check: false, timeout: 60)
+            let summary = stopProxy(proxy)
+            outputs.append(r.output + (r.output.isEmpty ? summary : ""))
+        }
+        #expect(outputs == [
+            "method=GET scheme=https host=web.test port=443 uri=/echo env=staging\nIssuer:O = Sluice, CN = Sluice Interception CA\n",
+            "method=GET scheme=https host=web.test port=443 uri=/echo env=\nIssuer:O = Sluice Tests, CN = Origin Test CA\n",
+        ], "\(outputs)")
+    }
+
     /// 1 MiB each way through an intercepted CONNECT tunnel, sha256-checked.
     @Test func theProxyCarriesBodiesIntact() throws {
         _ = try makeCADir()
