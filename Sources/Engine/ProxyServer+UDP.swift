@@ -1,3 +1,4 @@
+internal import HTTP
 internal import Relay
 internal import Rules
 internal import Stack
@@ -117,6 +118,15 @@ extension ProxyServer {
         let payload = datagram.suffix(from: payloadOffset)
         guard let facts = datagramFacts(datagram, payloadOffset: payloadOffset, to: target, connection: connection, association: association)
         else { return }
+        if director.blocksQUIC, interception.ca != nil, let name = facts.domain,
+           facts.applicationProtocol == .quic || QUICClientHelloSniffer.mayStart(UnsafeRawBufferPointer(rebasing: datagram[payloadOffset...])),
+           director.profile?.mitm.intercepts(host: name, port: target.port) == true
+        {
+            // As in the tunnel: the client falls back to TCP, whose tunnel is intercepted.
+            statistics.datagramsDropped += 1
+            trace("\(connection.description): QUIC to \(name) dropped ([MITM] hostname)")
+            return
+        }
         guard case let .route(route, reason) = director.decide(facts, final: true) else { return }
         switch route.forUDP {
         case .direct:

@@ -994,6 +994,59 @@ final class ProxyServerTests {
         #expect(summary.contains("1 UDP associations (4 datagrams up, 4 down, 2 dropped)"), "\(summary)")
     }
 
+    /// QUIC to a [MITM] name through UDP ASSOCIATE is dropped, so the client
+    /// falls back to TCP, whose tunnel the proxy intercepts; QUIC to other
+    /// names, and with auto-quic-block = false, is relayed.
+    @Test func quicToAMITMNameThroughUDPAssociateIsDropped() throws {
+        try startUDPEcho(port: 9304)
+        for name in ["quic", "other"] {
+            for (i, datagram) in QUICInitialBuilder.helloInTwoDatagrams(serverName: "\(name).test").enumerated() {
+                try Data(datagram).write(to: URL(fileURLWithPath: pair.path("udp-\(name)-\(i).bin")))
+            }
+        }
+        let client = """
+        import socket
+        s = socket.create_connection(("127.0.0.1", PORT), timeout=5)
+        s.sendall(b"\\x05\\x01\\x00"); s.recv(2)
+        s.sendall(b"\\x05\\x03\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00"); reply = s.recv(10)
+        relay = ("127.0.0.1", int.from_bytes(reply[8:10], "big"))
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        def flow(name, wait):
+            host = (name + ".test").encode()
+            header = b"\\x00\\x00\\x00\\x03" + bytes([len(host)]) + host + (9304).to_bytes(2, "big")
+            sent = [open("\(pair.work.path)/udp-%s-%d.bin" % (name, i), "rb").read() for i in range(2)]
+            for datagram in sent: u.sendto(header + datagram, relay)
+            u.settimeout(wait)
+            replies = 0
+            try:
+                while replies < 2:
+                    u.recvfrom(65535); replies += 1
+            except socket.timeout: pass
+            print(name, replies)
+        flow("other", 5)
+        flow("quic", 1)
+        """
+        var outputs: [String] = []
+        for (port, block) in [(11106, ""), (11107, "auto-quic-block = false")] {
+            let path = try profile("""
+            [Rule]
+            FINAL,DIRECT
+            \(Self.hosts)
+            quic.test = 10.88.0.2
+            other.test = 10.88.0.2
+
+            [MITM]
+            hostname = quic.test:9304
+            \(block)
+            """, name: "udp-mitm-\(port).conf")
+            let server = try start(["--listen", "127.0.0.1:\(port)", "--profile", path, "--ca-dir", pair.path("ca-\(port)")], ports: [port])
+            let r = try net.run(["python3", "-c", client.replacingOccurrences(of: "PORT", with: "\(port)")], in: host, check: false, timeout: 30)
+            let summary = server.stop()
+            outputs.append(r.output + (r.output.hasSuffix("\n") ? "" : summary))
+        }
+        #expect(outputs == ["other 2\nquic 0\n", "other 2\nquic 2\n"], "\(outputs)")
+    }
+
     /// Datagrams that the rules send through a SOCKS5 proxy with udp-relay go
     /// through our own UDP ASSOCIATE with it (here a second `sluice proxy`,
     /// with credentials), made on the first such datagram; the others still go
