@@ -771,6 +771,67 @@ final class InterceptionTests {
         #expect(r.stdout == "Sluice Interception CA\n", "\(r.stdout) \(r.stderr)")
     }
 
+    /// An upgrade (WebSocket's handshake) inside intercepted TLS: the 101
+    /// goes back, and from then on bytes pass both ways untouched through
+    /// both TLS connections, in the tunnel and through `sluice proxy`.
+    @Test func anUpgradeInsideInterceptedTLSPassesBytesBothWays() throws {
+        _ = try makeCADir()
+        let server = """
+        import socket, ssl, sys
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); context.load_cert_chain(sys.argv[1], sys.argv[2])
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9444)); s.listen(4); s.settimeout(120)
+        for _ in range(2):
+            c = context.wrap_socket(s.accept()[0], server_side=True); c.settimeout(30)
+            buf = b""
+            while b"\\r\\n\\r\\n" not in buf: buf += c.recv(65536)
+            head, _, rest = buf.partition(b"\\r\\n\\r\\n")
+            c.sendall(b"HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: echo\\r\\nConnection: Upgrade\\r\\n\\r\\n")
+            # Echo, upper-cased, until the client's end of stream.
+            data = rest
+            while True:
+                if data: c.sendall(data.upper())
+                data = c.recv(65536)
+                if not data: break
+            c.close()
+        """
+        try net.start(["/usr/bin/python3", "-c", server, webCertificate, webKey], in: pair.server, log: pair.path("upgrade-server.log"))
+        #expect(pair.waitForListener("10.88.0.2:9444"), "\(read(pair.path("upgrade-server.log")))")
+        let client = """
+        import os, socket, ssl, sys
+        context = ssl.create_default_context(cafile=sys.argv[1])
+        raw = socket.create_connection((sys.argv[2], int(sys.argv[3])), timeout=20)
+        if len(sys.argv) > 4:
+            # Through sluice proxy's HTTP listener: CONNECT first.
+            raw.sendall(b"CONNECT web.test:9444 HTTP/1.1\\r\\nHost: web.test:9444\\r\\n\\r\\n")
+            reply = b""
+            while b"\\r\\n\\r\\n" not in reply: reply += raw.recv(4096)
+        c = context.wrap_socket(raw, server_hostname="web.test")
+        c.sendall(b"GET /chat HTTP/1.1\\r\\nHost: web.test:9444\\r\\nUpgrade: echo\\r\\nConnection: Upgrade\\r\\n\\r\\n")
+        buf = b""
+        while b"\\r\\n\\r\\n" not in buf: buf += c.recv(65536)
+        head, _, rest = buf.partition(b"\\r\\n\\r\\n")
+        print(head.split(b"\\r\\n")[0].decode())
+        for message in [b"hello", b"x" * 100000]:
+            c.sendall(message)
+            got = rest
+            while len(got) < len(message): got += c.recv(65536)
+            rest = got[len(message):]
+            print(len(got), got == message.upper())
+        c.close()
+        """
+        try client.write(toFile: pair.path("upgrade-client.py"), atomically: true, encoding: .utf8)
+        let path = try mitmProfile("hostname = web.test:9444")
+        let tunnel = try exec("python3 \(pair.path("upgrade-client.py")) $SSL_CERT_FILE web.test 9444", profile: path)
+        let proxy = try startProxy(["--http-listen", "127.0.0.1:11186", "--profile", path], port: 11186)
+        let proxied = try net.run(["python3", pair.path("upgrade-client.py"), caDir + "/ca.pem", "127.0.0.1", "11186", "connect"],
+                                  in: pair.host, check: false, timeout: 60)
+        let summary = stopProxy(proxy)
+        let expected = "HTTP/1.1 101 Switching Protocols\n5 True\n100000 True\n"
+        #expect(tunnel.stdout == expected, "\(tunnel.stdout) \(tunnel.stderr)")
+        #expect(proxied.output == expected, "\(proxied.output)\n\(summary)")
+    }
+
     // MARK: QUIC
 
     /// QUIC to a [MITM] name on UDP 443 is refused with a port unreachable,
