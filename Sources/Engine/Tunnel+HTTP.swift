@@ -27,7 +27,10 @@ extension Tunnel {
         }
         let events = connection.takeEvents()
         if let app = session.app {
-            if app.exchange(with: connection) { trace("\(key): TLS with the app: \(app.server.negotiatedSuite.map { "\($0)" } ?? "?"), \(app.server.serverName ?? "no SNI")") }
+            if app.exchange(with: connection) {
+                trace("\(key): TLS with the app: \(app.server.negotiatedSuite.map { "\($0)" } ?? "?"), \(app.server.serverName ?? "no SNI")")
+                tlsHandshakeDeadlines[key] = nil
+            }
             if let failure = app.failure {
                 appTLSFailed(session, failure, connection: connection)
                 tcp.flush(key, now: now, sink: &sink)
@@ -300,7 +303,10 @@ extension Tunnel {
                 case .wouldBlock:
                     break readLoop
                 case let .again(handshakeFinished):
-                    if handshakeFinished { trace("\(flow.key): TLS with \(tls.host) connected") }
+                    if handshakeFinished {
+                        trace("\(flow.key): TLS with \(tls.host) connected")
+                        tlsHandshakeDeadlines[flow.key] = nil
+                    }
                     continue readLoop
                 case .closed:
                     flow.upstreamClosed = true
@@ -456,6 +462,7 @@ extension Tunnel {
 
     func endHTTP(_ session: HTTPSession, sink: inout TunSink) {
         httpSessions[session.key] = nil
+        tlsHandshakeDeadlines[session.key] = nil
         for exchange in session.inFlight where exchange.localAnswer == nil {
             var failed = exchange
             failed.failure = failed.failure ?? "the app closed the connection"

@@ -35,6 +35,7 @@ extension Tunnel {
         let session = HTTPSession(key: key, facts: facts)
         session.app = InterceptedApp(server: interception.server(address: key.destinationAddress.description))
         httpSessions[key] = session
+        tlsHandshakeDeadlines[key] = now + Self.appHandshakeLimit
         pumpHTTP(key, sink: &sink)
     }
 
@@ -98,7 +99,39 @@ extension Tunnel {
         trace("\(flow.key): TLS to \(target.host):\(target.port)")
         tls.records.append(tls.machine.start())
         flow.tls = tls
+        tlsHandshakeDeadlines[flow.key] = now + Self.originHandshakeLimit
         return tls.flush(to: flow.socket)
+    }
+
+    /// An app that never finishes its handshake (a scanner, a stuck client)
+    /// gives up its session's buffers after this; an origin that accepts the
+    /// connection but never answers its ClientHello fails the request.
+    static let appHandshakeLimit: Duration = .seconds(30)
+    static let originHandshakeLimit: Duration = .seconds(10)
+
+    var tlsHandshakeDeadline: Instant? {
+        var earliest: Instant?
+        for deadline in tlsHandshakeDeadlines.values where earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        return earliest
+    }
+
+    /// Handshakes that ran out of time: an app's ends its connection (a
+    /// reset), an origin's is a 502 for the request waiting on it.
+    func expireTLSHandshakes(now time: Instant, sink: inout TunSink) {
+        for (key, deadline) in tlsHandshakeDeadlines where deadline <= time {
+            tlsHandshakeDeadlines[key] = nil
+            guard let session = httpSessions[key], let connection = tcp.connection(key) else { continue }
+            if let app = session.app, !app.isConnected {
+                trace("\(key): the app's TLS handshake did not finish in \(Self.appHandshakeLimit.components.seconds) s")
+                flowRecords[key]?.record.error = "TLS with the app: no handshake in \(Self.appHandshakeLimit.components.seconds) s"
+                connection.abort()
+                tcp.flush(key, now: time, sink: &sink)
+                endHTTP(session, sink: &sink)
+            } else if let flow = tcpFlows[key], let tls = flow.tls, !tls.isConnected {
+                upstreamFailed(flow, session: session, reason: "TLS with \(tls.host): no answer to Sluice's hello in \(Self.originHandshakeLimit.components.seconds) s",
+                               kind: .timedOut, sink: &sink)
+            }
+        }
     }
 
     /// The 502's words for an upstream TLS failure.

@@ -145,6 +145,9 @@ final class Tunnel {
     var pinned: Set<FlowKey> = []
     /// Flows connecting to a proxy or shaking hands with it, and when the current stage gives up.
     var handshakeDeadlines: [FlowKey: Instant] = [:]
+    /// Intercepted sessions whose TLS handshake (the app's, then each
+    /// origin's) is under way, and when it gives up (Tunnel+Intercept.swift).
+    var tlsHandshakeDeadlines: [FlowKey: Instant] = [:]
     let deadlines = HandshakeDeadlines.default
     /// Flows waiting for a name's address (a fake IP's, or a proxy's) before connecting.
     var awaitingAddress: [FlowKey: PendingConnect] = [:]
@@ -1529,6 +1532,7 @@ final class Tunnel {
                 failHandshake(flow, handshake.failure(.timedOut(stage)), sink: &sink)
             }
         }
+        if let deadline = tlsHandshakeDeadline, deadline <= time { expireTLSHandshakes(now: time, sink: &sink) }
         if let deadline = pooledDeadline, deadline <= time { expirePooled() }
         if let deadline = autoForwardDeadline, deadline <= time { scanAutoForwards() }
         if let deadline = probeDeadline, deadline <= time {
@@ -1575,7 +1579,7 @@ final class Tunnel {
             return min(a, b)
         }
         let nextTimer = earlier(earlier(earlier(tcp.nextDeadline, datagrams.nextDeadline), earlier(fragments.nextDeadline, resolver.nextDeadline)),
-                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(sniffDeadline, handshakeDeadline), earlier(earlier(probeDeadline, pooledDeadline), autoForwardDeadline))))
+                           earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(earlier(sniffDeadline, handshakeDeadline), tlsHandshakeDeadline), earlier(earlier(probeDeadline, pooledDeadline), autoForwardDeadline))))
         let nextOwnerDeadline = awaitingOwner.isEmpty ? nil : ownerLookup?.nextDeadline
         let next = earlier(earlier(nextTimer, nextOwnerDeadline), awaitingName.isEmpty ? nil : nameWaitDeadline)
         // Only an earlier deadline re-arms the timer: a later one (the usual

@@ -832,6 +832,25 @@ final class InterceptionTests {
         #expect(proxied.output == expected, "\(proxied.output)\n\(summary)")
     }
 
+    /// An origin that accepts the connection but never answers Sluice's
+    /// ClientHello fails its request with a 502 after 10 s, instead of
+    /// holding the app forever.
+    @Test func anOriginThatNeverAnswersTheHelloIsA502() throws {
+        _ = try makeCADir()
+        let silent = """
+        import socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9445)); s.listen(4); s.settimeout(120)
+        c, _ = s.accept(); c.settimeout(60)
+        while c.recv(65536): pass
+        """
+        try net.start(["/usr/bin/python3", "-c", silent], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9445"))
+        let path = try mitmProfile("hostname = web.test:9445")
+        let r = try exec("curl -s -m 30 -w ' %{http_code}\\n' https://web.test:9445/", profile: path)
+        #expect(r.stdout == "sluice: TLS with web.test: no answer to Sluice's hello in 10 s\n 502\n", "\(r.stdout) \(r.stderr)")
+    }
+
     // MARK: QUIC
 
     /// QUIC to a [MITM] name on UDP 443 is refused with a port unreachable,
