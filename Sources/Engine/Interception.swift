@@ -29,7 +29,15 @@ final class Interception {
     /// OpenSSL's tools read it), else Debian's bundle.
     static var trustStorePath: String { ProcessControl.environment("SSL_CERT_FILE") ?? "/etc/ssl/certs/ca-certificates.crt" }
 
-    /// Read on first use: a tunnel that never intercepts never parses ~150 roots.
+    /// Reads the roots now, off the first intercepted request's path (the
+    /// bundle is ~200 KB of PEM to parse), and says at once when it cannot.
+    func loadTrust(log: (String) -> Void) {
+        guard loadedTrust == nil else { return }
+        _ = trustStore
+        if let trustProblem { log("sluice: [MITM]: \(trustProblem); every origin's certificate will be refused") }
+    }
+
+    /// Read on first use (or by `loadTrust`): a tunnel that never intercepts never parses ~150 roots.
     var trustStore: TrustStore {
         if let loadedTrust { return loadedTrust }
         let path = Self.trustStorePath
@@ -89,6 +97,34 @@ final class Interception {
                 }
                 return try Self.publicKey(of: leaf)
             }))
+    }
+
+    /// The 502's words for an origin's TLS failure, tunnel and proxy alike.
+    static func failureReason(_ error: TLSError, host: String) -> String {
+        switch error.alert {
+        case .unknownCA, .badCertificate, .certificateExpired, .unsupportedCertificate, .certificateUnknown, .certificateRevoked:
+            if !error.sentByPeer { return "\(host)'s certificate was refused: \(error.reason) (add -\(host) to [MITM] hostname to pass it through, or skip-server-cert-verify = true for a test server)" }
+            return "TLS with \(host) failed: \(error)"
+        case .protocolVersion:
+            return "TLS with \(host) failed: \(error) (Sluice speaks TLS 1.3 upstream; add -\(host) to [MITM] hostname to pass it through)"
+        case .closeNotify, .unexpectedMessage, .badRecordMAC, .recordOverflow, .handshakeFailure, .illegalParameter, .decodeError,
+             .decryptError, .insufficientSecurity, .internalError, .inappropriateFallback, .userCanceled, .missingExtension,
+             .unsupportedExtension, .unrecognizedName, .noApplicationProtocol:
+            return "TLS with \(host) failed: \(error)"
+        }
+    }
+
+    /// Names whose apps refused Sluice's certificate, said once each.
+    private var refusedNames: Set<String> = []
+
+    /// The line to say when an app's alert refuses Sluice's certificate for
+    /// `name` (the usual first-run problem: the CA is not trusted), once per
+    /// name and for at most 16 names; nil otherwise.
+    func refusalWarning(_ error: TLSError, name: String) -> String? {
+        let refusals: Set<TLSAlert> = [.unknownCA, .badCertificate, .certificateUnknown, .unsupportedCertificate]
+        guard error.sentByPeer, refusals.contains(error.alert), refusedNames.count < 16, refusedNames.insert(name).inserted else { return nil }
+        return "the app refused Sluice's certificate for \(name) (\(error.alert)): it does not trust Sluice's CA"
+            + (ca.map { " (\($0.certificatePath))" } ?? "") + "; `sluice ca` says how"
     }
 
     static func publicKey(of leaf: Certificate) throws(TLSError) -> ServerPublicKey {

@@ -132,12 +132,8 @@ extension ProxyServer {
     func clientTLSFailed(_ connection: InboundConnection, _ error: TLSError) {
         trace("\(connection.description): TLS with the client failed: \(error)")
         noteEnd(connection, .failed, error: "TLS with the client: \(error)")
-        let refusals: Set<TLSAlert> = [.unknownCA, .badCertificate, .certificateUnknown, .unsupportedCertificate]
-        if error.sentByPeer, refusals.contains(error.alert), let name = connection.clientTLS?.host,
-           refusedCertificateNames.count < 16, refusedCertificateNames.insert(name).inserted
-        {
-            log("sluice: proxy: \(connection.peer): the client refused Sluice's certificate for \(name) (\(error.alert)): "
-                + "it does not trust Sluice's CA\(interception.ca.map { " (\($0.certificatePath))" } ?? ""); `sluice ca` says how")
+        if let name = connection.clientTLS?.host, let warning = interception.refusalWarning(error, name: name) {
+            log("sluice: proxy: \(connection.peer): \(warning)")
         }
         connection.phase = .closing
         connection.received = []
@@ -196,7 +192,7 @@ extension ProxyServer {
                 connection.upstreamReadClosed = true
                 return
             case let .failed(error):
-                responseFailed(connection, reason: Tunnel.upstreamTLSReason(error, host: tls.host))
+                responseFailed(connection, reason: Interception.failureReason(error, host: tls.host))
                 return
             case let .socketFailed(error):
                 if retryOnFreshUpstream(connection) { return }
@@ -290,7 +286,7 @@ extension ProxyServer {
         tls.flush(to: upstream.socket)
         if !leftover.isEmpty {
             do throws(TLSError) { try tls.absorb(leftover, socket: upstream.socket) } catch {
-                responseFailed(connection, reason: Tunnel.upstreamTLSReason(error, host: tls.host))
+                responseFailed(connection, reason: Interception.failureReason(error, host: tls.host))
             }
         }
     }
@@ -317,7 +313,7 @@ extension ProxyServer {
                 responseFailed(connection, reason: "TLS with \(tls.host): the origin closed during the handshake")
                 return
             case let .failed(error):
-                responseFailed(connection, reason: Tunnel.upstreamTLSReason(error, host: tls.host))
+                responseFailed(connection, reason: Interception.failureReason(error, host: tls.host))
                 return
             case let .socketFailed(error):
                 responseFailed(connection, reason: "upstream: \(error)")

@@ -81,8 +81,6 @@ final class ProxyServer {
     let plaintextScratch: UnsafeMutableRawBufferPointer
     /// The CA for [MITM] names, and the roots https origins are checked against.
     let interception: Interception
-    /// Names whose clients refused Sluice's certificate (warned about once each).
-    var refusedCertificateNames: Set<String> = []
     var debug: Bool { EngineLog.verbose }
     let log: (String) -> Void
     /// Out of descriptors, the listeners are not watched until then (see ProxyServer+Descriptors).
@@ -993,6 +991,13 @@ final class ProxyServer {
                 pump(connection)
             case .closing:
                 abort(connection, reason: "client did not take its answer")
+            case .sniffing where !connection.waitedForHello && !connection.clientReadClosed
+                && connection.target.map({ target in
+                    connection.received.withUnsafeBytes { flowFacts(for: connection, target: target).awaitsRestOfHello($0) }
+                }) == true:
+                // Part of a ClientHello, the rest held back by a loss: as the tunnel, once.
+                connection.waitedForHello = true
+                connection.deadline = time + FlowFacts.partialHelloTimeout
             case .sniffing:
                 // The first bytes did not say enough in time: the rules decide without them.
                 sniffClient(connection, final: true)
@@ -1023,6 +1028,7 @@ final class ProxyServer {
                 log("\(error); HTTPS is not intercepted")
             }
         }
+        if !profile.mitm.isEmpty { interception.loadTrust(log: log) }
         resolver.routes = ResolverRoutes(profile, system: HostResolver.nameservers())
         for warning in profile.warnings { log(warning.description) }
     }

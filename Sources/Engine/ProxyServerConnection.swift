@@ -193,6 +193,8 @@ final class InboundConnection {
     /// The success reply went before the upstream was open (sniffing): a
     /// failure from then on can only be a reset.
     var repliedEarly = false
+    /// The sniff was given more time once for a ClientHello that came in part.
+    var waitedForHello = false
     /// When the current stage gives up (nil while relaying).
     var deadline: Instant?
     var bytesUp = 0

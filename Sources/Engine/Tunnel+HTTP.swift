@@ -313,7 +313,7 @@ extension Tunnel {
                     upstreamEnded(flow, session: session, sink: &sink)
                     break readLoop
                 case let .failed(error):
-                    upstreamFailed(flow, session: session, reason: Self.upstreamTLSReason(error, host: tls.host), sink: &sink)
+                    upstreamFailed(flow, session: session, reason: Interception.failureReason(error, host: tls.host), sink: &sink)
                     return
                 case let .socketFailed(error):
                     upstreamFailed(flow, session: session, reason: "\(error)", kind: error == .connectionReset ? .reset : .other, sink: &sink)

@@ -44,15 +44,8 @@ extension Tunnel {
     func appTLSFailed(_ session: HTTPSession, _ error: TLSError, connection: TCPConnection) {
         trace("\(session.key): TLS with the app failed: \(error)")
         flowRecords[session.key]?.record.error = "TLS with the app: \(error)"
-        let refusals: Set<TLSAlert> = [.unknownCA, .badCertificate, .certificateUnknown, .unsupportedCertificate]
-        if error.sentByPeer, refusals.contains(error.alert) {
-            // The usual first-run problem: said on stderr, once per name.
-            let name = session.app?.server.serverName ?? session.key.destinationAddress.description
-            if refusedCertificateNames.count < 16, refusedCertificateNames.insert(name).inserted {
-                EngineLog.warning("\(session.key): the app refused Sluice's certificate for \(name) (\(error.alert)): "
-                                  + "it does not trust Sluice's CA\(interception.ca.map { " (\($0.certificatePath))" } ?? ""); `sluice ca` says how")
-            }
-        }
+        let name = session.app?.server.serverName ?? session.key.destinationAddress.description
+        if let warning = interception.refusalWarning(error, name: name) { EngineLog.warning("\(session.key): \(warning)") }
         session.inFlight.removeAll()
         session.waiting = nil
         if connection.readableCount > 0 { connection.consume(connection.readableCount) }
@@ -134,18 +127,4 @@ extension Tunnel {
         }
     }
 
-    /// The 502's words for an upstream TLS failure.
-    static func upstreamTLSReason(_ error: TLSError, host: String) -> String {
-        switch error.alert {
-        case .unknownCA, .badCertificate, .certificateExpired, .unsupportedCertificate, .certificateUnknown, .certificateRevoked:
-            if !error.sentByPeer { return "\(host)'s certificate was refused: \(error.reason) (add -\(host) to [MITM] hostname to pass it through, or skip-server-cert-verify = true for a test server)" }
-            return "TLS with \(host) failed: \(error)"
-        case .protocolVersion:
-            return "TLS with \(host) failed: \(error) (Sluice speaks TLS 1.3 upstream; add -\(host) to [MITM] hostname to pass it through)"
-        case .closeNotify, .unexpectedMessage, .badRecordMAC, .recordOverflow, .handshakeFailure, .illegalParameter, .decodeError,
-             .decryptError, .insufficientSecurity, .internalError, .inappropriateFallback, .userCanceled, .missingExtension,
-             .unsupportedExtension, .unrecognizedName, .noApplicationProtocol:
-            return "TLS with \(host) failed: \(error)"
-        }
-    }
 }

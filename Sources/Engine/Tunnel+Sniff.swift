@@ -24,6 +24,16 @@ extension FlowFacts {
     /// ClientHello comes after the app's retransmission timeout (1 s, then 2).
     static let partialHelloTimeout: Duration = .seconds(4)
 
+    /// Whether `data` is the start of a TLS handshake record whose ClientHello
+    /// has not all arrived. When the sniff timeout passes on such bytes, a
+    /// lost segment holds the rest back (the sender resends only after its
+    /// retransmission timeout, a second at first), and the tunnel and the
+    /// proxy both give it `partialHelloTimeout` more, once, rather than decide
+    /// without the name.
+    func awaitsRestOfHello(_ data: UnsafeRawBufferPointer) -> Bool {
+        data.first == 0x16 && sniffing(data, final: false) == nil
+    }
+
     /// These facts with what a flow's first bytes add (an HTTP request head,
     /// a TLS SNI); nil while more bytes are needed and may still come. The
     /// tunnel's accepted flows and the proxy's tunnels both sniff with it.

@@ -139,8 +139,6 @@ final class Tunnel {
     var httpSessions: [FlowKey: HTTPSession] = [:]
     /// The CA for [MITM] hosts and the roots https origins are checked against.
     let interception: Interception
-    /// Names whose apps refused Sluice's certificate (warned about once each).
-    var refusedCertificateNames: Set<String> = []
     /// TCP flows holding a pin on their fake IP's mapping (released exactly once, in `releasePin`).
     var pinned: Set<FlowKey> = []
     /// Flows connecting to a proxy or shaking hands with it, and when the current stage gives up.
@@ -574,13 +572,9 @@ final class Tunnel {
         }
         let finished = final || connection.isReadClosed || connection.readableCount >= FlowFacts.sniffLimit
         if final, !connection.isReadClosed, connection.readableCount < FlowFacts.sniffLimit,
-           connection.peekReadable(maxLength: 1).first == 0x16, sniffedFacts(key, connection: connection, final: false) == nil,
-           helloWaits.insert(key).inserted
+           facts(for: key).awaitsRestOfHello(connection.peekReadable(maxLength: FlowFacts.sniffLimit)), helloWaits.insert(key).inserted
         {
-            // A ClientHello is on its way (its record header says how long it
-            // is) but a lost segment holds it back: the app's retransmission
-            // timer (a second at first) is longer than the sniff timeout, and
-            // deciding without its name would miss the DOMAIN rules and [MITM].
+            // Deciding without its name would miss the DOMAIN rules and [MITM].
             trace("\(key): a ClientHello is partly here; waiting for the rest")
             sniffing[key] = now + FlowFacts.partialHelloTimeout
             return
@@ -1174,7 +1168,9 @@ final class Tunnel {
         return false
     }
 
-    /// The app connection's loss recovery, into the exit summary (once per connection).
+    /// The app connection's loss recovery, into the exit summary, once per
+    /// connection: by `removeTCP` when the connection ends with its upstream
+    /// flow, else by its HTTP session's end (`endHTTP`, or `closeAll`).
     func countRetransmissions(_ c: TCPConnection.Counters) {
         io.statistics.retransmissionTimeouts += c.retransmissionTimeouts
         io.statistics.fastRetransmits += c.fastRetransmits
@@ -1613,6 +1609,7 @@ final class Tunnel {
                 log("\(error); HTTPS is not intercepted")
             }
         }
+        if !profile.mitm.isEmpty { interception.loadTrust(log: log) }
         if dns != nil {
             dns!.configuration.hosts = ProfileLoader.hostTable(profile)
             ProfileLoader.applyGeneral(profile.general, to: &dns!.configuration)
@@ -1644,6 +1641,8 @@ final class Tunnel {
             removeTCP(flow, keepConnection: true)
         }
         for key in Array(sniffing.keys) + Array(answering.keys) + Array(httpSessions.keys) where tcpFlows[key] == nil {
+            // An HTTP session whose upstream ended first counts its app connection itself (as endHTTP does).
+            if httpSessions[key] != nil, let counters = tcp.connection(key)?.counters { countRetransmissions(counters) }
             tcp.connection(key)?.abort()
             tcp.flush(key, now: now, sink: &sink)
         }

@@ -737,8 +737,8 @@ final class InterceptionTests {
         _ = try makeCADir()
         let path = try mitmProfile("hostname = web.test")
         let script = """
-        import os, socket, ssl, time
-        context = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+        import os, socket, ssl, sys, time
+        context = ssl.create_default_context(cafile=sys.argv[1] if len(sys.argv) > 1 else os.environ["SSL_CERT_FILE"])
         incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
         tls = context.wrap_bio(incoming, outgoing, server_hostname="web.test")
         try:
@@ -746,7 +746,14 @@ final class InterceptionTests {
         except ssl.SSLWantReadError:
             pass
         hello = outgoing.read()
-        s = socket.create_connection(("web.test", 443), timeout=10)
+        if len(sys.argv) > 2:
+            # Through sluice proxy's HTTP listener at that port: CONNECT first.
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=10)
+            s.sendall(b"CONNECT web.test:443 HTTP/1.1\\r\\nHost: web.test:443\\r\\n\\r\\n")
+            reply = b""
+            while b"\\r\\n\\r\\n" not in reply: reply += s.recv(4096)
+        else:
+            s = socket.create_connection(("web.test", 443), timeout=10)
         s.sendall(hello[:60]); time.sleep(1.2); s.sendall(hello[60:])
         for _ in range(100):
             data = s.recv(65536)
@@ -769,6 +776,11 @@ final class InterceptionTests {
         let r = try exec("python3 \(pair.path("late-hello.py"))", profile: path)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == "Sluice Interception CA\n", "\(r.stdout) \(r.stderr)")
+        // The same through sluice proxy (a tunnel's first bytes are sniffed for 300 ms too).
+        let proxy = try startProxy(["--http-listen", "127.0.0.1:11187", "--profile", path], port: 11187)
+        let proxied = try net.run(["python3", pair.path("late-hello.py"), caDir + "/ca.pem", "11187"], in: pair.host, check: false, timeout: 60)
+        let summary = stopProxy(proxy)
+        #expect(proxied.output == "Sluice Interception CA\n", "\(proxied.output)\n\(summary)")
     }
 
     /// An upgrade (WebSocket's handshake) inside intercepted TLS: the 101
