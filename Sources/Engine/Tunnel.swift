@@ -398,7 +398,8 @@ final class Tunnel {
             datagram.withPacket { handle($0, sink: &sink) }
         case .notAFragment:
             handle(view, sink: &sink)
-        case .incomplete:
+        case .incomplete, .dropped(.duplicate):
+            // A duplicate fragment is the network's doing, not a malformed packet.
             break
         case .dropped:
             io.statistics.malformedPackets += 1

@@ -37,6 +37,9 @@ public final class TCPFlowTable {
 
     public enum DropReason: Sendable, Equatable {
         case notTCP, malformed, badChecksum, fragment, duplicateSyn, pendingFull
+        /// A RST for no connection (one that already ended, a duplicate):
+        /// well-formed, and never answered (RFC 9293 §3.10.7.1).
+        case resetForUnknownFlow
     }
 
     public let configuration: Configuration
@@ -116,7 +119,7 @@ public final class TCPFlowTable {
                 send(reply, key: key, sink: &sink)
                 return .answered
             }
-            return .dropped(.malformed)
+            return .dropped(.resetForUnknownFlow)
         }
         if pending[key] != nil { return .dropped(.duplicateSyn) }
         guard count + pending.count < configuration.maximumFlows else {
