@@ -1,6 +1,7 @@
 /// ECDSA verification over NIST P-384 (secp384r1; FIPS 186-5, SP 800-186
-/// §3.2.1.4), for server certificate chains and CertificateVerify. Sluice never
-/// signs with P-384, so there is no private key type.
+/// §3.2.1.4), for server certificate chains and CertificateVerify, and ECDH
+/// for TLS 1.2 servers that choose P-384 for key exchange. Sluice never signs
+/// with P-384: its private key only agrees on secrets.
 package enum P384 {
     /// The curve's parameters (SP 800-186 §3.2.1.4), little-endian 64-bit words.
     static let curve = ShortWeierstrassCurve<6>(
@@ -16,9 +17,42 @@ package enum P384 {
                      0xf8f41dbd289a147c, 0x5d9e98bf9292dc29, 0x3617de4a96262c6f],
         byteCount: 48)
 
+    /// An ephemeral key for ECDH (SEC 1 §3.3.1), as P-256's.
+    package struct PrivateKey: Sendable {
+        private let scalar: Limbs<6>
+        package let publicKey: PublicKey
+
+        /// A 48-byte big-endian scalar in [1, n−1]; nil otherwise.
+        package init?(rawScalar: [UInt8]) {
+            guard rawScalar.count == curve.byteCount,
+                  let scalar: Limbs<6> = LimbEncoding.limbs(fromBigEndian: rawScalar[...]),
+                  curve.isInScalarRange(scalar)
+            else { return nil }
+            self.init(scalar: scalar)
+        }
+
+        /// A key from caller-supplied randomness: at least 56 random bytes (64
+        /// bits more than the order, FIPS 186-5 §A.2.1); nil if fewer.
+        package init?(randomBytes: [UInt8]) {
+            guard randomBytes.count >= 56 else { return nil }
+            self.init(scalar: curve.privateScalar(fromRandomBytes: randomBytes))
+        }
+
+        private init(scalar: Limbs<6>) {
+            self.scalar = scalar
+            publicKey = PublicKey(point: curve.publicPoint(privateScalar: scalar))
+        }
+
+        /// The x-coordinate of d·Q, 48 bytes; nil when it is infinity, which a
+        /// validated `PublicKey` cannot produce.
+        package func sharedSecret(with peer: PublicKey) -> [UInt8]? {
+            curve.sharedSecret(privateScalar: scalar, peer: peer.point)
+        }
+    }
+
     package struct PublicKey: Sendable, Equatable {
         /// Affine, Z = 1, Montgomery-form coordinates.
-        private let point: JacobianPoint<6>
+        fileprivate let point: JacobianPoint<6>
         package let x962Representation: [UInt8]
 
         /// SEC 1 §2.3.4 uncompressed point (0x04 ‖ X ‖ Y), validated per
@@ -28,6 +62,11 @@ package enum P384 {
             guard let point = curve.point(uncompressedEncoding: x962Representation) else { return nil }
             self.point = point
             self.x962Representation = x962Representation
+        }
+
+        fileprivate init(point: JacobianPoint<6>) {
+            self.point = point
+            x962Representation = curve.uncompressedEncoding(point)
         }
 
         /// ECDSA verification (FIPS 186-5 §6.4.2); false for r or s outside
