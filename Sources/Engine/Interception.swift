@@ -106,7 +106,7 @@ final class Interception {
             if !error.sentByPeer { return "\(host)'s certificate was refused: \(error.reason) (add -\(host) to [MITM] hostname to pass it through, or skip-server-cert-verify = true for a test server)" }
             return "TLS with \(host) failed: \(error)"
         case .protocolVersion:
-            return "TLS with \(host) failed: \(error) (Sluice speaks TLS 1.3 upstream; add -\(host) to [MITM] hostname to pass it through)"
+            return "TLS with \(host) failed: \(error) (Sluice speaks TLS 1.3 and 1.2 upstream; add -\(host) to [MITM] hostname to pass it through)"
         case .closeNotify, .unexpectedMessage, .badRecordMAC, .recordOverflow, .handshakeFailure, .illegalParameter, .decodeError,
              .decryptError, .insufficientSecurity, .internalError, .inappropriateFallback, .userCanceled, .missingExtension,
              .unsupportedExtension, .unrecognizedName, .noApplicationProtocol:

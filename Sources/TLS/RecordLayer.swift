@@ -10,6 +10,11 @@ package struct RecordLayer {
     package var writing: RecordProtection?
     /// §5: a change_cipher_spec of one 0x01 byte is dropped until the handshake ends.
     package var acceptsChangeCipherSpec = true
+    /// TLS 1.2 records (RFC 5246 §6.2): protected records keep their real
+    /// type, and the peer's change_cipher_spec is what turns on `pendingReading`.
+    package var tls12 = false
+    /// TLS 1.2: the protection the peer's next change_cipher_spec switches to.
+    package var pendingReading: RecordProtection?
     /// §4.2.10: a server that declines 0-RTT drops the client's early data:
     /// protected records it cannot open, up to this many bytes, until one
     /// opens (and, after a HelloRetryRequest, application_data records in the
@@ -51,6 +56,16 @@ package struct RecordLayer {
             guard let record = try framer.nextRecord() else { return nil }
             let type: ContentType
             let content: [UInt8]
+            if record.type == .changeCipherSpec, tls12 {
+                // RFC 5246 §7.1: the peer's keys change here, between handshake
+                // messages, and only when Sluice has the keys ready.
+                guard record.body == [1], let pending = pendingReading, handshakeFramer.isEmpty else {
+                    throw TLSError(.unexpectedMessage, "a change_cipher_spec record out of place")
+                }
+                reading = pending
+                pendingReading = nil
+                continue
+            }
             if record.type == .changeCipherSpec {
                 guard acceptsChangeCipherSpec, record.body == [1] else {
                     throw TLSError(.unexpectedMessage, "a change_cipher_spec record")
@@ -62,7 +77,7 @@ package struct RecordLayer {
                 try skipEarlyData(record)
                 continue
             }
-            if reading != nil, record.type == .alert, acceptsChangeCipherSpec, record.body.count == 2 {
+            if reading != nil, !tls12, record.type == .alert, acceptsChangeCipherSpec, record.body.count == 2 {
                 // During the handshake a peer that gives up before it has switched
                 // its own keys (OpenSSL's client refusing a certificate) sends its
                 // alert in the clear. The connection ends either way; reading the
@@ -71,7 +86,7 @@ package struct RecordLayer {
                 throw TLSError(alert, "alert \(record.body[1]), in the clear", sentByPeer: true)
             }
             if reading != nil {
-                guard record.type == .applicationData else {
+                guard record.type == .applicationData || tls12 else {
                     throw TLSError(.unexpectedMessage, "a \(record.type) record in the clear after keys were set")
                 }
                 do {
@@ -93,6 +108,8 @@ package struct RecordLayer {
                 guard content.count == 2 else { throw TLSError(.decodeError, "an alert of \(content.count) bytes") }
                 let alert = TLSAlert(rawValue: content[1]) ?? .internalError
                 if alert == .closeNotify || alert == .userCanceled { return .closeNotify }
+                // RFC 5246 §7.2: TLS 1.2 warnings (no_renegotiation, say) do not end the connection.
+                if tls12, content[0] == 1 { continue }
                 throw TLSError(alert, "alert \(content[1])", sentByPeer: true)
             case .applicationData:
                 guard reading != nil else { throw TLSError(.unexpectedMessage, "application data in the clear") }

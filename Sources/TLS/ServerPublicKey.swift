@@ -37,4 +37,26 @@ package enum ServerPublicKey: Sendable {
             return false
         }
     }
+
+    /// TLS 1.2's ServerKeyExchange (RFC 5246 §7.4.1.4.1, RFC 8446 §4.2.3):
+    /// RSA keys may sign with PKCS#1 v1.5 too, and an ECDSA scheme's hash is
+    /// not tied to the key's curve (a P-384 server may sign with SHA-256).
+    package func verifiesTLS12(_ signature: [UInt8], of content: [UInt8], scheme: SignatureScheme) -> Bool {
+        switch (self, scheme) {
+        case (.rsa(let key), .rsaPKCS1SHA256):
+            return key.isValidPKCS1v15Signature(signature, digest: SHA256.hash(content), hash: .sha256)
+        case (.rsa(let key), .rsaPKCS1SHA384):
+            return key.isValidPKCS1v15Signature(signature, digest: SHA384.hash(content), hash: .sha384)
+        case (.rsa(let key), .rsaPKCS1SHA512):
+            return key.isValidPKCS1v15Signature(signature, digest: SHA512.hash(content), hash: .sha512)
+        case (.p256(let key), .ecdsaSecp384r1SHA384):
+            guard let decoded = ECDSASignature(derRepresentation: signature) else { return false }
+            return key.isValidSignature(decoded, forDigest: SHA384.hash(content))
+        case (.p384(let key), .ecdsaSecp256r1SHA256):
+            guard let decoded = ECDSASignature(derRepresentation: signature) else { return false }
+            return key.isValidSignature(decoded, forDigest: SHA256.hash(content))
+        case (.p256, _), (.p384, _), (.rsa, _):
+            return verifies(signature, of: content, scheme: scheme)
+        }
+    }
 }

@@ -25,6 +25,13 @@ package enum TLSHandshakeState: Sendable, Equatable, CustomStringConvertible {
     case awaitingCertificate
     case awaitingCertificateVerify
     case awaitingServerFinished
+    /// Client, TLS 1.2 (RFC 5246 §7.3): the ServerHello chose 1.2; the chain is due.
+    case awaitingServerCertificate12
+    case awaitingServerKeyExchange12
+    /// A CertificateRequest may come before the ServerHelloDone.
+    case awaitingServerHelloDone12
+    /// The client's flight is sent; the server's ChangeCipherSpec and Finished are due.
+    case awaitingServerFinished12
     case connected
     case closed
 
@@ -37,6 +44,10 @@ package enum TLSHandshakeState: Sendable, Equatable, CustomStringConvertible {
         case .awaitingCertificate: "WAIT_CERT"
         case .awaitingCertificateVerify: "WAIT_CV"
         case .awaitingServerFinished: "WAIT_SF"
+        case .awaitingServerCertificate12: "WAIT_CERT_12"
+        case .awaitingServerKeyExchange12: "WAIT_SKE_12"
+        case .awaitingServerHelloDone12: "WAIT_SHD_12"
+        case .awaitingServerFinished12: "WAIT_SF_12"
         case .connected: "CONNECTED"
         case .closed: "CLOSED"
         }

@@ -19,16 +19,25 @@ package enum ContentType: UInt8, Sendable, CustomStringConvertible {
     }
 }
 
-/// §4: the first byte of each handshake message.
+/// §4: the first byte of each handshake message, with TLS 1.2's own
+/// (RFC 5246 §7.4) for the client's TLS 1.2 handshake.
 package enum HandshakeType: UInt8, Sendable, CustomStringConvertible {
+    /// RFC 5246 §7.4.1.1: a TLS 1.2 server asking to renegotiate.
+    case helloRequest = 0
     case clientHello = 1
     case serverHello = 2
     case newSessionTicket = 4
     case endOfEarlyData = 5
     case encryptedExtensions = 8
     case certificate = 11
+    /// RFC 5246 §7.4.3.
+    case serverKeyExchange = 12
     case certificateRequest = 13
+    /// RFC 5246 §7.4.5.
+    case serverHelloDone = 14
     case certificateVerify = 15
+    /// RFC 5246 §7.4.7.
+    case clientKeyExchange = 16
     case finished = 20
     case keyUpdate = 24
     /// §4.4.1: stands for the first ClientHello after a HelloRetryRequest.
@@ -36,14 +45,18 @@ package enum HandshakeType: UInt8, Sendable, CustomStringConvertible {
 
     package var description: String {
         switch self {
+        case .helloRequest: "HelloRequest"
         case .clientHello: "ClientHello"
         case .serverHello: "ServerHello"
         case .newSessionTicket: "NewSessionTicket"
         case .endOfEarlyData: "EndOfEarlyData"
         case .encryptedExtensions: "EncryptedExtensions"
         case .certificate: "Certificate"
+        case .serverKeyExchange: "ServerKeyExchange"
         case .certificateRequest: "CertificateRequest"
+        case .serverHelloDone: "ServerHelloDone"
         case .certificateVerify: "CertificateVerify"
+        case .clientKeyExchange: "ClientKeyExchange"
         case .finished: "Finished"
         case .keyUpdate: "KeyUpdate"
         case .messageHash: "message_hash"
@@ -58,8 +71,12 @@ package struct ExtensionType: RawRepresentable, Hashable, Sendable {
 
     package static let serverName = ExtensionType(rawValue: 0)
     package static let supportedGroups = ExtensionType(rawValue: 10)
+    /// RFC 8422 §5.1.2 (TLS 1.2 only).
+    package static let ecPointFormats = ExtensionType(rawValue: 11)
     package static let signatureAlgorithms = ExtensionType(rawValue: 13)
     package static let applicationLayerProtocolNegotiation = ExtensionType(rawValue: 16)
+    /// RFC 7627 (TLS 1.2 only).
+    package static let extendedMasterSecret = ExtensionType(rawValue: 23)
     package static let preSharedKey = ExtensionType(rawValue: 41)
     package static let earlyData = ExtensionType(rawValue: 42)
     package static let supportedVersions = ExtensionType(rawValue: 43)
@@ -67,6 +84,8 @@ package struct ExtensionType: RawRepresentable, Hashable, Sendable {
     package static let pskKeyExchangeModes = ExtensionType(rawValue: 45)
     package static let signatureAlgorithmsCert = ExtensionType(rawValue: 50)
     package static let keyShare = ExtensionType(rawValue: 51)
+    /// RFC 5746 (TLS 1.2 only).
+    package static let renegotiationInfo = ExtensionType(rawValue: 0xFF01)
 }
 
 /// §B.4. Sluice's AES is AES-128 only, so TLS_AES_256_GCM_SHA384 is not offered.
@@ -90,12 +109,13 @@ package enum CipherSuite: UInt16, Sendable, CaseIterable, CustomStringConvertibl
     }
 }
 
-/// §4.2.7: groups for key exchange. Sluice does X25519 (and knows the rest by number).
+/// §4.2.7: groups for key exchange. Sluice does X25519 and P-256 (and knows the rest by number).
 package struct NamedGroup: RawRepresentable, Hashable, Sendable {
     package var rawValue: UInt16
     package init(rawValue: UInt16) { self.rawValue = rawValue }
 
     package static let secp256r1 = NamedGroup(rawValue: 0x0017)
+    package static let secp384r1 = NamedGroup(rawValue: 0x0018)
     package static let x25519 = NamedGroup(rawValue: 0x001D)
 }
 
@@ -128,7 +148,7 @@ package struct SignatureScheme: RawRepresentable, Hashable, Sendable, CustomStri
     }
 }
 
-/// §4.2.1: the only version Sluice negotiates, and the legacy field's value.
+/// §4.2.1: TLS 1.3, and TLS 1.2 (the legacy field's value, and what Sluice's client falls back to).
 package enum ProtocolVersion {
     package static let tls13: UInt16 = 0x0304
     package static let tls12: UInt16 = 0x0303

@@ -93,7 +93,8 @@ package struct TLSServer: TLSEndpoint {
             }
         case (.awaitingClientHello, _), (.awaitingClientFinished, _), (.connected, _), (.closed, _),
              (.awaitingServerHello, _), (.awaitingEncryptedExtensions, _), (.awaitingCertificate, _),
-             (.awaitingCertificateVerify, _), (.awaitingServerFinished, _):
+             (.awaitingCertificateVerify, _), (.awaitingServerFinished, _), (.awaitingServerCertificate12, _),
+             (.awaitingServerKeyExchange12, _), (.awaitingServerHelloDone12, _), (.awaitingServerFinished12, _):
             throw TLSError(.unexpectedMessage, "\(message.type) in state \(state)")
         }
     }

@@ -53,8 +53,9 @@ commands:
         Sluice answers the app's TLS 1.3 with a certificate from its own CA
         (made in --ca-dir DIR on first use; see `sluice ca`), runs the same
         rewrites, Map Local, rules, statistics and HAR on the requests
-        inside as on plain HTTP, and opens its own TLS to the real server,
-        whose certificate is checked against Sluice's SSL_CERT_FILE (else
+        inside as on plain HTTP, and opens its own TLS (1.3, else 1.2) to
+        the real server, whose certificate is checked against Sluice's
+        SSL_CERT_FILE (else
         /etc/ssl/certs/ca-certificates.crt); a refused one is a 502 for that
         request. CMD gets a CA bundle with Sluice's CA in it (bound over the
         system's, and in SSL_CERT_FILE, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE,

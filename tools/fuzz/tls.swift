@@ -3,8 +3,9 @@
 // libFuzzer harness for the bytes a peer sends Sluice's TLS: record framing,
 // handshake reassembly, every message reader, and both state machines with
 // deterministic randomness: the server (what an app sends) with a fixed
-// certificate, and the client (what a server sends back) with a chain check
-// that accepts any chain, so the fuzzer reaches what follows it. The first
+// certificate, and the client (what a server sends back, TLS 1.3 or 1.2)
+// with a chain check that accepts any chain, so the fuzzer reaches what
+// follows it. The first
 // byte's low bit picks the side. Whatever the bytes: no trap, and the
 // outcome (output, or the alert) is the same whether they arrive at once or
 // cut in two at the point the first byte chooses.
@@ -94,5 +95,9 @@ public func fuzzTLS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     _ = try? EncryptedExtensions(body: bytes).selectedApplicationProtocol()
     _ = try? CertificateMessage(body: bytes)
     _ = try? CertificateVerify(body: bytes)
+    // TLS 1.2's, which the client reads from a server that chose 1.2.
+    _ = try? TLS12Certificate(body: bytes)
+    if let exchange = try? ServerKeyExchange(body: bytes) { _ = exchange.signedContent(clientRandom: [], serverRandom: []) }
+    _ = try? TLS12CertificateRequest(body: bytes)
     return 0
 }
