@@ -32,10 +32,20 @@ struct ChunkedReader: Sendable, Equatable {
     mutating func advance(_ input: UnsafeRawBufferPointer, limits: HTTPParserLimits) throws(HTTPParseError)
         -> (consumed: Int, done: Bool)
     {
+        try advance(input, limits: limits, data: { _ in })
+    }
+
+    /// As `advance(_:limits:)`, and hands `data` each run of chunk data (its
+    /// range in `input`), for a reader that needs the body without its
+    /// framing (HTTP/2's DATA frames).
+    mutating func advance(_ input: UnsafeRawBufferPointer, limits: HTTPParserLimits, data: (Range<Int>) -> Void) throws(HTTPParseError)
+        -> (consumed: Int, done: Bool)
+    {
         var i = 0
         while i < input.count {
             if phase == .data {
                 let n = min(remaining, input.count - i)
+                if n > 0 { data(i ..< i + n) }
                 i += n
                 remaining -= n
                 if remaining == 0 { phase = .dataCarriageReturn }
