@@ -1,3 +1,4 @@
+internal import HTTP
 internal import Stack
 internal import TLS
 
@@ -10,6 +11,10 @@ internal import TLS
 /// Backpressure holds both ways: records are taken from the connection only
 /// while less than `readAhead` plaintext waits, and plaintext is accepted
 /// only as far as the connection's send buffer has room for its records.
+///
+/// An app that speaks HTTP/2 (ALPN h2) gets an `HTTP2Gateway` between the
+/// TLS and HTTP mode: the plaintext HTTP mode reads is the gateway's
+/// HTTP/1.1 requests, and what it writes becomes frames on their streams.
 final class InterceptedApp {
     var server: TLSServer
     /// Small until a transfer needs more: most intercepted connections carry a few requests.
@@ -22,6 +27,10 @@ final class InterceptedApp {
     var closing = false
     /// Why the handshake or a record failed; the alert went to the app.
     var failure: TLSError?
+    /// HTTP/2 inside, once the handshake chose h2.
+    var gateway: HTTP2Gateway?
+    /// Why the HTTP/2 connection ended (its GOAWAY went to the app).
+    var http2Failure: HTTP2ConnectionError?
 
     static let readAhead = 64 * 1024
     /// What a record adds to its plaintext (header, content type, tag).
@@ -45,8 +54,18 @@ final class InterceptedApp {
             do {
                 let output = try server.receive(chunk)
                 records.append(output.toPeer)
-                plaintext.append(output.applicationData)
-                if output.handshakeCompleted { finished = true }
+                if output.handshakeCompleted {
+                    finished = true
+                    if server.applicationProtocol == Interception.http2 {
+                        gateway = HTTP2Gateway()
+                        sendFrames()
+                    }
+                }
+                if gateway != nil {
+                    receiveFrames(output.applicationData)
+                } else {
+                    plaintext.append(output.applicationData)
+                }
                 if output.peerClosed { peerClosed = true }
             } catch {
                 failure = error
@@ -64,9 +83,36 @@ final class InterceptedApp {
         if closing, records.isEmpty { connection.shutdownWrite() }
     }
 
+    /// The app's HTTP/2 bytes: requests for HTTP mode, frames back to the app.
+    private func receiveFrames(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty, http2Failure == nil else { return }
+        do { try gateway!.receive(bytes) } catch {
+            endHTTP2(error)
+        }
+        plaintext.append(gateway!.takeRequestBytes())
+        sendFrames()
+    }
+
+    /// The gateway's frames, sealed into records behind what is queued.
+    private func sendFrames() {
+        guard gateway!.hasOutput else { return }
+        records.append(server.send(gateway!.takeOutput()))
+    }
+
+    /// A broken HTTP/2 connection: its GOAWAY is queued; nothing more is read
+    /// from the app, and close_notify and FIN follow what is queued.
+    private func endHTTP2(_ error: HTTP2ConnectionError) {
+        http2Failure = error
+        peerClosed = true
+        sendFrames()
+        closing = true
+        records.append(server.close())
+    }
+
     /// Plaintext for the app, as records; returns how much was taken.
     func write(_ bytes: UnsafeRawBufferPointer, to connection: TCPConnection) -> Int {
         flush(to: connection)
+        if gateway != nil { return writeFrames(bytes, to: connection) }
         var taken = 0
         let limit = min(bytes.count, room(in: connection))
         while taken < limit {
@@ -82,16 +128,38 @@ final class InterceptedApp {
         return taken
     }
 
+    /// HTTP mode's HTTP/1.1 responses, as HTTP/2 frames on their streams.
+    private func writeFrames(_ bytes: UnsafeRawBufferPointer, to connection: TCPConnection) -> Int {
+        let limit = min(bytes.count, room(in: connection))
+        guard limit > 0 else { return 0 }
+        let taken: Int
+        do { taken = try gateway!.respond(UnsafeRawBufferPointer(rebasing: bytes[0 ..< limit])) } catch {
+            endHTTP2(error)
+            flush(to: connection)
+            // Nothing more can reach the app: what HTTP mode still writes is dropped.
+            return bytes.count
+        }
+        sendFrames()
+        flush(to: connection)
+        return taken
+    }
+
     /// How much plaintext `write` would take now.
     func room(in connection: TCPConnection) -> Int {
         guard isConnected, !closing, records.isEmpty else { return 0 }
         let free = connection.writableCount
-        return max(0, free - (free / (16 * 1024) + 1) * Self.recordOverhead)
+        let tls = max(0, free - (free / (16 * 1024) + 1) * Self.recordOverhead)
+        return gateway.map { min(tls, $0.responseRoom) } ?? tls
     }
 
-    /// The app's side sends nothing more from Sluice: close_notify, then FIN.
+    /// The app's side sends nothing more from Sluice: close_notify, then FIN
+    /// (after HTTP/2's GOAWAY).
     func shutdownWrite(_ connection: TCPConnection) {
         guard !closing else { return }
+        if gateway != nil {
+            gateway!.goAway()
+            sendFrames()
+        }
         closing = true
         records.append(server.close())
         flush(to: connection)

@@ -18,8 +18,14 @@ final class Interception {
     /// then fails its chain check with this reason.
     private(set) var trustProblem: String?
 
-    /// Inside an intercepted connection Sluice speaks HTTP/1.1.
-    static let protocols: [[UInt8]] = [Array("http/1.1".utf8)]
+    static let http1: [UInt8] = Array("http/1.1".utf8)
+    static let http2: [UInt8] = Array("h2".utf8)
+    /// Inside a connection `sluice proxy` intercepts it speaks HTTP/1.1.
+    static let protocols: [[UInt8]] = [http1]
+
+    /// The tunnel speaks HTTP/2 too (`HTTP2Gateway`): with apps that offer
+    /// nothing else, or, with [MITM] h2 = true, with every app that offers it.
+    static func tunnelProtocols(prefersHTTP2: Bool) -> [[UInt8]] { prefersHTTP2 ? [http2, http1] : [http1, http2] }
 
     init(ca: InterceptionCA?) {
         self.ca = ca
@@ -58,7 +64,7 @@ final class Interception {
 
     /// The server the app talks to: a leaf for the name it asked for (its
     /// SNI, else the address it connected to).
-    func server(address: String) -> TLSServer {
+    func server(address: String, protocols: [[UInt8]] = Interception.protocols) -> TLSServer {
         TLSServer(configuration: TLSServer.Configuration(
             certificate: { [self] name in
                 guard let chain = ca?.authority.chain(for: name ?? address, now: Self.unixNow, random: SystemRandom.bytes),
@@ -66,7 +72,7 @@ final class Interception {
                 else { return nil }
                 return (chain, key)
             },
-            applicationProtocols: Self.protocols, randomBytes: SystemRandom.bytes))
+            applicationProtocols: protocols, randomBytes: SystemRandom.bytes))
     }
 
     /// The client for the real server at `host` (a name, or an address literal, which gets no SNI).

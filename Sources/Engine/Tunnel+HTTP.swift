@@ -28,8 +28,13 @@ extension Tunnel {
         let events = connection.takeEvents()
         if let app = session.app {
             if app.exchange(with: connection) {
-                trace("\(key): TLS with the app: \(app.server.negotiatedSuite.map { "\($0)" } ?? "?"), \(app.server.serverName ?? "no SNI")")
+                let alpn = app.server.applicationProtocol.map { String(decoding: $0, as: UTF8.self) } ?? "no ALPN"
+                trace("\(key): TLS with the app: \(app.server.negotiatedSuite.map { "\($0)" } ?? "?"), \(app.server.serverName ?? "no SNI"), \(alpn)")
                 tlsHandshakeDeadlines[key] = nil
+            }
+            if let failure = app.http2Failure, flowRecords[key]?.record.error == nil {
+                trace("\(key): HTTP/2 with the app ended: \(failure)")
+                flowRecords[key]?.record.error = "HTTP/2 with the app: \(failure)"
             }
             if let failure = app.failure {
                 appTLSFailed(session, failure, connection: connection)

@@ -19,7 +19,7 @@ extension Tunnel {
         let host = facts.domain ?? key.destinationAddress.description
         guard mitm.intercepts(host: host, port: key.destinationPort) else { return false }
         let hello = Array(connection.peekReadable(maxLength: FlowFacts.sniffLimit))
-        if let obstacle = InterceptionCheck.obstacle(inFirstRecords: hello, protocols: Interception.protocols) {
+        if let obstacle = InterceptionCheck.obstacle(inFirstRecords: hello, protocols: Interception.tunnelProtocols(prefersHTTP2: mitm.prefersHTTP2)) {
             trace("\(key): \(host) is in [MITM] but passes through: \(obstacle)")
             flowRecords[key]?.record.error = "not intercepted: \(obstacle)"
             return false
@@ -33,7 +33,8 @@ extension Tunnel {
         trace("\(key): HTTPS intercepted (\(facts.domain ?? "no name"))")
         noteDecision(key, route: .direct, reason: "[MITM] hostname: HTTPS intercepted, decided per request", facts: facts)
         let session = HTTPSession(key: key, facts: facts)
-        session.app = InterceptedApp(server: interception.server(address: key.destinationAddress.description))
+        let protocols = Interception.tunnelProtocols(prefersHTTP2: director.profile?.mitm.prefersHTTP2 ?? false)
+        session.app = InterceptedApp(server: interception.server(address: key.destinationAddress.description, protocols: protocols))
         httpSessions[key] = session
         tlsHandshakeDeadlines[key] = now + Self.appHandshakeLimit
         pumpHTTP(key, sink: &sink)

@@ -8,6 +8,10 @@ public struct MITMSettings: Sendable, Equatable {
     public var skipServerCertificateVerification: Bool
     /// `auto-quic-block`: QUIC to intercepted names is refused, so apps fall back to TCP.
     public var blocksQUIC: Bool
+    /// `h2`: an app that offers both HTTP/2 and HTTP/1.1 speaks HTTP/2 to
+    /// Sluice (as Surge's key says); otherwise HTTP/1.1, and HTTP/2 only
+    /// with apps that offer nothing else.
+    public var prefersHTTP2 = false
     /// The `hostname` line, for messages; nil without one.
     public var line: Int?
 

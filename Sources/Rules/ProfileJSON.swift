@@ -235,6 +235,7 @@ public enum ProfileJSON {
         json.endArray()
         json.field("skip-server-cert-verify", mitm.skipServerCertificateVerification)
         json.field("auto-quic-block", mitm.blocksQUIC)
+        json.field("h2", mitm.prefersHTTP2)
         json.endObject()
     }
 

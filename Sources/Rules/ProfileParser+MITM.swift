@@ -3,13 +3,12 @@ import Wire
 /// [MITM]: `key = value` lines in Surge's words, saying which HTTPS flows are
 /// decrypted (`hostname`) and how.
 extension ProfileBuilder {
-    static let mitmKeys = ["hostname", "skip-server-cert-verify", "auto-quic-block"]
+    static let mitmKeys = ["hostname", "skip-server-cert-verify", "auto-quic-block", "h2"]
     /// Surge's [MITM] keys Sluice has no use for, and why: a pasted Surge
     /// profile loads, each of these said once as a warning.
     static let surgeOnlyMITMKeys: [String: String] = [
         "ca-passphrase": "Sluice keeps its own CA: run `sluice ca`",
         "ca-p12": "Sluice keeps its own CA: run `sluice ca`",
-        "h2": "Sluice speaks HTTP/1.1 inside intercepted TLS; an app that offers only h2 is passed through untouched",
         "tcp-connection": "Sluice intercepts HTTPS only",
         "hostname-disabled": "it lists the names switched off in Surge's app, which has no use here; exclude a name with -NAME in hostname",
         "client-source-address": "Sluice intercepts the names in hostname for every client",
@@ -44,6 +43,10 @@ extension ProfileBuilder {
             guard firstTime(key, section: .mitm, line: n, column: keyColumn) else { return }
             let value = ProfileLexer.unquote(raw)
             if let on = boolean(value, what: key, line: n, column: column) { mitm.blocksQUIC = on }
+        case "h2":
+            guard firstTime(key, section: .mitm, line: n, column: keyColumn) else { return }
+            let value = ProfileLexer.unquote(raw)
+            if let on = boolean(value, what: key, line: n, column: column) { mitm.prefersHTTP2 = on }
         default:
             break
         }

@@ -639,10 +639,11 @@ final class InterceptionTests {
 
     // MARK: Hellos Sluice cannot answer, and apps that refuse it
 
-    /// A hello Sluice's server could not answer (h2 alone; TLS 1.2 alone) to
-    /// a [MITM] name goes to the real server untouched: the app sees the
-    /// origin's certificate, no header rewrite applies, and the flow log says
-    /// why. A TLS 1.3 hello to the same name in the same run is intercepted.
+    /// A hello Sluice's server could not answer (an ALPN list with neither
+    /// http/1.1 nor h2; TLS 1.2 alone) to a [MITM] name goes to the real
+    /// server untouched: the app sees the origin's certificate, no header
+    /// rewrite applies, and the flow log says why. A TLS 1.3 hello to the
+    /// same name in the same run is intercepted.
     @Test func hellosSluiceCannotAnswerPassThroughUntouched() throws {
         let caDir = try makeCADir()
         let log = pair.path("passthrough.jsonl")
@@ -650,24 +651,25 @@ final class InterceptionTests {
         [Header Rewrite]
         http-request ^https://web\\.test/ header-add X-Env staging
         """)
-        let h2Leaf = pair.path("h2-leaf.pem"), tls12Leaf = pair.path("tls12-leaf.pem"), interceptedLeaf = pair.path("intercepted-leaf.pem")
-        let h2Session = pair.path("h2-session.txt")
-        // An app that offers h2 alone, as Python's ssl makes one: it prints the
-        // certificate it was shown and the protocol agreed, once the handshake is done.
-        let h2Client = """
+        let http10Leaf = pair.path("http10-leaf.pem"), tls12Leaf = pair.path("tls12-leaf.pem"), interceptedLeaf = pair.path("intercepted-leaf.pem")
+        let http10Session = pair.path("http10-session.txt")
+        // An app that offers only a protocol Sluice does not speak inside TLS
+        // (HTTP/1.0, which nginx takes), as Python's ssl makes one: it prints the certificate it was
+        // shown and the protocol agreed, once the handshake is done.
+        let http10Client = """
         import socket, ssl
         context = ssl.create_default_context(cafile="\(originCA)")
-        context.set_alpn_protocols(["h2"])
+        context.set_alpn_protocols(["http/1.0"])
         with socket.create_connection(("web.test", 443), timeout=10) as raw:
             with context.wrap_socket(raw, server_hostname="web.test") as tls:
                 print(ssl.DER_cert_to_PEM_cert(tls.getpeercert(binary_form=True)), end="")
                 print("ALPN protocol: " + str(tls.selected_alpn_protocol()))
         """
-        try h2Client.write(toFile: pair.path("h2-client.py"), atomically: true, encoding: .utf8)
+        try http10Client.write(toFile: pair.path("http10-client.py"), atomically: true, encoding: .utf8)
         let r = try exec("""
-        python3 \(pair.path("h2-client.py")) >\(h2Session) 2>&1; echo "h2 s_client=$?"
-        openssl x509 -in \(h2Session) -out \(h2Leaf)
-        grep -o '^ALPN protocol: .*' \(h2Session)
+        python3 \(pair.path("http10-client.py")) >\(http10Session) 2>&1; echo "http10 client=$?"
+        openssl x509 -in \(http10Session) -out \(http10Leaf)
+        grep -o '^ALPN protocol: .*' \(http10Session)
         curl -sS --tls-max 1.2 --cacert \(originCA) -w 'verify=%{ssl_verify_result}\\n' https://web.test/echo; echo "tls1.2 curl=$?"
         openssl s_client -connect web.test:443 -servername web.test -tls1_2 </dev/null 2>/dev/null | openssl x509 -out \(tls12Leaf)
         \(Self.saveLeaf("web.test", to: interceptedLeaf))
@@ -675,25 +677,25 @@ final class InterceptionTests {
         """, profile: path, options: ["--flow-log", log])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == """
-        h2 s_client=0
-        ALPN protocol: h2
+        http10 client=0
+        ALPN protocol: http/1.0
         method=GET scheme=https host=web.test port=443 uri=/echo env=
         verify=0
         tls1.2 curl=0
         method=GET scheme=https host=web.test port=443 uri=/echo env=staging
 
         """, "\(r.stdout) \(r.stderr)")
-        // The h2-only and TLS 1.2 apps saw the real server's certificate; the TLS 1.3 one Sluice's.
-        #expect(!issuer(h2Leaf).isEmpty && issuer(h2Leaf) == subject(originCA), "h2 leaf issuer '\(issuer(h2Leaf))': \(read(h2Session))")
+        // The HTTP/1.0-only and TLS 1.2 apps saw the real server's certificate; the TLS 1.3 one Sluice's.
+        #expect(!issuer(http10Leaf).isEmpty && issuer(http10Leaf) == subject(originCA), "HTTP/1.0 leaf issuer '\(issuer(http10Leaf))': \(read(http10Session))")
         #expect(issuer(tls12Leaf) == subject(originCA), "TLS 1.2 leaf issuer '\(issuer(tls12Leaf))': \(r.stderr)")
         #expect(!issuer(interceptedLeaf).isEmpty && issuer(interceptedLeaf) == subject(caDir + "/ca.pem"),
                 "TLS 1.3 leaf issuer '\(issuer(interceptedLeaf))': \(r.stderr)")
-        // One line per connection to :443, in the script's order: h2 s_client, TLS 1.2 curl, TLS 1.2 s_client, then the two intercepted.
+        // One line per connection to :443, in the script's order: the HTTP/1.0 client, TLS 1.2 curl, TLS 1.2 s_client, then the two intercepted.
         let records = connectionRecords(log, port: 443)
         let errors = records.map { ($0["error"] as? String) ?? "-" }
         #expect(records.count == 5, "\(read(log))")
         if records.count == 5 {
-            #expect(errors[0].contains("not intercepted: the app offers only h2"), "\(errors)")
+            #expect(errors[0].contains("not intercepted: the app offers only http/1.0"), "\(errors)")
             #expect(errors[1].contains("not intercepted") && errors[1].contains("does not offer TLS 1.3"), "\(errors)")
             #expect(errors[2].contains("not intercepted") && errors[2].contains("does not offer TLS 1.3"), "\(errors)")
             #expect(!errors[3].contains("not intercepted") && !errors[4].contains("not intercepted"), "\(errors)")

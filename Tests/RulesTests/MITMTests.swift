@@ -27,6 +27,7 @@ import Testing
         hostname = %APPEND% *.example.test, -pay.example.test, API.Other.Test., api.alt.test:8443, any.test:0, [FD00:0::1]:443, 10.0.0.?, [fd00::2]:0
         skip-server-cert-verify = true
         auto-quic-block = false
+        h2 = true
         """)).get()
         #expect(profile.mitm.hostnames.map(\.description) == [
             "*.example.test", "-pay.example.test", "api.other.test", "api.alt.test:8443", "any.test:0", "[fd00::1]", "10.0.0.?", "[fd00::2]:0",
@@ -35,6 +36,7 @@ import Testing
         #expect(profile.mitm.hostnames.map(\.excludes) == [false, true, false, false, false, false, false, false])
         #expect(profile.mitm.skipServerCertificateVerification)
         #expect(!profile.mitm.blocksQUIC)
+        #expect(profile.mitm.prefersHTTP2)
         #expect(profile.mitm.line == 2)
         #expect(!profile.mitm.isEmpty)
         #expect(profile.warnings.isEmpty, "\(profile.warnings)")
@@ -44,7 +46,7 @@ import Testing
         let none = try loadProfile("[Rule]\nFINAL,DIRECT").get().mitm
         #expect(none == MITMSettings())
         #expect(none.isEmpty && none.hostnames.isEmpty && none.line == nil)
-        #expect(!none.skipServerCertificateVerification && none.blocksQUIC)
+        #expect(!none.skipServerCertificateVerification && none.blocksQUIC && !none.prefersHTTP2)
         #expect(!none.intercepts(host: "api.test", port: 443))
         let flagsOnly = try loadProfile(withFinal("[MITM]\nskip-server-cert-verify = false\nauto-quic-block = true")).get().mitm
         #expect(flagsOnly == MITMSettings())
@@ -174,7 +176,7 @@ import Testing
             ("host-name = a.test",
              "2:1 | unknown key 'host-name' in [MITM] | did you mean hostname?"),
             ("decrypt = true",
-             "2:1 | unknown key 'decrypt' in [MITM] | expected one of: hostname, skip-server-cert-verify, auto-quic-block"),
+             "2:1 | unknown key 'decrypt' in [MITM] | expected one of: hostname, skip-server-cert-verify, auto-quic-block, h2"),
             ("skip-server-cert-verify = maybe",
              "2:27 | skip-server-cert-verify must be true or false, got 'maybe' | "),
             ("auto-quic-block = yes\nauto-quic-block = no",
@@ -203,7 +205,6 @@ import Testing
         [MITM]
         ca-passphrase = secret
         ca-p12 = MIIKPAIBAzCCCgYGCSqGSIb3DQEHAaCCCfcEggnzMIIJ7zCCBF8GCSqGSIb3DQEHBqCCBFAwggRMAgEAMIIERQYJKoZIhvcNAQcB
-        h2 = true
         tcp-connection = true
         hostname-disabled = a.test
         client-source-address = 192.168.1.0/24
@@ -213,10 +214,9 @@ import Testing
         #expect(Self.findings(profile.warnings) == [
             "2:1 | 'ca-passphrase' is Surge's and has no effect in Sluice | \(ca)",
             "3:1 | 'ca-p12' is Surge's and has no effect in Sluice | \(ca)",
-            "4:1 | 'h2' is Surge's and has no effect in Sluice | Sluice speaks HTTP/1.1 inside intercepted TLS; an app that offers only h2 is passed through untouched",
-            "5:1 | 'tcp-connection' is Surge's and has no effect in Sluice | Sluice intercepts HTTPS only",
-            "6:1 | 'hostname-disabled' is Surge's and has no effect in Sluice | it lists the names switched off in Surge's app, which has no use here; exclude a name with -NAME in hostname",
-            "7:1 | 'client-source-address' is Surge's and has no effect in Sluice | Sluice intercepts the names in hostname for every client",
+            "4:1 | 'tcp-connection' is Surge's and has no effect in Sluice | Sluice intercepts HTTPS only",
+            "5:1 | 'hostname-disabled' is Surge's and has no effect in Sluice | it lists the names switched off in Surge's app, which has no use here; exclude a name with -NAME in hostname",
+            "6:1 | 'client-source-address' is Surge's and has no effect in Sluice | Sluice intercepts the names in hostname for every client",
         ])
         #expect(profile.mitm.hostnames.map(\.description) == ["api.test"])
         #expect(profile.warnings.allSatisfy { $0.severity == .warning })
@@ -277,7 +277,7 @@ import Testing
         let json = ProfileJSON.render(profile, pretty: false)
         #expect(json.contains(#""mitm":{"line":2,"hostname":[{"host":"*.api.test","port":443,"exclude":false},"#
             + #"{"host":"pay.api.test","port":443,"exclude":true},{"host":"fd00::1","port":null,"exclude":false}],"#
-            + #""skip-server-cert-verify":true,"auto-quic-block":true}"#), "\(json)")
+            + #""skip-server-cert-verify":true,"auto-quic-block":true,"h2":false}"#), "\(json)")
     }
 
     @Test func matchExplainsInterceptedHTTPSAsHTTP() throws {

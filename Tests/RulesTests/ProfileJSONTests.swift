@@ -46,7 +46,7 @@ import Wire
         "final":{"line":7,"policy":"DIRECT"},"hosts":[],"url-rewrites":[],"header-rewrites":[],\#
         "map-local":[{"line":9,"regex":"^http://a\\.test/$","data-type":"base64","size":2,"status-code":200,"headers":[{"name":"X-Mock","value":"1"}]}],\#
         "statistics":[],"capture":{"pcap":null,"per-flow":null,"filter":null,"snaplen":262144,"rotate-size":null,"rotate-count":10,"har":null,"har-body-limit":1048576},\#
-        "mitm":{"line":null,"hostname":[],"skip-server-cert-verify":false,"auto-quic-block":true},"warnings":[]}
+        "mitm":{"line":null,"hostname":[],"skip-server-cert-verify":false,"auto-quic-block":true,"h2":false},"warnings":[]}
         """#)
         #expect(!json.contains("secret"))
     }

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// HTTP/2 inside intercepted TLS (`HTTP2Gateway`): apps that speak h2 to
+/// Sluice get the same rewrites, mocks, rules and records as HTTP/1.1 ones,
+/// with Sluice speaking HTTP/1.1 to the origin. With [MITM] h2 = true every
+/// app that offers h2 speaks it; without, only apps that offer nothing else.
+extension InterceptionTests {
+    static let http2Sections = """
+    [URL Rewrite]
+    ^https://old\\.test/(.*) https://web.test/$1 302
+    [Map Local]
+    ^https://mock\\.test/config$ data-type=text data="{}" header="Content-Type:application/json"
+    [Header Rewrite]
+    http-request ^https://web\\.test/ header-add X-Env staging
+    http-response ^https://web\\.test/ header-add X-Seen-By sluice
+    """
+
+    /// curl offers h2 and http/1.1; with h2 = true it gets h2: a header rewrite
+    /// each way, Map Local, a 302 rewrite, HEAD, 1 MiB down sha256-checked,
+    /// twelve requests multiplexed on one connection, and each in the flow log.
+    @Test func http2RequestsAreInterceptedWithH2() throws {
+        _ = try makeCADir()
+        let log = pair.path("h2.jsonl")
+        let path = try mitmProfile("hostname = *.test\nh2 = true", Self.http2Sections, name: "h2.conf")
+        let urls = (0 ..< 12).map { "-o /dev/null https://web.test/echo?n=\($0)" }.joined(separator: " ")
+        let r = try exec("""
+        curl -sS -w ' %{http_version}\\n' https://web.test/echo
+        curl -sS -D - -o /dev/null https://web.test/hello.txt | tr -d '\\r' | grep -i -E '^(HTTP/|x-seen-by:)'
+        curl -sS -w ' %{http_code} %{http_version}\\n' https://mock.test/config
+        curl -sS -o /dev/null -w '%{http_code} %{redirect_url} %{http_version}\\n' https://old.test/hello.txt
+        curl -sS -I -w '%{http_code} %{size_download}\\n' -o /dev/null https://web.test/1m.bin
+        curl -sS https://web.test/1m.bin | sha256sum | cut -c1-64
+        curl -sS -Z --parallel-max 12 -w '%{http_code} %{http_version} %{num_connects}\\n' \(urls) | sort | uniq -c | sed 's/^ *//'
+        """, profile: path, options: ["--flow-log", log], timeout: 120)
+        #expect(r.status == 0, "\(r.stderr)")
+        let digest = try pair.digest("1m.bin")
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(Array(lines.prefix(9)) == [
+            "method=GET scheme=https host=web.test port=443 uri=/echo env=staging", " 2",
+            "HTTP/2 200 ", "x-seen-by: sluice",
+            "{} 200 2",
+            "302 https://web.test/hello.txt 2",
+            "200 0",
+            digest,
+            "12 200 2 0",
+        ] || Array(lines.prefix(8)) + [lines.dropFirst(8).joined(separator: "|")] == [
+            "method=GET scheme=https host=web.test port=443 uri=/echo env=staging", " 2",
+            "HTTP/2 200 ", "x-seen-by: sluice",
+            "{} 200 2",
+            "302 https://web.test/hello.txt 2",
+            "200 0",
+            digest,
+            "11 200 2 0|1 200 2 1|",
+        ], "\(r.stdout) \(r.stderr)")
+        // Every request is in the flow log as HTTP/1.1's are: 18 of them.
+        let requests = requestURLs(log)
+        #expect(requests.count == 18, "\(requests)")
+        #expect(requests.filter { $0.hasPrefix("https://web.test/echo?n=") }.count == 12, "\(requests)")
+    }
+
+    /// Uploads over h2 reach the origin intact: with a content-length (curl's
+    /// --data-binary) and without one (the gateway sends it on chunked).
+    @Test func http2UploadsCrossTheGatewayIntact() throws {
+        _ = try makeCADir()
+        try net.start(["/usr/bin/python3", "-c", Self.digestServer, webCertificate, webKey], in: pair.server,
+                      log: pair.path("digest-server.log"))
+        #expect(pair.waitForListener("10.88.0.2:9443"), "\(read(pair.path("digest-server.log")))")
+        try pair.makeFile("upload-h2.bin", bytes: 1_048_576 + 333)
+        let upload = pair.path("upload-h2.bin")
+        let path = try mitmProfile("hostname = web.test:9443\nh2 = true", name: "h2-upload.conf")
+        let r = try exec("""
+        curl -sS -H 'Expect:' --data-binary @\(upload) https://web.test:9443/upload
+        curl -sS -H 'Expect:' -H 'Transfer-Encoding: chunked' --data-binary @\(upload) https://web.test:9443/upload
+        curl -sS -w '%{http_version}\\n' -o /dev/null -H 'Expect:' --data-binary @\(upload) https://web.test:9443/upload
+        """, profile: path, timeout: 120)
+        #expect(r.status == 0, "\(r.stderr)")
+        let up = try pair.digest("upload-h2.bin")
+        #expect(r.stdout == "POST 1048909 \(up)\nPOST 1048909 \(up)\n2\n", "\(r.stdout) \(r.stderr)")
+    }
+
+    /// Without h2 = true, curl (h2 and http/1.1 offered) keeps HTTP/1.1, and
+    /// an app that offers h2 alone is intercepted with h2 rather than passed
+    /// through: Python's ssl shows the protocol and Sluice's certificate,
+    /// nghttp (h2 only) makes requests through the rules.
+    @Test func anAppOfferingOnlyH2IsInterceptedWithH2() throws {
+        let caDir = try makeCADir()
+        let path = try mitmProfile("hostname = web.test, mock.test", Self.http2Sections, name: "h2-default.conf")
+        let leaf = pair.path("h2-only-leaf.pem")
+        let client = """
+        import socket, ssl
+        context = ssl.create_default_context()
+        context.set_alpn_protocols(["h2"])
+        with socket.create_connection(("web.test", 443), timeout=10) as raw:
+            with context.wrap_socket(raw, server_hostname="web.test") as tls:
+                open("\(leaf)", "w").write(ssl.DER_cert_to_PEM_cert(tls.getpeercert(binary_form=True)))
+                print("ALPN protocol: " + str(tls.selected_alpn_protocol()))
+        """
+        try client.write(toFile: pair.path("h2-only.py"), atomically: true, encoding: .utf8)
+        let r = try exec("""
+        curl -sS -w ' %{http_version}\\n' https://web.test/echo
+        python3 \(pair.path("h2-only.py"))
+        nghttp https://web.test/echo https://mock.test/config; echo
+        nghttp -v https://web.test/hello.txt | grep -c -E 'recv HEADERS frame|recv DATA frame' 
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let echo = "method=GET scheme=https host=web.test port=443 uri=/echo env=staging"
+        #expect(r.stdout == "\(echo)\n 1.1\nALPN protocol: h2\n\(echo)\n{}\n2\n", "\(r.stdout) \(r.stderr)")
+        #expect(issuer(leaf) == subject(caDir + "/ca.pem"), "the h2-only app saw '\(issuer(leaf))'")
+    }
+}
