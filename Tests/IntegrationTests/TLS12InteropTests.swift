@@ -65,27 +65,7 @@ import X509
               enough: ([UInt8]) -> Bool = { _ in false }) throws -> Session
     {
         let connection = try #require(LoopbackConnection.connect(port: port))
-        var client = TLSClient(configuration: TLSClient.Configuration(
-            serverName: host, applicationProtocols: [Array("http/1.1".utf8)], randomBytes: TLSPeerFixtures.randomBytes,
-            verifyChain: { (chain: [[UInt8]]) throws(TLSError) -> ServerPublicKey in
-                let leaf: Certificate
-                do { leaf = try ChainVerifier.verify(chain: chain, host: host, now: Int64(time(nil)), trustStore: trustStore) } catch {
-                    throw TLSError(.badCertificate, "\(error)")
-                }
-                switch leaf.subjectPublicKeyInfo.publicKey {
-                case .ecPublicKey(.p256, let point):
-                    guard let key = P256.PublicKey(x962Representation: point) else { break }
-                    return .p256(key)
-                case .ecPublicKey(.p384, let point):
-                    guard let key = P384.PublicKey(x962Representation: point) else { break }
-                    return .p384(key)
-                case .rsaEncryption(let components):
-                    guard let key = RSAPublicKey(modulus: components.modulus, publicExponent: components.publicExponent) else { break }
-                    return .rsa(key)
-                default: break
-                }
-                throw TLSError(.unsupportedCertificate, "an unsupported key")
-            }))
+        var client = TLSPeerFixtures.client(host: host, trustStore: trustStore)
         connection.write(client.start())
         var session = Session()
         var requested = false

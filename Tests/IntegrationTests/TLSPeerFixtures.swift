@@ -127,10 +127,10 @@ struct TLSPeerFixtures {
         var text: String
     }
 
-    /// `GET /` with Sluice's client, the chain checked against `trustStore`.
-    func fetch(port: UInt16, host: String, trustStore: TrustStore) throws -> Fetched {
-        let connection = try #require(LoopbackConnection.connect(port: port))
-        var client = TLSClient(configuration: TLSClient.Configuration(
+    /// Sluice's client for `host` (SNI, http/1.1), the chain checked against
+    /// `trustStore` by X509's verifier, as the engine's is.
+    static func client(host: String, trustStore: TrustStore) -> TLSClient {
+        TLSClient(configuration: TLSClient.Configuration(
             serverName: host, applicationProtocols: [Array("http/1.1".utf8)], randomBytes: Self.randomBytes,
             verifyChain: { (chain: [[UInt8]]) throws(TLSError) -> ServerPublicKey in
                 let leaf: Certificate
@@ -141,6 +141,9 @@ struct TLSPeerFixtures {
                 case .ecPublicKey(.p256, let point):
                     guard let key = P256.PublicKey(x962Representation: point) else { break }
                     return .p256(key)
+                case .ecPublicKey(.p384, let point):
+                    guard let key = P384.PublicKey(x962Representation: point) else { break }
+                    return .p384(key)
                 case .rsaEncryption(let components):
                     guard let key = RSAPublicKey(modulus: components.modulus, publicExponent: components.publicExponent) else { break }
                     return .rsa(key)
@@ -148,6 +151,12 @@ struct TLSPeerFixtures {
                 }
                 throw TLSError(.unsupportedCertificate, "an unsupported key")
             }))
+    }
+
+    /// `GET /` with Sluice's client, the chain checked against `trustStore`.
+    func fetch(port: UInt16, host: String, trustStore: TrustStore) throws -> Fetched {
+        let connection = try #require(LoopbackConnection.connect(port: port))
+        var client = Self.client(host: host, trustStore: trustStore)
         connection.write(client.start())
         var text: [UInt8] = []
         var requested = false
