@@ -138,6 +138,13 @@ public struct HTTP2Frame: Sendable, Equatable, CustomStringConvertible {
         return bytes
     }
 
+    /// A 32-bit field, big-endian (§4.1): error codes, setting values,
+    /// window increments and stream ids (whose reserved bit the caller clears).
+    static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+         UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+    }
+
     static func appendHeader(length: Int, type: UInt8, flags: UInt8, streamID: UInt32, to bytes: inout [UInt8]) {
         bytes += [UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length),
                   type, flags,

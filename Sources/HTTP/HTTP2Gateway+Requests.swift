@@ -134,14 +134,13 @@ extension HTTP2Gateway {
         switch Self.request(from: fields) {
         case let .success(value):
             request = value
-        case let .failure(reason):
-            _ = reason
+        case .failure:
             resetStream(id, .protocolError)
             return
         }
         if request.method == .connect {
             // CONNECT tunnels (§8.5) have no HTTP/1.1 request to become here.
-            respondLocally(id, status: 501, endStream: true)
+            respondLocally(id, status: 501)
             return
         }
         if let length = request.contentLength, endStream, length != 0 {
@@ -210,10 +209,9 @@ extension HTTP2Gateway {
         let httpMethod = HTTPMethod(rawValue: method)
         if httpMethod == .connect { return .success((httpMethod, [], nil)) }
         // §8.3.1: :scheme and a non-empty :path; the authority from :authority, else host.
-        guard let scheme, !scheme.isEmpty, let path, !path.isEmpty, path.utf8.allSatisfy(HTTPSyntax.isTargetByte) else {
+        guard scheme?.isEmpty == false, let path, !path.isEmpty, path.utf8.allSatisfy(HTTPSyntax.isTargetByte) else {
             return .failure(MalformedRequest(reason: "no valid :scheme or :path"))
         }
-        _ = scheme
         guard let target = authority ?? host, !target.isEmpty, target.utf8.allSatisfy(HTTPSyntax.isTargetByte) else {
             return .failure(MalformedRequest(reason: "no authority"))
         }
@@ -339,8 +337,6 @@ extension HTTP2Gateway {
     }
 
     mutating func windowUpdate(stream id: UInt32, _ increment: Int) {
-        output += HTTP2Frame(type: .windowUpdate, streamID: id,
-                             payload: [UInt8(truncatingIfNeeded: increment >> 24) & 0x7F, UInt8(truncatingIfNeeded: increment >> 16),
-                                       UInt8(truncatingIfNeeded: increment >> 8), UInt8(truncatingIfNeeded: increment)]).encoded()
+        output += HTTP2Frame(type: .windowUpdate, streamID: id, payload: HTTP2Frame.bigEndian(UInt32(truncatingIfNeeded: increment) & 0x7FFF_FFFF)).encoded()
     }
 }

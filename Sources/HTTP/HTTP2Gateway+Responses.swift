@@ -172,7 +172,7 @@ extension HTTP2Gateway {
 
     /// An answer Sluice gives itself, without the session (CONNECT, which
     /// has no HTTP/1.1 form here).
-    mutating func respondLocally(_ id: UInt32, status: Int, endStream: Bool) {
-        sendHeaders(id, [HPACKHeader(":status", String(status)), HPACKHeader("content-length", "0")], endStream: endStream)
+    mutating func respondLocally(_ id: UInt32, status: Int) {
+        sendHeaders(id, [HPACKHeader(":status", String(status)), HPACKHeader("content-length", "0")], endStream: true)
     }
 }

@@ -89,8 +89,7 @@ public struct HTTP2Gateway: Sendable {
         // §3.4: the server's preface is a SETTINGS frame, first.
         var settings: [UInt8] = []
         func setting(_ id: UInt16, _ value: Int) {
-            settings += [UInt8(id >> 8), UInt8(id & 0xFF), UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
-                         UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+            settings += [UInt8(id >> 8), UInt8(id & 0xFF)] + HTTP2Frame.bigEndian(UInt32(value))
         }
         setting(HTTP2Setting.maxConcurrentStreams, limits.maximumConcurrentStreams)
         setting(HTTP2Setting.initialWindowSize, limits.initialWindowSize)
@@ -154,12 +153,7 @@ public struct HTTP2Gateway: Sendable {
         // Streams past the last one named never go on: the app may send them again elsewhere (§6.8).
         for id in waitingRequests { streams[id] = nil }
         waitingRequests.removeAll()
-        var payload: [UInt8] = []
-        payload += [UInt8(truncatingIfNeeded: lastForwarded >> 24) & 0x7F, UInt8(truncatingIfNeeded: lastForwarded >> 16),
-                    UInt8(truncatingIfNeeded: lastForwarded >> 8), UInt8(truncatingIfNeeded: lastForwarded)]
-        payload += [UInt8(truncatingIfNeeded: code.rawValue >> 24), UInt8(truncatingIfNeeded: code.rawValue >> 16),
-                    UInt8(truncatingIfNeeded: code.rawValue >> 8), UInt8(truncatingIfNeeded: code.rawValue)]
-        payload += Array(debug.utf8.prefix(256))
+        let payload = HTTP2Frame.bigEndian(lastForwarded & 0x7FFF_FFFF) + HTTP2Frame.bigEndian(code.rawValue) + Array(debug.utf8.prefix(256))
         output += HTTP2Frame(type: .goAway, streamID: 0, payload: payload).encoded()
     }
 
@@ -300,9 +294,7 @@ public struct HTTP2Gateway: Sendable {
             // What the app may still have in flight is a window's worth of frames, on few streams.
             if resetStreams.count > 256 { resetStreams.removeFirst(resetStreams.count - 256) }
         }
-        output += HTTP2Frame(type: .rstStream, streamID: id,
-                             payload: [UInt8(truncatingIfNeeded: code.rawValue >> 24), UInt8(truncatingIfNeeded: code.rawValue >> 16),
-                                       UInt8(truncatingIfNeeded: code.rawValue >> 8), UInt8(truncatingIfNeeded: code.rawValue)]).encoded()
+        output += HTTP2Frame(type: .rstStream, streamID: id, payload: HTTP2Frame.bigEndian(code.rawValue)).encoded()
         try? cancel(id)
     }
 

@@ -37,15 +37,8 @@ extension InterceptionTests {
         #expect(r.status == 0, "\(r.stderr)")
         let digest = try pair.digest("1m.bin")
         let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(Array(lines.prefix(9)) == [
-            "method=GET scheme=https host=web.test port=443 uri=/echo env=staging", " 2",
-            "HTTP/2 200 ", "x-seen-by: sluice",
-            "{} 200 2",
-            "302 https://web.test/hello.txt 2",
-            "200 0",
-            digest,
-            "12 200 2 0",
-        ] || Array(lines.prefix(8)) + [lines.dropFirst(8).joined(separator: "|")] == [
+        // One connection for the twelve: the transfer that made it counts 1, the others 0.
+        #expect(Array(lines.prefix(8)) + [lines.dropFirst(8).joined(separator: "|")] == [
             "method=GET scheme=https host=web.test port=443 uri=/echo env=staging", " 2",
             "HTTP/2 200 ", "x-seen-by: sluice",
             "{} 200 2",
