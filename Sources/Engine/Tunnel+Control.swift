@@ -83,7 +83,6 @@ extension Tunnel: ControlledLoop {
                 tcp.refuse(key, with: .reset, sink: &sink)
             }
             sniffing[key] = nil
-            helloWaits.remove(key)
             answering[key] = nil
             awaitingAddress[key] = nil
             if let flow = tcpFlows[key] {

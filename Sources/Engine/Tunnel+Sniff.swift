@@ -12,11 +12,30 @@ extension Tunnel {
     }
 }
 
+/// What an accepted flow's sniffing waits for, and until when.
+struct SniffWait {
+    enum Stage {
+        /// The app's handshake to end (the ACK of our SYN-ACK): a flow's
+        /// silence counts from then, so an app whose handshake takes long
+        /// (a lost SYN-ACK costs it a second; a client 400 ms away, 800 ms)
+        /// is not decided without the bytes it sends right after.
+        case handshake
+        /// Its first bytes, `sniffTimeout` after the handshake.
+        case firstBytes
+        /// The rest of a ClientHello that arrived in part, `partialHelloTimeout`.
+        case restOfHello
+    }
+
+    var stage: Stage
+    var deadline: Instant
+}
+
 extension FlowFacts {
     /// How many of a flow's first bytes the rules look at, and how long a
     /// silent flow waits before it is decided without them (server-speaks-
     /// first protocols such as SSH or SMTP send nothing first): the
-    /// tunnel's, the proxy's (`--sniff`) and replay's.
+    /// tunnel's (counted from the end of the app's handshake), the proxy's
+    /// (`--sniff`) and replay's.
     static let sniffLimit = 16384
     static let sniffTimeout: Duration = .milliseconds(300)
     /// How much longer a flow whose first bytes are part of a TLS record

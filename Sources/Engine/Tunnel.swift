@@ -98,10 +98,9 @@ final class Tunnel {
     var director = FlowDirector()
     /// Set by `exec` and `run`: who opened each flow, for owner rules.
     var ownerLookup: FlowOwnerLookup?
-    /// Accepted flows whose first bytes the rules wait for, with the time they give up waiting.
-    var sniffing: [FlowKey: Instant] = [:]
-    /// Of those, the ones given longer for a ClientHello that arrived in part.
-    var helloWaits: Set<FlowKey> = []
+    /// Accepted flows whose first bytes the rules wait for: what each waits
+    /// for, and when it gives up waiting (Tunnel+Sniff.swift).
+    var sniffing: [FlowKey: SniffWait] = [:]
     /// Accepted flows that Sluice answers itself: the bytes still to write.
     var answering: [FlowKey: PendingAnswer] = [:]
     /// DNS over TCP to Sluice's DNS address (Tunnel+DNSStream.swift), and their resolver sockets' tokens.
@@ -542,7 +541,7 @@ final class Tunnel {
             // Accept-first: the app talks to Sluice until its first bytes say enough to decide.
             trace("\(key): accepted to sniff its first bytes")
             guard acceptApp(key, sink: &sink) else { return }
-            sniffing[key] = now + FlowFacts.sniffTimeout
+            sniffing[key] = SniffWait(stage: .handshake, deadline: now + FlowFacts.sniffTimeout)
         }
     }
 
@@ -564,20 +563,36 @@ final class Tunnel {
 
     /// The app's first bytes (or its silence until the deadline, or its FIN) decide the flow.
     func sniff(_ key: FlowKey, final: Bool, sink: inout TunSink) {
+        guard let wait = sniffing[key] else { return }
         guard let connection = tcp.connection(key), connection.state != .closed else {
             sniffing[key] = nil
-            helloWaits.remove(key)
             releasePin(key)
             tcp.flush(key, now: now, sink: &sink)
             return
         }
+        if wait.stage == .handshake {
+            guard connection.state.isSynchronized else {
+                // The app has not finished its handshake (our SYN-ACK was lost,
+                // or the app is far away): its silence has not begun. The
+                // stack's SYN-ACK retransmission limit bounds this wait.
+                if final { sniffing[key]?.deadline = now + FlowFacts.sniffTimeout }
+                tcp.flush(key, now: now, sink: &sink)
+                return
+            }
+            // Counted from here: the first bytes follow the handshake's last ACK.
+            sniffing[key] = SniffWait(stage: .firstBytes, deadline: now + FlowFacts.sniffTimeout)
+            if final {
+                tcp.flush(key, now: now, sink: &sink)
+                return
+            }
+        }
         let finished = final || connection.isReadClosed || connection.readableCount >= FlowFacts.sniffLimit
-        if final, !connection.isReadClosed, connection.readableCount < FlowFacts.sniffLimit,
-           facts(for: key).awaitsRestOfHello(connection.peekReadable(maxLength: FlowFacts.sniffLimit)), helloWaits.insert(key).inserted
+        if final, wait.stage == .firstBytes, !connection.isReadClosed, connection.readableCount < FlowFacts.sniffLimit,
+           facts(for: key).awaitsRestOfHello(connection.peekReadable(maxLength: FlowFacts.sniffLimit))
         {
             // Deciding without its name would miss the DOMAIN rules and [MITM].
             trace("\(key): a ClientHello is partly here; waiting for the rest")
-            sniffing[key] = now + FlowFacts.partialHelloTimeout
+            sniffing[key] = SniffWait(stage: .restOfHello, deadline: now + FlowFacts.partialHelloTimeout)
             return
         }
         guard let sniffed = sniffedFacts(key, connection: connection, final: finished) else {
@@ -586,7 +601,6 @@ final class Tunnel {
         }
         let decided = withAnswerName(sniffed)
         sniffing[key] = nil
-        helloWaits.remove(key)
         if decided.applicationProtocol == .tls, intercepts(key, facts: decided, connection: connection) {
             startIntercepted(key, facts: decided, sink: &sink)
             return
@@ -1538,7 +1552,7 @@ final class Tunnel {
         }
         if let deadline = sniffDeadline, deadline <= time {
             // Silent apps (server-speaks-first protocols) are decided without their first bytes.
-            for (key, deadline) in sniffing where deadline <= time { sniff(key, final: true, sink: &sink) }
+            for (key, wait) in sniffing where wait.deadline <= time { sniff(key, final: true, sink: &sink) }
         }
         if let deadline = resolver.nextDeadline, deadline <= time {
             for key in resolver.expire(now: time) { refuse(key, reason: .host, sink: &sink) }
@@ -1622,7 +1636,7 @@ final class Tunnel {
     /// The earliest sniffing deadline (few flows sniff at once: a scan is cheap).
     var sniffDeadline: Instant? {
         var earliest: Instant?
-        for deadline in sniffing.values where earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        for wait in sniffing.values where earliest.map({ wait.deadline < $0 }) ?? true { earliest = wait.deadline }
         return earliest
     }
 

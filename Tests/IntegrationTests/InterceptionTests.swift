@@ -785,6 +785,30 @@ final class InterceptionTests {
         #expect(proxied.output == "Sluice Interception CA\n", "\(proxied.output)\n\(summary)")
     }
 
+    /// An app 400 ms away (`--faults delay=400ms` each way, as a far
+    /// gateway client or a rehearsed satellite link): its first bytes come
+    /// 800 ms after its SYN reached Sluice, long after the 300 ms a silent
+    /// flow waits. The wait counts from the end of the app's handshake, so
+    /// HTTPS is still intercepted and plain HTTP's requests still ruled.
+    @Test func aFarAwayAppIsStillInterceptedAndRuled() throws {
+        _ = try makeCADir()
+        let path = try mitmProfile("hostname = web.test", """
+        [URL Rewrite]
+        ^https://web\\.test/moved https://web.test/echo header
+        ^http://plain\\.test:8080/moved http://plain.test:8080/echo header
+        """)
+        let r = try exec("""
+        curl -sS --max-time 20 https://web.test/moved
+        curl -sS --max-time 20 http://plain.test:8080/moved
+        """, profile: path, options: ["--faults", "delay=400ms"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == """
+        method=GET scheme=https host=web.test port=443 uri=/echo env=
+        method=GET scheme=http host=plain.test port=8080 uri=/echo env=
+
+        """, "\(r.stdout) \(r.stderr)")
+    }
+
     /// An upgrade (WebSocket's handshake) inside intercepted TLS: the 101
     /// goes back, and from then on bytes pass both ways untouched through
     /// both TLS connections, in the tunnel and through `sluice proxy`.
