@@ -322,6 +322,7 @@ extension HTTP2Gateway {
         if currentRequest == id { currentRequest = nil }
         // The response went out before the body ended (a server may answer early).
         if stream.responseFinished { streams[id] = nil }
+        if let code = stream.pendingReset { resetStream(id, code) }
         if forwardNext { forwardRequests() }
     }
 

@@ -170,6 +170,56 @@ extension HTTP2Gateway {
         } while offset < block.count
     }
 
+    /// The session gives the oldest stream awaiting a response none (a rule
+    /// refused its request, or the upstream failed in the middle of its
+    /// response): RST_STREAM with `code`, and the connection goes on. What
+    /// part of a response the session wrote for it is forgotten. A request
+    /// whose body is still going on is reset when the body ends: the
+    /// session reads a refused request's body to its end, and HTTP/1.1
+    /// cannot cut a body of fixed length short.
+    public mutating func resetNextResponse(_ code: HTTP2ErrorCode) {
+        guard let id = skipNextResponse(), var stream = streams[id] else { return }
+        guard !stream.cancelled else {
+            // The app reset it already; only the response it waited for kept it.
+            streams[id] = nil
+            return
+        }
+        if currentRequest == id {
+            stream.pendingReset = code
+            streams[id] = stream
+        } else {
+            resetStream(id, code)
+        }
+        flushResponses()
+    }
+
+    /// The session gives the oldest stream awaiting a response none, and
+    /// nothing else either (REJECT-DROP): the stream stays open, its request
+    /// body still read, until the app gives up on it (RST_STREAM). The other
+    /// streams go on.
+    public mutating func leaveNextResponseUnanswered() {
+        guard let id = skipNextResponse(), let stream = streams[id] else { return }
+        if stream.cancelled { streams[id] = nil }
+        flushResponses()
+    }
+
+    /// Takes the oldest stream off the list of those awaiting a response,
+    /// with whatever of its response was read or waits for the windows.
+    private mutating func skipNextResponse() -> UInt32? {
+        guard !answering.isEmpty else { return nil }
+        let id = answering.removeFirst()
+        responses.skipResponse()
+        dechunker = nil
+        if var stream = streams[id] {
+            bufferedResponseBytes -= stream.responseData.count
+            stream.responseData = []
+            stream.responseEnded = false
+            streams[id] = stream
+        }
+        sending.removeAll { $0 == id }
+        return id
+    }
+
     /// An answer Sluice gives itself, without the session (CONNECT, which
     /// has no HTTP/1.1 form here).
     mutating func respondLocally(_ id: UInt32, status: Int) {

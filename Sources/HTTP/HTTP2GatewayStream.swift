@@ -33,6 +33,9 @@ struct HTTP2GatewayStream: Sendable {
     var responseFinished = false
     /// The app reset the stream (or Sluice did): nothing more goes to it.
     var cancelled = false
+    /// The session gave the stream no response and it is reset with this
+    /// code once its request has gone on whole (`resetNextResponse`).
+    var pendingReset: HTTP2ErrorCode?
 
     init(method: HTTPMethod, head: [UInt8], contentLength: Int?, appEnded: Bool, receiveWindow: Int, sendWindow: Int) {
         self.method = method

@@ -39,6 +39,15 @@ public struct HTTPResponseParser: Sendable {
         if nextMethod < methods.count { nextMethod += 1 }
     }
 
+    /// The response being read (or the next one) will not come: what was
+    /// read of it is forgotten, and the next bytes answer the request after
+    /// it. (HTTP/2's gateway: the session gave that stream no response.)
+    public mutating func skipResponse() {
+        headReader = HeadReader()
+        state = .head
+        completeExchange()
+    }
+
     /// Where the head of the last `.head` step lies in the input that step
     /// was parsed from, when the head came whole in it (nil when it began in
     /// an earlier input): its bytes can then be forwarded as they came.
