@@ -34,6 +34,9 @@ final class HTTPSession {
     var upstream: UpstreamTarget?
     /// The last request was answered with `Connection: close`: the app's side ends after it.
     var closeAfterAnswer = false
+    /// The upstream's last response said it closes (`Connection: close`, or
+    /// HTTP/1.0's default): the next request goes on a new connection.
+    var upstreamSpent = false
     /// Requests seen on this connection (the flow log numbers them).
     var requestCount = 0
     /// Set for intercepted HTTPS: the TLS Sluice terminates on the app's
@@ -41,6 +44,13 @@ final class HTTPSession {
     var app: InterceptedApp?
     /// The app's connection.
     let key: FlowKey
+
+    /// The app speaks HTTP/2 inside its TLS: many streams share the
+    /// connection, so a request's failure ends its stream, not the connection.
+    var isHTTP2: Bool { app?.gateway != nil }
+
+    /// A request in flight waits for the upstream's response.
+    var awaitsUpstream: Bool { inFlight.contains { $0.localAnswer == nil } }
     /// The first request's facts (domain from DNS or Host), for later requests' rules.
     var facts: FlowFacts
 
@@ -127,6 +137,20 @@ struct HTTPExchange {
     var responseBodyBytes = 0
     /// Local answers are not waited for upstream: their bytes go to the app when their turn comes.
     var localAnswer: [UInt8]?
+    /// HTTP/2: its stream gets no HTTP/1.1 response, but this, when its turn comes.
+    var streamEnding: StreamEnding?
+    /// The statistics, HAR and flow log have it already (a refusal, a
+    /// failure): its local answer, if any, only goes to the app.
+    var recorded = false
+}
+
+/// How HTTP/2's gateway ends a stream the session gives no response
+/// (HTTP/1.1 would end the app's whole connection instead).
+enum StreamEnding {
+    /// RST_STREAM: a refused request (REJECT-RST, REJECT), a response the upstream cut off.
+    case reset(HTTP2ErrorCode)
+    /// Nothing at all (REJECT-DROP): the app gives up on the stream in its own time.
+    case unanswered
 }
 
 /// A planned request that waits for its upstream.

@@ -144,6 +144,18 @@ final class InterceptedApp {
         return taken
     }
 
+    /// HTTP/2: the oldest stream awaiting a response gets none (its turn has
+    /// come: the responses before it went to the gateway whole).
+    func endNextStream(_ ending: StreamEnding, connection: TCPConnection) {
+        guard gateway != nil, http2Failure == nil else { return }
+        switch ending {
+        case let .reset(code): gateway!.resetNextResponse(code)
+        case .unanswered: gateway!.leaveNextResponseUnanswered()
+        }
+        sendFrames()
+        flush(to: connection)
+    }
+
     /// How much plaintext `write` would take now.
     func room(in connection: TCPConnection) -> Int {
         guard isConnected, !closing, records.isEmpty else { return 0 }

@@ -198,15 +198,22 @@ extension Tunnel {
     /// Local answers whose turn has come (responses go back in request order).
     func deliverLocalAnswers(_ session: HTTPSession, connection: TCPConnection) {
         while let first = session.inFlight.first, let answer = first.localAnswer {
+            if let ending = first.streamEnding {
+                // The gateway maps responses to streams in order: the bytes before it go first.
+                guard session.toApp.isEmpty, let app = session.app else { break }
+                app.endNextStream(ending, connection: connection)
+                session.inFlight.removeFirst()
+                continue
+            }
             answer.withUnsafeBytes { writeApp($0, session: session, connection: connection) }
             var exchange = session.inFlight.removeFirst()
             exchange.responseBytes = answer.count
-            record(exchange, session: session)
+            if !exchange.recorded { record(exchange, session: session) }
         }
         if session.inFlight.isEmpty, let waiting = session.waiting {
             session.waiting = nil
             var sink = TunSink(io: io)
-            switchUpstream(session, to: waiting, sink: &sink)
+            dispatch(waiting, in: session, sink: &sink)
         }
         if session.closeAfterAnswer, session.inFlight.isEmpty, session.toApp.isEmpty {
             appShutdownWrite(session, connection)
@@ -230,21 +237,47 @@ extension Tunnel {
             flowRecords[session.key]?.record.rule = planned.exchange.rule
             flowRecords[session.key]?.record.policy = planned.exchange.policy
             logRequest(planned.exchange, session: session)
+            session.skippingRequestBody = true
+            if session.isHTTP2 {
+                // One stream of the app's many: it alone ends, in its turn
+                // (RST_STREAM; nothing at all for REJECT-DROP).
+                var exchange = planned.exchange
+                exchange.localAnswer = []
+                exchange.streamEnding = refusal == .drop ? .unanswered : .reset(.cancel)
+                exchange.recorded = true
+                session.inFlight.append(exchange)
+                return
+            }
             finishRecord(session.key, status: .blocked)
             if let connection = tcp.connection(session.key) {
                 if refusal == .drop { connection.abortSilently() } else { connection.abort() }
             }
-            session.skippingRequestBody = true
         case .direct, .proxy:
-            if session.upstream == planned.target, tcpFlows[session.key] != nil {
-                session.toUpstream.append(planned.head)
-                session.inFlight.append(planned.exchange)
-                session.responses.expectResponse(to: head.method)
-            } else if session.inFlight.isEmpty {
-                switchUpstream(session, to: planned, sink: &sink)
-            } else {
+            dispatch(planned, in: session, sink: &sink)
+        }
+    }
+
+    /// Sends a planned request on: on the session's upstream when it goes
+    /// there and may take it now, else on a new connection once the
+    /// responses in flight have finished.
+    ///
+    /// HTTP/2's streams go on one at a time, not pipelined: an origin that
+    /// closes after a response (`Connection: close`, its keep-alive limit)
+    /// leaves the requests pipelined behind it unanswered, and HTTP/1.1
+    /// cannot say whether it read them, so each would fail its stream.
+    func dispatch(_ planned: PlannedRequest, in session: HTTPSession, sink: inout TunSink) {
+        if session.upstream == planned.target, !session.upstreamSpent, tcpFlows[session.key] != nil {
+            guard !session.isHTTP2 || !session.awaitsUpstream else {
                 session.waiting = planned
+                return
             }
+            session.toUpstream.append(planned.head)
+            session.inFlight.append(planned.exchange)
+            session.responses.expectResponse(to: HTTPMethod(rawValue: planned.exchange.method))
+        } else if session.inFlight.isEmpty {
+            switchUpstream(session, to: planned, sink: &sink)
+        } else {
+            session.waiting = planned
         }
     }
 
@@ -256,6 +289,7 @@ extension Tunnel {
             removeTCP(old, keepConnection: true, keepSession: true)
         }
         session.upstream = planned.target
+        session.upstreamSpent = false
         session.responses = HTTPResponseParser()
         session.toUpstream = OutgoingBytes()
         session.toUpstream.append(planned.head)
@@ -362,6 +396,7 @@ extension Tunnel {
                 case let .head(head, consumed)?:
                     offset += consumed
                     let rewritten = director.rewriteResponse(head, for: session.inFlight.first)
+                    if head.status >= 200, !head.keepAlive { session.upstreamSpent = true }
                     if head.status >= 200, !session.inFlight.isEmpty {
                         session.inFlight[0].status = head.status
                         session.inFlight[0].headAt = now
@@ -405,14 +440,23 @@ extension Tunnel {
     /// The upstream closed: a response read until close ends here; requests still waiting get a 502.
     func upstreamEnded(_ flow: TCPFlow, session: HTTPSession, sink: inout TunSink) {
         guard let connection = tcp.connection(flow.key) else { return }
+        var endedByClose = false
         if case .end? = try? session.responses.finish(), !session.inFlight.isEmpty {
             record(session.inFlight.removeFirst(), session: session)
+            endedByClose = true
         }
-        let unanswered = session.inFlight.contains { $0.localAnswer == nil }
+        let unanswered = session.awaitsUpstream
         removeTCP(flow, keepConnection: true, keepSession: true)
         session.upstream = nil
         if unanswered {
             upstreamFailed(nil, session: session, reason: "the upstream closed before answering", sink: &sink)
+            return
+        }
+        if session.isHTTP2, !endedByClose {
+            // The origin closed between responses (its keep-alive ran out):
+            // the app's streams go on, the next request on a new connection.
+            deliverLocalAnswers(session, connection: connection)
+            tcp.flush(flow.key, now: now, sink: &sink)
             return
         }
         // The server closed, as a direct connection would show the app: its
@@ -429,6 +473,11 @@ extension Tunnel {
         if let flow { removeTCP(flow, keepConnection: true, keepSession: true) }
         session.upstream = nil
         guard let connection = tcp.connection(session.key) else { return }
+        if session.isHTTP2 {
+            failStreams(session, reason: reason, kind: kind)
+            tcp.flush(session.key, now: now, sink: &sink)
+            return
+        }
         if let index = session.inFlight.firstIndex(where: { $0.localAnswer == nil }) {
             var exchange = session.inFlight[index]
             let started = exchange.status != nil
@@ -446,6 +495,38 @@ extension Tunnel {
         }
         session.inFlight.removeAll { $0.localAnswer == nil }
         answerAndClose(session, status: 502, reason: "Bad Gateway", body: "sluice: \(reason)\n", sink: &sink)
+    }
+
+    /// HTTP/2: the upstream failed the requests waiting on it (one, as they
+    /// go on one at a time), and only their streams fail: a 502 each, or
+    /// RST_STREAM for a response already partly on its way. The next
+    /// request opens a new connection.
+    func failStreams(_ session: HTTPSession, reason: String, kind: ConnectionErrorKind) {
+        // What was still to go to the failed upstream goes nowhere: the
+        // request's head, and the rest of its body, read and dropped.
+        session.toUpstream = OutgoingBytes()
+        session.skippingRequestBody = true
+        for index in session.inFlight.indices where session.inFlight[index].localAnswer == nil {
+            var exchange = session.inFlight[index]
+            let started = exchange.responseBytes > 0
+            exchange.failure = reason
+            exchange.failureKind = kind
+            exchange.status = nil
+            record(exchange, session: session)
+            exchange.recorded = true
+            if started {
+                exchange.localAnswer = []
+                exchange.streamEnding = .reset(.internalError)
+            } else {
+                exchange.localAnswer = HTTPResponse.simple(status: 502, reason: "Bad Gateway", text: "sluice: \(reason)\n", keepAlive: true)
+            }
+            session.inFlight[index] = exchange
+        }
+        // The answers go, and the app's next requests are read, when the
+        // session is pumped at the end of this turn of the loop: not here,
+        // inside the failed upstream's handling (whose caller still holds
+        // it), where a next upstream that failed at once would recurse.
+        if !touched.contains(session.key) { touched.append(session.key) }
     }
 
     /// A local error response, after which the app's connection closes.

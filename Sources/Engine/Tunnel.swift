@@ -325,8 +325,11 @@ final class Tunnel {
 
     /// Waits for the next events: first by polling for `poll`'s window, then
     /// asleep in epoll_wait (a second at most, so `shouldStop` is asked).
+    /// Flows touched outside a TUN batch (`touched` not empty) are pumped
+    /// by the next `fireTimers`: epoll only looks then.
     private func waitForEvents(into events: inout Epoll.EventBuffer, poll: inout BusyPollWindow) throws(EngineError) -> Int {
         do {
+            if !touched.isEmpty { return try epoll.wait(into: &events, timeoutMilliseconds: 0) }
             guard poll.maximum > 0 else { return try epoll.wait(into: &events, timeoutMilliseconds: 1000) }
             let start = MonotonicClock.now()
             if poll.current > 0 {
@@ -964,7 +967,13 @@ final class Tunnel {
         if let handshake = flow.handshake { noteProxyFailure(handshake.proxy.name, reason: failure.message) }
         if flow.key.transport == .tcp { EngineLog.warning("\(flow.key): \(failure.message)") }
         fail(flow.key, with: failure.refusal, reason: failure.message, sink: &sink)
-        removeTCP(flow, keepConnection: true)
+        removeTCP(flow, keepConnection: true, keepSession: outlivesUpstream(flow.key))
+    }
+
+    /// An HTTP/2 session goes on when its upstream fails (only the request
+    /// waiting on it fails: `failStreams`); an HTTP/1.1 session ends after its 502.
+    func outlivesUpstream(_ key: FlowKey) -> Bool {
+        httpSessions[key]?.isHTTP2 == true
     }
 
     /// How an upstream failure reaches the app (issue #4: as a real network would show it).
@@ -1015,7 +1024,7 @@ final class Tunnel {
                 trace("\(key): connecting, events \(events), error \(pending.map { "\($0)" } ?? "none")")
                 if let error = pending {
                     fail(key, with: Self.refusal(for: error), reason: "connect: \(error)", sink: &sink)
-                    removeTCP(flow, keepConnection: true)
+                    removeTCP(flow, keepConnection: true, keepSession: outlivesUpstream(key))
                     return
                 }
                 guard events.contains(.writable) || events.contains(.hangup) else { return }

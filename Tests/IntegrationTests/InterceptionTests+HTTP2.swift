@@ -102,4 +102,109 @@ extension InterceptionTests {
         #expect(r.stdout == "\(echo)\n 1.1\nALPN protocol: h2\n\(echo)\n{}\n2\n", "\(r.stdout) \(r.stderr)")
         #expect(issuer(leaf) == subject(caDir + "/ca.pem"), "the h2-only app saw '\(issuer(leaf))'")
     }
+
+    /// On h2 a request's failure ends its stream, not the connection the
+    /// app's other streams share: REJECT-RST resets the stream (curl: 92),
+    /// REJECT-DROP leaves it unanswered (curl gives up: 28), REJECT answers
+    /// 403, an origin that refuses the connection 502; the five other
+    /// requests, multiplexed with them on one connection, are answered.
+    @Test func http2StreamsFailAlone() throws {
+        _ = try makeCADir()
+        let log = pair.path("h2-alone.jsonl")
+        let path = try profile("""
+        [Rule]
+        URL-REGEX,^https://web\\.test/ads/rst,REJECT-RST
+        URL-REGEX,^https://web\\.test/ads/drop,REJECT-DROP
+        URL-REGEX,^https://web\\.test/ads/page,REJECT
+        FINAL,DIRECT
+
+        \(Self.hosts)
+
+        [MITM]
+        hostname = web.test
+        h2 = true
+
+        [URL Rewrite]
+        ^https://web\\.test/down https://web.test:9/down header
+        """, name: "h2-alone.conf")
+        let urls = ["echo?n=1", "ads/rst", "echo?n=2", "ads/page", "down", "echo?n=3", "ads/drop", "echo?n=4", "echo?n=5"]
+        let r = try exec("""
+        curl -s -Z --parallel-max 9 -m 6 -w '%{url_effective} %{http_code} %{exitcode} %{num_connects}\\n' \(urls.map { "-o /dev/null https://web.test/\($0)" }.joined(separator: " ")) | sort
+        """, profile: path, options: ["--flow-log", log], timeout: 60)
+        // Sorted by URL; the transfer that opened the one connection counts 1, every other 0.
+        let lines = r.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(lines.map { $0.prefix(3).joined(separator: " ") } == [
+            "https://web.test/ads/drop 000 28",
+            "https://web.test/ads/page 403 0",
+            "https://web.test/ads/rst 000 92",
+            "https://web.test/down 502 0",
+            "https://web.test/echo?n=1 200 0",
+            "https://web.test/echo?n=2 200 0",
+            "https://web.test/echo?n=3 200 0",
+            "https://web.test/echo?n=4 200 0",
+            "https://web.test/echo?n=5 200 0",
+        ], "\(r.stdout) \(r.stderr)")
+        #expect(lines.map { Int($0.last ?? "") ?? -1 }.reduce(0, +) == 1, "more than one connection: \(r.stdout)")
+        #expect(requestURLs(log).count == urls.count, "\(requestURLs(log))")
+    }
+
+    /// An origin that closes its connection after every response (it says
+    /// `Connection: close`) costs the app's h2 connection nothing: each
+    /// request goes on a new upstream connection, none is lost. A response
+    /// the origin cuts off in the middle resets its stream alone.
+    @Test func http2OutlivesAnOriginThatClosesAfterEachResponse() throws {
+        _ = try makeCADir()
+        let server = """
+        import socket, ssl, sys, threading
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); context.load_cert_chain(sys.argv[1], sys.argv[2])
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9444)); s.listen(16); s.settimeout(120)
+        count = 0
+        def serve(raw):
+            global count
+            try:
+                c = context.wrap_socket(raw, server_side=True); c.settimeout(30)
+                buf = b""
+                while b"\\r\\n\\r\\n" not in buf:
+                    chunk = c.recv(65536)
+                    if not chunk: return
+                    buf += chunk
+                count += 1
+                path = buf.split(b" ")[1].decode()
+                if path == "/cut":
+                    c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 1000\\r\\n\\r\\n" + b"x" * 10)
+                    return
+                body = (path + " on connection %d\\n" % count).encode()
+                c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\nConnection: close\\r\\n\\r\\n" % len(body) + body)
+                c.close()
+            except Exception:
+                pass
+            finally:
+                raw.close()
+        for _ in range(200):
+            raw, _ = s.accept()
+            threading.Thread(target=serve, args=(raw,), daemon=True).start()
+        """
+        try server.write(toFile: pair.path("closing-server.py"), atomically: true, encoding: .utf8)
+        try net.start(["/usr/bin/python3", pair.path("closing-server.py"), webCertificate, webKey], in: pair.server,
+                      log: pair.path("closing-server.log"))
+        #expect(pair.waitForListener("10.88.0.2:9444"), "\(read(pair.path("closing-server.log")))")
+        let path = try mitmProfile("hostname = web.test:9444\nh2 = true", name: "h2-closing.conf")
+        let urls = ["r1", "r2", "r3", "cut", "r4", "r5", "r6"].map { "-o \($0 == "cut" ? "/dev/null" : "-") https://web.test:9444/\($0)" }
+        let r = try exec("""
+        curl -s -Z --parallel-max 7 -m 20 -w '%{url_effective} %{http_code} %{http_version} %{exitcode} %{num_connects}\\n' \(urls.joined(separator: " ")) | sort
+        """, profile: path, timeout: 60)
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        // Each origin connection answered one request; the app used one connection.
+        let bodies = lines.filter { $0.hasPrefix("/r") }
+        #expect(Set(bodies.map { $0.split(separator: " ").first.map(String.init) ?? "" }) == Set((1 ... 6).map { "/r\($0)" }), "\(r.stdout) \(r.stderr)")
+        #expect(Set(bodies.compactMap { $0.split(separator: " ").last }).count == 6, "\(r.stdout)")
+        let statuses = lines.filter { $0.hasPrefix("https://") }.map { $0.split(separator: " ").map(String.init) }
+        #expect(statuses.map { $0.dropLast().joined(separator: " ") } == [
+            "https://web.test:9444/cut 200 2 92",
+            "https://web.test:9444/r1 200 2 0", "https://web.test:9444/r2 200 2 0", "https://web.test:9444/r3 200 2 0",
+            "https://web.test:9444/r4 200 2 0", "https://web.test:9444/r5 200 2 0", "https://web.test:9444/r6 200 2 0",
+        ], "\(r.stdout) \(r.stderr)")
+        #expect(statuses.compactMap { Int($0.last ?? "") }.reduce(0, +) == 1, "\(r.stdout)")
+    }
 }
