@@ -39,9 +39,12 @@ extension Tunnel {
     func harEntry(_ exchange: HTTPExchange, session: HTTPSession) -> HAREntry? {
         let key = session.key
         let record = flowRecords[key]
-        return exchange.harEntry(bodyLimit: bodyLimitForHAR, startedAt: wallTime(exchange.started), now: now,
-                                 serverIPAddress: "\(key.destinationAddress)", connection: "\(record?.record.connectionID ?? 0)",
-                                 comment: "\(key)", process: record?.owner?.label)
+        var entry = exchange.harEntry(bodyLimit: bodyLimitForHAR, startedAt: wallTime(exchange.started), now: now,
+                                      serverIPAddress: "\(key.destinationAddress)", connection: "\(record?.record.connectionID ?? 0)",
+                                      comment: "\(key)", process: record?.owner?.label)
+        // The response as the app received it: frames on an h2 stream (the request is as forwarded, HTTP/1.1).
+        if session.isHTTP2, entry?.response.status != 0 { entry?.response.httpVersion = "HTTP/2.0" }
+        return entry
     }
 
     var bodyLimitForHAR: Int { har?.bodyLimit ?? 0 }

@@ -19,10 +19,11 @@ extension InterceptionTests {
 
     /// curl offers h2 and http/1.1; with h2 = true it gets h2: a header rewrite
     /// each way, Map Local, a 302 rewrite, HEAD, 1 MiB down sha256-checked,
-    /// twelve requests multiplexed on one connection, and each in the flow log.
+    /// twelve requests multiplexed on one connection, and each in the flow
+    /// log and in HAR (responses as HTTP/2.0, requests as forwarded).
     @Test func http2RequestsAreInterceptedWithH2() throws {
         _ = try makeCADir()
-        let log = pair.path("h2.jsonl")
+        let log = pair.path("h2.jsonl"), har = pair.path("h2.har")
         let path = try mitmProfile("hostname = *.test\nh2 = true", Self.http2Sections, name: "h2.conf")
         let urls = (0 ..< 12).map { "-o /dev/null https://web.test/echo?n=\($0)" }.joined(separator: " ")
         let r = try exec("""
@@ -33,8 +34,14 @@ extension InterceptionTests {
         curl -sS -I -w '%{http_code} %{size_download}\\n' -o /dev/null https://web.test/1m.bin
         curl -sS https://web.test/1m.bin | sha256sum | cut -c1-64
         curl -sS -Z --parallel-max 12 -w '%{http_code} %{http_version} %{num_connects}\\n' \(urls) | sort | uniq -c | sed 's/^ *//'
-        """, profile: path, options: ["--flow-log", log], timeout: 120)
+        """, profile: path, options: ["--flow-log", log, "--har", har], timeout: 120)
         #expect(r.status == 0, "\(r.stderr)")
+        let versions = try net.run(["/usr/bin/python3", "-c", """
+        import collections, json, sys
+        entries = json.load(open(sys.argv[1]))["log"]["entries"]
+        print(sorted(collections.Counter((e["request"]["httpVersion"], e["response"]["httpVersion"]) for e in entries).items()))
+        """, har]).output
+        #expect(versions == "[(('HTTP/1.1', 'HTTP/2.0'), 18)]\n", "\(versions)")
         let digest = try pair.digest("1m.bin")
         let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         // One connection for the twelve: the transfer that made it counts 1, the others 0.
@@ -206,5 +213,19 @@ extension InterceptionTests {
             "https://web.test:9444/r4 200 2 0", "https://web.test:9444/r5 200 2 0", "https://web.test:9444/r6 200 2 0",
         ], "\(r.stdout) \(r.stderr)")
         #expect(statuses.compactMap { Int($0.last ?? "") }.reduce(0, +) == 1, "\(r.stdout)")
+    }
+
+    /// nginx closes a kept-alive connection after 1,000 requests (its
+    /// keepalive_requests) and says so: h2load's 2,500 requests over one h2
+    /// connection all succeed. (When h2's requests were pipelined upstream,
+    /// those behind the 1,000th were lost: 1,000 succeeded.)
+    @Test func http2OutlivesNginxsKeepAliveLimit() throws {
+        _ = try makeCADir()
+        let path = try mitmProfile("hostname = web.test\nh2 = true", name: "h2-nginx-limit.conf")
+        let r = try exec("""
+        h2load -n 2500 -c 1 -m 10 https://web.test/hello.txt | grep -E '^requests:'
+        """, profile: path, timeout: 120)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "requests: 2500 total, 2500 started, 2500 done, 2500 succeeded, 0 failed, 0 errored, 0 timeout\n", "\(r.stdout) \(r.stderr)")
     }
 }
