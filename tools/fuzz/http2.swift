@@ -5,8 +5,9 @@
 // an app sent. Whatever the bytes: no trap; the HTTP/1.1 requests, the frames
 // back and the outcome (a connection error's code) do not depend on how the
 // bytes were cut; every request that comes out parses as HTTP/1.1 with the
-// engine's own parser; and answering each request it parsed with a small
-// response (chunked and not) keeps the gateway whole.
+// engine's own parser; and answering each request it parsed (a small
+// response, chunked or not; part of one then a reset; a reset; no answer at
+// all, as the session's stream endings do) keeps the gateway whole.
 
 private let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
@@ -72,31 +73,56 @@ public func fuzzHTTP2(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(wholeFrames == splitFrames, "the frames back depend on how the bytes were cut")
     precondition(whole.error == split.error, "the outcome depends on how the bytes were cut: \(whole.error) / \(split.error)")
 
-    // The requests are HTTP/1.1 the engine reads; each gets an answer.
+    // The requests are HTTP/1.1 the engine reads; each gets an answer. The
+    // app's bytes come in two halves, so frames also arrive after the answers
+    // to the first half's requests (on streams reset or left unanswered).
     var parser = HTTPRequestParser()
     var gateway = HTTP2Gateway()
-    _ = try? gateway.receive(bytes)
-    var heads = 0
-    whole.requests.withUnsafeBytes { raw in
-        var at = 0
-        for _ in 0 ..< 100_000 {
-            guard at < raw.count else { break }
-            let step: HTTPRequestStep?
-            do { step = try parser.parse(UnsafeRawBufferPointer(rebasing: raw[at...])) } catch {
-                preconditionFailure("the gateway made a request the engine cannot read: \(error)")
+    var pending: [UInt8] = []
+    var choice = UInt64(data[0]) &+ 0x9E37_79B9_7F4A_7C15
+    func answerNewRequests() {
+        var heads = 0
+        pending.withUnsafeBytes { raw in
+            var at = 0
+            for _ in 0 ..< 100_000 {
+                guard at < raw.count else { break }
+                let step: HTTPRequestStep?
+                do { step = try parser.parse(UnsafeRawBufferPointer(rebasing: raw[at...])) } catch {
+                    preconditionFailure("the gateway made a request the engine cannot read: \(error)")
+                }
+                // nil: the parser keeps what it was given (a head's start).
+                guard let step else { at = raw.count; break }
+                if case .head = step { heads += 1 }
+                at += step.consumed
+                if step.consumed == 0, case .head = step {} else if step.consumed == 0 { break }
             }
-            guard let step else { break }
-            if case .head = step { heads += 1 }
-            at += step.consumed
-            if step.consumed == 0, case .head = step {} else if step.consumed == 0 { break }
+            pending.removeFirst(at)
+        }
+        for _ in 0 ..< heads {
+            choice = choice &* 6364136223846793005 &+ 1442695040888963407
+            switch choice >> 61 {
+            case 0, 1:
+                _ = Array("HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: keep-alive\r\n\r\nhello".utf8).withUnsafeBytes { try? gateway.respond($0) }
+            case 2, 3:
+                _ = Array("HTTP/1.1 404 Not Found\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n".utf8).withUnsafeBytes { try? gateway.respond($0) }
+            case 4:
+                // The upstream failed in the middle of the response.
+                _ = Array("HTTP/1.1 200 OK\r\ncontent-length: 50\r\n\r\nhal".utf8).withUnsafeBytes { try? gateway.respond($0) }
+                gateway.resetNextResponse(.internalError)
+            case 5:
+                gateway.resetNextResponse(.cancel)
+            default:
+                gateway.leaveNextResponseUnanswered()
+            }
+            precondition(gateway.responseRoom >= 0 && gateway.openStreams >= 0, "the gateway's books went negative")
         }
     }
-    for i in 0 ..< heads {
-        let response = i % 2 == 0
-            ? Array("HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: keep-alive\r\n\r\nhello".utf8)
-            : Array("HTTP/1.1 404 Not Found\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n".utf8)
-        _ = response.withUnsafeBytes { try? gateway.respond($0) }
+    let half = preface.count + (bytes.count - preface.count) / 2
+    for part in [bytes[..<half], bytes[half...]] {
+        do { try gateway.receive(Array(part)) } catch { break }
+        pending += gateway.takeRequestBytes()
+        answerNewRequests()
+        _ = gateway.takeOutput()
     }
-    _ = gateway.takeOutput()
     return 0
 }
