@@ -23,9 +23,12 @@ final class Interception {
     /// Inside a connection `sluice proxy` intercepts it speaks HTTP/1.1.
     static let protocols: [[UInt8]] = [http1]
 
-    /// The tunnel speaks HTTP/2 too (`HTTP2Gateway`): with apps that offer
-    /// nothing else, or, with [MITM] h2 = true, with every app that offers it.
-    static func tunnelProtocols(prefersHTTP2: Bool) -> [[UInt8]] { prefersHTTP2 ? [http2, http1] : [http1, http2] }
+    /// With [MITM] h2 = true the tunnel speaks HTTP/2 too (`HTTP2Gateway`),
+    /// with every app that offers it. Without, an app that offers only h2
+    /// passes through untouched: such apps are mostly gRPC, whose servers
+    /// speak only HTTP/2, and Sluice speaks HTTP/1.1 to origins, so
+    /// intercepting them would answer every call 502.
+    static func tunnelProtocols(prefersHTTP2: Bool) -> [[UInt8]] { prefersHTTP2 ? [http2, http1] : [http1] }
 
     init(ca: InterceptionCA?) {
         self.ca = ca

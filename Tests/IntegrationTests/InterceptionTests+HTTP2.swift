@@ -80,17 +80,26 @@ extension InterceptionTests {
         #expect(r.stdout == "POST 1048909 \(up)\nPOST 1048909 \(up)\n2\n", "\(r.stdout) \(r.stderr)")
     }
 
-    /// Without h2 = true, curl (h2 and http/1.1 offered) keeps HTTP/1.1, and
-    /// an app that offers h2 alone is intercepted with h2 rather than passed
-    /// through: Python's ssl shows the protocol and Sluice's certificate,
-    /// nghttp (h2 only) makes requests through the rules.
-    @Test func anAppOfferingOnlyH2IsInterceptedWithH2() throws {
+    /// Without h2 = true, curl (h2 and http/1.1 offered) speaks HTTP/1.1 to
+    /// Sluice, and an app that offers only h2 (as gRPC clients do) passes
+    /// through untouched: Python's ssl sees the server's own certificate and
+    /// its h2, nghttp gets nginx's answer without the header rewrite, and
+    /// reaches nghttpd, a server that speaks only h2. With h2 = true those
+    /// apps are intercepted with h2, and nghttpd, to which Sluice speaks
+    /// HTTP/1.1, answers them nothing: 502.
+    @Test func h2OnlyAppsPassThroughUnlessH2IsOn() throws {
         let caDir = try makeCADir()
-        let path = try mitmProfile("hostname = web.test, mock.test", Self.http2Sections, name: "h2-default.conf")
+        try FileManager.default.createDirectory(atPath: pair.path("h2root"), withIntermediateDirectories: true)
+        try "hello from nghttpd\n".write(toFile: pair.path("h2root/hello.txt"), atomically: true, encoding: .utf8)
+        try net.start(["/usr/sbin/nghttpd", "--address=10.88.0.2", "-d", pair.path("h2root"), "9445", webKey, webCertificate], in: pair.server,
+                      log: pair.path("nghttpd.log"))
+        #expect(pair.waitForListener("10.88.0.2:9445"), "\(read(pair.path("nghttpd.log")))")
         let leaf = pair.path("h2-only-leaf.pem")
         let client = """
         import socket, ssl
-        context = ssl.create_default_context()
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
         context.set_alpn_protocols(["h2"])
         with socket.create_connection(("web.test", 443), timeout=10) as raw:
             with context.wrap_socket(raw, server_hostname="web.test") as tls:
@@ -98,16 +107,26 @@ extension InterceptionTests {
                 print("ALPN protocol: " + str(tls.selected_alpn_protocol()))
         """
         try client.write(toFile: pair.path("h2-only.py"), atomically: true, encoding: .utf8)
-        let r = try exec("""
+        let script = """
         curl -sS -w ' %{http_version}\\n' https://web.test/echo
         python3 \(pair.path("h2-only.py"))
-        nghttp https://web.test/echo https://mock.test/config; echo
-        nghttp -v https://web.test/hello.txt | grep -c -E 'recv HEADERS frame|recv DATA frame' 
-        """, profile: path)
+        nghttp https://web.test/echo; echo
+        nghttp -v https://web.test:9445/hello.txt | grep -o -E '^hello from nghttpd|:status: [0-9]+'
+        """
+        let names = "hostname = web.test, mock.test, web.test:9445"
+
+        let log = pair.path("h2-default.jsonl")
+        let r = try exec(script, profile: try mitmProfile(names, Self.http2Sections, name: "h2-default.conf"), options: ["--flow-log", log])
         #expect(r.status == 0, "\(r.stderr)")
-        let echo = "method=GET scheme=https host=web.test port=443 uri=/echo env=staging"
-        #expect(r.stdout == "\(echo)\n 1.1\nALPN protocol: h2\n\(echo)\n{}\n2\n", "\(r.stdout) \(r.stderr)")
-        #expect(issuer(leaf) == subject(caDir + "/ca.pem"), "the h2-only app saw '\(issuer(leaf))'")
+        let echo = "method=GET scheme=https host=web.test port=443 uri=/echo env="
+        #expect(r.stdout == "\(echo)staging\n 1.1\nALPN protocol: h2\n\(echo)\n\n:status: 200\nhello from nghttpd\n", "\(r.stdout) \(r.stderr)")
+        #expect(issuer(leaf) == subject(originCA), "the h2-only app saw '\(issuer(leaf))', not the server's certificate")
+        #expect(read(log).components(separatedBy: "not intercepted: the app offers only h2").count - 1 == 3, "\(read(log))")
+
+        let on = try exec(script, profile: try mitmProfile(names + "\nh2 = true", Self.http2Sections, name: "h2-on.conf"))
+        #expect(on.status == 0, "\(on.stderr)")
+        #expect(on.stdout == "\(echo)staging\n 2\nALPN protocol: h2\n\(echo)staging\n\n:status: 502\n", "\(on.stdout) \(on.stderr)")
+        #expect(issuer(leaf) == subject(caDir + "/ca.pem"), "the h2-only app saw '\(issuer(leaf))', not Sluice's certificate")
     }
 
     /// On h2 a request's failure ends its stream, not the connection the
