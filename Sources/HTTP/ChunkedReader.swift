@@ -26,6 +26,10 @@ struct ChunkedReader: Sendable, Equatable {
     private var sawSemicolon = false
     private var trailerBytes = 0
     private var trailerSawColon = false
+    /// With `keepsTrailers`, the trailer section's lines as they came (each
+    /// ending in CR LF), for a reader that passes them on (HTTP/2's trailers).
+    var keepsTrailers = false
+    private(set) var trailerSection: [UInt8] = []
 
     /// Takes bytes of `input` until it ends or the body does. Returns how
     /// many it took and whether the body is complete.
@@ -53,6 +57,12 @@ struct ChunkedReader: Sendable, Equatable {
             }
             let byte = input[i]
             i += 1
+            if keepsTrailers {
+                switch phase {
+                case .trailerLineStart where byte != 0x0D, .trailerLine, .trailerLineFeed: trailerSection.append(byte)
+                case .size, .extensions, .sizeLineFeed, .data, .dataCarriageReturn, .dataLineFeed, .trailerLineStart, .finalLineFeed, .done: break
+                }
+            }
             switch phase {
             case .size:
                 lineBytes += 1

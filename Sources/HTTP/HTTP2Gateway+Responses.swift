@@ -53,6 +53,7 @@ extension HTTP2Gateway {
             return
         }
         dechunker = head.isChunked ? ChunkedReader() : nil
+        dechunker?.keepsTrailers = true
         if streams[id]?.cancelled == false {
             sendHeaders(id, Self.responseFields(head), endStream: false)
         }
@@ -99,6 +100,7 @@ extension HTTP2Gateway {
 
     private mutating func endResponse() {
         let id = answering.removeFirst()
+        let trailers = dechunker.map { Self.trailerFields($0.trailerSection) } ?? []
         dechunker = nil
         guard var stream = streams[id] else { return }
         if stream.cancelled {
@@ -106,6 +108,7 @@ extension HTTP2Gateway {
             return
         }
         stream.responseEnded = true
+        stream.responseTrailers = trailers
         streams[id] = stream
         if !sending.contains(id) { sending.append(id) }
     }
@@ -123,7 +126,7 @@ extension HTTP2Gateway {
             }
             while !stream.responseData.isEmpty, sendWindow > 0, stream.sendWindow > 0 {
                 let n = min(stream.responseData.count, sendWindow, stream.sendWindow, peerMaximumFrameSize)
-                let last = n == stream.responseData.count && stream.responseEnded
+                let last = n == stream.responseData.count && stream.responseEnded && stream.responseTrailers.isEmpty
                 output += HTTP2Frame(type: .data, flags: last ? HTTP2Flags.endStream : 0, streamID: id,
                                      payload: Array(stream.responseData[0 ..< n])).encoded()
                 stream.responseData.removeFirst(n)
@@ -133,8 +136,13 @@ extension HTTP2Gateway {
                 if last { stream.responseFinished = true }
             }
             if stream.responseData.isEmpty, stream.responseEnded, !stream.responseFinished {
-                // Everything went with earlier frames: an empty DATA ends the stream.
-                output += HTTP2Frame(type: .data, flags: HTTP2Flags.endStream, streamID: id).encoded()
+                if stream.responseTrailers.isEmpty {
+                    // Everything went with earlier frames: an empty DATA ends the stream.
+                    output += HTTP2Frame(type: .data, flags: HTTP2Flags.endStream, streamID: id).encoded()
+                } else {
+                    // §8.1: the trailers end it (gRPC's status is there).
+                    sendHeaders(id, stream.responseTrailers, endStream: true)
+                }
                 stream.responseFinished = true
             }
             if stream.responseFinished || stream.cancelled, stream.responseData.isEmpty {
@@ -218,6 +226,22 @@ extension HTTP2Gateway {
         }
         sending.removeAll { $0 == id }
         return id
+    }
+
+    /// A chunked body's trailer section (lines ending in CR LF, checked by
+    /// the reader) as HTTP/2 fields: lowercase names, values trimmed, none
+    /// of those that belong to the HTTP/1.1 connection.
+    static func trailerFields(_ section: [UInt8]) -> [HPACKHeader] {
+        var fields: [HPACKHeader] = []
+        for line in section.split(separator: 0x0A) {
+            let text = line.last == 0x0D ? line.dropLast() : line
+            guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            let name = String(decoding: text[text.startIndex ..< colon], as: UTF8.self).lowercased()
+            let value = HTTPSyntax.trimmed(Substring(String(decoding: text[(colon + 1)...], as: UTF8.self)))
+            guard !connectionSpecific.contains(name), name != "te" else { continue }
+            fields.append(HPACKHeader(name, HPACKHeader.string(latin1: Array(value.utf8))))
+        }
+        return fields
     }
 
     /// An answer Sluice gives itself, without the session (CONNECT, which

@@ -27,8 +27,10 @@ struct HTTP2GatewayStream: Sendable {
     var sendWindow: Int
     /// Response body waiting for the windows.
     var responseData: [UInt8] = []
-    /// The response ended: END_STREAM goes with the last of `responseData`.
+    /// The response ended: END_STREAM goes with the last of `responseData`,
+    /// or with these trailers after it (a chunked response's, §8.1).
     var responseEnded = false
+    var responseTrailers: [HPACKHeader] = []
     /// END_STREAM went to the app.
     var responseFinished = false
     /// The app reset the stream (or Sluice did): nothing more goes to it.

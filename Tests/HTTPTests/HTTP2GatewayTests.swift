@@ -268,15 +268,17 @@ private func connectedPeer(split: H2Split = .whole, limits: HTTP2Gateway.Limits 
         #expect(peer.violations == [])
     }
 
+    /// The chunked body's data goes as DATA; its trailers end the stream as HEADERS (§8.1).
     @Test(arguments: H2Split.all)
-    func chunkedResponseIsDechunked(split: H2Split) {
+    func chunkedResponseIsDechunkedAndItsTrailersEndTheStream(split: H2Split) {
         let bytes = response(["HTTP/1.1 200 OK", "Transfer-Encoding: chunked", "Content-Type: text/plain"],
                              h2Bytes("4\r\nWiki\r\n5;ext=1\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nExpires: never\r\n\r\n"))
         var peer = exchange("GET", bytes, split: split)
         let events = peer.take()
         #expect(events.normalized == [
             .headers(stream: 1, fields: [H2Field(":status", "200"), H2Field("content-type", "text/plain")], endStream: false),
-            .data(stream: 1, bytes: h2Bytes("Wikipedia in\r\n\r\nchunks."), endStream: true),
+            .data(stream: 1, bytes: h2Bytes("Wikipedia in\r\n\r\nchunks."), endStream: false),
+            .headers(stream: 1, fields: [H2Field("expires", "never")], endStream: true),
         ])
         #expect(peer.gateway.openStreams == 0)
         #expect(peer.violations == [])
