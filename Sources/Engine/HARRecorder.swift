@@ -42,8 +42,9 @@ extension Tunnel {
         var entry = exchange.harEntry(bodyLimit: bodyLimitForHAR, startedAt: wallTime(exchange.started), now: now,
                                       serverIPAddress: "\(key.destinationAddress)", connection: "\(record?.record.connectionID ?? 0)",
                                       comment: "\(key)", process: record?.owner?.label)
-        // The response as the app received it: frames on an h2 stream (the request is as forwarded, HTTP/1.1).
+        // The response as the app received it (frames on an h2 stream), the request as forwarded (h2 to an origin that chose it).
         if session.isHTTP2, entry?.response.status != 0 { entry?.response.httpVersion = "HTTP/2.0" }
+        if exchange.forwardedOverHTTP2 { entry?.request.httpVersion = "HTTP/2.0" }
         return entry
     }
 

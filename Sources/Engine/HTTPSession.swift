@@ -137,6 +137,8 @@ struct HTTPExchange {
     var responseBodyBytes = 0
     /// Local answers are not waited for upstream: their bytes go to the app when their turn comes.
     var localAnswer: [UInt8]?
+    /// It went to the origin over HTTP/2 (`HTTP2ClientSession`).
+    var forwardedOverHTTP2 = false
     /// HTTP/2: its stream gets no HTTP/1.1 response, but this, when its turn comes.
     var streamEnding: StreamEnding?
     /// The statistics, HAR and flow log have it already (a refusal, a

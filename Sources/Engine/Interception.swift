@@ -79,11 +79,12 @@ final class Interception {
     }
 
     /// The client for the real server at `host` (a name, or an address literal, which gets no SNI).
-    func client(host: String) -> TLSClient {
+    /// `protocols`: the ALPN offered (HTTP/1.1; h2 first too when the app speaks it).
+    func client(host: String, protocols: [[UInt8]] = Interception.protocols) -> TLSClient {
         let isAddress = IPAddress(host) != nil
         let skips = skipsVerification
         return TLSClient(configuration: TLSClient.Configuration(
-            serverName: isAddress ? nil : host, applicationProtocols: Self.protocols, randomBytes: SystemRandom.bytes,
+            serverName: isAddress ? nil : host, applicationProtocols: protocols, randomBytes: SystemRandom.bytes,
             verifyChain: { [self] (chain: [[UInt8]]) throws(TLSError) -> ServerPublicKey in
                 let leaf: Certificate
                 if skips {

@@ -49,15 +49,21 @@ extension Tunnel {
         if let flow, flow.connected, flow.handshake == nil, let upstream = session.upstream, upstream.tls {
             if flow.tls == nil {
                 if !startUpstreamTLS(flow, target: upstream) { upstreamBlocked = true }
-            } else if !flow.tls!.flush(to: flow.socket) {
+            } else if !flow.tls!.flush(to: flow.socket) || !flushH2(flow) {
                 upstreamBlocked = true
             }
         }
+        var h2Failure: String?
         let upstreamReady = flow.map { $0.connected && $0.handshake == nil && !$0.upstreamWriteClosed && ($0.tls?.isConnected ?? true) } ?? false
         func writeUpstream(_ bytes: UnsafeRawBufferPointer) -> Int {
             guard upstreamReady, let flow, !upstreamBlocked else { return 0 }
             let n: Int
-            if let tls = flow.tls {
+            if flow.h2 != nil {
+                let sent = writeH2(flow, bytes)
+                if sent.blocked { upstreamBlocked = true }
+                if let failure = sent.failure { h2Failure = failure }
+                n = sent.taken
+            } else if let tls = flow.tls {
                 let (taken, blocked) = tls.write(bytes, to: flow.socket)
                 if blocked { upstreamBlocked = true }
                 n = taken
@@ -139,6 +145,11 @@ extension Tunnel {
             tcp.flush(key, now: now, sink: &sink)
             return
         }
+        if let h2Failure, let flow {
+            upstreamFailed(flow, session: session, reason: h2Failure, sink: &sink)
+            tcp.flush(key, now: now, sink: &sink)
+            return
+        }
         // A head planned in the loop above goes out now, not with the app's next segment.
         session.toUpstream.drain(writeUpstream)
         deliverLocalAnswers(session, connection: connection)
@@ -165,7 +176,7 @@ extension Tunnel {
             // Room opened for the upstream's bytes: read them now. Decrypted bytes
             // that already wait (the read loop's bound stopped before them) get
             // no epoll event of their own: they are read now too.
-            let decryptedWaiting = flow.tls.map { !$0.plaintext.isEmpty } ?? false
+            let decryptedWaiting = flow.tls.map { !$0.plaintext.isEmpty } ?? false || flow.h2?.hasResponseBytes == true
             if events.contains(.writable) || decryptedWaiting, wanted.contains(.readable) { readHTTPUpstream(flow, session: session, sink: &sink) }
         } else if appIsReadClosed(session, connection), session.inFlight.isEmpty, session.waiting == nil, session.toApp.isEmpty {
             appShutdownWrite(session, connection)
@@ -334,17 +345,29 @@ extension Tunnel {
             let handshaking = flow.tls.map { !$0.isConnected } ?? false
             let room = min(handshaking ? scratch.count : appRoom(session, connection), scratch.count)
             guard room > 0 else { break }
-            let n: Int
+            var n: Int
             if let tls = flow.tls {
-                switch tls.read(into: scratch.sub(0, room), socket: flow.socket, scratch: relayScratch) {
+                // HTTP/2's responses that wait in its session go first.
+                let waiting = flow.h2?.hasResponseBytes == true
+                switch waiting ? .plaintext(0) : tls.read(into: scratch.sub(0, room), socket: flow.socket, scratch: relayScratch) {
                 case let .plaintext(count):
                     n = count
+                    if flow.h2 != nil {
+                        switch readH2(flow, received: count, room: room, session: session) {
+                        case let .success(bytes): n = bytes
+                        case let .failure(error):
+                            upstreamFailed(flow, session: session, reason: "HTTP/2 with \(tls.host): \(error.reason)", sink: &sink)
+                            return
+                        }
+                        if n == 0 { continue readLoop }
+                    }
                 case .wouldBlock:
                     break readLoop
                 case let .again(handshakeFinished):
                     if handshakeFinished {
                         trace("\(flow.key): TLS with \(tls.host) connected")
                         tlsHandshakeDeadlines[flow.key] = nil
+                        upstreamTLSConnected(flow)
                     }
                     continue readLoop
                 case .closed:
@@ -398,6 +421,7 @@ extension Tunnel {
                     let rewritten = director.rewriteResponse(head, for: session.inFlight.first)
                     if head.status >= 200, !head.keepAlive { session.upstreamSpent = true }
                     if head.status >= 200, !session.inFlight.isEmpty {
+                        session.inFlight[0].forwardedOverHTTP2 = flow.h2 != nil
                         session.inFlight[0].status = head.status
                         session.inFlight[0].headAt = now
                         session.inFlight[0].responseHead = rewritten ?? head

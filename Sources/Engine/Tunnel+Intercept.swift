@@ -89,7 +89,9 @@ extension Tunnel {
     /// pump after the connection, or the proxy's handshake, succeeded).
     /// Returns false when the socket is full.
     func startUpstreamTLS(_ flow: TCPFlow, target: UpstreamTarget) -> Bool {
-        let tls = InterceptedUpstream(interception.client(host: target.host), host: target.host)
+        // An app that speaks h2 offers the origin h2 as well (Tunnel+HTTP2Upstream.swift).
+        let protocols = httpSessions[flow.key]?.isHTTP2 == true ? [Interception.http2, Interception.http1] : Interception.protocols
+        let tls = InterceptedUpstream(interception.client(host: target.host, protocols: protocols), host: target.host)
         trace("\(flow.key): TLS to \(target.host):\(target.port)")
         tls.records.append(tls.machine.start())
         flow.tls = tls

@@ -1,3 +1,4 @@
+internal import HTTP
 internal import Sys
 internal import Wire
 internal import Stack
@@ -1718,6 +1719,10 @@ final class TCPFlow {
     var keepaliveIdleSeconds: Int?
     /// Sluice's TLS to an https origin (HTTP mode), once the socket is connected.
     var tls: InterceptedUpstream?
+    /// HTTP/2 inside that TLS, when the origin chose it (Tunnel+HTTP2Upstream.swift),
+    /// and its frames the TLS did not take yet.
+    var h2: HTTP2ClientSession?
+    var h2Frames = OutgoingBytes()
 
     init(key: FlowKey, token: UInt64, socket: consuming Socket) {
         self.key = key

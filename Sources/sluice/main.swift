@@ -60,10 +60,10 @@ commands:
         request. CMD gets a CA bundle with Sluice's CA in it (bound over the
         system's, and in SSL_CERT_FILE, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE,
         NODE_EXTRA_CA_CERTS). Apps speak HTTP/1.1 inside ([MITM] h2 = true:
-        HTTP/2 when they offer it, each stream one request); Sluice speaks
-        HTTP/1.1 to servers. Apps that offer only TLS 1.2, or only HTTP/2
-        (gRPC) without h2 = true, pass through untouched; QUIC to those
-        names is refused so apps use TCP.
+        HTTP/2 when they offer it, each stream one request, and HTTP/2 on
+        to servers that offer it). Apps that offer only TLS 1.2, or only
+        HTTP/2 (gRPC) without h2 = true, pass through untouched; QUIC to
+        those names is refused so apps use TCP.
         --host-loopback lets CMD reach services on Sluice's own loopback
         (127.0.0.1, ::1) at 10.233.0.2 and fd00:233::2; off by default.
         --mtu sets the TUN's MTU (default: the profile's mtu, else 65520,
