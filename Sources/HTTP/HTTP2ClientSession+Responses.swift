@@ -253,19 +253,8 @@ extension HTTP2ClientSession {
         stream.ended = true
     }
 
-    /// §6.1, §6.2: the payload without its padding (and HEADERS' priority fields).
     private func unpadded(_ frame: HTTP2Frame, priorityBytes: Int = 0) throws(HTTP2ConnectionError) -> ArraySlice<UInt8> {
-        var payload = frame.payload[...]
-        var padding = 0
-        if frame.has(HTTP2Flags.padded) {
-            guard let length = payload.first else { throw HTTP2ConnectionError(.frameSizeError, "\(frame) has no pad length") }
-            padding = Int(length)
-            payload = payload.dropFirst()
-        }
-        guard payload.count >= priorityBytes + padding else {
-            throw HTTP2ConnectionError(.protocolError, "\(frame): padding longer than the payload")
-        }
-        return payload.dropFirst(priorityBytes).dropLast(padding)
+        try frame.unpaddedPayload(priorityBytes: priorityBytes)
     }
 
     static func word(_ bytes: [UInt8], _ at: Int) -> UInt32 {

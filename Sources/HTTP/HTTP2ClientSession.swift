@@ -216,17 +216,6 @@ package struct HTTP2ClientSession: Sendable {
 
     /// HEADERS (and CONTINUATIONs past the origin's frame size).
     private mutating func sendHeaders(_ id: UInt32, _ fields: [HPACKHeader], endStream: Bool) {
-        let block = encoder.encode(fields)
-        var offset = 0
-        var first = true
-        repeat {
-            let n = min(block.count - offset, peerMaximumFrameSize)
-            var flags: UInt8 = offset + n == block.count ? HTTP2Flags.endHeaders : 0
-            if first, endStream { flags |= HTTP2Flags.endStream }
-            output += HTTP2Frame(type: first ? .headers : .continuation, flags: flags, streamID: id,
-                                 payload: Array(block[offset ..< offset + n])).encoded()
-            offset += n
-            first = false
-        } while offset < block.count
+        output += HTTP2Frame.headerFrames(streamID: id, block: encoder.encode(fields), maximumFrameSize: peerMaximumFrameSize, endStream: endStream)
     }
 }

@@ -129,6 +129,39 @@ public struct HTTP2Frame: Sendable, Equatable, CustomStringConvertible {
 
     public func has(_ flag: UInt8) -> Bool { flags & flag != 0 }
 
+    /// §6.1, §6.2: the payload without its padding (and HEADERS' priority fields).
+    func unpaddedPayload(priorityBytes: Int = 0) throws(HTTP2ConnectionError) -> ArraySlice<UInt8> {
+        var payload = self.payload[...]
+        var padding = 0
+        if has(HTTP2Flags.padded) {
+            guard let length = payload.first else { throw HTTP2ConnectionError(.frameSizeError, "\(self) has no pad length") }
+            padding = Int(length)
+            payload = payload.dropFirst()
+        }
+        guard payload.count >= priorityBytes + padding else {
+            throw HTTP2ConnectionError(.protocolError, "\(self): padding longer than the payload")
+        }
+        return payload.dropFirst(priorityBytes).dropLast(padding)
+    }
+
+    /// A header block as HEADERS and the CONTINUATIONs a peer's frame size
+    /// asks for (§6.2, §6.10), END_STREAM on the first when `endStream`.
+    static func headerFrames(streamID: UInt32, block: [UInt8], maximumFrameSize: Int, endStream: Bool) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var offset = 0
+        var first = true
+        repeat {
+            let n = min(block.count - offset, maximumFrameSize)
+            var flags: UInt8 = offset + n == block.count ? HTTP2Flags.endHeaders : 0
+            if first, endStream { flags |= HTTP2Flags.endStream }
+            bytes += HTTP2Frame(type: first ? .headers : .continuation, flags: flags, streamID: streamID,
+                                payload: Array(block[offset ..< offset + n])).encoded()
+            offset += n
+            first = false
+        } while offset < block.count
+        return bytes
+    }
+
     /// §4.1: length (24 bits), type, flags, R + stream identifier (31 bits), payload.
     public func encoded() -> [UInt8] {
         var bytes: [UInt8] = []

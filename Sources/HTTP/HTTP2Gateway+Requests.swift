@@ -6,19 +6,8 @@ extension HTTP2Gateway {
     /// HTTP/2 request malformed.
     static let connectionSpecific: Set<String> = ["connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade"]
 
-    /// §6.1, §6.2: the payload without its padding (and HEADERS' priority fields).
     func unpadded(_ frame: HTTP2Frame, priorityBytes: Int = 0) throws(HTTP2ConnectionError) -> ArraySlice<UInt8> {
-        var payload = frame.payload[...]
-        var padding = 0
-        if frame.has(HTTP2Flags.padded) {
-            guard let length = payload.first else { throw HTTP2ConnectionError(.frameSizeError, "\(frame) has no pad length") }
-            padding = Int(length)
-            payload = payload.dropFirst()
-        }
-        guard payload.count >= priorityBytes + padding else {
-            throw HTTP2ConnectionError(.protocolError, "\(frame): padding longer than the payload")
-        }
-        return payload.dropFirst(priorityBytes).dropLast(padding)
+        try frame.unpaddedPayload(priorityBytes: priorityBytes)
     }
 
     mutating func data(_ frame: HTTP2Frame) throws(HTTP2ConnectionError) {

@@ -163,19 +163,7 @@ extension HTTP2Gateway {
 
     /// HEADERS (and CONTINUATIONs past the app's frame size) for `fields`.
     mutating func sendHeaders(_ id: UInt32, _ fields: [HPACKHeader], endStream: Bool) {
-        let block = encoder.encode(fields)
-        var offset = 0
-        var first = true
-        repeat {
-            let n = min(block.count - offset, peerMaximumFrameSize)
-            let last = offset + n == block.count
-            var flags: UInt8 = last ? HTTP2Flags.endHeaders : 0
-            if first, endStream { flags |= HTTP2Flags.endStream }
-            output += HTTP2Frame(type: first ? .headers : .continuation, flags: flags, streamID: id,
-                                 payload: Array(block[offset ..< offset + n])).encoded()
-            offset += n
-            first = false
-        } while offset < block.count
+        output += HTTP2Frame.headerFrames(streamID: id, block: encoder.encode(fields), maximumFrameSize: peerMaximumFrameSize, endStream: endStream)
     }
 
     /// The session gives the oldest stream awaiting a response none (a rule
