@@ -152,6 +152,8 @@ public struct ExecCommand {
         tunnel.apply(profile, log: log)
         tunnel.useOwnerLookup(owners, log: log)
         tunnel.io.recorder = recorder
+        // CMD runs already: the sooner its kernel may leave checksums to us, the fewer packets it sums.
+        tunnel.acceptChecksumOffload()
         tunnel.flowLog = flowLog
         tunnel.har = har
         try tunnel.listen(options.forwards)

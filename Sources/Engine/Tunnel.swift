@@ -317,7 +317,7 @@ final class Tunnel {
     /// payload is then read once fewer by each side (the app's kernel's sum,
     /// our check). Not with a capture, which must show real checksums, nor
     /// with fault injection, whose corruption must fail the check.
-    private func acceptChecksumOffload() {
+    func acceptChecksumOffload() {
         guard io.tun.virtioHeaderLength > 0, io.recorder == nil, inboundFaults == nil else { return }
         // Every kernel since 2.6.27 takes it; one that refused would keep
         // sending complete checksums, which are checked as before.
@@ -1661,9 +1661,10 @@ final class Tunnel {
         tick()
         var sink = TunSink(io: io)
         for (key, flow) in tcpFlows {
+            // Removed first, while the app's connection is there to count its retransmissions.
+            removeTCP(flow, keepConnection: true)
             tcp.connection(key)?.abort()
             tcp.flush(key, now: now, sink: &sink)
-            removeTCP(flow, keepConnection: true)
         }
         for key in Array(sniffing.keys) + Array(answering.keys) + Array(httpSessions.keys) where tcpFlows[key] == nil {
             // An HTTP session whose upstream ended first counts its app connection itself (as endHTTP does).
