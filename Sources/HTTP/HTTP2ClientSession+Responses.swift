@@ -17,8 +17,8 @@ extension HTTP2ClientSession {
     /// Streams at the front whose responses ended and were all taken are
     /// closed: only the connection's window comes back for them.
     mutating func forgetFinishedStreams() {
-        // Bounded by the streams open.
-        while let id = order.first, let stream = streams[id], stream.ended, stream.response.isEmpty {
+        // Bounded by the streams open. A stream whose body still goes stays until it has gone.
+        while let id = order.first, let stream = streams[id], stream.ended, stream.response.isEmpty, id != sendingStream {
             if stream.outstanding > 0 {
                 output += HTTP2Frame(type: .windowUpdate, streamID: 0, payload: HTTP2Frame.bigEndian(UInt32(stream.outstanding))).encoded()
                 connectionOutstanding -= stream.outstanding
@@ -40,6 +40,8 @@ extension HTTP2ClientSession {
             if stream.ended, stream.response.isEmpty {
                 streams[id] = stream
                 forgetFinishedStreams()
+                // Its body still goes: nothing after it can be answered yet.
+                if order.first == id { break }
                 continue
             }
             // The window of what was taken comes back (what is still buffered
@@ -103,6 +105,8 @@ extension HTTP2ClientSession {
                 let code = HTTP2ErrorCode(rawValue: Self.word(frame.payload, 0))
                 throw HTTP2ConnectionError(code, "the origin reset the request's stream (\(code))")
             }
+            // §8.1: answered already, it wants no more of the body.
+            if frame.streamID == sendingStream { discardingBody = true }
         case .settings:
             try settings(frame)
         case .pushPromise:

@@ -65,6 +65,10 @@ package struct HTTP2ClientSession: Sendable {
     var dechunker: ChunkedReader?
     var pendingData: [UInt8] = []
     var pendingEnd = false
+    /// The origin answered and reset the stream before the body had gone
+    /// (§8.1: RST_STREAM NO_ERROR after a complete response): the rest of
+    /// the body is read from the session and dropped.
+    var discardingBody = false
     /// The origin's windows and settings.
     var sendWindow = 65535
     var peerInitialWindow = 65535
@@ -179,7 +183,7 @@ package struct HTTP2ClientSession: Sendable {
 
     /// A piece of the current request's body, unchunked, into the DATA that waits.
     private mutating func body(_ bytes: UnsafeRawBufferPointer) throws(HTTP2ConnectionError) {
-        guard !bytes.isEmpty, sendingStream != nil else { return }
+        guard !bytes.isEmpty, sendingStream != nil, !discardingBody else { return }
         if var reader = dechunker {
             var data: [UInt8] = []
             do { _ = try reader.advance(bytes, limits: HTTPParserLimits(), data: { data += bytes[$0] }) } catch {
@@ -194,7 +198,13 @@ package struct HTTP2ClientSession: Sendable {
 
     /// DATA as far as the windows allow; END_STREAM with the last of a body.
     mutating func flushData() {
-        guard let id = sendingStream, var stream = streams[id] else { return }
+        guard let id = sendingStream else { return }
+        if discardingBody {
+            pendingData = []
+            if pendingEnd { endBody() }
+            return
+        }
+        guard var stream = streams[id] else { return }
         // Bounded: each pass sends bytes or ends the body.
         while !pendingData.isEmpty || pendingEnd {
             let n = min(pendingData.count, sendWindow, stream.sendWindow, peerMaximumFrameSize)
@@ -205,13 +215,22 @@ package struct HTTP2ClientSession: Sendable {
             sendWindow -= n
             stream.sendWindow -= n
             if last {
-                pendingEnd = false
-                sendingStream = nil
-                dechunker = nil
-                break
+                streams[id] = stream
+                endBody()
+                return
             }
         }
         streams[id] = stream
+    }
+
+    /// The current request's body has gone (or was dropped): the next request may go.
+    private mutating func endBody() {
+        pendingEnd = false
+        sendingStream = nil
+        dechunker = nil
+        discardingBody = false
+        // Its response may have ended and been taken already (an early answer).
+        forgetFinishedStreams()
     }
 
     /// HEADERS (and CONTINUATIONs past the origin's frame size).

@@ -923,6 +923,72 @@ private extension Array where Element == H2Event {
         #expect(origin.violations == [])
     }
 
+    enum EarlyResponse: String, CaseIterable, Sendable, CustomStringConvertible {
+        case notYetTaken, taken
+        var description: String { rawValue }
+    }
+
+    /// A response that ends before its request's body has all gone (§8.1: the
+    /// origin may answer early). With no RST_STREAM the body goes on as the
+    /// windows open, then the next request.
+    @Test(arguments: EarlyResponse.allCases)
+    func anEarlyResponseLeavesTheBodyToGoOn(when: EarlyResponse) {
+        var origin = Origin()
+        let body = pattern(100_000, seed: 6)
+        origin.request(utf8("POST /up HTTP/1.1\r\nHost: h.test\r\nContent-Length: 100000\r\n\r\n") + body
+            + utf8("GET /next HTTP/1.1\r\nHost: h.test\r\n\r\n"))
+        #expect(origin.take().body(1).count == 65535)
+        origin.deliver(origin.head(1, 200, [hf("content-length", "2")]) + H2.data(stream: 1, "ok", endStream: true))
+        if when == .taken {
+            origin.takeResponses()
+            #expect(origin.newResponseText() == "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        }
+        origin.deliver(H2.windowUpdate(stream: 0, 100_000) + H2.windowUpdate(stream: 1, 100_000))
+        let events = origin.take()
+        #expect(events.body(1).count == 100_000 - 65535)
+        #expect(events.ended(1))
+        #expect(events.headerEvents == [.headers(stream: 3, fields: requestFields("GET", "/next"), endStream: true)])
+        expectBytes(origin.requestBodies[1], body, "stream 1's body")
+        // The rest would answer a stream that was never opened.
+        guard events.headerEvents.count == 1 else { return }
+        origin.deliver(origin.head(3, 204, endStream: true))
+        origin.takeResponses()
+        #expect(origin.newResponseText().hasSuffix("HTTP/1.1 204 No Content\r\n\r\n"))
+        #expect(origin.pendingRequestBytes == 0)
+        #expect(origin.receiveError == nil && origin.sendError == nil)
+        #expect(origin.violations == [])
+        #expect(origin.isIdle)
+    }
+
+    /// §8.1: after a complete response, RST_STREAM NO_ERROR asks the client to
+    /// stop sending the body without error: what is left of it does not go,
+    /// and the next request is not held behind it.
+    @Test(arguments: EarlyResponse.allCases)
+    func resetNoErrorAfterAnEarlyResponseDropsTheRestOfTheBody(when: EarlyResponse) {
+        var origin = Origin()
+        origin.request(utf8("POST /up HTTP/1.1\r\nHost: h.test\r\nContent-Length: 100000\r\n\r\n") + pattern(100_000)
+            + utf8("GET /next HTTP/1.1\r\nHost: h.test\r\n\r\n"))
+        #expect(origin.take().body(1).count == 65535)
+        origin.deliver(origin.head(1, 413, [hf("content-length", "0")], endStream: true) + H2.rst(stream: 1, H2Code.noError))
+        #expect(origin.receiveError == nil)
+        if when == .taken {
+            origin.takeResponses()
+            #expect(origin.newResponseText() == "HTTP/1.1 413 Content Too Large\r\ncontent-length: 0\r\n\r\n")
+        }
+        origin.deliver(H2.windowUpdate(stream: 0, 100_000))
+        let events = origin.take()
+        #expect(events.body(1).isEmpty, "\(events.body(1).count) more bytes on the reset stream")
+        #expect(events.headerEvents == [.headers(stream: 3, fields: requestFields("GET", "/next"), endStream: true)])
+        guard events.headerEvents.count == 1 else { return }
+        origin.takeResponses()
+        origin.deliver(origin.head(3, 204, endStream: true))
+        origin.takeResponses()
+        #expect(origin.newResponseText().hasSuffix("HTTP/1.1 204 No Content\r\n\r\n"))
+        #expect(origin.receiveError == nil && origin.sendError == nil)
+        #expect(origin.violations == [])
+        #expect(origin.isIdle)
+    }
+
     @Test(arguments: [
         "CONNECT h.test:443 HTTP/1.1\r\nHost: h.test:443\r\n\r\n",
         "GET /chat HTTP/1.1\r\nHost: h.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
