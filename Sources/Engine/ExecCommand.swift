@@ -122,11 +122,11 @@ public struct ExecCommand {
         defer { if let caBundle { Files.remove(caBundle) } }
         var setup: NamespaceSetup?
         defer { setup?.remove() }
-        let raw: Int32, child: ChildProcess, owners: FlowOwnerLookup?
+        let raw: Int32, child: ChildProcess, gate: CommandGate, owners: FlowOwnerLookup?
         if rootless {
             let made = try UserNamespaceSetup.start(for: "exec", mtu: mtu, resolv: resolvPath, caBundle: caBundle, openFilesSoftLimit: openFilesSoftLimit,
                                                     asRoot: options.commandAsRoot, command: options.command)
-            (raw, child) = (made.tun, made.child)
+            (raw, child, gate) = (made.tun, made.child, made.gate)
             owners = FlowOwnerLookup.open(adopting: made.diagnostics, namespaceFile: "/proc/\(child.pid)/ns/net", log: log)
         } else {
             let made = try NamespaceSetup.create(name: "sluice-exec-\(ProcessControl.currentID)", mtu: mtu)
@@ -136,7 +136,7 @@ public struct ExecCommand {
             if let resolvPath { launch += ["--resolv", resolvPath] }
             if let caBundle { launch += ["--ca-bundle", caBundle] }
             if options.commandAsRoot { launch += ["--keep-root"] }
-            (raw, child) = try made.configure(launching: launch, command: options.command)
+            (raw, child, gate) = try made.configure(launching: launch, command: options.command)
             owners = FlowOwnerLookup.open(namespace: made.name, log: log)
         }
         defer { child.terminate() }
@@ -152,12 +152,13 @@ public struct ExecCommand {
         tunnel.apply(profile, log: log)
         tunnel.useOwnerLookup(owners, log: log)
         tunnel.io.recorder = recorder
-        // CMD runs already: the sooner its kernel may leave checksums to us, the fewer packets it sums.
+        // Before CMD starts, so that its kernel leaves checksums to us from its first packet.
         tunnel.acceptChecksumOffload()
         tunnel.flowLog = flowLog
         tunnel.har = har
         try tunnel.listen(options.forwards)
         if options.autoForward { tunnel.forwardAutomatically(besides: options.forwards) }
+        gate.open()
         let status = try TunnelSession.run(tunnel, signals: signals, child: child, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
     }

@@ -76,12 +76,21 @@ struct NamespaceSetup {
     /// default routes; then `command` (options for `sluice __launch`, which
     /// enters the namespace itself) started from the calling thread, so that
     /// the command can end with Sluice (PR_SET_PDEATHSIG watches the thread
-    /// that started it). Returns the TUN's descriptor and the child.
-    func configure(launching launchOptions: [String], command: [String]) throws -> (tun: Int32, child: ChildProcess) {
+    /// that started it). Returns the TUN's descriptor, the child, and the
+    /// gate it waits at before it becomes the command.
+    func configure(launching launchOptions: [String], command: [String]) throws -> (tun: Int32, child: ChildProcess, gate: CommandGate) {
         let namespace = try NetworkNamespace(named: name)
         let tun = try namespace.run { () throws -> Int32 in try openTun(routes: .defaultRoutes) }
-        let launch = ["/proc/self/exe", "__launch", "--netns", NetworkNamespace.path(named: name)] + launchOptions + ["--"] + command
-        do { return (tun, try ChildProcess.spawn(launch)) } catch {
+        let ends: (ours: Int32, theirs: Int32)
+        do { ends = try DescriptorChannel.pair() } catch {
+            _ = FileDescriptor(rawValue: tun)
+            throw EngineError.system("socketpair", error)
+        }
+        let gate = CommandGate(DescriptorChannel(adopting: ends.ours))
+        // Only the child may hold its end: our closing ours must read there as "no go".
+        let theirs = FileDescriptor(rawValue: ends.theirs)
+        let launch = ["/proc/self/exe", "__launch", "--netns", NetworkNamespace.path(named: name), "--gated"] + launchOptions + ["--"] + command
+        do { return (tun, try ChildProcess.spawn(launch, passing: theirs.rawValue), gate) } catch {
             _ = FileDescriptor(rawValue: tun)
             throw EngineError.system("starting \(command.joined(separator: " "))", error)
         }

@@ -42,17 +42,17 @@ public struct PacketDump {
         do { signals = try SignalFD([Signal.interrupt, Signal.terminate, Signal.hangup]) } catch { throw EngineError.system("signalfd", error) }
         var setup: NamespaceSetup?
         defer { setup?.remove() }
-        let raw: Int32, child: ChildProcess
+        let raw: Int32, child: ChildProcess, gate: CommandGate
         if EngineError.missingPrivileges() != nil {
             // Without the privilege to make namespaces: in a user namespace, as `exec` does.
             let made = try UserNamespaceSetup.start(for: "dump", mtu: options.mtu, resolv: nil, openFilesSoftLimit: nil, command: options.command)
             if let diagnostics = made.diagnostics { _ = FileDescriptor(rawValue: diagnostics) }
-            (raw, child) = (made.tun, made.child)
+            (raw, child, gate) = (made.tun, made.child, made.gate)
         } else {
             let made = try NamespaceSetup.create(name: "sluice-dump-\(ProcessControl.currentID)", mtu: options.mtu)
             setup = made
             // The command runs as the one who started Sluice, as it always did here.
-            (raw, child) = try made.configure(launching: ["--keep-root"], command: options.command)
+            (raw, child, gate) = try made.configure(launching: ["--keep-root"], command: options.command)
         }
         let tun = TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength)
         defer { child.terminate() }
@@ -74,6 +74,7 @@ public struct PacketDump {
         let start = clock.now
         var exitStatus: Int32?
         var drainUntil: ContinuousClock.Instant?
+        gate.open()
 
         loop: while true {
             if let limit = options.count, summary.packets >= limit { break }

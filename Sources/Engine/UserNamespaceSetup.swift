@@ -8,7 +8,8 @@ internal import Sys
 /// TUN with its addresses and routes (`NamespaceSetup.openTun`), lets the
 /// command's group ping, opens a sock_diag socket for owner lookups, sends
 /// both descriptors back, then becomes the command (`Launcher.exec`: the
-/// resolv.conf bind, the open-files limit), which runs as the same user
+/// resolv.conf bind, the open-files limit) once Sluice opens the channel
+/// as its `CommandGate`. The command runs as the same user
 /// and loses those capabilities at exec. Sluice stays in its own namespace
 /// and relays from there as ever. Nothing needs removing afterwards: the
 /// namespaces die with the command and the TUN's descriptor.
@@ -20,6 +21,8 @@ enum UserNamespaceSetup {
         var diagnostics: Int32?
         /// The command (the helper became it).
         var child: ChildProcess
+        /// Starts the command (the helper waits on the channel for it).
+        var gate: CommandGate
     }
 
     /// How long the helper may take to say it is ready.
@@ -75,7 +78,7 @@ enum UserNamespaceSetup {
             throw EngineError.system("\(name): waiting for the user-namespace helper", error)
         }
         if message.bytes.first == readyByte, let tun = message.descriptors.first {
-            return Made(tun: tun, diagnostics: message.descriptors.count > 1 ? message.descriptors[1] : nil, child: child)
+            return Made(tun: tun, diagnostics: message.descriptors.count > 1 ? message.descriptors[1] : nil, child: child, gate: CommandGate(ours))
         }
         for raw in message.descriptors { _ = FileDescriptor(rawValue: raw) }
         let said = message.bytes.first == failedByte ? String(decoding: message.bytes.dropFirst(), as: UTF8.self) : nil
@@ -101,7 +104,7 @@ enum UserNamespaceSetup {
         // Best effort: without it ping fails in the command as it would for this user anyway.
         try? UserNamespace.allowPing()
         Launcher.exec(bindingResolvConf: resolv, caBundle: caBundle, openFilesSoftLimit: openFilesSoftLimit, switchingToSudoUser: false,
-                      endingWithSluice: true, command: command)
+                      endingWithSluice: true, gate: helperChannel, command: command)
     }
 
     /// The joining helper's side (`sluice __userns --join FILE`); does not return.
@@ -137,6 +140,8 @@ enum UserNamespaceSetup {
         if let diagnostics { passed.append(diagnostics.descriptor.rawValue) }
         let channel = DescriptorChannel(adopting: helperChannel)
         do { try channel.send([readyByte], descriptors: passed) } catch { ProcessControl.exit(127) }
+        // Still open: the command waits on it for Sluice's go (`CommandGate`).
+        _ = channel.release()
         _ = FileDescriptor(rawValue: tun)
         _ = diagnostics
     }

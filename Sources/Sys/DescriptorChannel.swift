@@ -29,6 +29,11 @@ public struct DescriptorChannel: ~Copyable {
         return (ends[0], ends[1])
     }
 
+    /// Gives the descriptor up open, as a raw number.
+    public consuming func release() -> Int32 {
+        descriptor.release()
+    }
+
     /// Sends `bytes` (at least one: an empty message reads like the peer's
     /// end) with `descriptors`, which stay open here.
     public func send(_ bytes: [UInt8], descriptors: [Int32] = []) throws(Errno) {

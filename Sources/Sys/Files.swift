@@ -165,9 +165,13 @@ public enum Launcher {
     /// `caBundle`: a CA bundle with Sluice's interception CA in it, bound
     /// over the system's bundle and named by the variables TLS libraries
     /// and tools read, so the command trusts what Sluice intercepts.
+    /// `gate`: a descriptor (a socket of a pair with Sluice) on which the
+    /// command waits for one byte before it starts: Sluice sends it when its
+    /// tunnel runs. Its end closing instead (Sluice failed to start) ends
+    /// this process unstarted.
     public static func exec(networkNamespace: String? = nil, bindingResolvConf resolv: String?, caBundle: String? = nil,
                             openFilesSoftLimit: UInt64?, switchingToSudoUser: Bool = true, endingWithSluice: Bool = false,
-                            command: [String]) -> Never {
+                            gate: Int32? = nil, command: [String]) -> Never {
         let sluice = getppid()
         // The root path enters the command's network namespace here, in the
         // child, so that Sluice's main thread (not a thread that entered the
@@ -215,6 +219,18 @@ public enum Launcher {
         if endingWithSluice {
             guard cshim_set_parent_death_signal(SIGTERM) == 0 else { fail("prctl(PR_SET_PDEATHSIG)") }
             if getppid() != sluice { Glibc.exit(128 + SIGTERM) }
+        }
+        if let gate {
+            // Last, so that the command starts the moment the byte comes.
+            var go: UInt8 = 0
+            while true {
+                let n = Glibc.read(gate, &go, 1)
+                if n == 1 { break }
+                if n < 0, errno == EINTR { continue }
+                // Sluice says why it did not start; the command never ran.
+                Glibc.exit(127)
+            }
+            Glibc.close(gate)
         }
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         execvp(command[0], &argv)

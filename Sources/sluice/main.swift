@@ -317,10 +317,17 @@ case "__launch":
     var netns: String?
     var caBundle: String?
     var keepRoot = false
-    while let option = rest.first, ["--netns", "--resolv", "--ca-bundle", "--nofile", "--keep-root"].contains(option) {
+    var gated = false
+    while let option = rest.first, ["--netns", "--resolv", "--ca-bundle", "--nofile", "--keep-root", "--gated"].contains(option) {
         if option == "--keep-root" {
             // `exec --root`: the command stays root, whoever typed sudo.
             keepRoot = true
+            rest = rest.dropFirst()
+            continue
+        }
+        if option == "--gated" {
+            // Descriptor 3: the command starts when Sluice's tunnel runs (`CommandGate`).
+            gated = true
             rest = rest.dropFirst()
             continue
         }
@@ -337,7 +344,7 @@ case "__launch":
     guard !rest.isEmpty else { ProcessControl.exit(127) }
     // Started by Sluice's main thread (ExecCommand, PacketDump): it ends with Sluice.
     Launcher.exec(networkNamespace: netns, bindingResolvConf: resolv, caBundle: caBundle, openFilesSoftLimit: openFiles,
-                  switchingToSudoUser: !keepRoot, endingWithSluice: true, command: Array(rest))
+                  switchingToSudoUser: !keepRoot, endingWithSluice: true, gate: gated ? 3 : nil, command: Array(rest))
 case "__userns":
     // Internal: `sluice exec` and `dump` without root start this to make the command's namespace in
     // a user namespace and hand back its TUN (descriptor 3 is the channel), then run the command.

@@ -907,6 +907,24 @@ final class ExecTests {
         #expect(faulty.stdout == "tx-checksum-ip-generic: off\n", "\(faulty.stdout) \(faulty.stderr)")
     }
 
+    /// The command starts only once the tunnel runs: when Sluice fails
+    /// before that (here a forwarded port that is taken), the command never
+    /// runs, in a namespace nothing would relay. It used to start with the
+    /// namespace and be stopped after Sluice's failure, its first steps done.
+    @Test func theCommandDoesNotRunWhenSluiceFailsToStart() throws {
+        try net.start(["python3", "-c", "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',18090)); s.listen(); time.sleep(60)"], in: host)
+        #expect(TestNetwork.waitUntil { ((try? self.net.run(["ss", "-ltnH"], in: self.host).output) ?? "").contains("127.0.0.1:18090") })
+        let ran = pair.path("ran-\(net.tag)")
+        let r = try pair.exec("touch \(ran)", options: ["--forward", "127.0.0.1:18090:80"])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("cannot listen on 127.0.0.1:18090: EADDRINUSE"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: ran), "the command ran: \(r.stderr)")
+        // And when the tunnel runs, it starts.
+        let ok = try pair.exec("touch \(ran)", options: ["--forward", "127.0.0.1:18091:80"])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(FileManager.default.fileExists(atPath: ran))
+    }
+
     @Test func dnsOffKeepsTheHostsResolver() throws {
         let r = try pair.exec("grep nameserver /etc/resolv.conf", options: ["--dns", "off"])
         #expect(!r.stdout.contains("10.233.0.53"), "\(r.stdout)")

@@ -176,6 +176,20 @@ final class RootlessTests {
         #expect(found == "from-inside\n", "\(auto.stderr)")
     }
 
+    /// Without root too, the command waits for the tunnel: the offload is
+    /// on from its first instruction, and a failed start never runs it.
+    @Test func theCommandStartsOnlyOnceTheTunnelRuns() throws {
+        let offload = try asNobody(["exec", "--", "sh", "-c", "ethtool -k sluice0 | grep -o 'tx-checksum-ip-generic: [a-z]*'"])
+        #expect(offload.stdout == "tx-checksum-ip-generic: on\n", "\(offload.stdout) \(offload.stderr)")
+        try net.start(["python3", "-c", "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',18092)); s.listen(); time.sleep(60)"], in: host)
+        #expect(TestNetwork.waitUntil { ((try? self.net.run(["ss", "-ltnH"], in: self.host).output) ?? "").contains("127.0.0.1:18092") })
+        let ran = shared + "/ran"
+        let failed = try asNobody(["exec", "--forward", "127.0.0.1:18092:80", "--", "touch", ran])
+        #expect(failed.status == 1, "\(failed.stderr)")
+        #expect(failed.stderr.contains("EADDRINUSE"), "\(failed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: ran), "the command ran: \(failed.stderr)")
+    }
+
     /// A process in a network namespace of its own (made by `unshare`, as
     /// `user`), once its namespace is no longer the host's.
     func namespaceHolder(as user: [String]) throws -> Int32 {
