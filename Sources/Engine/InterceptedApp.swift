@@ -31,6 +31,12 @@ final class InterceptedApp {
     var gateway: HTTP2Gateway?
     /// Why the HTTP/2 connection ended (its GOAWAY went to the app).
     var http2Failure: HTTP2ConnectionError?
+    /// HTTP/2: where requests stop short (`HTTP2Gateway.takeRequests`), in
+    /// plaintext bytes from the connection's start; HTTP mode reads up to
+    /// the first, then abandons the request in progress (`atCut`).
+    private var cuts: [Int] = []
+    private var plaintextAppended = 0
+    private var plaintextConsumed = 0
 
     static let readAhead = 64 * 1024
     /// What a record adds to its plaintext (header, content type, tag).
@@ -64,7 +70,7 @@ final class InterceptedApp {
                 if gateway != nil {
                     receiveFrames(output.applicationData)
                 } else {
-                    plaintext.append(output.applicationData)
+                    appendPlaintext(output.applicationData)
                 }
                 if output.peerClosed { peerClosed = true }
             } catch {
@@ -89,8 +95,42 @@ final class InterceptedApp {
         do { try gateway!.receive(bytes) } catch {
             endHTTP2(error)
         }
-        plaintext.append(gateway!.takeRequestBytes())
+        let requests = gateway!.takeRequests()
+        cuts += requests.cuts.map { plaintextAppended + $0 }
+        appendPlaintext(requests.bytes)
         sendFrames()
+    }
+
+    private func appendPlaintext(_ bytes: [UInt8]) {
+        plaintext.append(bytes)
+        plaintextAppended += bytes.count
+    }
+
+    /// The plaintext HTTP mode may read now: up to the next cut.
+    var readable: UnsafeRawBufferPointer {
+        let all = plaintext.readable
+        guard let cut = cuts.first else { return all }
+        return UnsafeRawBufferPointer(rebasing: all.prefix(cut - plaintextConsumed))
+    }
+
+    var readableCount: Int {
+        cuts.first.map { $0 - plaintextConsumed } ?? plaintext.count
+    }
+
+    /// HTTP mode read `n` bytes.
+    func consume(_ n: Int) {
+        plaintext.consume(n)
+        plaintextConsumed += n
+        // Dropped unread (the connection is ending): the request there went nowhere.
+        while let cut = cuts.first, cut < plaintextConsumed { cuts.removeFirst() }
+    }
+
+    /// HTTP mode read all of a request that stops short here.
+    var atCut: Bool { cuts.first == plaintextConsumed }
+
+    /// HTTP mode abandoned that request: what follows is the next one.
+    func passCut() {
+        if atCut { cuts.removeFirst() }
     }
 
     /// The gateway's frames, sealed into records behind what is queued.

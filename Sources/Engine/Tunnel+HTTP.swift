@@ -96,6 +96,10 @@ extension Tunnel {
                 _ = app.exchange(with: connection)
                 if app.failure != nil { break }
             }
+            if let app = session.app, app.atCut {
+                requestCut(session, app: app)
+                continue
+            }
             guard appReadableCount(session, connection) > 0, session.waiting == nil else { break }
             let data = appReadable(session, connection)
             if session.passthrough {
@@ -553,6 +557,45 @@ extension Tunnel {
         if !touched.contains(session.key) { touched.append(session.key) }
     }
 
+    /// HTTP/2: the app reset the stream whose request HTTP mode was reading,
+    /// before its body ended (`HTTP2Gateway.takeRequests`), and HTTP mode has
+    /// read all that came of it. The request can never end, so it goes no
+    /// further: a request answered here had its body dropped anyway; one
+    /// that waited for its upstream is dropped with it; one whose body was
+    /// going upstream leaves that connection reset (the origin must not take
+    /// a cut upload for a whole one), and the next request opens another.
+    /// Whatever answer it gets is dropped by the gateway.
+    func requestCut(_ session: HTTPSession, app: InterceptedApp) {
+        app.passCut()
+        trace("\(session.key): the app reset a stream before its request body ended")
+        session.requests = HTTPRequestParser()
+        session.requestBodyPending = 0
+        let reason = "the app reset its stream before the request body ended"
+        if var planned = session.waiting {
+            session.waiting = nil
+            planned.exchange.failure = reason
+            planned.exchange.failureKind = .reset
+            record(planned.exchange, session: session)
+            planned.exchange.recorded = true
+            planned.exchange.localAnswer = []
+            planned.exchange.streamEnding = .unanswered
+            session.inFlight.append(planned.exchange)
+            if !touched.contains(session.key) { touched.append(session.key) }
+            return
+        }
+        if session.skippingRequestBody {
+            session.skippingRequestBody = false
+            return
+        }
+        if let flow = tcpFlows[session.key] {
+            flow.socket.setResetOnClose()
+            removeTCP(flow, keepConnection: true, keepSession: true)
+        }
+        session.upstream = nil
+        failStreams(session, reason: reason, kind: .reset)
+        session.skippingRequestBody = false
+    }
+
     /// A local error response, after which the app's connection closes.
     func answerAndClose(_ session: HTTPSession, status: Int, reason: String, body: String, sink: inout TunSink) {
         guard let connection = tcp.connection(session.key) else { return }
@@ -564,7 +607,7 @@ extension Tunnel {
         session.closeAfterAnswer = true
         bytes.withUnsafeBytes { writeApp($0, session: session, connection: connection) }
         // Whatever else the app sends is read and dropped until it closes.
-        if let app = session.app { app.plaintext.consume(app.plaintext.count) }
+        if let app = session.app { app.consume(app.plaintext.count) }
         if connection.readableCount > 0, session.app == nil { connection.consume(connection.readableCount) }
         appShutdownWrite(session, connection)
         tcp.flush(session.key, now: now, sink: &sink)

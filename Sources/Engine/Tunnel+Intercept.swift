@@ -55,15 +55,15 @@ extension Tunnel {
     // MARK: The app's bytes, plain or inside TLS
 
     func appReadable(_ session: HTTPSession, _ connection: TCPConnection) -> UnsafeRawBufferPointer {
-        session.app?.plaintext.readable ?? connection.peekReadable()
+        session.app?.readable ?? connection.peekReadable()
     }
 
     func appReadableCount(_ session: HTTPSession, _ connection: TCPConnection) -> Int {
-        session.app?.plaintext.count ?? connection.readableCount
+        session.app?.readableCount ?? connection.readableCount
     }
 
     func appConsume(_ n: Int, _ session: HTTPSession, _ connection: TCPConnection) {
-        if let app = session.app { app.plaintext.consume(n) } else { connection.consume(n) }
+        if let app = session.app { app.consume(n) } else { connection.consume(n) }
     }
 
     func appIsReadClosed(_ session: HTTPSession, _ connection: TCPConnection) -> Bool {

@@ -65,6 +65,9 @@ public struct HTTP2Gateway: Sendable {
     var lastForwarded: UInt32 = 0
     /// HTTP/1.1 request bytes for the session.
     var requestBytes: [UInt8] = []
+    /// Where in `requestBytes` a request stops short: its stream was reset
+    /// while its body was going on (`takeRequests`).
+    var requestCuts: [Int] = []
     /// Frames for the app.
     var output: [UInt8] = []
 
@@ -97,10 +100,24 @@ public struct HTTP2Gateway: Sendable {
         output = HTTP2Frame(type: .settings, streamID: 0, payload: settings).encoded()
     }
 
-    /// HTTP/1.1 request bytes for the session, in order.
+    /// HTTP/1.1 request bytes for the session, in order, and the places
+    /// among them where a request stops short: the app (or Sluice) reset its
+    /// stream while its body was going on. No bytes can finish such a
+    /// request, so the session abandons it there (and the connection it was
+    /// going to), and the next request's bytes follow. Its stream stays
+    /// among those awaiting a response, so that the session's next answer
+    /// (dropped: the stream is gone) keeps the order.
+    public mutating func takeRequests() -> (bytes: [UInt8], cuts: [Int]) {
+        defer {
+            requestBytes.removeAll(keepingCapacity: true)
+            requestCuts.removeAll()
+        }
+        return (requestBytes, requestCuts)
+    }
+
+    /// `takeRequests` for callers that know no stream was cut.
     public mutating func takeRequestBytes() -> [UInt8] {
-        defer { requestBytes.removeAll(keepingCapacity: true) }
-        return requestBytes
+        takeRequests().bytes
     }
 
     /// Frames for the app.
@@ -282,7 +299,7 @@ public struct HTTP2Gateway: Sendable {
         guard frame.streamID != 0 else { throw HTTP2ConnectionError(.protocolError, "RST_STREAM on stream 0") }
         guard frame.payload.count == 4 else { throw HTTP2ConnectionError(.frameSizeError, "RST_STREAM of \(frame.payload.count) bytes") }
         guard frame.streamID <= highestStreamID else { throw HTTP2ConnectionError(.protocolError, "RST_STREAM on idle stream \(frame.streamID)") }
-        try cancel(frame.streamID)
+        cancel(frame.streamID)
     }
 
     /// RST_STREAM to the app: the stream ends here (a malformed request, a
@@ -295,14 +312,14 @@ public struct HTTP2Gateway: Sendable {
             if resetStreams.count > 256 { resetStreams.removeFirst(resetStreams.count - 256) }
         }
         output += HTTP2Frame(type: .rstStream, streamID: id, payload: HTTP2Frame.bigEndian(code.rawValue)).encoded()
-        try? cancel(id)
+        cancel(id)
     }
 
     /// The stream is gone for the app. A request not yet sent on is dropped;
     /// one whose response is awaited has that response read and dropped. A
-    /// request whose body is being sent can only end if it is chunked:
-    /// HTTP/1.1 has no other way to stop a body short.
-    mutating func cancel(_ id: UInt32) throws(HTTP2ConnectionError) {
+    /// request whose body is being sent is cut where its bytes end
+    /// (`takeRequests`): HTTP/1.1 has no way to stop a body short.
+    mutating func cancel(_ id: UInt32) {
         guard var stream = streams[id] else { return }
         if let index = waitingRequests.firstIndex(of: id) {
             waitingRequests.remove(at: index)
@@ -310,10 +327,9 @@ public struct HTTP2Gateway: Sendable {
             return
         }
         if currentRequest == id {
-            guard stream.chunked else {
-                throw HTTP2ConnectionError(.cancel, "stream \(id) was cancelled in the middle of a body of fixed length")
-            }
-            requestBytes += Array("0\r\n\r\n".utf8)
+            // Cut where its bytes end. Not ended with a last chunk: the
+            // origin would take a cancelled upload for a complete, shorter one.
+            requestCuts.append(requestBytes.count)
             stream.appEnded = true
             currentRequest = nil
         }

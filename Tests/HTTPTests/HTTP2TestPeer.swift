@@ -450,6 +450,9 @@ struct H2Peer {
     /// The HTTP/1.1 bytes the gateway handed the session, all of them.
     private(set) var requests: [UInt8] = []
     private var requestsTaken = 0
+    /// Where requests stop short (`HTTP2Gateway.takeRequests`), as places in `requests`.
+    private(set) var cuts: [Int] = []
+    private var cutsTaken = 0
     /// What `receive` threw, and how many times.
     private(set) var error: HTTP2ConnectionError?
     private(set) var receiveThrows = 0
@@ -482,7 +485,9 @@ struct H2Peer {
         incoming.append(output)
         // Bounded: every frame takes at least 9 of the bytes just appended.
         while let frame = incoming.next() { read(frame) }
-        requests += gateway.takeRequestBytes()
+        let taken = gateway.takeRequests()
+        cuts += taken.cuts.map { requests.count + $0 }
+        requests += taken.bytes
     }
 
     /// Bytes to the gateway, cut as the peer's split says (or `split`).
@@ -518,6 +523,22 @@ struct H2Peer {
     }
 
     mutating func takeRequestText() -> String { String(decoding: takeRequests(), as: UTF8.self) }
+
+    /// Request bytes since the last call, cut into the pieces between the
+    /// places where a request stops short.
+    mutating func takeRequestPieces() -> [String] {
+        let start = requestsTaken
+        let bytes = takeRequests()
+        defer { cutsTaken = cuts.count }
+        var pieces: [String] = []
+        var from = 0
+        for cut in cuts[cutsTaken...] {
+            pieces.append(String(decoding: bytes[from ..< cut - start], as: UTF8.self))
+            from = cut - start
+        }
+        pieces.append(String(decoding: bytes[from...], as: UTF8.self))
+        return pieces
+    }
 
     mutating func block(_ fields: [HPACKHeader]) -> [UInt8] { encoder.encode(fields) }
 

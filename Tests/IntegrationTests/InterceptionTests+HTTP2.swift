@@ -259,6 +259,124 @@ extension InterceptionTests {
         """, "\(trailers.stdout) \(trailers.stderr)")
     }
 
+    /// An upload the app cancels (RST_STREAM while its body goes on) ends
+    /// its stream alone: the origin's connection for it is reset, never
+    /// handed a whole request (a chunked one used to get its last chunk:
+    /// a cancelled upload, taken for a complete, shorter one), and the app's
+    /// next request on the same connection is answered (a body of fixed
+    /// length used to end the whole connection with GOAWAY).
+    @Test func http2UploadsTheAppCancelsEndTheirStreamsAlone() throws {
+        _ = try makeCADir()
+        let origin = """
+        import socket, ssl, sys, threading
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); context.load_cert_chain(sys.argv[1], sys.argv[2])
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9445)); s.listen(16); s.settimeout(120)
+        log = open(sys.argv[3], "a", buffering=1)
+        def serve(raw):
+            buf = b""
+            def more():
+                nonlocal buf
+                chunk = c.recv(65536)
+                if not chunk: raise EOFError
+                buf += chunk
+            try:
+                c = context.wrap_socket(raw, server_side=True); c.settimeout(30)
+                for _ in range(100):
+                    while b"\\r\\n\\r\\n" not in buf: more()
+                    head, buf = buf.split(b"\\r\\n\\r\\n", 1)
+                    lines = head.decode().split("\\r\\n")
+                    fields = dict((l.split(":", 1)[0].lower(), l.split(":", 1)[1].strip()) for l in lines[1:])
+                    size = 0
+                    if "content-length" in fields:
+                        size = int(fields["content-length"])
+                        while len(buf) < size: more()
+                        buf = buf[size:]
+                    elif fields.get("transfer-encoding") == "chunked":
+                        while True:
+                            while b"\\r\\n" not in buf: more()
+                            line, rest = buf.split(b"\\r\\n", 1)
+                            n = int(line, 16)
+                            while len(rest) < n + 2: buf = line + b"\\r\\n" + rest; more(); line, rest = buf.split(b"\\r\\n", 1)
+                            buf = rest[n + 2:]
+                            size += n
+                            if n == 0: break
+                    log.write("whole %s %d\\n" % (lines[0], size))
+                    body = ("%s %d\\n" % (lines[0].split(" ")[1], size)).encode()
+                    c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
+            except Exception as e:
+                log.write("cut after %d bytes: %s\\n" % (len(buf), type(e).__name__))
+            finally:
+                raw.close()
+        for _ in range(50):
+            raw, _ = s.accept()
+            threading.Thread(target=serve, args=(raw,), daemon=True).start()
+        """
+        // The app: one h2 connection per case, its upload reset after 1,000
+        // bytes, then a GET; it prints what came back on each stream.
+        let app = """
+        import socket, ssl, struct, sys
+        def field(name, value): return b"\\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
+        def frame(kind, flags, stream, payload): return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+        def request(stream, method, path, extra=(), end=False):
+            block = field(b":method", method) + field(b":scheme", b"https") + field(b":path", path) + field(b":authority", b"web.test:9445")
+            for name, value in extra: block += field(name, value)
+            return frame(1, 4 | (1 if end else 0), stream, block)
+        def case(label, upload):
+            context = ssl.create_default_context(); context.set_alpn_protocols(["h2"])
+            c = context.wrap_socket(socket.create_connection(("web.test", 9445), timeout=15), server_hostname="web.test")
+            assert c.selected_alpn_protocol() == "h2"
+            c.sendall(b"PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n" + frame(4, 0, 0, b"")
+                      + request(1, b"POST", b"/" + label.encode(), upload) + frame(0, 0, 1, b"a" * 1000)
+                      + frame(3, 0, 1, struct.pack(">I", 8)) + request(3, b"GET", b"/after-" + label.encode(), end=True))
+            buf, seen, body = b"", [], b""
+            while True:
+                while len(buf) < 9 or len(buf) < 9 + int.from_bytes(buf[:3], "big"):
+                    chunk = c.recv(65536)
+                    if not chunk: print(label, "connection closed:", seen); return
+                    buf += chunk
+                n = int.from_bytes(buf[:3], "big"); kind, flags = buf[3], buf[4]; stream = int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
+                payload, buf = buf[9:9 + n], buf[9 + n:]
+                if kind == 4 and not flags & 1: c.sendall(frame(4, 1, 0, b""))
+                if kind in (0, 1, 3, 7) and stream != 0 or kind == 7: seen.append((kind, stream))
+                if kind == 0 and stream == 3: body += payload
+                if kind == 0 and stream == 3 and flags & 1: break
+                if kind == 7: print(label, "GOAWAY"); return
+            print(label, sorted(set(seen)), body.decode().strip())
+        case("fixed", [(b"content-length", b"100000")])
+        case("chunked", [])
+        """
+        try origin.write(toFile: pair.path("upload-origin.py"), atomically: true, encoding: .utf8)
+        try app.write(toFile: pair.path("upload-app.py"), atomically: true, encoding: .utf8)
+        let originLog = pair.path("upload-origin.log")
+        try net.start(["/usr/bin/python3", pair.path("upload-origin.py"), webCertificate, webKey, originLog], in: pair.server,
+                      log: pair.path("upload-origin.err"))
+        #expect(pair.waitForListener("10.88.0.2:9445"), "\(read(pair.path("upload-origin.err")))")
+        let log = pair.path("h2-cancel.jsonl")
+        let path = try mitmProfile("hostname = web.test:9445\nh2 = true", name: "h2-cancel.conf")
+        let r = try exec("python3 \(pair.path("upload-app.py"))", profile: path, options: ["--flow-log", log], timeout: 60)
+        // Only stream 3 answered (HEADERS 1, DATA 0): nothing on the reset stream 1.
+        #expect(r.stdout == """
+        fixed [(0, 3), (1, 3)] /after-fixed 0
+        chunked [(0, 3), (1, 3)] /after-chunked 0
+
+        """, "\(r.stdout) \(r.stderr)")
+        // The origin got the two GETs whole and never an upload.
+        _ = TestNetwork.waitUntil(seconds: 5) { self.read(originLog).contains("whole GET /after-chunked") }
+        let seen = read(originLog).split(separator: "\n").map(String.init)
+        #expect(seen.filter { $0.hasPrefix("whole") }.sorted() == ["whole GET /after-chunked HTTP/1.1 0", "whole GET /after-fixed HTTP/1.1 0"], "\(seen)")
+        // The flow log says why the uploads got nothing.
+        let errors = read(log).split(separator: "\n").compactMap { line -> String? in
+            guard let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], record["kind"] as? String != "connection",
+                  let url = record["url"] as? String, url.hasSuffix("/fixed") || url.hasSuffix("/chunked") else { return nil }
+            return "\(url) \(record["error"] as? String ?? "-")"
+        }.sorted()
+        #expect(errors == [
+            "https://web.test:9445/chunked the app reset its stream before the request body ended",
+            "https://web.test:9445/fixed the app reset its stream before the request body ended",
+        ], "\(read(log))")
+    }
+
     /// nginx closes a kept-alive connection after 1,000 requests (its
     /// keepalive_requests) and says so: h2load's 2,500 requests over one h2
     /// connection all succeed. (When h2's requests were pipelined upstream,

@@ -5,24 +5,32 @@
 // an app sent. Whatever the bytes: no trap; the HTTP/1.1 requests, the frames
 // back and the outcome (a connection error's code) do not depend on how the
 // bytes were cut; every request that comes out parses as HTTP/1.1 with the
-// engine's own parser; and answering each request it parsed (a small
+// engine's own parser, which starts afresh where a request is cut (its
+// stream reset while its body went on); and answering each request it parsed (a small
 // response, chunked or not; part of one then a reset; a reset; no answer at
 // all, as the session's stream endings do) keeps the gateway whole.
 
 private let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
-private func run(_ pieces: [ArraySlice<UInt8>]) -> (requests: [UInt8], output: [UInt8], error: String) {
+private func run(_ pieces: [ArraySlice<UInt8>]) -> (requests: [UInt8], cuts: [Int], output: [UInt8], error: String) {
     var gateway = HTTP2Gateway()
     var requests: [UInt8] = []
+    var cuts: [Int] = []
     var output = gateway.takeOutput()
+    func take() {
+        let taken = gateway.takeRequests()
+        cuts += taken.cuts.map { requests.count + $0 }
+        requests += taken.bytes
+    }
     for piece in pieces {
         do { try gateway.receive(Array(piece)) } catch {
-            return (requests + gateway.takeRequestBytes(), output + gateway.takeOutput(), "\(error.code)")
+            take()
+            return (requests, cuts, output + gateway.takeOutput(), "\(error.code)")
         }
-        requests += gateway.takeRequestBytes()
+        take()
         output += gateway.takeOutput()
     }
-    return (requests, output, "")
+    return (requests, cuts, output, "")
 }
 
 /// The frames other than WINDOW_UPDATE, and the increments per stream.
@@ -62,6 +70,8 @@ public func fuzzHTTP2(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     let split = run(pieces)
     precondition(whole.requests == split.requests, "the requests depend on how the bytes were cut")
+    precondition(whole.cuts == split.cuts, "where requests are cut depends on how the bytes were cut")
+    precondition(whole.cuts == whole.cuts.sorted() && whole.cuts.allSatisfy { $0 <= whole.requests.count }, "cuts out of order")
     // WINDOW_UPDATEs come as the bytes came: a stream's DATA is given back as
     // it goes on, and not once the stream has ended, so how much a stream
     // gets back depends on timing; the connection's does not.
@@ -79,24 +89,34 @@ public func fuzzHTTP2(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var parser = HTTPRequestParser()
     var gateway = HTTP2Gateway()
     var pending: [UInt8] = []
+    // Where requests stop short, in `pending`'s terms.
+    var cuts: [Int] = []
     var choice = UInt64(data[0]) &+ 0x9E37_79B9_7F4A_7C15
     func answerNewRequests() {
         var heads = 0
         pending.withUnsafeBytes { raw in
             var at = 0
             for _ in 0 ..< 100_000 {
-                guard at < raw.count else { break }
+                // The engine reads up to a cut, then starts afresh (Tunnel.requestCut).
+                if let cut = cuts.first, at == cut {
+                    parser = HTTPRequestParser()
+                    cuts.removeFirst()
+                    continue
+                }
+                let limit = cuts.first ?? raw.count
+                guard at < limit else { break }
                 let step: HTTPRequestStep?
-                do { step = try parser.parse(UnsafeRawBufferPointer(rebasing: raw[at...])) } catch {
+                do { step = try parser.parse(UnsafeRawBufferPointer(rebasing: raw[at ..< limit])) } catch {
                     preconditionFailure("the gateway made a request the engine cannot read: \(error)")
                 }
                 // nil: the parser keeps what it was given (a head's start).
-                guard let step else { at = raw.count; break }
+                guard let step else { at = limit; continue }
                 if case .head = step { heads += 1 }
                 at += step.consumed
                 if step.consumed == 0, case .head = step {} else if step.consumed == 0 { break }
             }
             pending.removeFirst(at)
+            cuts = cuts.map { $0 - at }
         }
         for _ in 0 ..< heads {
             choice = choice &* 6364136223846793005 &+ 1442695040888963407
@@ -120,7 +140,9 @@ public func fuzzHTTP2(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let half = preface.count + (bytes.count - preface.count) / 2
     for part in [bytes[..<half], bytes[half...]] {
         do { try gateway.receive(Array(part)) } catch { break }
-        pending += gateway.takeRequestBytes()
+        let taken = gateway.takeRequests()
+        cuts += taken.cuts.map { pending.count + $0 }
+        pending += taken.bytes
         answerNewRequests()
         _ = gateway.takeOutput()
     }
