@@ -15,16 +15,19 @@ extension HTTP2ClientSession {
     }
 
     /// Streams at the front whose responses ended and were all taken are
-    /// closed: only the connection's window comes back for them.
+    /// closed: only the connection's window comes back for them, once half
+    /// of it waits (`connectionReturnable`).
     mutating func forgetFinishedStreams() {
         // Bounded by the streams open. A stream whose body still goes stays until it has gone.
         while let id = order.first, let stream = streams[id], stream.ended, stream.response.isEmpty, id != sendingStream {
-            if stream.outstanding > 0 {
-                output += HTTP2Frame(type: .windowUpdate, streamID: 0, payload: HTTP2Frame.bigEndian(UInt32(stream.outstanding))).encoded()
-                connectionOutstanding -= stream.outstanding
-            }
+            connectionReturnable += stream.outstanding
             order.removeFirst()
             streams[id] = nil
+        }
+        if connectionReturnable >= limits.connectionWindow / 2 {
+            output += HTTP2Frame(type: .windowUpdate, streamID: 0, payload: HTTP2Frame.bigEndian(UInt32(connectionReturnable))).encoded()
+            connectionOutstanding -= connectionReturnable
+            connectionReturnable = 0
         }
     }
 

@@ -76,6 +76,10 @@ package struct HTTP2ClientSession: Sendable {
     var continuing: (streamID: UInt32, endStream: Bool, block: [UInt8])?
     /// DATA received on all streams whose window is not given back yet.
     var connectionOutstanding = 0
+    /// The part of it that finished streams hold: given back to the
+    /// connection once it is half the window, not after every response (a
+    /// WINDOW_UPDATE per small response cost a TLS record and a write each).
+    var connectionReturnable = 0
     /// The origin sent GOAWAY: no new request may go on this connection.
     package internal(set) var goneAway = false
 

@@ -1385,7 +1385,33 @@ private extension Array where Element == H2Event {
         } else {
             Issue.record("not a chunked body (\(head.rest.count) bytes)")
         }
-        #expect(origin.connectionCredit == 1024 * 1024)
+        // What a finished stream held comes back to the connection once half the window waits.
+        #expect(origin.connectionCredit > 1024 * 1024 / 2 && origin.connectionCredit <= 1024 * 1024)
+    }
+
+    /// A finished stream's share of the connection window is not given back
+    /// after each response (a WINDOW_UPDATE per small response cost a TLS
+    /// record and a write each) but once half the window waits: 1,500
+    /// responses of 1 KiB, one after another, more than the whole window,
+    /// flow with two WINDOW_UPDATEs, and the window never falls below half.
+    @Test func smallResponsesGiveTheConnectionWindowBackInBatches() {
+        var origin = Origin()
+        var lowest = Int.max
+        var updates = 0
+        for i in 0 ..< 1500 {
+            let id = UInt32(2 * i + 1)
+            origin.request("GET /\(i) HTTP/1.1\r\nHost: h.test\r\n\r\n")
+            origin.deliver(origin.head(id, 200, [hf("content-length", "1024")]) + H2.data(stream: id, pattern(1024), endStream: true))
+            lowest = min(lowest, origin.connectionCredit)
+            origin.takeResponses()
+            updates += origin.take().filter(\.isWindowUpdate).count
+            if origin.receiveError != nil || origin.violations != [] { break }
+        }
+        #expect(origin.receiveError == nil)
+        #expect(origin.violations == [])
+        #expect(origin.responses.count > 1500 * 1024)
+        #expect(updates == 2, "WINDOW_UPDATEs for 1,500 small responses")
+        #expect(lowest >= 1024 * 1024 / 2 - 1024, "the connection window fell to \(lowest)")
     }
 
     /// Several streams at once, answered in any order: all complete, and no window is given back twice.
