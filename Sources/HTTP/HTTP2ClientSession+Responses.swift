@@ -70,34 +70,20 @@ extension HTTP2ClientSession {
     }
 
     private mutating func handle(_ frame: HTTP2Frame) throws(HTTP2ConnectionError) {
-        // §6.10: nothing may come between a header block's frames.
-        if let block = continuing {
-            guard frame.knownType == .continuation, frame.streamID == block.streamID else {
-                throw HTTP2ConnectionError(.protocolError, "the origin sent \(frame) inside a header block")
-            }
-        }
+        try headerBlocks.admit(frame)
         guard let type = frame.knownType else { return } // §4.1: unknown types are ignored.
         switch type {
         case .data:
             try data(frame)
         case .headers:
             let fragment = try unpadded(frame, priorityBytes: frame.has(HTTP2Flags.priority) ? 5 : 0)
-            if frame.has(HTTP2Flags.endHeaders) {
-                try headerBlock(frame.streamID, endStream: frame.has(HTTP2Flags.endStream), block: Array(fragment))
-            } else {
-                continuing = (frame.streamID, frame.has(HTTP2Flags.endStream), Array(fragment))
+            if let block = try headerBlocks.headers(streamID: frame.streamID, endStream: frame.has(HTTP2Flags.endStream),
+                                                    endHeaders: frame.has(HTTP2Flags.endHeaders), fragment: fragment) {
+                try headerBlock(block.streamID, endStream: block.endStream, block: block.block)
             }
         case .continuation:
-            guard var block = continuing else { throw HTTP2ConnectionError(.protocolError, "the origin sent a CONTINUATION with no header block open") }
-            block.block += frame.payload
-            guard block.block.count <= limits.maximumHeaderBlock else {
-                throw HTTP2ConnectionError(.enhanceYourCalm, "the origin's header block is over \(limits.maximumHeaderBlock) bytes")
-            }
-            if frame.has(HTTP2Flags.endHeaders) {
-                continuing = nil
+            if let block = try headerBlocks.continuation(frame) {
                 try headerBlock(block.streamID, endStream: block.endStream, block: block.block)
-            } else {
-                continuing = block
             }
         case .priority:
             break

@@ -73,7 +73,8 @@ package struct HTTP2ClientSession: Sendable {
     var sendWindow = 65535
     var peerInitialWindow = 65535
     var peerMaximumFrameSize = 16384
-    var continuing: (streamID: UInt32, endStream: Bool, block: [UInt8])?
+    /// The origin's header blocks, HEADERS and CONTINUATIONs (§6.10).
+    var headerBlocks: HTTP2HeaderBlockAssembler
     /// DATA received on all streams whose window is not given back yet.
     var connectionOutstanding = 0
     /// The part of it that finished streams hold: given back to the
@@ -85,6 +86,7 @@ package struct HTTP2ClientSession: Sendable {
 
     package init(limits: Limits = Limits()) {
         self.limits = limits
+        headerBlocks = HTTP2HeaderBlockAssembler(maximum: limits.maximumHeaderBlock, sender: "the origin sent ")
         // §3.4: the preface, then SETTINGS: no push, Sluice's stream window; then the connection's window.
         output = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
         var settings: [UInt8] = []

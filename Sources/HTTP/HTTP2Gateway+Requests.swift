@@ -66,14 +66,9 @@ extension HTTP2Gateway {
         let id = frame.streamID
         guard id != 0 else { throw HTTP2ConnectionError(.protocolError, "HEADERS on stream 0") }
         let fragment = try unpadded(frame, priorityBytes: frame.has(HTTP2Flags.priority) ? 5 : 0)
-        let endStream = frame.has(HTTP2Flags.endStream)
-        if frame.has(HTTP2Flags.endHeaders) {
-            try headerBlock(streamID: id, endStream: endStream, block: Array(fragment))
-        } else {
-            guard fragment.count <= limits.maximumHeaderBlock else {
-                throw HTTP2ConnectionError(.enhanceYourCalm, "a header block over \(limits.maximumHeaderBlock) bytes")
-            }
-            continuing = (id, endStream, Array(fragment))
+        if let block = try headerBlocks.headers(streamID: id, endStream: frame.has(HTTP2Flags.endStream),
+                                                endHeaders: frame.has(HTTP2Flags.endHeaders), fragment: fragment) {
+            try headerBlock(streamID: id, endStream: block.endStream, block: block.block)
         }
     }
 

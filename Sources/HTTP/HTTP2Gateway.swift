@@ -45,8 +45,8 @@ public struct HTTP2Gateway: Sendable {
     var frames = HTTP2FrameReader()
     var decoder = HPACKDecoder()
     var encoder = HPACKEncoder()
-    /// A header block whose CONTINUATIONs are still to come (§6.10).
-    var continuing: (streamID: UInt32, endStream: Bool, block: [UInt8])?
+    /// Header blocks, HEADERS and CONTINUATIONs (§6.10).
+    var headerBlocks: HTTP2HeaderBlockAssembler
     /// The highest stream the app opened (§5.1.1: new ones must be higher).
     var highestStreamID: UInt32 = 0
     /// The app sent GOAWAY: no new streams will come.
@@ -89,6 +89,7 @@ public struct HTTP2Gateway: Sendable {
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
+        headerBlocks = HTTP2HeaderBlockAssembler(maximum: limits.maximumHeaderBlock)
         // §3.4: the server's preface is a SETTINGS frame, first.
         var settings: [UInt8] = []
         func setting(_ id: UInt16, _ value: Int) {
@@ -181,12 +182,7 @@ public struct HTTP2Gateway: Sendable {
         guard settingsSeen || frame.knownType == .settings else {
             throw HTTP2ConnectionError(.protocolError, "the first frame is \(frame), not SETTINGS")
         }
-        // §6.10: nothing may come between a header block's frames.
-        if let block = continuing {
-            guard frame.knownType == .continuation, frame.streamID == block.streamID else {
-                throw HTTP2ConnectionError(.protocolError, "\(frame) inside the header block of stream \(block.streamID)")
-            }
-        }
+        try headerBlocks.admit(frame)
         guard let type = frame.knownType else { return } // §4.1: unknown types are ignored.
         switch type {
         case .data:
@@ -194,16 +190,8 @@ public struct HTTP2Gateway: Sendable {
         case .headers:
             try headers(frame)
         case .continuation:
-            guard var block = continuing else { throw HTTP2ConnectionError(.protocolError, "a CONTINUATION with no header block open") }
-            block.block += frame.payload
-            guard block.block.count <= limits.maximumHeaderBlock else {
-                throw HTTP2ConnectionError(.enhanceYourCalm, "a header block over \(limits.maximumHeaderBlock) bytes")
-            }
-            if frame.has(HTTP2Flags.endHeaders) {
-                continuing = nil
+            if let block = try headerBlocks.continuation(frame) {
                 try headerBlock(streamID: block.streamID, endStream: block.endStream, block: block.block)
-            } else {
-                continuing = block
             }
         case .priority:
             // §6.3: read and ignored (RFC 9113 deprecates the scheme).
