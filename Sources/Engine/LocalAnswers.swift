@@ -11,6 +11,15 @@ enum LocalAnswers {
         return HTTPResponse.simple(status: status, headers: fields, body: body, keepAlive: true)
     }
 
+    /// How many bytes of `answer` (a whole response, as made here) follow its head.
+    static func bodyLength(of answer: [UInt8]) -> Int {
+        guard answer.count >= 4 else { return 0 }
+        for i in 0 ... answer.count - 4 where answer[i] == 0x0D && answer[i + 1] == 0x0A && answer[i + 2] == 0x0D && answer[i + 3] == 0x0A {
+            return answer.count - i - 4
+        }
+        return 0
+    }
+
     static func rejected(status: Int, body: String) -> [UInt8] {
         response(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array(body.utf8))
     }

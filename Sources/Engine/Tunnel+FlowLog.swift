@@ -122,8 +122,11 @@ extension HTTPExchange {
     func requestRecord(connectionID: UInt64, index: Int, startedAt: UInt64, now: Instant, upstream: String?) -> HTTPRequestRecord {
         var line = HTTPRequestRecord(connectionID: connectionID, requestIndex: index, startTime: startedAt, method: method, url: url)
         line.status = status ?? localAnswer.flatMap(LocalAnswers.status(of:))
-        line.requestBodyBytes = requestBytes
-        line.responseBodyBytes = responseBytes
+        // The bodies, as the names say: `requestBytes` and `responseBytes`
+        // count the heads too (until 2026-12-05 the log gave those). A local
+        // answer's body is what follows its head.
+        line.requestBodyBytes = requestBodyBytes
+        line.responseBodyBytes = localAnswer.map(LocalAnswers.bodyLength(of:)) ?? responseBodyBytes
         line.rule = rule
         line.policy = policy
         line.upstream = upstream

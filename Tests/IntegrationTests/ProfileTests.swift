@@ -740,6 +740,7 @@ final class ProfileTests {
         let r = try pair.exec("""
         curl -s -o /dev/null http://origin.test:8080/hello.txt http://origin.test:8080/missing
         curl -s -o /dev/null http://blocked.test/ || true
+        head -c 1000 /dev/zero | curl -s -o /dev/null --data-binary @- http://origin.test:8080/upload
         """, options: ["--profile", path, "--flow-log", log])
         #expect(r.status == 0, "\(r.stderr)")
         // Every line is JSON; the summary is what a user would grep for.
@@ -751,14 +752,19 @@ final class ProfileTests {
                 print("connection", r["domain"], r["policy"], r["status"], r["bytesUp"] > 0)
             else:
                 print("request", r["connection"], r["method"], r["url"], r["status"])
+                print("bodies", r["url"], r["requestBodyBytes"], r["responseBodyBytes"])
         """, log]).output
-        let lines = summary.split(separator: "\n").map(String.init)
+        let all = summary.split(separator: "\n").map(String.init)
+        // The bodies' sizes, not the heads' (hello.txt is 17 bytes).
+        #expect(all.contains("bodies http://origin.test:8080/hello.txt 0 17"), "\(summary)")
+        #expect(all.contains { $0.hasPrefix("bodies http://origin.test:8080/upload 1000 ") }, "\(summary)")
+        let lines = all.filter { !$0.hasPrefix("bodies ") && !$0.contains("/upload") }
         #expect(lines.contains("request 1 GET http://origin.test:8080/hello.txt 200"), "\(summary)")
         #expect(lines.contains("request 1 GET http://origin.test:8080/missing 404"), "\(summary)")
         #expect(lines.contains("connection origin.test DIRECT closed True") || lines.contains("connection origin.test HTTP mode: decided per request closed True"), "\(summary)")
         #expect(lines.contains("connection blocked.test REJECT-RST blocked False"), "\(summary)")
         #expect(lines.contains { $0.hasPrefix("request ") && $0.hasSuffix(" GET http://blocked.test/ None") }, "\(summary)")
-        #expect(lines.count == 5, "\(summary)")
+        #expect(lines.count == 6, "two connections to origin.test (the upload's is new), blocked.test's, three requests: \(summary)")
     }
 
     /// The required fields of HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/) and their types.
