@@ -15,6 +15,8 @@ extension FlowDirector {
         var url = original.absoluteURL(defaultScheme: scheme) ?? "\(scheme)://\(facts.domain ?? "unknown")\(original.target)"
         var exchange = HTTPExchange(method: head.method.rawValue, url: url, rule: "", policy: "", rewrittenFrom: nil, mocked: false, started: now)
         exchange.requestHead = original
+        // HAR shows a chunked body's data (Tunnel.keepForHAR).
+        if original.isChunked { exchange.requestContent = HTTPChunkedContent() }
         func answered(_ bytes: [UInt8], rule: String, policy: String) -> PlannedRequest {
             exchange.rule = rule
             exchange.policy = policy

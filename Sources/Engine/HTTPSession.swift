@@ -135,6 +135,9 @@ struct HTTPExchange {
     var responseBody: [UInt8] = []
     var requestBodyBytes = 0
     var responseBodyBytes = 0
+    /// HAR: a chunked body's data, kept without its framing (and counted).
+    var requestContent: HTTPChunkedContent?
+    var responseContent: HTTPChunkedContent?
     /// Local answers are not waited for upstream: their bytes go to the app when their turn comes.
     var localAnswer: [UInt8]?
     /// It went to the origin over HTTP/2 (`HTTP2ClientSession`).

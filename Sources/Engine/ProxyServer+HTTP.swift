@@ -157,7 +157,7 @@ extension ProxyServer {
                 continue
             case let .body(consumed)?, let .end(consumed)?:
                 noteBody(readable, from: forwarding.requestScanned, count: consumed, into: &forwarding.exchange.requestBody,
-                         total: &forwarding.exchange.requestBodyBytes)
+                         content: &forwarding.exchange.requestContent, total: &forwarding.exchange.requestBodyBytes)
                 forwarding.requestScanned += consumed
                 guard case .end? = step else { continue }
                 let next = forwarding.requestScanned
@@ -212,6 +212,7 @@ extension ProxyServer {
                 forwarding.exchange.headAt = now
                 let rewritten = director.rewriteResponse(head, for: forwarding.exchange)
                 forwarding.exchange.responseHead = rewritten ?? head
+                if har != nil, head.isChunked { forwarding.exchange.responseContent = HTTPChunkedContent() }
                 if let rewritten, let held = forwarding.heldFrom {
                     let bytes = rewritten.serialized()
                     guard connection.toClient.replace(held ..< end, with: bytes) else {
@@ -227,7 +228,7 @@ extension ProxyServer {
                 continue
             case let .body(consumed)?, let .end(consumed)?:
                 noteBody(readable, from: forwarding.responseScanned, count: consumed, into: &forwarding.exchange.responseBody,
-                         total: &forwarding.exchange.responseBodyBytes)
+                         content: &forwarding.exchange.responseContent, total: &forwarding.exchange.responseBodyBytes)
                 forwarding.responseScanned += consumed
                 guard case .end? = step else { continue }
                 if forwarding.responseScanned < readable.count {
@@ -393,11 +394,19 @@ extension ProxyServer {
         connection.forwarding = forwarding
     }
 
-    /// Body bytes as they pass: counted, and with `--har` kept up to its limit.
-    func noteBody(_ buffer: UnsafeRawBufferPointer, from offset: Int, count: Int, into kept: inout [UInt8], total: inout Int) {
+    /// Body bytes as they pass: counted, and with `--har` kept up to its
+    /// limit (a chunked body's data, without its framing, through `content`).
+    func noteBody(_ buffer: UnsafeRawBufferPointer, from offset: Int, count: Int, into kept: inout [UInt8],
+                  content: inout HTTPChunkedContent?, total: inout Int) {
         total += count
-        guard let har, kept.count < har.bodyLimit, count > 0 else { return }
-        kept += buffer[offset ..< offset + min(count, har.bodyLimit - kept.count)]
+        guard let har, count > 0 else { return }
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[offset ..< offset + count])
+        if content != nil {
+            content!.take(bytes, into: &kept, limit: har.bodyLimit)
+            return
+        }
+        guard kept.count < har.bodyLimit else { return }
+        kept += bytes.prefix(har.bodyLimit - kept.count)
     }
 
     func addToHAR(_ exchange: HTTPExchange, _ connection: InboundConnection) {

@@ -113,9 +113,7 @@ extension Tunnel {
                 let taken = session.skippingRequestBody ? n : writeUpstream(UnsafeRawBufferPointer(rebasing: data[0 ..< n]))
                 if let last = session.inFlight.indices.last {
                     session.inFlight[last].requestBodyBytes += taken
-                    if har != nil, session.inFlight[last].requestBody.count < bodyLimitForHAR {
-                        session.inFlight[last].requestBody += data[0 ..< min(taken, bodyLimitForHAR - session.inFlight[last].requestBody.count)]
-                    }
+                    if har != nil { keepForHAR(UnsafeRawBufferPointer(rebasing: data[0 ..< taken]), of: session, at: last, request: true) }
                 }
                 appConsume(taken, session, connection)
                 session.requestBodyPending -= taken
@@ -425,6 +423,7 @@ extension Tunnel {
                     let rewritten = director.rewriteResponse(head, for: session.inFlight.first)
                     if head.status >= 200, !head.keepAlive { session.upstreamSpent = true }
                     if head.status >= 200, !session.inFlight.isEmpty {
+                        if har != nil, head.isChunked { session.inFlight[0].responseContent = HTTPChunkedContent() }
                         session.inFlight[0].forwardedOverHTTP2 = flow.h2 != nil
                         session.inFlight[0].status = head.status
                         session.inFlight[0].headAt = now
@@ -635,8 +634,36 @@ extension Tunnel {
         guard !session.inFlight.isEmpty else { return }
         session.inFlight[0].responseBytes += bytes.count
         session.inFlight[0].responseBodyBytes += bytes.count
-        if har != nil, session.inFlight[0].responseBody.count < bodyLimitForHAR {
-            session.inFlight[0].responseBody += bytes.prefix(bodyLimitForHAR - session.inFlight[0].responseBody.count)
+        if har != nil { keepForHAR(UnsafeRawBufferPointer(rebasing: bytes), of: session, at: 0, request: false) }
+    }
+
+    /// HAR keeps a body's first bytes: its data, without chunk framing.
+    func keepForHAR(_ bytes: UnsafeRawBufferPointer, of session: HTTPSession, at index: Int, request: Bool) {
+        let limit = bodyLimitForHAR
+        guard let content = request ? session.inFlight[index].requestContent : session.inFlight[index].responseContent else {
+            let kept = request ? session.inFlight[index].requestBody.count : session.inFlight[index].responseBody.count
+            guard kept < limit else { return }
+            let more = bytes.prefix(limit - kept)
+            if request { session.inFlight[index].requestBody += more } else { session.inFlight[index].responseBody += more }
+            return
+        }
+        // Taken out while it grows, so the array is not copied for the write-back.
+        var decoder = content
+        var kept: [UInt8]
+        if request {
+            kept = session.inFlight[index].requestBody
+            session.inFlight[index].requestBody = []
+        } else {
+            kept = session.inFlight[index].responseBody
+            session.inFlight[index].responseBody = []
+        }
+        decoder.take(bytes, into: &kept, limit: limit)
+        if request {
+            session.inFlight[index].requestBody = kept
+            session.inFlight[index].requestContent = decoder
+        } else {
+            session.inFlight[index].responseBody = kept
+            session.inFlight[index].responseContent = decoder
         }
     }
 

@@ -371,8 +371,10 @@ public struct HARResponse: Sendable, Equatable {
     }
 
     /// From a parsed head; `body` is the decoded body if captured.
-    public init(_ head: HTTPResponseHead, body: [UInt8]? = nil, bodySize: Int = -1) {
-        let content = HARContent(size: body?.count ?? max(bodySize, 0), mimeType: head.headers["Content-Type"] ?? "",
+    /// `contentSize`: the body's length as its data (without chunk framing),
+    /// all of it; `body` may hold only its first bytes.
+    public init(_ head: HTTPResponseHead, body: [UInt8]? = nil, bodySize: Int = -1, contentSize: Int? = nil) {
+        let content = HARContent(size: contentSize ?? body?.count ?? max(bodySize, 0), mimeType: head.headers["Content-Type"] ?? "",
                                  body: body.map(HARBody.init))
         self.init(status: head.status, statusText: head.reason, httpVersion: head.version.description,
                   cookies: head.headers.values("Set-Cookie").compactMap(HARCookie.fromSetCookie),

@@ -492,9 +492,9 @@ final class ExecTests {
                 return echoed == "echo hi\n"
             }
             loopbackOnly = fetch(8124)
-            FileManager.default.createFile(atPath: stop, contents: nil)
+            _ = FileManager.default.createFile(atPath: stop, contents: nil)
             _ = TestNetwork.waitUntil(seconds: 15) { afterStop = fetch(8123); return afterStop == "000" }
-            FileManager.default.createFile(atPath: end, contents: nil)
+            _ = FileManager.default.createFile(atPath: end, contents: nil)
         }
         #expect(reached == "200", "\(r.stderr)")
         #expect(echoed == "echo hi\n", "\(r.stderr)")

@@ -767,6 +767,55 @@ final class ProfileTests {
         #expect(lines.count == 6, "two connections to origin.test (the upload's is new), blocked.test's, three requests: \(summary)")
     }
 
+    /// An origin on 10.88.0.2:9191 that answers every request "hello world" in
+    /// three chunks (after reading a POST's chunked body whole).
+    static let chunkedOrigin = """
+    import socket, threading
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("10.88.0.2", 9191)); s.listen(8); s.settimeout(60)
+    def serve(c):
+        c.settimeout(20)
+        buf = b""
+        while b"\\r\\n\\r\\n" not in buf: buf += c.recv(65536)
+        head = buf.split(b"\\r\\n\\r\\n")[0]
+        if head.startswith(b"POST"):
+            while not buf.endswith(b"0\\r\\n\\r\\n"): buf += c.recv(65536)
+        c.sendall(b"HTTP/1.1 200 OK\\r\\nTransfer-Encoding: chunked\\r\\nContent-Type: text/plain\\r\\n\\r\\n5\\r\\nhello\\r\\n1\\r\\n \\r\\n5\\r\\nworld\\r\\n0\\r\\n\\r\\n")
+        c.close()
+    for _ in range(4):
+        threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
+    """
+
+    /// HAR shows a chunked body as its data (HAR's `content` and `postData`
+    /// are the body as sent, not its framing), `content.size` is the whole
+    /// body's data even when only its first bytes are kept, and `bodySize`
+    /// the body as it went on the wire. Until 2026-12-05 the text held the
+    /// chunk-size lines, and the size stopped at what was kept.
+    @Test func harShowsChunkedBodiesAsTheirData() throws {
+        let origin = Self.chunkedOrigin
+        try origin.write(toFile: work.appendingPathComponent("chunked-origin.py").path, atomically: true, encoding: .utf8)
+        try net.start(["/usr/bin/python3", work.appendingPathComponent("chunked-origin.py").path], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9191"))
+        let har = work.appendingPathComponent("chunked.har").path
+        let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)\n", name: "chunked.conf")
+        let r = try pair.exec("""
+        curl -sS http://origin.test:9191/down; echo
+        printf 'abcdefghijklmnopqrstuvwxyz' | curl -sS -o /dev/null -H 'Transfer-Encoding: chunked' -H 'Content-Type: text/plain' --data-binary @- http://origin.test:9191/up
+        """, options: ["--profile", path, "--har", har, "--har-body-limit", "8"])
+        #expect(r.stdout == "hello world\n", "\(r.stdout) \(r.stderr)")
+        let out = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for e in json.load(open(sys.argv[1]))["log"]["entries"]:
+            q, p = e["request"], e["response"]
+            print(q["method"], q.get("postData", {}).get("text"), q["bodySize"] > 26, repr(p["content"].get("text")), p["content"]["size"], p["bodySize"])
+        """, har]).output
+        // The response's wire body: 3+5+2 + 3+1+2 + 3+5+2 + 5 bytes.
+        #expect(out.split(separator: "\n").map(String.init).sorted() == [
+            "GET None False 'hello wo' 11 31",
+            "POST abcdefgh True 'hello wo' 11 31",
+        ], "\(out)")
+    }
+
     /// The required fields of HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/) and their types.
     static let harValidator = """
     import json, sys

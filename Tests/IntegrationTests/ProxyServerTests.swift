@@ -385,6 +385,33 @@ final class ProxyServerTests {
         #expect(lines[4].hasPrefix("GET http://mock.test/config 200 local True None '{}'"), "\(out)")
     }
 
+    /// The HTTP listener's HAR shows chunked bodies as their data, as exec's
+    /// does (`ProfileTests.harShowsChunkedBodiesAsTheirData`).
+    @Test func harShowsChunkedBodiesAsTheirData() throws {
+        try ProfileTests.chunkedOrigin.write(toFile: pair.path("chunked-origin.py"), atomically: true, encoding: .utf8)
+        try net.start(["/usr/bin/python3", pair.path("chunked-origin.py")], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9191"))
+        let har = pair.path("proxy-chunked.har")
+        let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)\n")
+        let server = try start(["--http-listen", "127.0.0.1:18094", "--profile", path, "--har", har, "--har-body-limit", "8"], ports: [18094])
+        let r = try client("""
+        curl -sS --proxy http://127.0.0.1:18094 http://origin.test:9191/down; echo
+        printf 'abcdefghijklmnopqrstuvwxyz' | curl -sS -o /dev/null --proxy http://127.0.0.1:18094 -H 'Transfer-Encoding: chunked' --data-binary @- http://origin.test:9191/up
+        """)
+        let summary = server.stop()
+        #expect(r.output == "hello world\n", "\(r.output)\n\(summary)")
+        let out = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        for e in json.load(open(sys.argv[1]))["log"]["entries"]:
+            q, p = e["request"], e["response"]
+            print(q["method"], q.get("postData", {}).get("text"), q["bodySize"] > 26, repr(p["content"].get("text")), p["content"]["size"], p["bodySize"])
+        """, har]).output
+        #expect(out.split(separator: "\n").map(String.init).sorted() == [
+            "GET None False 'hello wo' 11 31",
+            "POST abcdefgh True 'hello wo' 11 31",
+        ], "\(out)\n\(summary)")
+    }
+
     /// `--flow-log` writes exec's format: a line per client connection (how
     /// it was routed and how it ended) and one per plain-HTTP request.
     @Test func theFlowLogHasALinePerConnectionAndPerRequest() throws {
