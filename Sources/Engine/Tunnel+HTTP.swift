@@ -464,6 +464,19 @@ extension Tunnel {
         pumpHTTP(flow.key, sink: &sink)
     }
 
+    /// Why an upstream closed before answering, as the 502 says it. An origin
+    /// whose TLS chose no protocol when Sluice offered it HTTP/1.1 alone and
+    /// then hung up is most likely one that speaks only HTTP/2 (nghttpd, a
+    /// gRPC server): the reason says so, and what to change.
+    func closedBeforeAnswering(_ flow: TCPFlow, session: HTTPSession) -> String {
+        let reason = "the upstream closed before answering"
+        guard let tls = flow.tls, tls.isConnected, tls.machine.applicationProtocol == nil, !session.isHTTP2 else { return reason }
+        if director.profile?.mitm.prefersHTTP2 ?? false {
+            return reason + " (its TLS chose no protocol: a server that speaks only HTTP/2 does that; Sluice speaks h2 to it only for an app that speaks h2)"
+        }
+        return reason + " (its TLS chose no protocol: a server that speaks only HTTP/2 does that; with h2 = true in [MITM], apps that speak h2 reach it)"
+    }
+
     /// The upstream closed: a response read until close ends here; requests still waiting get a 502.
     func upstreamEnded(_ flow: TCPFlow, session: HTTPSession, sink: inout TunSink) {
         guard let connection = tcp.connection(flow.key) else { return }
@@ -473,10 +486,11 @@ extension Tunnel {
             endedByClose = true
         }
         let unanswered = session.awaitsUpstream
+        let reason = closedBeforeAnswering(flow, session: session)
         removeTCP(flow, keepConnection: true, keepSession: true)
         session.upstream = nil
         if unanswered {
-            upstreamFailed(nil, session: session, reason: "the upstream closed before answering", sink: &sink)
+            upstreamFailed(nil, session: session, reason: reason, sink: &sink)
             return
         }
         if session.isHTTP2, !endedByClose {

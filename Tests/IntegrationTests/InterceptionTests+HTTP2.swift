@@ -117,6 +117,7 @@ extension InterceptionTests {
         python3 \(pair.path("h2-only.py"))
         nghttp https://web.test/echo; echo
         nghttp -v https://web.test:9445/hello.txt | grep -o -E '^hello from nghttpd|:status: [0-9]+'
+        curl -sS -w ' %{http_code}\\n' https://web.test:9445/hello.txt
         """
         let names = "hostname = web.test, mock.test, web.test:9445"
 
@@ -124,7 +125,10 @@ extension InterceptionTests {
         let r = try exec(script, profile: try mitmProfile(names, Self.http2Sections, name: "h2-default.conf"), options: ["--flow-log", log])
         #expect(r.status == 0, "\(r.stderr)")
         let echo = "method=GET scheme=https host=web.test port=443 uri=/echo env="
-        #expect(r.stdout == "\(echo)staging\n 1.1\nALPN protocol: h2\n\(echo)\n\n:status: 200\nhello from nghttpd\n", "\(r.stdout) \(r.stderr)")
+        // curl speaks HTTP/1.1 to Sluice, and so Sluice to nghttpd, which hangs up: the 502 says why and what to change.
+        let hint = "sluice: the upstream closed before answering (its TLS chose no protocol: a server that speaks only HTTP/2 does that; "
+            + "with h2 = true in [MITM], apps that speak h2 reach it)\n 502\n"
+        #expect(r.stdout == "\(echo)staging\n 1.1\nALPN protocol: h2\n\(echo)\n\n:status: 200\nhello from nghttpd\n" + hint, "\(r.stdout) \(r.stderr)")
         #expect(issuer(leaf) == subject(originCA), "the h2-only app saw '\(issuer(leaf))', not the server's certificate")
         #expect(read(log).components(separatedBy: "not intercepted: the app offers only h2").count - 1 == 3, "\(read(log))")
 
@@ -134,7 +138,7 @@ extension InterceptionTests {
         """, profile: try mitmProfile(names + "\nh2 = true", Self.http2Sections, name: "h2-on.conf"), timeout: 120)
         #expect(on.status == 0, "\(on.stderr)")
         let digest = try pair.digest("h2root/3m.bin")
-        #expect(on.stdout == "\(echo)staging\n 2\nALPN protocol: h2\n\(echo)staging\n\n:status: 200\nhello from nghttpd\n\(digest)\nhello from nghttpd\n 200 2\n",
+        #expect(on.stdout == "\(echo)staging\n 2\nALPN protocol: h2\n\(echo)staging\n\n:status: 200\nhello from nghttpd\nhello from nghttpd\n 200\n\(digest)\nhello from nghttpd\n 200 2\n",
                 "\(on.stdout) \(on.stderr)")
         #expect(issuer(leaf) == subject(caDir + "/ca.pem"), "the h2-only app saw '\(issuer(leaf))', not Sluice's certificate")
     }
