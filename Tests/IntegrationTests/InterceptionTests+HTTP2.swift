@@ -194,11 +194,8 @@ extension InterceptionTests {
     /// the origin cuts off in the middle resets its stream alone.
     @Test func http2OutlivesAnOriginThatClosesAfterEachResponse() throws {
         _ = try makeCADir()
-        let server = """
-        import socket, ssl, sys, threading
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); context.load_cert_chain(sys.argv[1], sys.argv[2])
-        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("10.88.0.2", 9444)); s.listen(16); s.settimeout(120)
+        let server = Self.pythonTLSOrigin(port: 9444, backlog: 16, timeout: 120) + """
+        import threading
         count = 0
         def serve(raw):
             global count
@@ -271,11 +268,8 @@ extension InterceptionTests {
     /// length used to end the whole connection with GOAWAY).
     @Test func http2UploadsTheAppCancelsEndTheirStreamsAlone() throws {
         _ = try makeCADir()
-        let origin = """
-        import socket, ssl, sys, threading
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); context.load_cert_chain(sys.argv[1], sys.argv[2])
-        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("10.88.0.2", 9445)); s.listen(16); s.settimeout(120)
+        let origin = Self.pythonTLSOrigin(port: 9445, backlog: 16, timeout: 120) + """
+        import threading
         log = open(sys.argv[3], "a", buffering=1)
         def serve(raw):
             buf = b""

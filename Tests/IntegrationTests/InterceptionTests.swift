@@ -536,13 +536,22 @@ final class InterceptionTests {
 
     // MARK: Bodies and connections
 
+    /// The start of a Python origin: TLS with the certificate and key named
+    /// by argv 1 and 2, listening as `s` on 10.88.0.2:`port`.
+    static func pythonTLSOrigin(port: Int, backlog: Int, timeout: Int) -> String {
+        """
+        import socket, ssl, sys
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); context.load_cert_chain(sys.argv[1], sys.argv[2])
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", \(port))); s.listen(\(backlog)); s.settimeout(\(timeout))
+
+        """
+    }
+
     /// A TLS server that answers each request (Content-Length or chunked
     /// body, kept alive) with `METHOD LENGTH SHA256` of the body it got.
-    static let digestServer = """
-    import hashlib, socket, ssl, sys, threading
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); context.load_cert_chain(sys.argv[1], sys.argv[2])
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("10.88.0.2", 9443)); s.listen(8); s.settimeout(300)
+    static let digestServer = pythonTLSOrigin(port: 9443, backlog: 8, timeout: 300) + """
+    import hashlib, threading
     def serve(raw):
         try:
             c = context.wrap_socket(raw, server_side=True); c.settimeout(30)
@@ -814,11 +823,7 @@ final class InterceptionTests {
     /// both TLS connections, in the tunnel and through `sluice proxy`.
     @Test func anUpgradeInsideInterceptedTLSPassesBytesBothWays() throws {
         _ = try makeCADir()
-        let server = """
-        import socket, ssl, sys
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); context.load_cert_chain(sys.argv[1], sys.argv[2])
-        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("10.88.0.2", 9444)); s.listen(4); s.settimeout(120)
+        let server = Self.pythonTLSOrigin(port: 9444, backlog: 4, timeout: 120) + """
         for _ in range(2):
             c = context.wrap_socket(s.accept()[0], server_side=True); c.settimeout(30)
             buf = b""
