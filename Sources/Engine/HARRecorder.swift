@@ -84,7 +84,7 @@ extension HTTPExchange {
         if let finalHead {
             // The whole body's size (what is kept may stop at the limit); a chunked one's data alone.
             let size = localAnswer.map(LocalAnswers.bodyLength(of:)) ?? responseBodyBytes
-            response = HARResponse(finalHead, body: finalBody, bodySize: size, contentSize: localAnswer == nil ? responseContent?.count ?? size : size)
+            response = HARResponse(finalHead, body: finalBody, bodySize: size, contentSize: responseContent?.count ?? size)
         } else {
             response = HARResponse(status: 0, statusText: failure ?? "no response", content: HARContent(size: 0, mimeType: ""),
                                    redirectURL: "", headersSize: -1, bodySize: -1)

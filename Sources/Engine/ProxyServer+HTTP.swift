@@ -400,13 +400,7 @@ extension ProxyServer {
                   content: inout HTTPChunkedContent?, total: inout Int) {
         total += count
         guard let har, count > 0 else { return }
-        let bytes = UnsafeRawBufferPointer(rebasing: buffer[offset ..< offset + count])
-        if content != nil {
-            content!.take(bytes, into: &kept, limit: har.bodyLimit)
-            return
-        }
-        guard kept.count < har.bodyLimit else { return }
-        kept += bytes.prefix(har.bodyLimit - kept.count)
+        HTTPChunkedContent.keep(UnsafeRawBufferPointer(rebasing: buffer[offset ..< offset + count]), content: &content, into: &kept, limit: har.bodyLimit)
     }
 
     func addToHAR(_ exchange: HTTPExchange, _ connection: InboundConnection) {

@@ -113,7 +113,7 @@ extension Tunnel {
                 let taken = session.skippingRequestBody ? n : writeUpstream(UnsafeRawBufferPointer(rebasing: data[0 ..< n]))
                 if let last = session.inFlight.indices.last {
                     session.inFlight[last].requestBodyBytes += taken
-                    if har != nil { keepForHAR(UnsafeRawBufferPointer(rebasing: data[0 ..< taken]), of: session, at: last, request: true) }
+                    if har != nil { keepForHAR(UnsafeRawBufferPointer(rebasing: data[0 ..< taken]), of: session, at: last, body: \.requestBody, content: \.requestContent) }
                 }
                 appConsume(taken, session, connection)
                 session.requestBodyPending -= taken
@@ -648,37 +648,19 @@ extension Tunnel {
         guard !session.inFlight.isEmpty else { return }
         session.inFlight[0].responseBytes += bytes.count
         session.inFlight[0].responseBodyBytes += bytes.count
-        if har != nil { keepForHAR(UnsafeRawBufferPointer(rebasing: bytes), of: session, at: 0, request: false) }
+        if har != nil { keepForHAR(UnsafeRawBufferPointer(rebasing: bytes), of: session, at: 0, body: \.responseBody, content: \.responseContent) }
     }
 
     /// HAR keeps a body's first bytes: its data, without chunk framing.
-    func keepForHAR(_ bytes: UnsafeRawBufferPointer, of session: HTTPSession, at index: Int, request: Bool) {
-        let limit = bodyLimitForHAR
-        guard let content = request ? session.inFlight[index].requestContent : session.inFlight[index].responseContent else {
-            let kept = request ? session.inFlight[index].requestBody.count : session.inFlight[index].responseBody.count
-            guard kept < limit else { return }
-            let more = bytes.prefix(limit - kept)
-            if request { session.inFlight[index].requestBody += more } else { session.inFlight[index].responseBody += more }
-            return
-        }
+    func keepForHAR(_ bytes: UnsafeRawBufferPointer, of session: HTTPSession, at index: Int,
+                    body: WritableKeyPath<HTTPExchange, [UInt8]>, content: WritableKeyPath<HTTPExchange, HTTPChunkedContent?>) {
         // Taken out while it grows, so the array is not copied for the write-back.
-        var decoder = content
-        var kept: [UInt8]
-        if request {
-            kept = session.inFlight[index].requestBody
-            session.inFlight[index].requestBody = []
-        } else {
-            kept = session.inFlight[index].responseBody
-            session.inFlight[index].responseBody = []
-        }
-        decoder.take(bytes, into: &kept, limit: limit)
-        if request {
-            session.inFlight[index].requestBody = kept
-            session.inFlight[index].requestContent = decoder
-        } else {
-            session.inFlight[index].responseBody = kept
-            session.inFlight[index].responseContent = decoder
-        }
+        var kept = session.inFlight[index][keyPath: body]
+        session.inFlight[index][keyPath: body] = []
+        var decoder = session.inFlight[index][keyPath: content]
+        HTTPChunkedContent.keep(bytes, content: &decoder, into: &kept, limit: bodyLimitForHAR)
+        session.inFlight[index][keyPath: body] = kept
+        session.inFlight[index][keyPath: content] = decoder
     }
 
     /// Statistics, HAR and the flow log learn how a request went.

@@ -76,7 +76,7 @@ extension HTTP2ClientSession {
         case .data:
             try data(frame)
         case .headers:
-            let fragment = try unpadded(frame, priorityBytes: frame.has(HTTP2Flags.priority) ? 5 : 0)
+            let fragment = try frame.unpaddedPayload(priorityBytes: frame.has(HTTP2Flags.priority) ? 5 : 0)
             if let block = try headerBlocks.headers(streamID: frame.streamID, endStream: frame.has(HTTP2Flags.endStream),
                                                     endHeaders: frame.has(HTTP2Flags.endHeaders), fragment: fragment) {
                 try headerBlock(block.streamID, endStream: block.endStream, block: block.block)
@@ -209,7 +209,7 @@ extension HTTP2ClientSession {
     }
 
     private mutating func data(_ frame: HTTP2Frame) throws(HTTP2ConnectionError) {
-        let payload = try unpadded(frame)
+        let payload = try frame.unpaddedPayload()
         guard var stream = streams[frame.streamID], stream.headReceived, !stream.ended else {
             throw HTTP2ConnectionError(.protocolError, "the origin sent DATA on stream \(frame.streamID), which awaits none")
         }
@@ -244,10 +244,6 @@ extension HTTP2ClientSession {
             stream.response += [0x0D, 0x0A]
         }
         stream.ended = true
-    }
-
-    private func unpadded(_ frame: HTTP2Frame, priorityBytes: Int = 0) throws(HTTP2ConnectionError) -> ArraySlice<UInt8> {
-        try frame.unpaddedPayload(priorityBytes: priorityBytes)
     }
 
     static func word(_ bytes: [UInt8], _ at: Int) -> UInt32 {

@@ -6,14 +6,10 @@ extension HTTP2Gateway {
     /// HTTP/2 request malformed.
     static let connectionSpecific: Set<String> = ["connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade"]
 
-    func unpadded(_ frame: HTTP2Frame, priorityBytes: Int = 0) throws(HTTP2ConnectionError) -> ArraySlice<UInt8> {
-        try frame.unpaddedPayload(priorityBytes: priorityBytes)
-    }
-
     mutating func data(_ frame: HTTP2Frame) throws(HTTP2ConnectionError) {
         let id = frame.streamID
         guard id != 0 else { throw HTTP2ConnectionError(.protocolError, "DATA on stream 0") }
-        let payload = try unpadded(frame)
+        let payload = try frame.unpaddedPayload()
         let flowLength = frame.payload.count
         // What waits here is bounded per stream, so the connection's window
         // comes back at once: one slow stream never holds the others' DATA.
@@ -65,7 +61,7 @@ extension HTTP2Gateway {
     mutating func headers(_ frame: HTTP2Frame) throws(HTTP2ConnectionError) {
         let id = frame.streamID
         guard id != 0 else { throw HTTP2ConnectionError(.protocolError, "HEADERS on stream 0") }
-        let fragment = try unpadded(frame, priorityBytes: frame.has(HTTP2Flags.priority) ? 5 : 0)
+        let fragment = try frame.unpaddedPayload(priorityBytes: frame.has(HTTP2Flags.priority) ? 5 : 0)
         if let block = try headerBlocks.headers(streamID: id, endStream: frame.has(HTTP2Flags.endStream),
                                                 endHeaders: frame.has(HTTP2Flags.endHeaders), fragment: fragment) {
             try headerBlock(streamID: id, endStream: block.endStream, block: block.block)

@@ -116,11 +116,6 @@ public struct HTTP2Gateway: Sendable {
         return (requestBytes, requestCuts)
     }
 
-    /// `takeRequests` for callers that know no stream was cut.
-    public mutating func takeRequestBytes() -> [UInt8] {
-        takeRequests().bytes
-    }
-
     /// Frames for the app.
     public mutating func takeOutput() -> [UInt8] {
         defer { output.removeAll(keepingCapacity: true) }

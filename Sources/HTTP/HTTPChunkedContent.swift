@@ -9,6 +9,17 @@ package struct HTTPChunkedContent: Sendable {
 
     package init() {}
 
+    /// A body's next bytes on the wire, kept for a record until `kept`
+    /// holds `limit` bytes: through `content` when the body is chunked
+    /// (its data alone), else as they came.
+    package static func keep(_ bytes: UnsafeRawBufferPointer, content: inout HTTPChunkedContent?, into kept: inout [UInt8], limit: Int) {
+        if content != nil {
+            content!.take(bytes, into: &kept, limit: limit)
+        } else if kept.count < limit {
+            kept += bytes.prefix(limit - kept.count)
+        }
+    }
+
     /// Appends the chunk data in `bytes` (the body's next bytes on the wire)
     /// to `kept`, until `kept` holds `limit` bytes; counts all of it. The
     /// parser that framed the message read the same bytes, so they are well

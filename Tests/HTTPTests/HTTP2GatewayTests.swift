@@ -66,7 +66,7 @@ private func connectedPeer(split: H2Split = .whole, limits: HTTP2Gateway.Limits 
         #expect(values == [H2Setting.maxConcurrentStreams: 100, H2Setting.initialWindowSize: 65535, H2Setting.maxHeaderListSize: 65536])
         #expect(!gateway.hasOutput)
         #expect(gateway.takeOutput().isEmpty)
-        #expect(gateway.takeRequestBytes().isEmpty)
+        #expect(gateway.takeRequests().bytes.isEmpty)
         #expect(gateway.openStreams == 0)
         #expect(!gateway.wentAway && !gateway.appWentAway)
     }
