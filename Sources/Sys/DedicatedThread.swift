@@ -18,11 +18,12 @@ enum DedicatedThread {
         try withoutActuallyEscaping(body) { (escapable) throws(Errno) in
             let context = Unmanaged.passRetained(ThreadBody(escapable)).toOpaque()
             var thread = pthread_t()
-            let status = pthread_create(&thread, nil, { context in
+            // No signal reaches it (ThreadSignals.swift says why).
+            let status = ThreadSignals.startingThread { pthread_create(&thread, nil, { context in
                 let box = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
                 box.body()
                 return nil
-            }, context)
+            }, context) }
             if status != 0 {
                 Unmanaged<ThreadBody>.fromOpaque(context).release()
                 throw Errno(rawValue: status)

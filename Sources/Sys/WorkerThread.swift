@@ -18,11 +18,12 @@ public struct WorkerThread: ~Copyable, Sendable {
     public init(_ body: @escaping @Sendable () -> Void) throws(Errno) {
         let context = Unmanaged.passRetained(WorkerBody(body)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { context in
+        // No signal reaches it (ThreadSignals.swift says why).
+        let status = ThreadSignals.startingThread { pthread_create(&thread, nil, { context in
             let box = Unmanaged<WorkerBody>.fromOpaque(context!).takeRetainedValue()
             box.body()
             return nil
-        }, context)
+        }, context) }
         if status != 0 {
             Unmanaged<WorkerBody>.fromOpaque(context).release()
             throw Errno(rawValue: status)

@@ -177,6 +177,43 @@ final class PcapTests {
         return zip(times, times.dropFirst()).filter { $1 < $0 }.count
     }
 
+    /// With every writer on (pcap, flow log, HAR), SIGHUP still reloads and
+    /// SIGTERM still stops Sluice the graceful way: the writers' threads took
+    /// those signals once, and their default action ended the process (no
+    /// reload, no exit summary, the flow log's open lines lost).
+    @Test func signalsReachTheLoopWhileWritersRun() throws {
+        let profile = work.appendingPathComponent("signals.conf").path
+        try "[Rule]\nFINAL,DIRECT\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        let files = ["pcap", "jsonl", "har"].map { work.appendingPathComponent("signals.\($0)").path }
+        let options = ["--profile", profile, "--pcap", files[0], "--flow-log", files[1], "--har", files[2]]
+        // As from a shell: no signal blocked (the test runner's children inherit most of them blocked).
+        let unblocked = ["/usr/bin/python3", "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execvp(sys.argv[1], sys.argv[1:])"]
+        func exec(_ script: String) throws -> SluiceRun {
+            try runSluice(["exec"] + options + ["--", "bash", "-c", script], in: pair.host, through: unblocked, timeout: 60)
+        }
+        // The command is Sluice's child: it sends the signals itself.
+        let reloads = try exec("""
+        for i in 1 2 3 4 5; do
+          kill -HUP $PPID
+          curl -s -o /dev/null -w '%{http_code}\\n' http://10.88.0.2:8080/hello.txt
+        done
+        """)
+        #expect(reloads.status == 0, "\(reloads.stderr)")
+        #expect(reloads.stdout == String(repeating: "200\n", count: 5), "\(reloads.stdout) \(reloads.stderr)")
+        #expect(reloads.stderr.components(separatedBy: "reloaded").count - 1 == 5, "\(reloads.stderr)")
+        let stopped = try exec("""
+        curl -s -o /dev/null -w '%{http_code}\\n' http://10.88.0.2:8080/hello.txt
+        kill -TERM $PPID
+        sleep 10
+        """)
+        // 128 + SIGTERM, after the exit summary; the flow log has the request.
+        #expect(stopped.status == 143, "\(stopped.stderr)")
+        #expect(stopped.stdout == "200\n", "\(stopped.stdout) \(stopped.stderr)")
+        #expect(stopped.stderr.contains("TCP flows relayed"), "\(stopped.stderr)")
+        let log = (try? String(contentsOfFile: files[1], encoding: .utf8)) ?? ""
+        #expect(log.contains("\"10.88.0.2\""), "\(log)")
+    }
+
     /// A reload that adds capture rules narrows the running capture to the
     /// flows they choose, open ones included (decided again on what the
     /// tunnel knows of them: here the address), and a reload that drops them

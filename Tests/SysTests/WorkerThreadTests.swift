@@ -25,6 +25,30 @@ import Testing
         #expect(box.value.load(ordering: .acquiring) == 1)
     }
 
+    /// A worker thread (the capture writers) takes no signal, even when its
+    /// creator takes them all: the kernel would hand SIGHUP or SIGTERM to a
+    /// thread that does not block it, and their default ends the process
+    /// (`exec --pcap` died on the SIGHUP meant to reload its profile).
+    @Test func workerThreadsBlockEverySignal() throws {
+        var none = sigset_t(), saved = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &saved)
+        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+        let box = try Box()
+        let thread = try WorkerThread {
+            var mask = sigset_t()
+            pthread_sigmask(SIG_BLOCK, nil, &mask)
+            let blocked = [SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGUSR1, SIGPIPE].filter { sigismember(&mask, $0) == 1 }.count
+            box.value.store(blocked, ordering: .releasing)
+        }
+        thread.join()
+        #expect(box.value.load(ordering: .acquiring) == 6)
+        // The creator's own mask is as it was.
+        var after = sigset_t()
+        pthread_sigmask(SIG_BLOCK, nil, &after)
+        #expect(sigismember(&after, SIGHUP) == 0)
+    }
+
     /// The capture writer's thread runs only on cores nothing else wants,
     /// and only that thread: the caller keeps its policy.
     @Test func idleCurrentThreadIsSchedIdleForThatThreadOnly() throws {
