@@ -134,6 +134,7 @@ public struct RunCommand {
         var configuration = TunnelSession.configuration(mtu: mtu, busyPoll: options.busyPoll, dns: dns, profile: profile, faults: nil, faultSeed: 1)
         configuration.hijackDNS = dns != .off
         configuration.mark = mark
+        configuration.tunInterfaceIndex = try? RouteSocket.interfaceIndex(named: NamespaceSetup.tunName)
         configuration.interceptionCA = ca
         configuration.caDirectory = options.caDirectory
         let tunnel = try Tunnel(tun: TunDevice(adopting: raw, name: NamespaceSetup.tunName, virtioHeaderLength: NamespaceSetup.tunVirtioHeaderLength), configuration: configuration)

@@ -18,6 +18,9 @@ final class Tunnel {
         var datagrams = DatagramFlowTable.Configuration()
         /// SO_MARK on upstream sockets (whole-host mode keeps them out of the TUN with it).
         var mark: UInt32?
+        /// The TUN's interface index when it lives in Sluice's own namespace
+        /// (whole-host mode): the raw ICMP sockets ignore what arrives there.
+        var tunInterfaceIndex: UInt32?
         /// Addresses (in the app's namespace) that Sluice answers itself rather than relaying.
         var answerPingsLocally = false
         /// Seeded faults between the TUN and the stack, both ways (for testing against real peers).
@@ -1329,6 +1332,14 @@ final class Tunnel {
                 // Not root (a user namespace's exec): a ping socket per flow instead.
                 echoThroughPingSockets = true
                 return sendEcho(key, sequenceNumber: sequenceNumber, payload: payload)
+            }
+            if let index = configuration.tunInterfaceIndex {
+                // Else the echo replies Sluice writes into the TUN for this
+                // namespace's own address come back to the socket as replies.
+                do { try socket.ignoreArrivals(onInterface: index) } catch {
+                    socketFailed(error)
+                    return
+                }
             }
             let box = SocketBox(socket)
             guard (try? epoll.add(box.socket.descriptor, events: .readable, token: v6 ? Self.echoV6Token : Self.echoV4Token)) != nil else { return }

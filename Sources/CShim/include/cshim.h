@@ -35,6 +35,7 @@
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/fib_rules.h>
+#include <linux/filter.h>
 #include <linux/sock_diag.h>
 #include <linux/inet_diag.h>
 #include <pcap/pcap.h>
