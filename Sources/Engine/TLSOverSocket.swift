@@ -102,8 +102,13 @@ final class TLSOverSocket<Machine: TLSMachine> {
         do { finished = try absorb(Array(UnsafeRawBufferPointer(rebasing: scratch[0 ..< n])), socket: socket) } catch {
             return .failed(error)
         }
+        // The handshake's end is told first, and what came with it waits for
+        // the next read: a server's first records can share a read with its
+        // Finished (an h2 origin's SETTINGS, over TLS 1.2), and the caller
+        // must first set up what reads them (HTTP/2, by the protocol chosen).
+        if finished { return .again(handshakeFinished: true) }
         if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
-        return peerClosed ? .closed : .again(handshakeFinished: finished)
+        return peerClosed ? .closed : .again(handshakeFinished: false)
     }
 
     /// Records already read (a proxy client's ClientHello, read while its
