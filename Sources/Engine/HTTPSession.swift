@@ -30,8 +30,9 @@ final class HTTPSession {
     var responseHold: [UInt8] = []
     /// After an Upgrade (WebSocket) or a CONNECT, bytes are opaque both ways.
     var passthrough = false
-    /// The upstream this session talks to now.
+    /// The upstream this session talks to now, and the route that reaches it.
     var upstream: UpstreamTarget?
+    var upstreamRoute: FlowRoute?
     /// The last request was answered with `Connection: close`: the app's side ends after it.
     var closeAfterAnswer = false
     /// The upstream's last response said it closes (`Connection: close`, or
@@ -144,6 +145,11 @@ struct HTTPExchange {
     var forwardedOverHTTP2 = false
     /// HTTP/2: its stream gets no HTTP/1.1 response, but this, when its turn comes.
     var streamEnding: StreamEnding?
+    /// HTTP/2 to an h2 origin: the head as sent, for a request without a
+    /// body, so that one the origin left unprocessed (GOAWAY) goes again on
+    /// a new connection (RFC 9113 §8.7). Sent again once at most (`resent`).
+    var resendHead: [UInt8]?
+    var resent = false
     /// The statistics, HAR and flow log have it already (a refusal, a
     /// failure): its local answer, if any, only goes to the app.
     var recorded = false

@@ -100,6 +100,7 @@ extension Tunnel {
                 requestCut(session, app: app)
                 continue
             }
+            if session.waiting != nil { dispatchWaiting(session, sink: &sink) }
             guard appReadableCount(session, connection) > 0, session.waiting == nil else { break }
             let data = appReadable(session, connection)
             if session.passthrough {
@@ -178,7 +179,7 @@ extension Tunnel {
             // Room opened for the upstream's bytes: read them now. Decrypted bytes
             // that already wait (the read loop's bound stopped before them) get
             // no epoll event of their own: they are read now too.
-            let decryptedWaiting = flow.tls.map { !$0.plaintext.isEmpty } ?? false || flow.h2?.hasResponseBytes == true
+            let decryptedWaiting = flow.tls.map { !$0.plaintext.isEmpty } ?? false || h2HasTurn(flow)
             if events.contains(.writable) || decryptedWaiting, wanted.contains(.readable) { readHTTPUpstream(flow, session: session, sink: &sink) }
         } else if appIsReadClosed(session, connection), session.inFlight.isEmpty, session.waiting == nil, session.toApp.isEmpty {
             appShutdownWrite(session, connection)
@@ -223,10 +224,9 @@ extension Tunnel {
             exchange.responseBytes = answer.count
             if !exchange.recorded { record(exchange, session: session) }
         }
-        if session.inFlight.isEmpty, let waiting = session.waiting {
-            session.waiting = nil
+        if session.waiting != nil {
             var sink = TunSink(io: io)
-            dispatch(waiting, in: session, sink: &sink)
+            dispatchWaiting(session, sink: &sink)
         }
         if session.closeAfterAnswer, session.inFlight.isEmpty, session.toApp.isEmpty {
             appShutdownWrite(session, connection)
@@ -235,7 +235,8 @@ extension Tunnel {
 
     /// Decides one request: answered here, or sent to the session's upstream (switching upstreams if the plan says so).
     func plan(_ head: HTTPRequestHead, in session: HTTPSession, sink: inout TunSink) {
-        let planned = director.plan(head, facts: session.facts, now: now, scheme: session.app == nil ? "http" : "https")
+        var planned = director.plan(head, facts: session.facts, now: now, scheme: session.app == nil ? "http" : "https")
+        if session.isHTTP2, !head.hasBody { planned.exchange.resendHead = planned.head }
         trace("\(session.key): \(head.method.rawValue) \(planned.exchange.url) → \(planned.route) (\(planned.exchange.rule))")
         session.skippingRequestBody = false
         switch planned.route {
@@ -274,13 +275,16 @@ extension Tunnel {
     /// there and may take it now, else on a new connection once the
     /// responses in flight have finished.
     ///
-    /// HTTP/2's streams go on one at a time, not pipelined: an origin that
-    /// closes after a response (`Connection: close`, its keep-alive limit)
-    /// leaves the requests pipelined behind it unanswered, and HTTP/1.1
-    /// cannot say whether it read them, so each would fail its stream.
+    /// HTTP/2's streams go on to an HTTP/1.1 origin one at a time, not
+    /// pipelined: an origin that closes after a response (`Connection:
+    /// close`, its keep-alive limit) leaves the requests pipelined behind it
+    /// unanswered, and HTTP/1.1 cannot say whether it read them, so each
+    /// would fail its stream. To an h2 origin they go on together
+    /// (`takesAnotherStream`): there GOAWAY says which were not processed,
+    /// and those go again (`resendUnprocessed`).
     func dispatch(_ planned: PlannedRequest, in session: HTTPSession, sink: inout TunSink) {
-        if session.upstream == planned.target, !session.upstreamSpent, tcpFlows[session.key] != nil {
-            guard !session.isHTTP2 || !session.awaitsUpstream else {
+        if session.upstream == planned.target, !session.upstreamSpent, let flow = tcpFlows[session.key] {
+            guard !session.isHTTP2 || !session.awaitsUpstream || takesAnotherStream(session, flow) else {
                 session.waiting = planned
                 return
             }
@@ -294,6 +298,25 @@ extension Tunnel {
         }
     }
 
+    /// An h2 app's request may join those in flight: the upstream speaks
+    /// h2, has not gone away, and takes as many streams at once.
+    func takesAnotherStream(_ session: HTTPSession, _ flow: TCPFlow) -> Bool {
+        // Counted by HTTP mode, not the session: requests whose heads wait in `toUpstream` count too.
+        guard let h2 = flow.h2, !h2.goneAway else { return false }
+        var waiting = 0
+        for exchange in session.inFlight where exchange.localAnswer == nil { waiting += 1 }
+        return waiting < h2.concurrentStreamLimit
+    }
+
+    /// The request that waited for its upstream goes, when it may now.
+    func dispatchWaiting(_ session: HTTPSession, sink: inout TunSink) {
+        guard let waiting = session.waiting else { return }
+        let joins = session.upstream == waiting.target && !session.upstreamSpent && tcpFlows[session.key].map { takesAnotherStream(session, $0) } == true
+        guard session.inFlight.isEmpty || joins else { return }
+        session.waiting = nil
+        dispatch(waiting, in: session, sink: &sink)
+    }
+
     /// Closes the session's upstream (if any) and opens the one `planned` names.
     func switchUpstream(_ session: HTTPSession, to planned: PlannedRequest, sink: inout TunSink) {
         let key = session.key
@@ -301,15 +324,22 @@ extension Tunnel {
             trace("\(key): leaving upstream \(session.upstream.map { "\($0)" } ?? "?")")
             removeTCP(old, keepConnection: true, keepSession: true)
         }
-        session.upstream = planned.target
-        session.upstreamSpent = false
         session.responses = HTTPResponseParser()
         session.toUpstream = OutgoingBytes()
         session.toUpstream.append(planned.head)
         session.inFlight.append(planned.exchange)
         session.responses.expectResponse(to: HTTPMethod(rawValue: planned.exchange.method))
-        let target = planned.target
-        switch planned.route {
+        connectSession(session, to: planned.target, through: planned.route, sink: &sink)
+    }
+
+    /// Connects the session to `target` through `route`; what waits in
+    /// `toUpstream` goes once it is connected.
+    func connectSession(_ session: HTTPSession, to target: UpstreamTarget, through route: FlowRoute, sink: inout TunSink) {
+        let key = session.key
+        session.upstream = target
+        session.upstreamRoute = route
+        session.upstreamSpent = false
+        switch route {
         case .direct:
             // The origin the app itself connected to (by its fake IP's name, the
             // name it sniffed with, or its address) is reached where the app was
@@ -349,8 +379,8 @@ extension Tunnel {
             guard room > 0 else { break }
             var n: Int
             if let tls = flow.tls {
-                // HTTP/2's responses that wait in its session go first.
-                let waiting = flow.h2?.hasResponseBytes == true
+                // HTTP/2's responses (or failed streams) that wait in its session go first.
+                let waiting = h2HasTurn(flow)
                 switch waiting ? .plaintext(0) : tls.read(into: scratch.sub(0, room), socket: flow.socket, scratch: relayScratch) {
                 case let .plaintext(count):
                     n = count
@@ -361,7 +391,11 @@ extension Tunnel {
                             upstreamFailed(flow, session: session, reason: "HTTP/2 with \(tls.host): \(error.reason)", sink: &sink)
                             return
                         }
-                        if n == 0 { continue readLoop }
+                        if n == 0 {
+                            // A failed stream's turn, or nothing yet.
+                            if takeH2Failures(flow, session: session, sink: &sink) { return }
+                            continue readLoop
+                        }
                     }
                 case .wouldBlock:
                     break readLoop
@@ -451,7 +485,9 @@ extension Tunnel {
                     offset += consumed
                     if !session.inFlight.isEmpty { record(session.inFlight.removeFirst(), session: session) }
                     deliverLocalAnswers(session, connection: connection)
-                    if session.waiting != nil || tcpFlows[flow.key] !== flow { break parseLoop }
+                    // A request waits for another upstream: this one has nothing more to say
+                    // unless responses pipelined behind this one (h2) are still to come.
+                    if session.waiting != nil && !session.awaitsUpstream || tcpFlows[flow.key] !== flow { break parseLoop }
                 case .upgraded?:
                     // 101 Switching Protocols (or a CONNECT's 2xx): opaque bytes both ways from here.
                     session.passthrough = true
@@ -480,6 +516,8 @@ extension Tunnel {
     /// The upstream closed: a response read until close ends here; requests still waiting get a 502.
     func upstreamEnded(_ flow: TCPFlow, session: HTTPSession, sink: inout TunSink) {
         guard let connection = tcp.connection(flow.key) else { return }
+        // An h2 origin that went away and closed: the requests it left unprocessed go again.
+        if takeH2Failures(flow, session: session, sink: &sink) { return }
         var endedByClose = false
         if case .end? = try? session.responses.finish(), !session.inFlight.isEmpty {
             record(session.inFlight.removeFirst(), session: session)
@@ -548,26 +586,38 @@ extension Tunnel {
         session.toUpstream = OutgoingBytes()
         session.skippingRequestBody = true
         for index in session.inFlight.indices where session.inFlight[index].localAnswer == nil {
-            var exchange = session.inFlight[index]
-            let started = exchange.responseBytes > 0
-            exchange.failure = reason
-            exchange.failureKind = kind
-            exchange.status = nil
-            record(exchange, session: session)
-            exchange.recorded = true
-            if started {
-                exchange.localAnswer = []
-                exchange.streamEnding = .reset(.internalError)
-            } else {
-                exchange.localAnswer = HTTPResponse.simple(status: 502, reason: "Bad Gateway", text: "sluice: \(reason)\n", keepAlive: true)
-            }
-            session.inFlight[index] = exchange
+            failStream(session, at: index, reason: reason, kind: kind)
         }
         // The answers go, and the app's next requests are read, when the
         // session is pumped at the end of this turn of the loop: not here,
         // inside the failed upstream's handling (whose caller still holds
         // it), where a next upstream that failed at once would recurse.
         if !touched.contains(session.key) { touched.append(session.key) }
+    }
+
+    /// HTTP/2: one request's response will not come (whole). It is recorded
+    /// as failed, and its stream gets, in its turn, `unanswered` if given,
+    /// else a 502, or RST_STREAM with `resetCode` when part of a response
+    /// already went to the app.
+    func failStream(_ session: HTTPSession, at index: Int, reason: String, kind: ConnectionErrorKind,
+                    unanswered: StreamEnding? = nil, resetCode: HTTP2ErrorCode = .internalError) {
+        var exchange = session.inFlight[index]
+        let started = exchange.responseBytes > 0
+        exchange.failure = reason
+        exchange.failureKind = kind
+        exchange.status = nil
+        record(exchange, session: session)
+        exchange.recorded = true
+        if started {
+            exchange.localAnswer = []
+            exchange.streamEnding = .reset(resetCode)
+        } else if let unanswered {
+            exchange.localAnswer = []
+            exchange.streamEnding = unanswered
+        } else {
+            exchange.localAnswer = HTTPResponse.simple(status: 502, reason: "Bad Gateway", text: "sluice: \(reason)\n", keepAlive: true)
+        }
+        session.inFlight[index] = exchange
     }
 
     /// HTTP/2: the app reset the stream whose request HTTP mode was reading,
@@ -598,6 +648,14 @@ extension Tunnel {
         }
         if session.skippingRequestBody {
             session.skippingRequestBody = false
+            return
+        }
+        if let flow = tcpFlows[session.key], flow.h2 != nil, session.toUpstream.isEmpty, flow.h2!.isSendingBody {
+            // To an h2 origin the upload alone ends (RST_STREAM CANCEL), and
+            // the requests beside it go on; its failure comes in its turn.
+            flow.h2!.cancelSendingStream(reason: reason)
+            _ = flushH2(flow)
+            if !touched.contains(session.key) { touched.append(session.key) }
             return
         }
         if let flow = tcpFlows[session.key] {

@@ -60,4 +60,72 @@ extension Tunnel {
         _ = flushH2(flow)
         return .success(bytes.count)
     }
+
+    /// The h2 session has the app's next turn: response bytes, or a failed stream.
+    func h2HasTurn(_ flow: TCPFlow) -> Bool {
+        guard let h2 = flow.h2 else { return false }
+        return h2.hasResponseBytes || h2.oldestStreamFailed
+    }
+
+    /// Failed streams whose turn has come end alone: the origin reset them
+    /// (a 502, RST_STREAM REFUSED_STREAM when it refused one, or its own
+    /// code when part of a response had gone), or Sluice cancelled them. One
+    /// the origin left unprocessed goes again with those after it
+    /// (`resendUnprocessed`), on a new connection: then true, and `flow` is
+    /// gone (also when the turn let a waiting request open another).
+    func takeH2Failures(_ flow: TCPFlow, session: HTTPSession, sink: inout TunSink) -> Bool {
+        guard flow.h2 != nil, let connection = tcp.connection(flow.key) else { return false }
+        // Bounded by the streams open.
+        while let failure = flow.h2!.takeFailedStream() {
+            if failure.unprocessed {
+                resendUnprocessed(flow, session: session, reason: failure.reason, sink: &sink)
+                return true
+            }
+            guard let index = session.inFlight.firstIndex(where: { $0.localAnswer == nil }) else { continue }
+            trace("\(flow.key): \(session.inFlight[index].url): \(failure.reason)")
+            io.statistics.upstreamErrors += 1
+            session.responses.skipResponse()
+            failStream(session, at: index, reason: failure.reason, kind: failure.code == .cancel ? .reset : .protocolError,
+                       unanswered: failure.code == .refusedStream ? .reset(.refusedStream) : nil,
+                       resetCode: failure.code == .noError ? .internalError : failure.code)
+            deliverLocalAnswers(session, connection: connection)
+            // Its turn let a waiting request go, on a new connection if it went elsewhere.
+            if tcpFlows[flow.key] !== flow { return true }
+        }
+        return false
+    }
+
+    /// The origin went away (GOAWAY) without processing the oldest request
+    /// waiting on it, and so none after it (RFC 9113 §6.8): each goes again,
+    /// in its place, on a new connection (§8.7: safe, as nothing was done).
+    /// Only requests without a body can (HTTP mode keeps only their heads),
+    /// and only once: the others' streams get REFUSED_STREAM, which tells
+    /// the app the same.
+    func resendUnprocessed(_ flow: TCPFlow, session: HTTPSession, reason: String, sink: inout TunSink) {
+        trace("\(flow.key): \(reason): sending those requests again on a new connection")
+        removeTCP(flow, keepConnection: true, keepSession: true)
+        let target = session.upstream, route = session.upstreamRoute
+        session.upstream = nil
+        session.toUpstream = OutgoingBytes()
+        session.responses = HTTPResponseParser()
+        var heads: [UInt8] = []
+        for index in session.inFlight.indices where session.inFlight[index].localAnswer == nil {
+            // (Not one the origin began to answer after all: that answer went to the app.)
+            if target != nil, route != nil, let head = session.inFlight[index].resendHead, !session.inFlight[index].resent,
+               session.inFlight[index].responseBytes == 0 {
+                heads += head
+                session.inFlight[index].resent = true
+                session.responses.expectResponse(to: HTTPMethod(rawValue: session.inFlight[index].method))
+            } else {
+                failStream(session, at: index, reason: reason, kind: .reset, unanswered: .reset(.refusedStream))
+                // The newest request may still be sending its body: it goes nowhere now.
+                if index == session.inFlight.indices.last { session.skippingRequestBody = true }
+            }
+        }
+        if let target, let route, !heads.isEmpty {
+            session.toUpstream.append(heads)
+            connectSession(session, to: target, through: route, sink: &sink)
+        }
+        if !touched.contains(session.key) { touched.append(session.key) }
+    }
 }

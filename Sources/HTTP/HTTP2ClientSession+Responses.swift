@@ -15,15 +15,27 @@ extension HTTP2ClientSession {
     }
 
     /// Streams at the front whose responses ended and were all taken are
-    /// closed: only the connection's window comes back for them, once half
-    /// of it waits (`connectionReturnable`).
+    /// closed: nothing comes back for them (their DATA gave the
+    /// connection's window back as it came).
     mutating func forgetFinishedStreams() {
         // Bounded by the streams open. A stream whose body still goes stays until it has gone.
-        while let id = order.first, let stream = streams[id], stream.ended, stream.response.isEmpty, id != sendingStream {
-            connectionReturnable += stream.outstanding
+        while let id = order.first, let stream = streams[id], stream.ended, stream.response.isEmpty, stream.failure == nil, id != sendingStream {
             order.removeFirst()
             streams[id] = nil
         }
+    }
+
+    /// DATA's share of the connection's window comes back as it arrives,
+    /// once half the window's worth waits (a WINDOW_UPDATE per small
+    /// response cost a TLS record and a write each). Holding it until the
+    /// bytes were taken would deadlock: responses wait here in request
+    /// order, so later streams' DATA could fill the connection's window
+    /// while the oldest still needs more. What waits here is bounded by
+    /// the streams' windows instead, times the streams HTTP mode lets run
+    /// at once (`concurrentStreamLimit`).
+    private mutating func connectionReceived(_ count: Int) {
+        connectionOutstanding += count
+        connectionReturnable += count
         if connectionReturnable >= limits.connectionWindow / 2 {
             output += HTTP2Frame(type: .windowUpdate, streamID: 0, payload: HTTP2Frame.bigEndian(UInt32(connectionReturnable))).encoded()
             connectionOutstanding -= connectionReturnable
@@ -32,7 +44,9 @@ extension HTTP2ClientSession {
     }
 
     /// HTTP/1.1 response bytes for the session, at most `maximum`, the
-    /// oldest request's first. The windows of what is taken go back.
+    /// oldest request's first. The windows of what is taken go back. They
+    /// stop after what a failed stream received before it failed:
+    /// `takeFailedStream` says what became of it.
     package mutating func takeResponseBytes(maximum: Int) -> [UInt8] {
         var taken: [UInt8] = []
         // Bounded: each pass empties or finishes one stream, or stops.
@@ -47,15 +61,13 @@ extension HTTP2ClientSession {
                 if order.first == id { break }
                 continue
             }
-            // The window of what was taken comes back (what is still buffered
-            // here holds at least as many bytes as DATA it came from), once
-            // half a window's worth or all of it: few WINDOW_UPDATEs.
+            // The stream's window of what was taken comes back (what is still
+            // buffered here holds at least as many bytes as DATA it came
+            // from), once half a window's worth or all of it: few WINDOW_UPDATEs.
             let taken = max(0, stream.outstanding - stream.response.count)
-            if taken >= limits.streamWindow / 2 || taken > 0 && stream.response.isEmpty {
+            if stream.failure == nil, taken >= limits.streamWindow / 2 || taken > 0 && stream.response.isEmpty {
                 output += HTTP2Frame(type: .windowUpdate, streamID: id, payload: HTTP2Frame.bigEndian(UInt32(taken))).encoded()
-                output += HTTP2Frame(type: .windowUpdate, streamID: 0, payload: HTTP2Frame.bigEndian(UInt32(taken))).encoded()
                 stream.outstanding -= taken
-                connectionOutstanding -= taken
             }
             streams[id] = stream
             if n == 0 { break }
@@ -67,6 +79,40 @@ extension HTTP2ClientSession {
     package var hasResponseBytes: Bool {
         guard let id = order.first, let stream = streams[id] else { return false }
         return !stream.response.isEmpty
+    }
+
+    /// The oldest request's stream failed, and what it received before was taken.
+    package var oldestStreamFailed: Bool {
+        guard let id = order.first, let stream = streams[id] else { return false }
+        return stream.failure != nil && stream.response.isEmpty
+    }
+
+    /// The oldest request's failure, once every response before it was
+    /// taken; the stream is forgotten, and the next one's bytes follow.
+    /// Whatever of its response the session took before is all it gets.
+    package mutating func takeFailedStream() -> StreamFailure? {
+        guard let id = order.first, let stream = streams[id], let failure = stream.failure, stream.response.isEmpty else { return nil }
+        order.removeFirst()
+        streams[id] = nil
+        // Frames the origin still had on their way for it are ignored, not errors.
+        rememberReset(id)
+        if id == sendingStream { endBody() }
+        forgetFinishedStreams()
+        return failure
+    }
+
+    /// A stream that will get no (more) response: no more frames on it are
+    /// expected, and a body going on is dropped. What it received before
+    /// is still taken first, so the outcome does not depend on how much
+    /// the engine had taken when the failure came. A response that already
+    /// ended whole stands (an origin whose GOAWAY names less than it
+    /// answered is believed for what it sent).
+    private mutating func fail(_ id: UInt32, _ failure: StreamFailure) {
+        guard var stream = streams[id], stream.failure == nil, !stream.ended else { return }
+        stream.failure = failure
+        stream.ended = true
+        streams[id] = stream
+        if id == sendingStream { discardingBody = true }
     }
 
     private mutating func handle(_ frame: HTTP2Frame) throws(HTTP2ConnectionError) {
@@ -88,11 +134,12 @@ extension HTTP2ClientSession {
         case .priority:
             break
         case .rstStream:
-            // §6.4: a stream whose response has not ended fails its request.
+            // §6.4: a stream whose response has not ended fails its request, alone.
             guard frame.payload.count == 4 else { throw HTTP2ConnectionError(.frameSizeError, "RST_STREAM of \(frame.payload.count) bytes") }
             if let stream = streams[frame.streamID], !stream.ended {
                 let code = HTTP2ErrorCode(rawValue: Self.word(frame.payload, 0))
-                throw HTTP2ConnectionError(code, "the origin reset the request's stream (\(code))")
+                fail(frame.streamID, StreamFailure(code: code, reason: "the origin reset the request's stream (\(code))", unprocessed: false))
+                return
             }
             // §8.1: answered already, it wants no more of the body.
             if frame.streamID == sendingStream { discardingBody = true }
@@ -109,11 +156,12 @@ extension HTTP2ClientSession {
         case .goAway:
             // §6.8: streams above the last one named were not processed.
             guard frame.payload.count >= 8 else { throw HTTP2ConnectionError(.frameSizeError, "GOAWAY of \(frame.payload.count) bytes") }
+            // They fail alone, as unprocessed: HTTP mode may send them again.
             goneAway = true
             let last = Self.word(frame.payload, 0) & 0x7FFF_FFFF
-            if order.contains(where: { $0 > last }) {
-                let code = HTTP2ErrorCode(rawValue: Self.word(frame.payload, 4))
-                throw HTTP2ConnectionError(code, "the origin went away (GOAWAY, \(code)) before answering")
+            let code = HTTP2ErrorCode(rawValue: Self.word(frame.payload, 4))
+            for id in order where id > last {
+                fail(id, StreamFailure(code: code, reason: "the origin went away (GOAWAY, \(code)) before processing it", unprocessed: true))
             }
         case .windowUpdate:
             guard frame.payload.count == 4 else { throw HTTP2ConnectionError(.frameSizeError, "WINDOW_UPDATE of \(frame.payload.count) bytes") }
@@ -140,6 +188,8 @@ extension HTTP2ClientSession {
                 guard value <= Int(Int32.max) else { throw HTTP2ConnectionError(.flowControlError, "SETTINGS_INITIAL_WINDOW_SIZE of \(value)") }
                 for id in streams.keys { streams[id]!.sendWindow += value - peerInitialWindow }
                 peerInitialWindow = value
+            case HTTP2Setting.maxConcurrentStreams:
+                peerMaximumConcurrentStreams = value
             case HTTP2Setting.maxFrameSize:
                 guard (16384 ... 16_777_215).contains(value) else { throw HTTP2ConnectionError(.protocolError, "SETTINGS_MAX_FRAME_SIZE of \(value)") }
                 peerMaximumFrameSize = value
@@ -158,6 +208,7 @@ extension HTTP2ClientSession {
         do { fields = try decoder.decode(block) } catch {
             throw HTTP2ConnectionError(.compressionError, "the origin's header block: \(error)")
         }
+        if streams[id]?.failure != nil || resetStreams.contains(id) { return }
         guard var stream = streams[id], !stream.ended else {
             throw HTTP2ConnectionError(.protocolError, "the origin sent HEADERS on stream \(id), which awaits none")
         }
@@ -210,15 +261,21 @@ extension HTTP2ClientSession {
 
     private mutating func data(_ frame: HTTP2Frame) throws(HTTP2ConnectionError) {
         let payload = try frame.unpaddedPayload()
+        if streams[frame.streamID]?.failure != nil || resetStreams.contains(frame.streamID) {
+            // §6.4: sent before the origin saw Sluice's RST_STREAM (or after
+            // its own): dropped, and its share of the connection's window comes back.
+            connectionReceived(frame.payload.count)
+            return
+        }
         guard var stream = streams[frame.streamID], stream.headReceived, !stream.ended else {
             throw HTTP2ConnectionError(.protocolError, "the origin sent DATA on stream \(frame.streamID), which awaits none")
         }
         // §6.9: what Sluice granted bounds what waits here.
         stream.outstanding += frame.payload.count
-        connectionOutstanding += frame.payload.count
-        guard stream.outstanding <= limits.streamWindow, connectionOutstanding <= limits.connectionWindow else {
+        guard stream.outstanding <= limits.streamWindow, connectionOutstanding + frame.payload.count <= limits.connectionWindow else {
             throw HTTP2ConnectionError(.flowControlError, "the origin sent past stream \(frame.streamID)'s window")
         }
+        connectionReceived(frame.payload.count)
         stream.receivedBody += payload.count
         if !payload.isEmpty {
             if stream.chunked {

@@ -2,7 +2,10 @@
 /// each request the session writes (`send`) becomes a stream, and each
 /// stream's response comes back as HTTP/1.1 bytes (`takeResponseBytes`), in
 /// the order of the requests, so HTTP mode reads an origin that speaks h2
-/// as it reads one that speaks HTTP/1.1. `HTTP2Gateway`'s mirror.
+/// as it reads one that speaks HTTP/1.1. `HTTP2Gateway`'s mirror. Requests
+/// may follow each other before their responses come (HTTP mode sends an h2
+/// app's streams on together, up to `concurrentStreamLimit`): the
+/// origin works on them at once, and the responses wait here, in order.
 ///
 /// A request's HEADERS carry its method, `https`, its Host as :authority
 /// and its target as :path, then its fields in lowercase less those of the
@@ -14,21 +17,42 @@
 ///
 /// Flow control (§5.2): Sluice grants each stream `streamWindow` and gives
 /// it back as the session takes the stream's bytes, so what waits here is
-/// bounded by the windows. Errors the origin makes (bad frames, a stream it
-/// resets, a GOAWAY before an answer) throw `HTTP2ConnectionError`: the
-/// engine then fails the request, as it does for a broken HTTP/1.1 upstream.
+/// bounded by the stream windows (the connection's comes back as DATA
+/// arrives: `connectionReceived` says why). Errors the origin makes (bad frames, a stream it
+/// a GOAWAY before an answer) throw `HTTP2ConnectionError`: the engine then
+/// fails the requests, as it does for a broken HTTP/1.1 upstream. A stream
+/// the origin resets, or leaves unprocessed when it goes away (GOAWAY),
+/// fails alone: its turn comes as a `StreamFailure` (`takeFailedStream`)
+/// instead of response bytes, and the streams after it go on.
 package struct HTTP2ClientSession: Sendable {
     package struct Limits: Sendable {
         /// SETTINGS_INITIAL_WINDOW_SIZE Sluice announces: what one response buffers here.
         package var streamWindow = 256 * 1024
         /// The connection's window Sluice keeps open.
         package var connectionWindow = 1024 * 1024
+        /// Requests HTTP mode lets wait on the connection at once (fewer if
+        /// the origin says so): what the responses buffer here is at most
+        /// this many stream windows.
+        package var maximumConcurrentStreams = 16
         /// Request body bytes `send` holds for the origin's windows.
         package var pendingDataLimit = 64 * 1024
         /// A response header block larger than this is refused.
         package var maximumHeaderBlock = 65536
 
         package init() {}
+    }
+
+    /// Why the oldest request's response will not come, or not whole.
+    package struct StreamFailure: Sendable, Equatable, CustomStringConvertible {
+        /// The origin's RST_STREAM code, or GOAWAY's.
+        package var code: HTTP2ErrorCode
+        package var reason: String
+        /// The origin never processed the request (§8.7: a stream above
+        /// GOAWAY's last, or a request made after it): it may go again, on
+        /// another connection.
+        package var unprocessed: Bool
+
+        package var description: String { "\(unprocessed ? "unprocessed" : "failed"): \(reason)" }
     }
 
     /// One request's stream.
@@ -48,6 +72,8 @@ package struct HTTP2ClientSession: Sendable {
         /// DATA received whose window is not given back yet (given back as
         /// the session takes the stream's bytes).
         var outstanding = 0
+        /// Its response will not come: reported in its turn (`takeFailedStream`).
+        var failure: StreamFailure?
     }
 
     package let limits: Limits
@@ -73,14 +99,18 @@ package struct HTTP2ClientSession: Sendable {
     var sendWindow = 65535
     var peerInitialWindow = 65535
     var peerMaximumFrameSize = 16384
+    /// SETTINGS_MAX_CONCURRENT_STREAMS (§6.5.2: unlimited until the origin says).
+    package internal(set) var peerMaximumConcurrentStreams = Int.max
     /// The origin's header blocks, HEADERS and CONTINUATIONs (§6.10).
     var headerBlocks: HTTP2HeaderBlockAssembler
-    /// DATA received on all streams whose window is not given back yet.
+    /// DATA received on all streams whose connection window is not given back yet.
     var connectionOutstanding = 0
-    /// The part of it that finished streams hold: given back to the
-    /// connection once it is half the window, not after every response (a
-    /// WINDOW_UPDATE per small response cost a TLS record and a write each).
+    /// All of it, given back once it is half the window (`connectionReceived`).
     var connectionReturnable = 0
+    /// Streams Sluice reset (`cancelSendingStream`) or that failed, lately:
+    /// frames the origin sent before it learned (or after its own
+    /// RST_STREAM or GOAWAY) are ignored (§5.1), not taken for errors.
+    var resetStreams: [UInt32] = []
     /// The origin sent GOAWAY: no new request may go on this connection.
     package internal(set) var goneAway = false
 
@@ -110,6 +140,40 @@ package struct HTTP2ClientSession: Sendable {
     /// No request is waiting for its response.
     package var isIdle: Bool { order.isEmpty && sendingStream == nil }
 
+    /// How many requests may wait on this connection at once.
+    package var concurrentStreamLimit: Int { min(peerMaximumConcurrentStreams, limits.maximumConcurrentStreams) }
+
+    /// A stream that failed or that Sluice reset: the last 16 are remembered.
+    mutating func rememberReset(_ id: UInt32) {
+        guard !resetStreams.contains(id) else { return }
+        resetStreams.append(id)
+        if resetStreams.count > 16 { resetStreams.removeFirst() }
+    }
+
+    /// A request's body is going to the origin now.
+    package var isSendingBody: Bool { sendingStream != nil }
+
+    /// The request whose body is going on is abandoned (the app reset its
+    /// stream mid-upload): RST_STREAM CANCEL tells the origin (§8.1), the
+    /// rest of the body is dropped, and the stream takes its turn as failed.
+    /// The next request may go at once.
+    package mutating func cancelSendingStream(reason: String) {
+        guard let id = sendingStream else { return }
+        if streams[id]?.failure == nil {
+            output += HTTP2Frame(type: .rstStream, streamID: id, payload: HTTP2Frame.bigEndian(HTTP2ErrorCode.cancel.rawValue)).encoded()
+            rememberReset(id)
+            streams[id]?.failure = StreamFailure(code: .cancel, reason: reason, unprocessed: false)
+            streams[id]?.ended = true
+            streams[id]?.response = []
+        }
+        requests = HTTPRequestParser()
+        pendingData = []
+        pendingEnd = false
+        sendingStream = nil
+        dechunker = nil
+        discardingBody = false
+    }
+
     // MARK: Requests
 
     /// The session's HTTP/1.1 request bytes (any piece of them). Returns how
@@ -132,7 +196,6 @@ package struct HTTP2ClientSession: Sendable {
             }
             switch step {
             case let .head(head, consumed):
-                guard !goneAway else { throw HTTP2ConnectionError(.refusedStream, "the origin went away (GOAWAY)") }
                 offset += consumed
                 try open(head)
             case let .body(consumed):
@@ -163,6 +226,26 @@ package struct HTTP2ClientSession: Sendable {
         }
         let id = nextStreamID
         nextStreamID += 2
+        let hasBody: Bool
+        switch framing {
+        case .none, .length(0): hasBody = false
+        case .length, .chunked, .untilClose, .upgrade: hasBody = true
+        }
+        if goneAway {
+            // §6.8: no new stream after GOAWAY. The request is not sent; it
+            // takes its turn as unprocessed (its body, if any, is dropped).
+            var stream = Stream(method: head.method, sendWindow: 0)
+            stream.ended = true
+            stream.failure = StreamFailure(code: .refusedStream, reason: "the origin went away (GOAWAY) before it was sent", unprocessed: true)
+            streams[id] = stream
+            order.append(id)
+            if hasBody {
+                sendingStream = id
+                discardingBody = true
+                dechunker = nil
+            }
+            return
+        }
         var fields = [HPACKHeader(":method", head.method.rawValue), HPACKHeader(":scheme", "https"),
                       HPACKHeader(":authority", head.host ?? ""), HPACKHeader(":path", head.target)]
         let named = Set(head.headers.tokens("Connection").map { $0.lowercased() })
@@ -172,11 +255,6 @@ package struct HTTP2ClientSession: Sendable {
             // §8.2.2: te may stay, saying only "trailers".
             if name == "te", !HTTPSyntax.equalsIgnoringCase(HTTPSyntax.trimmed(Substring(field.value)), "trailers") { continue }
             fields.append(HPACKHeader(name, HPACKHeader.string(latin1: Array(field.value.utf8))))
-        }
-        let hasBody: Bool
-        switch framing {
-        case .none, .length(0): hasBody = false
-        case .length, .chunked, .untilClose, .upgrade: hasBody = true
         }
         sendHeaders(id, fields, endStream: !hasBody)
         streams[id] = Stream(method: head.method, sendWindow: peerInitialWindow)
@@ -230,7 +308,7 @@ package struct HTTP2ClientSession: Sendable {
     }
 
     /// The current request's body has gone (or was dropped): the next request may go.
-    private mutating func endBody() {
+    mutating func endBody() {
         pendingEnd = false
         sendingStream = nil
         dechunker = nil

@@ -27,6 +27,9 @@ public struct HTTPRequestHead: Sendable, Equatable, CustomStringConvertible {
 
     public var isChunked: Bool { HTTPFraming.isChunked(headers) }
 
+    /// A body follows the head (RFC 9112 §6.3: chunked, or a Content-Length above 0).
+    public var hasBody: Bool { isChunked || (contentLength ?? 0) > 0 }
+
     /// Whether the connection stays open after this message: HTTP/1.1 unless
     /// `Connection: close`, HTTP/1.0 only with `Connection: keep-alive`.
     public var keepAlive: Bool { HTTPFraming.keepAlive(version: version, headers: headers) }

@@ -24,12 +24,41 @@ private func pattern(_ count: Int, seed: Int = 0) -> [UInt8] {
     (0 ..< count).map { UInt8(truncatingIfNeeded: ($0 &+ seed) % 251) }
 }
 
-private func limits(streamWindow: Int? = nil, connectionWindow: Int? = nil, pendingDataLimit: Int? = nil) -> HTTP2ClientSession.Limits {
+private func limits(streamWindow: Int? = nil, connectionWindow: Int? = nil, pendingDataLimit: Int? = nil,
+                    maximumConcurrentStreams: Int? = nil) -> HTTP2ClientSession.Limits
+{
     var limits = HTTP2ClientSession.Limits()
     if let streamWindow { limits.streamWindow = streamWindow }
     if let connectionWindow { limits.connectionWindow = connectionWindow }
     if let pendingDataLimit { limits.pendingDataLimit = pendingDataLimit }
+    if let maximumConcurrentStreams { limits.maximumConcurrentStreams = maximumConcurrentStreams }
     return limits
+}
+
+/// `bytes` as DATA frames on `stream` of at most 16384 bytes (the default
+/// SETTINGS_MAX_FRAME_SIZE), END_STREAM on the last if `endStream`.
+private func dataFrames(stream: UInt32, _ bytes: [UInt8], endStream: Bool = false) -> [UInt8] {
+    var frames: [UInt8] = []
+    var offset = 0
+    // Bounded: each pass takes up to 16384 bytes; one pass for an empty body.
+    repeat {
+        let n = min(16384, bytes.count - offset)
+        frames += H2.data(stream: stream, Array(bytes[offset ..< offset + n]), endStream: endStream && offset + n == bytes.count)
+        offset += n
+    } while offset < bytes.count
+    return frames
+}
+
+/// A stream's failure as `takeFailedStream` gave it: its code (RFC 9113 §7, on the wire) and whether it was unprocessed.
+private func expectFailure(_ failure: HTTP2ClientSession.StreamFailure?, code: UInt32, unprocessed: Bool, _ what: String = "the failure",
+                           sourceLocation: SourceLocation = #_sourceLocation)
+{
+    guard let failure else {
+        Issue.record("\(what): no failure, expected \(H2Code.name(code))", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(failure.code.rawValue == code, "\(what): \(failure.code), expected \(H2Code.name(code))", sourceLocation: sourceLocation)
+    #expect(failure.unprocessed == unprocessed, "\(what): \(failure)", sourceLocation: sourceLocation)
 }
 
 /// A HTTP/1.1 head: its status line, its field lines, and what follows the blank line.
@@ -189,7 +218,21 @@ private struct Origin: CustomStringConvertible {
     var isIdle: Bool { session.isIdle }
     var hasResponseBytes: Bool { session.hasResponseBytes }
     var goneAway: Bool { session.goneAway }
+    var oldestStreamFailed: Bool { session.oldestStreamFailed }
+    var isSendingBody: Bool { session.isSendingBody }
     var description: String { "Origin(\(events.count) frames read, \(responses.count) response bytes taken)" }
+
+    /// The oldest stream's failure, if its turn has come (what it writes read).
+    mutating func takeFailedStream() -> HTTP2ClientSession.StreamFailure? {
+        defer { drain() }
+        return session.takeFailedStream()
+    }
+
+    /// The request whose body goes is abandoned (what the session writes read; the requests that wait are not offered again).
+    mutating func cancelSendingStream(reason: String) {
+        session.cancelSendingStream(reason: reason)
+        drain()
+    }
 
     /// One takeResponseBytes call, its bytes not recorded.
     mutating func takeResponseBytes(maximum: Int) -> [UInt8] {
@@ -1255,29 +1298,59 @@ private extension Array where Element == H2Event {
         }
     }
 
-    @Test(arguments: [false, true])
-    func anOriginPastTheConnectionWindowIsAFlowControlError(over: Bool) {
-        var origin = Origin(limits: limits(streamWindow: 65535, connectionWindow: 100_000))
+    /// One case of `anOriginPastTheConnectionWindowIsAFlowControlError`: the
+    /// DATA on stream 1, then on stream 3, in one delivery.
+    struct ConnectionWindowCase: Sendable, CustomStringConvertible {
+        var connectionWindow: Int
+        var first: Int
+        var second: Int
+        var fails: Bool
+        /// The WINDOW_UPDATEs on stream 0 the session sends as the DATA arrives.
+        var updates: [UInt32]
+        var description: String { "window \(connectionWindow): \(first) + \(second)" }
+    }
+
+    /// The connection's window comes back as DATA arrives, once half of it
+    /// has: what the origin may send is what Sluice granted plus what it gave
+    /// back. A DATA frame past that is a FLOW_CONTROL_ERROR. Since at most
+    /// half the window is ever unreturned, one frame (at most 16384 bytes)
+    /// can cross it only when the window is below 32768: 20000 here, 9999
+    /// bytes (no WINDOW_UPDATE due yet) then 10001 (exactly the window) or
+    /// 10002 (one past). The old scenario (window 100000, 50000 then 50001)
+    /// no longer overflows: its first 50000 bytes are half the window and
+    /// come back before stream 3's DATA, and so does a batch at 20000.
+    @Test(arguments: [
+        ConnectionWindowCase(connectionWindow: 20000, first: 9999, second: 10001, fails: false, updates: [20000]),
+        ConnectionWindowCase(connectionWindow: 20000, first: 9999, second: 10002, fails: true, updates: []),
+        ConnectionWindowCase(connectionWindow: 20000, first: 10000, second: 10002, fails: false, updates: [10000, 10002]),
+        ConnectionWindowCase(connectionWindow: 100_000, first: 50000, second: 50001, fails: false, updates: [50000, 50001]),
+    ])
+    func anOriginPastTheConnectionWindowIsAFlowControlError(_ test: ConnectionWindowCase) {
+        var origin = Origin(limits: limits(streamWindow: 65535, connectionWindow: test.connectionWindow))
         origin.request("GET /1 HTTP/1.1\r\nHost: h.test\r\n\r\nGET /2 HTTP/1.1\r\nHost: h.test\r\n\r\n")
-        var frames = origin.head(1, 200) + origin.head(3, 200)
-        for (stream, count) in [(UInt32(1), 50000), (3, over ? 50001 : 50000)] {
-            var left = count
-            while left > 0 {
-                let n = min(left, 16384)
-                frames += H2.data(stream: stream, pattern(n))
-                left -= n
-            }
-        }
-        origin.deliver(frames)
-        if over {
+        origin.deliver(origin.head(1, 200) + origin.head(3, 200))
+        origin.takeResponses()
+        _ = origin.take()
+        origin.deliver(dataFrames(stream: 1, pattern(test.first)) + dataFrames(stream: 3, pattern(test.second)))
+        if test.fails {
             #expect(origin.receiveError?.code == .flowControlError, "\(String(describing: origin.receiveError))")
         } else {
             #expect(origin.receiveError == nil)
         }
+        // Nothing was taken: only the connection's window came back, as the DATA arrived.
+        let updates = origin.take().compactMap { event -> UInt32? in
+            if case let .windowUpdate(0, increment) = event { return increment }
+            if case .windowUpdate = event { Issue.record("\(event) though nothing was taken") }
+            return nil
+        }
+        #expect(updates == test.updates)
     }
 
-    /// The windows come back only as the session takes the bytes, and all of them once all are taken.
-    @Test func windowsComeBackAsBytesAreTaken() {
+    /// The stream's window comes back only as the session takes the bytes,
+    /// and all of it once all are taken; taking gives nothing back to the
+    /// connection, whose window comes back as DATA arrives (60000 bytes are
+    /// less than half of it: none yet).
+    @Test func streamWindowsComeBackAsBytesAreTaken() {
         var origin = Origin()
         origin.request("GET / HTTP/1.1\r\nHost: h.test\r\n\r\n")
         var frames = origin.head(1, 200, [hf("content-length", "100000")])
@@ -1285,15 +1358,19 @@ private extension Array where Element == H2Event {
         origin.deliver(frames)
         #expect(origin.take().filter(\.isWindowUpdate) == [], "window given back before anything was taken")
         #expect(origin.room(1) == 256 * 1024 - 60000)
+        #expect(origin.connectionCredit == 1024 * 1024 - 60000)
         // Taking a little gives back at most that little.
         origin.takeResponses(maximum: 100, once: true)
-        #expect(origin.take().credit(1) <= 100)
+        let first = origin.take()
+        #expect(first.credit(1) <= 100)
+        #expect(first.credit(0) == 0)
         origin.takeResponses()
         let events = origin.take()
         #expect(events.credit(1) > 0)
-        #expect(events.credit(0) > 0)
+        #expect(events.credit(0) == 0, "the connection's window given back as bytes were taken")
         #expect(origin.streamCredit[1] == 256 * 1024, "stream 1's window after everything was taken")
-        #expect(origin.connectionCredit == 1024 * 1024, "the connection's window after everything was taken")
+        #expect(origin.connectionCredit == 1024 * 1024 - 60000, "the connection's window after everything was taken")
+        #expect(origin.receiveError == nil)
         #expect(origin.violations == [])
     }
 
@@ -1385,13 +1462,13 @@ private extension Array where Element == H2Event {
         } else {
             Issue.record("not a chunked body (\(head.rest.count) bytes)")
         }
-        // What a finished stream held comes back to the connection once half the window waits.
+        // The DATA's share of the connection's window came back as it arrived, once half the window's worth had.
         #expect(origin.connectionCredit > 1024 * 1024 / 2 && origin.connectionCredit <= 1024 * 1024)
     }
 
-    /// A finished stream's share of the connection window is not given back
-    /// after each response (a WINDOW_UPDATE per small response cost a TLS
-    /// record and a write each) but once half the window waits: 1,500
+    /// The connection's window is not given back after each response (a
+    /// WINDOW_UPDATE per small response cost a TLS record and a write each)
+    /// but once half the window's worth of DATA has arrived: 1,500
     /// responses of 1 KiB, one after another, more than the whole window,
     /// flow with two WINDOW_UPDATEs, and the window never falls below half.
     @Test func smallResponsesGiveTheConnectionWindowBackInBatches() {
@@ -1464,48 +1541,104 @@ private extension Array where Element == H2Event {
     // MARK: 5. What the origin does wrong
 
     enum ResetWhen: String, CaseIterable, Sendable, CustomStringConvertible {
-        case beforeTheHead, inTheBody, afterTheEnd, afterTaken
+        case beforeTheHead, inTheBody, inTheBodyAfterPartWasTaken, afterTheEnd, afterTaken
         var description: String { rawValue }
     }
 
+    /// §6.4: RST_STREAM on a stream whose response has not ended fails that
+    /// request alone (its code; processed): what of its response came before
+    /// the reset is taken first (however much was taken when it came), then
+    /// the failure; what the origin sends on it afterwards is ignored. After
+    /// the end (§8.1: NO_ERROR) it changes nothing. The
+    /// stream after it is answered, or reset, on its own.
     @Test(arguments: ResetWhen.allCases)
     func rstStreamFailsAResponseThatHasNotEnded(when: ResetWhen) {
         var origin = Origin()
         origin.request("GET / HTTP/1.1\r\nHost: h.test\r\n\r\nGET /2 HTTP/1.1\r\nHost: h.test\r\n\r\n")
+        let whole = "HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc"
+        // What of stream 1's response is taken, what came before the reset and waits, and its failure's code.
+        var taken = ""
+        var pending = ""
+        var failure: UInt32?
         switch when {
         case .beforeTheHead:
             origin.deliver(H2.rst(stream: 1, H2Code.refusedStream))
-            #expect(origin.receiveError != nil)
+            failure = H2Code.refusedStream
         case .inTheBody:
+            // Its head and "abc" wait, not taken: they come before the failure.
             origin.deliver(origin.head(1, 200, [hf("content-length", "10")]) + H2.data(stream: 1, "abc") + H2.rst(stream: 1, H2Code.internalError))
-            #expect(origin.receiveError != nil)
+            pending = "HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc"
+            failure = H2Code.internalError
+        case .inTheBodyAfterPartWasTaken:
+            origin.deliver(origin.head(1, 200, [hf("content-length", "10")]) + H2.data(stream: 1, "abc"))
+            origin.takeResponses()
+            taken = "HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc"
+            origin.deliver(H2.data(stream: 1, "def") + H2.rst(stream: 1, H2Code.internalError))
+            pending = "def"
+            failure = H2Code.internalError
         case .afterTheEnd:
             origin.deliver(origin.head(1, 200, [hf("content-length", "3")]) + H2.data(stream: 1, "abc", endStream: true)
                 + H2.rst(stream: 1, H2Code.noError))
-            #expect(origin.receiveError == nil)
             origin.takeResponses()
-            #expect(origin.newResponseText() == "HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc")
+            taken = whole
         case .afterTaken:
             origin.deliver(origin.head(1, 200, [hf("content-length", "3")]) + H2.data(stream: 1, "abc", endStream: true))
             origin.takeResponses()
             origin.deliver(H2.rst(stream: 1, H2Code.noError))
+            taken = whole
+        }
+        #expect(origin.receiveError == nil)
+        #expect(origin.newResponseText() == taken)
+        if let failure {
+            // The origin's frames on it afterwards are ignored.
+            origin.deliver(origin.head(1, 200, [hf("content-length", "4")]) + H2.data(stream: 1, "late", endStream: true))
+            #expect(origin.receiveError == nil)
+            #expect(origin.oldestStreamFailed == pending.isEmpty)
+            #expect(origin.hasResponseBytes == !pending.isEmpty)
+            origin.takeResponses()
+            #expect(origin.newResponseText() == pending, "bytes of the reset stream")
+            #expect(origin.oldestStreamFailed)
+            #expect(!origin.hasResponseBytes)
+            expectFailure(origin.takeFailedStream(), code: failure, unprocessed: false)
+            // Also once its failure was taken (the fuzzer found this an error after, not before).
+            origin.deliver(H2.data(stream: 1, "later"))
             #expect(origin.receiveError == nil)
         }
-        // Stream 3 awaits its response whatever happened to 1: a reset of it fails.
-        if origin.receiveError == nil {
-            origin.deliver(H2.rst(stream: 3, H2Code.cancel))
-            #expect(origin.receiveError != nil)
-        }
+        #expect(!origin.oldestStreamFailed)
+        #expect(origin.takeFailedStream() == nil)
+        // Stream 3 awaits its response whatever happened to 1: a reset of it fails it alone.
+        #expect(!origin.isIdle)
+        origin.deliver(H2.rst(stream: 3, H2Code.cancel))
+        #expect(origin.receiveError == nil)
+        #expect(origin.oldestStreamFailed)
+        origin.takeResponses()
+        #expect(origin.newResponseText() == "")
+        expectFailure(origin.takeFailedStream(), code: H2Code.cancel, unprocessed: false, "stream 3's failure")
+        #expect(origin.isIdle)
+        #expect(origin.violations == [])
     }
 
-    @Test func goAwayBelowAWaitingStreamFails() {
+    /// §6.8: GOAWAY below a stream that waits: the origin never processed it,
+    /// so it fails alone, unprocessed, with GOAWAY's code, in its turn.
+    @Test func goAwayBelowAWaitingStreamLeavesItUnprocessed() {
         var origin = Origin()
         origin.request("GET /1 HTTP/1.1\r\nHost: h.test\r\n\r\nGET /2 HTTP/1.1\r\nHost: h.test\r\n\r\n")
         origin.deliver(origin.head(1, 200, [hf("content-length", "1")]) + H2.data(stream: 1, "a", endStream: true))
         origin.takeResponses()
+        #expect(origin.newResponseText() == "HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\na")
         #expect(origin.receiveError == nil)
+        #expect(!origin.oldestStreamFailed)
         origin.deliver(H2.goAway(last: 1, H2Code.noError))
-        #expect(origin.receiveError != nil)
+        #expect(origin.receiveError == nil)
+        #expect(origin.goneAway)
+        #expect(!origin.isIdle)
+        #expect(origin.oldestStreamFailed)
+        #expect(!origin.hasResponseBytes)
+        origin.takeResponses()
+        #expect(origin.newResponseText() == "")
+        expectFailure(origin.takeFailedStream(), code: H2Code.noError, unprocessed: true)
+        #expect(origin.takeFailedStream() == nil)
+        #expect(origin.isIdle)
     }
 
     @Test func goAwayCoveringEveryStreamOnlyStopsNewRequests() {
@@ -1515,26 +1648,49 @@ private extension Array where Element == H2Event {
         origin.deliver(H2.goAway(last: 3, H2Code.noError, debug: "bye"))
         #expect(origin.receiveError == nil)
         #expect(origin.goneAway)
+        #expect(!origin.oldestStreamFailed)
         // The streams it covers are still answered.
         origin.deliver(origin.head(1, 200, [hf("content-length", "1")]) + H2.data(stream: 1, "a", endStream: true)
             + origin.head(3, 204, endStream: true))
         origin.takeResponses()
         #expect(origin.receiveError == nil)
         #expect(origin.newResponseText() == "HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\naHTTP/1.1 204 No Content\r\n\r\n")
+        #expect(origin.takeFailedStream() == nil)
         #expect(origin.isIdle)
         _ = origin.take()
-        origin.request("GET /3 HTTP/1.1\r\nHost: h.test\r\n\r\n")
-        #expect(origin.sendError != nil)
-        #expect(origin.take().headerEvents == [])
+        // A new request is taken but not sent: it takes its turn as unprocessed (it may go on another connection).
+        let late = utf8("GET /3 HTTP/1.1\r\nHost: h.test\r\n\r\n")
+        let before = origin.requestBytesTaken
+        origin.request(late)
+        #expect(origin.sendError == nil)
+        #expect(origin.requestBytesTaken == before + late.count)
+        let events = origin.take()
+        #expect(events.headerEvents == [] && events.dataEvents == [], "\(events)")
+        #expect(!origin.isIdle)
+        #expect(origin.oldestStreamFailed)
+        #expect(!origin.hasResponseBytes)
+        expectFailure(origin.takeFailedStream(), code: H2Code.refusedStream, unprocessed: true)
+        #expect(origin.isIdle)
+        #expect(origin.violations == [])
     }
 
-    @Test func goAwayWithNoRequestsOnlySetsGoneAway() {
+    @Test func goAwayWithNoRequestsLeavesTheNextOneUnprocessed() {
         var origin = Origin()
         origin.deliver(H2.goAway(last: 0, H2Code.noError))
         #expect(origin.receiveError == nil)
         #expect(origin.goneAway)
+        #expect(origin.isIdle)
+        #expect(!origin.oldestStreamFailed)
+        _ = origin.take()
         origin.request("GET / HTTP/1.1\r\nHost: h.test\r\n\r\n")
-        #expect(origin.sendError != nil)
+        #expect(origin.sendError == nil)
+        #expect(origin.take().headerEvents == [])
+        #expect(!origin.isIdle)
+        #expect(origin.oldestStreamFailed)
+        #expect(!origin.hasResponseBytes)
+        expectFailure(origin.takeFailedStream(), code: H2Code.refusedStream, unprocessed: true)
+        #expect(origin.takeFailedStream() == nil)
+        #expect(origin.isIdle)
     }
 
     @Test func pushPromiseFails() {
@@ -1694,5 +1850,329 @@ private extension Array where Element == H2Event {
         #expect(origin.isIdle, "not idle though the response has come and been taken whole")
         #expect(origin.takeResponseBytes(maximum: 100) == [])
         #expect(origin.isIdle)
+    }
+
+    // MARK: 7. Streams that fail alone, and the connection's limits
+
+    enum MiddleReset: String, CaseIterable, Sendable, CustomStringConvertible {
+        case beforeItsHead, inItsBodyAfterPartWasTaken
+        var description: String { rawValue }
+    }
+
+    /// Three requests at once; the origin resets the middle one. The first
+    /// response comes whole, then the middle one's failure (its code,
+    /// processed), then the third response whole. What the origin sends on
+    /// the reset stream afterwards is ignored, and still gives its share of
+    /// the connection's window back.
+    @Test(arguments: MiddleReset.allCases)
+    func aResetMiddleStreamFailsAloneInItsTurn(when: MiddleReset) {
+        // Half the connection's window is 50000: DATA reaching it, ignored or not, comes back in one WINDOW_UPDATE.
+        var origin = Origin(limits: limits(streamWindow: 65535, connectionWindow: 100_000))
+        origin.request("GET /1 HTTP/1.1\r\nHost: h.test\r\n\r\nGET /2 HTTP/1.1\r\nHost: h.test\r\n\r\nGET /3 HTTP/1.1\r\nHost: h.test\r\n\r\n")
+        #expect(origin.take().headerEvents.count == 3)
+        let first = "HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\none"
+        let third = "HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nthree"
+        let code: UInt32
+        var late: [UInt8] = []
+        switch when {
+        case .beforeItsHead:
+            // The reset first, then the third's answer, then the first's.
+            origin.deliver(H2.rst(stream: 3, H2Code.enhanceYourCalm)
+                + origin.head(5, 200, [hf("content-length", "5")]) + H2.data(stream: 5, "three", endStream: true))
+            #expect(origin.receiveError == nil)
+            // Stream 1's turn: nothing to take yet, and no failure before it.
+            #expect(!origin.hasResponseBytes)
+            #expect(!origin.oldestStreamFailed)
+            #expect(origin.takeFailedStream() == nil)
+            #expect(origin.takeResponseBytes(maximum: 1000) == [])
+            origin.deliver(origin.head(1, 200, [hf("content-length", "3")]) + H2.data(stream: 1, "one", endStream: true))
+            origin.takeResponses()
+            #expect(origin.newResponseText() == first)
+            code = H2Code.enhanceYourCalm
+            late = origin.head(3, 200)
+        case .inItsBodyAfterPartWasTaken:
+            origin.deliver(origin.head(1, 200, [hf("content-length", "3")]) + H2.data(stream: 1, "one", endStream: true)
+                + origin.head(3, 200) + H2.data(stream: 3, "abcd"))
+            origin.takeResponses()
+            #expect(origin.newResponseText() == first + "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\nabcd\r\n")
+            origin.deliver(H2.rst(stream: 3, H2Code.internalError)
+                + origin.head(5, 200, [hf("content-length", "5")]) + H2.data(stream: 5, "three", endStream: true))
+            code = H2Code.internalError
+        }
+        #expect(origin.receiveError == nil)
+        // The reset stream's turn: no bytes (the third's wait behind it), then its failure.
+        #expect(origin.oldestStreamFailed)
+        #expect(!origin.hasResponseBytes)
+        origin.takeResponses()
+        #expect(origin.newResponseText() == "")
+        // DATA on it now is ignored but counts: with it, half the connection's window has arrived.
+        _ = origin.take()
+        let ignored = 50000 - origin.dataSentTotal
+        #expect(ignored > 49900)
+        origin.deliver(late + dataFrames(stream: 3, pattern(ignored), endStream: true))
+        #expect(origin.receiveError == nil)
+        #expect(origin.take() == [.windowUpdate(stream: 0, increment: 50000)])
+        #expect(origin.connectionCredit == 100_000)
+        #expect(!origin.hasResponseBytes)
+        expectFailure(origin.takeFailedStream(), code: code, unprocessed: false)
+        #expect(origin.takeFailedStream() == nil)
+        #expect(!origin.oldestStreamFailed)
+        origin.takeResponses()
+        #expect(origin.newResponseText() == third)
+        #expect(origin.isIdle)
+        #expect(origin.violations == [])
+    }
+
+    /// §6.8: GOAWAY naming stream 1 the last it processes, with streams 1, 3
+    /// and 5 open: 1 is answered, 3 and 5 fail unprocessed with GOAWAY's code.
+    /// Requests made after it are not sent (no HEADERS; a body is read and
+    /// dropped, no DATA) and fail unprocessed (REFUSED_STREAM), each in its turn.
+    @Test(arguments: [H2Split.whole, .random(3)])
+    func goAwayLeavesTheStreamsAboveItsLastAndLaterRequestsUnprocessed(split: H2Split) {
+        var origin = Origin(split: split)
+        origin.request("GET /1 HTTP/1.1\r\nHost: h.test\r\n\r\nGET /2 HTTP/1.1\r\nHost: h.test\r\n\r\nGET /3 HTTP/1.1\r\nHost: h.test\r\n\r\n")
+        #expect(origin.take().headerEvents.count == 3)
+        origin.deliver(H2.goAway(last: 1, H2Code.enhanceYourCalm, debug: "calm down"))
+        #expect(origin.receiveError == nil)
+        #expect(origin.goneAway)
+        // Stream 1 is still to be answered, and comes first.
+        #expect(!origin.oldestStreamFailed)
+        #expect(origin.takeFailedStream() == nil)
+        _ = origin.take()
+        // After it: a GET, a POST of 100000 bytes (more than the windows and
+        // than pendingDataLimit), a chunked PUT, a GET.
+        let body = pattern(100_000, seed: 4)
+        let requests = utf8("GET /4 HTTP/1.1\r\nHost: h.test\r\n\r\n")
+            + utf8("POST /5 HTTP/1.1\r\nHost: h.test\r\nContent-Length: 100000\r\n\r\n") + body
+            + utf8("PUT /6 HTTP/1.1\r\nHost: h.test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+            + utf8("GET /7 HTTP/1.1\r\nHost: h.test\r\n\r\n")
+        let before = origin.requestBytesTaken
+        origin.request(requests)
+        #expect(origin.sendError == nil)
+        #expect(origin.requestBytesTaken == before + requests.count)
+        #expect(origin.pendingRequestBytes == 0)
+        let sent = origin.take()
+        #expect(sent.headerEvents == [] && sent.dataEvents == [], "\(sent)")
+        origin.deliver(origin.head(1, 200, [hf("content-length", "3")]) + H2.data(stream: 1, "one", endStream: true))
+        #expect(origin.receiveError == nil)
+        origin.takeResponses()
+        #expect(origin.newResponseText() == "HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\none")
+        // Then the others, in request order, with no bytes.
+        let codes = [H2Code.enhanceYourCalm, H2Code.enhanceYourCalm, H2Code.refusedStream, H2Code.refusedStream, H2Code.refusedStream,
+                     H2Code.refusedStream]
+        for (i, code) in codes.enumerated() {
+            #expect(origin.oldestStreamFailed, "request \(i + 2)")
+            #expect(!origin.hasResponseBytes, "request \(i + 2)")
+            expectFailure(origin.takeFailedStream(), code: code, unprocessed: true, "request \(i + 2)")
+        }
+        #expect(origin.takeFailedStream() == nil)
+        #expect(origin.isIdle)
+        let after = origin.take()
+        #expect(after.headerEvents == [] && after.dataEvents == [], "\(after)")
+        #expect(origin.receiveError == nil && origin.sendError == nil)
+        #expect(origin.violations == [])
+    }
+
+    /// A request after GOAWAY whose failure is taken while its body still
+    /// comes: the rest of the body is read and dropped, and the request after
+    /// it is not sent either.
+    @Test func aBodyAfterGoAwayIsDroppedThoughItsFailureWasTakenFirst() {
+        var origin = Origin()
+        origin.deliver(H2.goAway(last: 0, H2Code.noError))
+        _ = origin.take()
+        let body = pattern(30000, seed: 8)
+        origin.request(utf8("POST /up HTTP/1.1\r\nHost: h.test\r\nContent-Length: 30000\r\n\r\n") + Array(body[..<10000]))
+        #expect(origin.oldestStreamFailed)
+        expectFailure(origin.takeFailedStream(), code: H2Code.refusedStream, unprocessed: true)
+        origin.request(Array(body[10000...]) + utf8("GET /next HTTP/1.1\r\nHost: h.test\r\n\r\n"))
+        #expect(origin.sendError == nil)
+        #expect(origin.pendingRequestBytes == 0)
+        expectFailure(origin.takeFailedStream(), code: H2Code.refusedStream, unprocessed: true, "the GET's failure")
+        #expect(origin.takeFailedStream() == nil)
+        #expect(origin.isIdle)
+        let events = origin.take()
+        #expect(events.headerEvents == [] && events.dataEvents == [], "\(events)")
+        #expect(origin.violations == [])
+    }
+
+    /// §6.5.2: SETTINGS_MAX_CONCURRENT_STREAMS, unlimited until the origin
+    /// sends it, bounds concurrentStreamLimit with limits.maximumConcurrentStreams.
+    @Test func maxConcurrentStreamsBoundsTheConcurrentStreamLimit() {
+        var origin = Origin(handshake: false)
+        #expect(origin.session.peerMaximumConcurrentStreams == Int.max)
+        #expect(origin.session.concurrentStreamLimit == 16)
+        // SETTINGS without it change nothing.
+        origin.deliver(H2.settings([(H2Setting.initialWindowSize, 70000), (H2Setting.maxFrameSize, 20000)]))
+        #expect(origin.session.peerMaximumConcurrentStreams == Int.max)
+        #expect(origin.session.concurrentStreamLimit == 16)
+        for (value, limit) in [(100, 16), (5, 5), (16, 16), (17, 16), (0, 0), (1, 1), (1000, 16)] {
+            origin.deliver(H2.settings([(H2Setting.maxConcurrentStreams, UInt32(value))]))
+            #expect(origin.session.peerMaximumConcurrentStreams == value)
+            #expect(origin.session.concurrentStreamLimit == limit, "SETTINGS_MAX_CONCURRENT_STREAMS \(value)")
+        }
+        // Acknowledged, and SETTINGS without it leave the last value.
+        origin.deliver(H2.settings([(H2Setting.headerTableSize, 0)]))
+        #expect(origin.session.peerMaximumConcurrentStreams == 1000)
+        #expect(origin.take().filter { $0 == .settingsAck }.count == 9)
+        #expect(origin.receiveError == nil)
+
+        var fewer = Origin(limits: limits(maximumConcurrentStreams: 4), settings: [(H2Setting.maxConcurrentStreams, 10)])
+        #expect(fewer.session.peerMaximumConcurrentStreams == 10)
+        #expect(fewer.session.concurrentStreamLimit == 4)
+        fewer.deliver(H2.settings([(H2Setting.maxConcurrentStreams, 3)]))
+        #expect(fewer.session.concurrentStreamLimit == 3)
+        #expect(fewer.receiveError == nil)
+    }
+
+    enum CancelWhen: String, CaseIterable, Sendable, CustomStringConvertible {
+        /// The whole body was taken by `send` (it waits for the window) and the next request waits behind it.
+        case bodyAllOffered
+        /// Part of the body was offered; the rest never comes.
+        case bodyPartlyOffered
+        var description: String { rawValue }
+    }
+
+    /// The app abandons a request mid-upload: RST_STREAM CANCEL on its
+    /// stream, no more of its body, and the next request's HEADERS go at
+    /// once. The cancelled stream takes its turn as a failure (CANCEL) after
+    /// the response before it; what the origin sends on it afterwards is ignored.
+    @Test(arguments: CancelWhen.allCases)
+    func cancelSendingStreamResetsItAndLetsTheNextRequestGo(when: CancelWhen) {
+        // The origin's stream window of 1000: the body goes only partly.
+        var origin = Origin(settings: [(H2Setting.initialWindowSize, 1000)])
+        let body = pattern(5000, seed: 2)
+        let post = utf8("POST /up HTTP/1.1\r\nHost: h.test\r\nContent-Length: 5000\r\n\r\n")
+        let next = utf8("GET /b HTTP/1.1\r\nHost: h.test\r\n\r\n")
+        #expect(!origin.isSendingBody)
+        origin.request("GET /a HTTP/1.1\r\nHost: h.test\r\n\r\n")
+        #expect(!origin.isSendingBody)
+        switch when {
+        case .bodyAllOffered:
+            origin.request(post + body + next)
+            // The GET waits behind the body.
+            #expect(origin.pendingRequestBytes == next.count)
+        case .bodyPartlyOffered:
+            origin.request(post + Array(body[..<3000]))
+            #expect(origin.pendingRequestBytes == 0)
+        }
+        #expect(origin.take().normalized == [
+            .headers(stream: 1, fields: requestFields("GET", "/a"), endStream: true),
+            .headers(stream: 3, fields: requestFields("POST", "/up", [ev("content-length", "5000")]), endStream: false),
+            .data(stream: 3, bytes: Array(body[..<1000]), endStream: false),
+        ])
+        #expect(origin.isSendingBody)
+        origin.cancelSendingStream(reason: "the app reset its stream")
+        #expect(origin.take() == [.rst(stream: 3, code: H2Code.cancel)])
+        #expect(!origin.isSendingBody)
+        // The next request goes at once.
+        if when == .bodyAllOffered { origin.pump() } else { origin.request(next) }
+        #expect(origin.take() == [.headers(stream: 5, fields: requestFields("GET", "/b"), endStream: true)])
+        #expect(origin.pendingRequestBytes == 0)
+        // Stream 3's window opens: none of the rest of its body goes.
+        origin.deliver(H2.windowUpdate(stream: 3, 10000) + H2.windowUpdate(stream: 0, 10000))
+        #expect(origin.take().dataEvents == [])
+        expectBytes(origin.requestBodies[3], Array(body[..<1000]), "stream 3's body")
+        // The origin answers, stream 3 too (it had not seen the RST_STREAM yet): ignored.
+        origin.deliver(origin.head(3, 200, [hf("content-length", "5")]) + H2.data(stream: 3, "early")
+            + origin.head(5, 200, [hf("content-length", "1")]) + H2.data(stream: 5, "b", endStream: true))
+        #expect(origin.receiveError == nil)
+        // Stream 1 first: the cancelled stream waits its turn.
+        #expect(!origin.oldestStreamFailed)
+        #expect(origin.takeFailedStream() == nil)
+        #expect(origin.takeResponseBytes(maximum: 1000) == [])
+        origin.deliver(origin.head(1, 200, [hf("content-length", "1")]) + H2.data(stream: 1, "a", endStream: true))
+        origin.takeResponses()
+        #expect(origin.newResponseText() == "HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\na")
+        #expect(origin.oldestStreamFailed)
+        #expect(!origin.hasResponseBytes)
+        #expect(origin.takeFailedStream() == HTTP2ClientSession.StreamFailure(code: .cancel, reason: "the app reset its stream", unprocessed: false))
+        origin.takeResponses()
+        #expect(origin.newResponseText() == "HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\nb")
+        #expect(origin.isIdle)
+        // More on stream 3, after its turn was taken, is still ignored.
+        origin.deliver(H2.data(stream: 3, "rest", endStream: true))
+        #expect(origin.receiveError == nil)
+        #expect(!origin.hasResponseBytes)
+        #expect(origin.isIdle)
+        #expect(origin.sendError == nil)
+        #expect(origin.take().resets == [], "a second RST_STREAM")
+        #expect(origin.violations == [])
+    }
+
+    /// Responses wait here in request order, so the connection's window
+    /// cannot wait for the bytes to be taken: with a connection window of two
+    /// stream windows, streams 3 and 5 fill theirs before stream 1 sends
+    /// anything. The window comes back as their DATA arrives (one
+    /// WINDOW_UPDATE per half window), so stream 1 can send its whole body,
+    /// and all three responses come whole, in order, the origin never
+    /// sending past what it was granted.
+    @Test func laterStreamsCannotTakeTheConnectionWindowFromTheOldest() {
+        let streamWindow = 65535
+        let connectionWindow = 2 * streamWindow
+        var origin = Origin(limits: limits(streamWindow: streamWindow, connectionWindow: connectionWindow))
+        #expect(origin.connectionCredit == connectionWindow)
+        let ids: [UInt32] = [1, 3, 5]
+        let size = 100_000
+        let bodies = ids.map { pattern(size, seed: Int($0)) }
+        for id in ids { origin.request("GET /\(id) HTTP/1.1\r\nHost: h.test\r\n\r\n") }
+        #expect(origin.take().headerEvents.count == 3)
+        var frames: [UInt8] = []
+        for id in ids { frames += origin.head(id, 200, [hf("content-length", String(size))]) }
+        origin.deliver(frames)
+        // The engine takes stream 1's head; 3's and 5's wait.
+        origin.takeResponses()
+        let heads = origin.newResponses()
+        #expect(text(heads) == "HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n")
+        _ = origin.take()
+        var sent = [0, 0, 0]
+        var updates: [UInt32] = []
+        var granted = connectionWindow
+        func record(_ events: [H2Event]) {
+            for case let .windowUpdate(0, increment) in events {
+                updates.append(increment)
+                granted += Int(increment)
+            }
+        }
+        // Streams 3 and 5: their whole stream windows, the connection's whole window, before stream 1's DATA.
+        for i in [1, 2] {
+            #expect(origin.room(ids[i]) == streamWindow)
+            origin.deliver(dataFrames(stream: ids[i], Array(bodies[i][..<streamWindow])))
+            sent[i] = streamWindow
+            let events = origin.take()
+            #expect(events == [.windowUpdate(stream: 0, increment: UInt32(streamWindow))], "after stream \(ids[i])'s window")
+            record(events)
+        }
+        #expect(origin.receiveError == nil)
+        #expect(origin.dataSentTotal == connectionWindow)
+        #expect(origin.connectionCredit == connectionWindow)
+        #expect(origin.room(ids[0]) == streamWindow, "what stream 1 may send")
+        // Then as the windows allow, the later streams first, taking 20000 bytes a round.
+        var rounds = 0
+        while rounds < 1000, origin.receiveError == nil, sent != [size, size, size] || !origin.isIdle {
+            rounds += 1
+            for i in ids.indices.reversed() {
+                let n = min(origin.room(ids[i]), size - sent[i])
+                guard n > 0 else { continue }
+                origin.deliver(dataFrames(stream: ids[i], Array(bodies[i][sent[i] ..< sent[i] + n]), endStream: sent[i] + n == size))
+                sent[i] += n
+                #expect(origin.dataSentTotal <= granted, "the origin sent \(origin.dataSentTotal) of the \(granted) granted")
+                record(origin.take())
+            }
+            origin.takeResponses(maximum: 20000, once: true)
+            record(origin.take())
+        }
+        #expect(sent == [size, size, size], "after \(rounds) rounds")
+        #expect(rounds < 1000)
+        #expect(origin.receiveError == nil)
+        #expect(origin.violations == [])
+        #expect(origin.isIdle)
+        #expect(origin.connectionCredit >= 0 && origin.connectionCredit <= connectionWindow)
+        // One WINDOW_UPDATE per half window of DATA, each giving back what had arrived.
+        #expect(updates.allSatisfy { $0 >= UInt32(connectionWindow / 2) }, "\(updates)")
+        #expect(origin.connectionCredit == granted - origin.dataSentTotal)
+        #expect(3 * size - (granted - connectionWindow) < connectionWindow / 2, "\(3 * size) bytes arrived, \(granted - connectionWindow) came back")
+        var expected: [UInt8] = []
+        for i in ids.indices { expected += utf8("HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n") + bodies[i] }
+        expectBytes(origin.responses, expected, "the three responses")
     }
 }

@@ -4,8 +4,8 @@
 // (HTTP2ClientSession): a GET, a chunked POST and a HEAD go out; the first
 // byte seeds split points, the rest is what the origin sent. Whatever the
 // bytes: no trap; the outcome (an error's code) and, without one, the
-// HTTP/1.1 response bytes do not depend on how the bytes were cut or how
-// little the session takes at a time.
+// HTTP/1.1 response bytes and the failed streams between them do not
+// depend on how the bytes were cut or how little the session takes at a time.
 
 private let requests = Array("""
 GET /a HTTP/1.1\r\nHost: o.test\r\n\r\nPOST /b HTTP/1.1\r\nHost: o.test\r\nTransfer-Encoding: chunked\r\nTE: trailers\r\n\r\n5\r\nhello\r\n0\r\n\r\nHEAD /c HTTP/1.1\r\nHost: o.test\r\n\r\n
@@ -31,7 +31,11 @@ private func run(_ pieces: [ArraySlice<UInt8>], take: Int) -> (responses: [UInt8
             let bytes = session.takeResponseBytes(maximum: take)
             precondition(bytes.count <= take, "more response bytes than asked for")
             responses += bytes
-            if bytes.isEmpty { break }
+            if bytes.isEmpty {
+                // A failed stream's turn (reset, or left unprocessed by GOAWAY): marked in place.
+                guard let failure = session.takeFailedStream() else { break }
+                responses += Array("<\(failure.code) \(failure.unprocessed)>".utf8)
+            }
         }
         output += session.takeOutput()
     }
