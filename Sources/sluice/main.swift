@@ -484,6 +484,9 @@ case "exec":
 case "run":
     var rest = arguments.dropFirst()
     var options = RunCommand.Options(namespace: "")
+    // Which namespace: one of --netns, --pid and --tun, never two (the last one silently won, and
+    // with --tun a mistyped --netns took over the host's own namespace instead).
+    var targets: [String] = []
     while let first = rest.first {
         rest.removeFirst()
         switch first {
@@ -491,12 +494,14 @@ case "run":
             guard let name = rest.first else { complain("sluice run: --netns needs a namespace name or file"); ProcessControl.exit(2) }
             rest.removeFirst()
             options.namespace = name
+            targets.append("--netns \(name)")
         case "--pid":
             guard let value = rest.first, let pid = Int32(value), pid > 0 else {
                 complain("sluice run: --pid needs a process id (its network namespace is attached to)"); ProcessControl.exit(2)
             }
             rest.removeFirst()
             options.namespace = "/proc/\(pid)/ns/net"
+            targets.append("--pid \(pid)")
         case "--dns":
             guard let value = rest.first, let choice = ExecCommand.DNSChoice(rawValue: value) else {
                 complain("sluice run: --dns wants fake, forward or off"); ProcessControl.exit(2)
@@ -517,6 +522,7 @@ case "run":
             options.busyPoll = micros
         case "--tun":
             options.wholeHost = true
+            targets.append("--tun")
         case "--exclude":
             switch ExcludedPrefix.parse(rest.first ?? "") {
             case let .success(prefix): options.excluded.append(prefix)
@@ -561,6 +567,10 @@ case "run":
     }
     guard !options.namespace.isEmpty || options.wholeHost else {
         complain("sluice run: which namespace? for example: sluice run --netns app (see `ip netns list`), --pid PID, or --tun for this host")
+        ProcessControl.exit(2)
+    }
+    guard targets.count == 1 else {
+        complain("sluice run: \(targets.joined(separator: " and ")): give one of --netns, --pid (another namespace) or --tun (this host's own)")
         ProcessControl.exit(2)
     }
     guard options.excluded.isEmpty || options.wholeHost else {

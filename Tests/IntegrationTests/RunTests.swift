@@ -282,6 +282,19 @@ final class RunTests {
         #expect(plain == "10.88.0.2\n", "\(plain)")
     }
 
+    /// --tun, --netns and --pid name where Sluice attaches: two of them are
+    /// a usage error, before anything is made. (With --tun and a mistyped
+    /// --netns, the host's own namespace was taken over.)
+    @Test func twoNamespacesAreAUsageError() throws {
+        for arguments in [["--netns", "no-such-namespace", "--tun"], ["--tun", "--pid", "1"], ["--netns", "a", "--pid", "1"], ["--netns", "a", "--netns", "b"]] {
+            let r = try runSluice(["run"] + arguments, in: pair.host, timeout: 20)
+            #expect(r.status == 2, "\(arguments): \(r.stderr)")
+            #expect(r.stderr.contains("give one of --netns, --pid"), "\(arguments): \(r.stderr)")
+            // Nothing was made in the host's namespace.
+            #expect(!(try pair.net.run(["ip", "-n", pair.host, "rule"]).output).contains("2333"))
+        }
+    }
+
     @Test func aMissingNamespaceIsAClearError() throws {
         let r = try runSluice(["run", "--netns", "no-such-namespace-\(getpid())"], in: pair.host, timeout: 20)
         #expect(r.status == 1)
