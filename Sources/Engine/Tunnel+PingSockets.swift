@@ -13,11 +13,11 @@ internal import Wire
 /// (Debian's systemd opens it to everyone); otherwise pings fail, said once.
 extension Tunnel {
     /// Sends the echo request already in `message` on `key`'s ping socket, opened on its first request.
-    func sendEchoOnPingSocket(_ key: FlowKey, message: UnsafeRawBufferPointer) {
+    func sendEchoOnPingSocket(_ key: FlowKey, to destination: IPAddress, message: UnsafeRawBufferPointer) {
         if pingSockets[key] == nil {
             let socket: Socket
             do {
-                socket = try Self.connectedPingSocket(to: key.destinationAddress.sysAddress, mark: configuration.mark)
+                socket = try Self.connectedPingSocket(to: destination.sysAddress, mark: configuration.mark)
             } catch {
                 if !pingSocketsRefused, error == .permissionDenied || error == .notPermitted {
                     pingSocketsRefused = true
@@ -53,7 +53,8 @@ extension Tunnel {
             guard case let .value((n, _))? = try? flow.socket.receive(into: scratch) else { return }
             let bytes = UnsafeRawBufferPointer(scratch.sub(0, n))
             let sequence: UInt16, data: UnsafeRawBufferPointer
-            if flow.key.isIPv6 {
+            // The socket's family is the real address's (a fake IP's name may have only the other).
+            if echoRealAddresses[flow.key].map({ Self.echoTransport(to: $0) == .icmpv6 }) ?? flow.key.isIPv6 {
                 guard let icmp = try? ICMPv6View(bytes), case let .echoReply(_, seq) = icmp.message else { continue }
                 (sequence, data) = (seq, icmp.payload)
             } else {

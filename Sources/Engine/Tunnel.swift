@@ -81,6 +81,11 @@ final class Tunnel {
     /// UDP sessions to fake IPs waiting for their name's real address, with
     /// their first datagrams (at most `heldDatagramLimit`), sent once it is known.
     var udpAwaitingResolution: [FlowKey: [[UInt8]]] = [:]
+    /// Pings to fake IPs (Tunnel+EchoNames.swift): the real address, the
+    /// flow a reply from it answers, and the request that waits for the name.
+    var echoRealAddresses: [FlowKey: IPAddress] = [:]
+    var echoFlowsByRealAddress: [EchoRoute: FlowKey] = [:]
+    var echoAwaitingResolution: [FlowKey: (sequenceNumber: UInt16, payload: [UInt8])] = [:]
     let dnsScratch: UnsafeMutableRawBufferPointer
     /// A SOCKS5 UDP header and one datagram.
     let relayScratch: UnsafeMutableRawBufferPointer
@@ -734,6 +739,10 @@ final class Tunnel {
     func resolved(_ answers: [(FlowKey, IPAddress?, DNSType)]) {
         var sink = TunSink(io: io)
         for (key, found, type) in answers {
+            if key.transport == .icmp || key.transport == .icmpv6 {
+                echoResolved(key, found, type: type)
+                continue
+            }
             if key.transport != .tcp, awaitingAddress[key] == nil {
                 guard udpAwaitingResolution[key] != nil else { continue }
                 // The flow pins its fake IP, so the name is there.
@@ -1321,7 +1330,9 @@ final class Tunnel {
     /// Sends the app's echo request to its destination from Sluice's namespace,
     /// with the app's identifier and sequence number, so the reply can be matched.
     func sendEcho(_ key: FlowKey, sequenceNumber: UInt16, payload: UnsafeRawBufferPointer) {
-        let v6 = key.isIPv6
+        guard let target = echoDestination(key, sequenceNumber: sequenceNumber, payload: payload) else { return }
+        // The request goes in the real address's family (a fake IP's name may have only the other).
+        let v6 = Self.echoTransport(to: target) == .icmpv6
         if !echoThroughPingSockets, (v6 ? echoV6 : echoV4) == nil {
             let socket: Socket
             do { socket = try Socket(.rawICMP, family: v6 ? .v6 : .v4, mark: configuration.mark) } catch {
@@ -1358,11 +1369,11 @@ final class Tunnel {
         }
         guard written != nil else { return }
         if echoThroughPingSockets {
-            sendEchoOnPingSocket(key, message: UnsafeRawBufferPointer(dnsScratch.sub(0, 8 + payload.count)))
+            sendEchoOnPingSocket(key, to: target, message: UnsafeRawBufferPointer(dnsScratch.sub(0, 8 + payload.count)))
             return
         }
         guard let channel = v6 ? echoV6 : echoV4 else { return }
-        let destination = SocketAddress(key.destinationAddress.sysAddress, port: 0)
+        let destination = SocketAddress(target.sysAddress, port: 0)
         if (try? channel.socket.send(UnsafeRawBufferPointer(dnsScratch.sub(0, 8 + payload.count)), to: destination)) == nil {
             io.statistics.upstreamErrors += 1
         } else {
@@ -1397,7 +1408,9 @@ final class Tunnel {
             let key = FlowKey(transport: v6 ? .icmpv6 : .icmp, appAddress: .v4(.any), appPort: identifier,
                               destinationAddress: source, destinationPort: 0)
             // The app's address is the one part of the key the reply does not carry: find the flow.
-            guard let flow = datagrams.echoFlow(destination: key.destinationAddress, identifier: identifier, transport: key.transport) else { continue }
+            // A ping to a fake IP went to the name's real address, which answers.
+            guard let flow = datagrams.echoFlow(destination: key.destinationAddress, identifier: identifier, transport: key.transport)
+                ?? echoFlowsByRealAddress[EchoRoute(address: source, identifier: identifier, transport: key.transport)] else { continue }
             io.statistics.bytesToApp += data.count
             countBytes(flow, down: data.count)
             datagrams.sendEchoReply(flow, sequenceNumber: sequence, payload: data, now: now, sink: &sink)
@@ -1595,12 +1608,14 @@ final class Tunnel {
                 }
                 if let control = tcpFlows[key] { removeTCP(control) }
                 if !pingSockets.isEmpty { closePingSocket(key) }
+                if !echoRealAddresses.isEmpty || !echoAwaitingResolution.isEmpty { forgetEchoRoute(key) }
                 associationQueue[key] = nil
                 awaitingOwner[key] = nil
                 awaitingName[key] = nil
                 udpAwaitingResolution[key] = nil
                 if !forwardedSessions.isEmpty { forgetForwarded(key) }
-                finishRecord(key)
+                // And the fake IP it pinned (UDP and pings to one), with its record.
+                releasePin(key)
             }
         }
         // Arm the timer for the next deadline, when it changed.

@@ -940,6 +940,29 @@ final class ExecTests {
         #expect(silent.stdout.contains("1 packets transmitted, 0 received"), "\(silent.stdout)")
     }
 
+    /// A ping by name pings the fake IP Sluice's DNS gave it: the requests go
+    /// to the name's real address (resolved through the host's resolver,
+    /// IPv4 first, in its own family), and the replies come back from the
+    /// fake one, in the ping's family. They went out to the fake address as
+    /// it was, and nothing answered. web.sluice.test has only an IPv4
+    /// address: its fake IPv6 one (fake DNS answers AAAA for every name) is
+    /// pinged over IPv4.
+    @Test func pingByNameReachesTheNamesRealAddress() throws {
+        let r = try exec("""
+        for p in "-4 web" "-6 web" "-6 v6"; do
+          set -- $p
+          ping $1 -c 2 -i 0.2 -W 2 $2.sluice.test | grep -E -o 'from [^ ]+ \\((198\\.18|fd73:6c75:6963:)|[0-9]+ received' | sort -u | tr '\\n' ' '
+          echo
+        done
+        """)
+        #expect(r.stdout == """
+        2 received from web.sluice.test (198.18 
+        2 received from web.sluice.test (fd73:6c75:6963: 
+        2 received from v6.sluice.test (fd73:6c75:6963: 
+
+        """, "\(r.stdout) \(r.stderr)")
+    }
+
     /// Ping flows have records like connections (the control API lists them,
     /// the flow log keeps them); one still open when the command exits ends
     /// `closed`, as when it idles out, not `reset` like a cut TCP connection.
