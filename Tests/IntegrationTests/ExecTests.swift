@@ -935,6 +935,9 @@ final class ExecTests {
         #expect(r.stdout.contains("3 packets transmitted, 3 received"), "\(r.stdout) \(r.stderr)")
         #expect(r.stdout.contains("2 packets transmitted, 2 received"), "\(r.stdout)")
         #expect(r.stderr.contains("2 ping flows"), "\(r.stderr)")
+        // Large ones too, up to what one datagram holds (4,089 bytes and more were dropped).
+        let large = try exec("ping -c 1 -W 2 -s 20000 10.88.0.2 | grep -o '1 received'; ping -6 -c 1 -W 2 -s 65000 fd00:88::2 | grep -o '1 received'")
+        #expect(large.stdout == "1 received\n1 received\n", "\(large.stdout) \(large.stderr)")
         // Nobody at 10.88.0.99: no reply is invented.
         let silent = try exec("ping -c 1 -W 1 10.88.0.99")
         #expect(silent.stdout.contains("1 packets transmitted, 0 received"), "\(silent.stdout)")
