@@ -291,6 +291,13 @@ extension ProfileBuilder {
         } else {
             var target = text.lowercased()
             if target.hasSuffix(".") { target.removeLast() }
+            // Digits and dots are no host name (RFC 1123 §2.1: a name's last label is never
+            // all digits): a mistyped address, which was taken for an alias and asked of the DNS.
+            if target.contains("."), target.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }) {
+                error(line.number, column, "'\(text)' is not an IP address",
+                      hint: "an IPv4 address is four numbers from 0 to 255, such as 10.0.0.2; an IPv6 one is written as fd00::2")
+                return
+            }
             guard Self.isHostName(target, wildcard: false) else {
                 error(line.number, column, "'\(text)' is not an IP address, a host name or server:ADDRESS",
                       hint: "[Host] maps a name to an address (origin.test = 10.0.0.2), to another name it answers as "
