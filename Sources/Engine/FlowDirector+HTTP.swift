@@ -9,8 +9,15 @@ internal import Wire
 /// URL Rewrite, Map Local, Rule, Header Rewrite; responses get the
 /// http-response rewrites, and Statistics record what happened.
 extension FlowDirector {
-    /// `scheme`: https for a request read inside intercepted TLS.
+    /// `scheme`: https for a request read inside intercepted TLS. An answer
+    /// Sluice gives itself is framed for the request it answers (`LocalAnswers.framed`).
     func plan(_ original: HTTPRequestHead, facts: FlowFacts, now: Instant, scheme: String = "http") -> PlannedRequest {
+        var planned = decide(original, facts: facts, now: now, scheme: scheme)
+        if case let .answer(bytes) = planned.route { planned.route = .answer(LocalAnswers.framed(bytes, answering: original.method)) }
+        return planned
+    }
+
+    private func decide(_ original: HTTPRequestHead, facts: FlowFacts, now: Instant, scheme: String) -> PlannedRequest {
         var head = original
         var url = original.absoluteURL(defaultScheme: scheme) ?? "\(scheme)://\(facts.domain ?? "unknown")\(original.target)"
         var exchange = HTTPExchange(method: head.method.rawValue, url: url, rule: "", policy: "", rewrittenFrom: nil, mocked: false, started: now)

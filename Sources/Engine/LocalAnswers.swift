@@ -51,6 +51,35 @@ enum LocalAnswers {
         }
     }
 
+    /// `answer` as the request it answers may get it: a HEAD gets the head
+    /// alone, whose Content-Length says what a GET would get (RFC 9110
+    /// §9.3.2); a 1xx, 204 or 304 has no body (§6.4.1), nor a Content-Length
+    /// here (§8.6 forbids it for 1xx and 204). A Map Local entry of status-code=204
+    /// with data, or any answer to HEAD, sent its body, which a kept-alive
+    /// app then read as the start of its next response.
+    static func framed(_ answer: [UInt8], answering method: HTTPMethod) -> [UInt8] {
+        guard let status = status(of: answer) else { return answer }
+        let bodiless = (100 ..< 200).contains(status) || status == 204 || status == 304
+        guard bodiless || method == .head else { return answer }
+        var head = Array(answer[0 ..< answer.count - bodyLength(of: answer)])
+        // (A 304's Content-Length would describe a representation there is none of here.)
+        if bodiless, let range = fieldLine("Content-Length", in: head) { head.removeSubrange(range) }
+        return head
+    }
+
+    /// The range of the line `name: …\r\n` in a head made here (names as written by `HTTPResponse.simple`).
+    private static func fieldLine(_ name: String, in head: [UInt8]) -> Range<Int>? {
+        let prefix = Array("\r\n\(name):".utf8)
+        guard head.count > prefix.count else { return nil }
+        for start in 0 ... head.count - prefix.count where head[start ..< start + prefix.count].elementsEqual(prefix) {
+            var end = start + prefix.count
+            while end + 1 < head.count, !(head[end] == 0x0D && head[end + 1] == 0x0A) { end += 1 }
+            // Keep the CR LF before the line, drop the line and the CR LF that ends it.
+            return start + 2 ..< end + 2
+        }
+        return nil
+    }
+
     /// The status code of a response Sluice wrote.
     static func status(of bytes: [UInt8]) -> Int? {
         // "HTTP/1.1 NNN"
