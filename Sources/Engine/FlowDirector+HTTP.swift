@@ -20,6 +20,8 @@ extension FlowDirector {
     private func decide(_ original: HTTPRequestHead, facts: FlowFacts, now: Instant, scheme: String) -> PlannedRequest {
         var head = original
         var url = original.absoluteURL(defaultScheme: scheme) ?? "\(scheme)://\(facts.domain ?? "unknown")\(original.target)"
+        // One spelling per URL for the patterns (and the records): see RequestURL.normalized.
+        if let parts = RequestURL(url) { url = parts.normalized }
         var exchange = HTTPExchange(method: head.method.rawValue, url: url, rule: "", policy: "", rewrittenFrom: nil, mocked: false, started: now)
         exchange.requestHead = original
         // HAR shows a chunked body's data (Tunnel.keepForHAR).

@@ -18,6 +18,8 @@ public enum ProfileExplainer {
         guard let parts = RequestURL(url) else {
             return ["error: '\(url)' is not an absolute URL (want http://host/path)"]
         }
+        // As HTTP mode does: the patterns see one spelling of the URL (RequestURL.normalized).
+        let url = parts.normalized
         var requestHeaders = headers
         if !requestHeaders.contains(where: { HeaderName.equal($0.name, "Host") }) {
             requestHeaders.insert(HeaderField(name: "Host", value: parts.hostHeader), at: 0)

@@ -152,4 +152,9 @@ public struct RequestURL: Sendable, Equatable {
         guard let port, port != (scheme == "https" ? 443 : 80) else { return name }
         return "\(name):\(port)"
     }
+    /// The URL as the rules see it: the host lowercased without a trailing
+    /// dot, no default port, no user part. `http://KEEP.TEST.:80/x` and
+    /// `http://keep.test/x` are one URL: URL-REGEX, [URL Rewrite] and
+    /// [Map Local] patterns written for the second were dodged by the first.
+    public var normalized: String { "\(scheme)://\(hostHeader)\(target)" }
 }

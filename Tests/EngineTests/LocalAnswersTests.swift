@@ -1,3 +1,4 @@
+import Stack
 import HTTP
 import Testing
 @testable import Engine
@@ -46,5 +47,25 @@ import Testing
         #expect(LocalAnswers.framed(answer, answering: .get) == answer)
         #expect(LocalAnswers.framed(answer, answering: .post) == answer)
         #expect(try read(answer, answering: .get).leftover == 0)
+    }
+}
+
+/// HTTP mode's plan sees one spelling of each URL (RequestURL.normalized):
+/// a URL-REGEX line written for `http://ads.test/` also catches
+/// `Host: ADS.test.` and `Host: ads.test:80`, which dodged it.
+@Suite struct PlanURLSpellingTests {
+    @Test(arguments: ["ads.test", "ADS.Test.", "ads.test:80", "Ads.test.:80"])
+    func urlPatternsSeeOneSpelling(host: String) throws {
+        let director = try ReplayFlowTests.director("[Rule]\nURL-REGEX,^http://ads\\.test/,REJECT\nFINAL,DIRECT\n")
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: host)
+        let head = HTTPRequestHead(method: .get, target: "/banner", headers: headers)
+        let planned = director.plan(head, facts: Engine.FlowFacts(key: ReplayFlowTests.key), now: Instant(nanoseconds: 0))
+        #expect(planned.exchange.url == "http://ads.test/banner")
+        guard case let .answer(bytes) = planned.route else {
+            Issue.record("\(host): \(planned.route), not answered")
+            return
+        }
+        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 403"))
     }
 }

@@ -91,6 +91,10 @@ func loadSpecProfile() throws -> Profile {
         #expect(redirect.last == "   stops here: no rule is consulted")
         let reject = ProfileExplainer.explain(profile, url: "http://ads.test/b")
         #expect(reject[1].hasSuffix("answered at once with 404 (reject, 0 bytes)"))
+        // However the host is spelled (URL-REGEX and [URL Rewrite] lines were dodged so).
+        for spelling in ["http://ADS.test./b", "http://ads.test:80/b"] {
+            #expect(ProfileExplainer.explain(profile, url: spelling)[1].hasSuffix("answered at once with 404 (reject, 0 bytes)"), "\(spelling)")
+        }
         let mock = ProfileExplainer.explain(profile, url: "http://api.test/v1/config")
         #expect(mock[2] == "2. Map Local: line 45 matches: answered at once with 200, 16 bytes from the profile")
         let file = ProfileExplainer.explain(profile, url: "http://static.test/assets/a.css")

@@ -33,6 +33,17 @@ import Testing
         #expect(RequestURL("http://ÄB.test/ü")?.host == "äb.test")
     }
 
+    /// One spelling per URL for the patterns: host lowercased without its
+    /// trailing dot, no default port, no user part.
+    @Test func normalized() {
+        for spelling in ["http://KEEP.TEST./a?b", "http://Keep.Test:80/a?b", "HTTP://keep.test./a?b", "http://user@keep.test/a?b"] {
+            #expect(RequestURL(spelling)?.normalized == "http://keep.test/a?b", "\(spelling)")
+        }
+        #expect(RequestURL("https://A.test:443")?.normalized == "https://a.test/")
+        #expect(RequestURL("https://a.test:80/x")?.normalized == "https://a.test:80/x")
+        #expect(RequestURL("http://[FD00::2]:8080/x")?.normalized == "http://[fd00::2]:8080/x")
+    }
+
     @Test(arguments: cases) func bothPathsAgree(_ url: String) {
         #expect(RequestURL.parse(ascii: url) == RequestURL(characters: url), "\(url)")
     }
