@@ -24,8 +24,13 @@ extension ProxyServer {
         _ = connection.toClient.append(reply)
         connection.repliedEarly = true
         connection.phase = .sniffing
-        // (The sweep checks it every 200 ms.)
-        connection.deadline = now + FlowFacts.sniffTimeout
+        // (The sweep checks it every 200 ms.) A tunnel to a name [MITM] intercepts
+        // carries TLS, whose client speaks first: a slow one is waited for.
+        var clientHello = false
+        if let target = connection.target, case let .domain(name) = target.host, let mitm = director.profile?.mitm {
+            clientHello = mitm.intercepts(host: name, port: target.port)
+        }
+        connection.deadline = now + (clientHello ? FlowFacts.clientHelloTimeout : FlowFacts.sniffTimeout)
         trace("\(connection.description): answered; reading its first bytes for the rules")
         // Bytes pipelined behind the request may already say enough.
         sniffClient(connection, final: false)

@@ -557,6 +557,13 @@ final class Tunnel {
         }
     }
 
+    /// The flow goes where [MITM] intercepts: its app speaks TLS, and speaks first.
+    func awaitsClientHello(_ key: FlowKey) -> Bool {
+        guard let mitm = director.profile?.mitm, !mitm.isEmpty else { return false }
+        guard let domain = facts(for: key).domain else { return key.destinationPort == 443 }
+        return mitm.intercepts(host: domain, port: key.destinationPort)
+    }
+
     /// Accepts the app's side of a flow (its SYN waited in the table until now).
     @discardableResult
     func acceptApp(_ key: FlowKey, idleTimeout: Duration? = nil, sink: inout TunSink) -> Bool {
@@ -592,7 +599,8 @@ final class Tunnel {
                 return
             }
             // Counted from here: the first bytes follow the handshake's last ACK.
-            sniffing[key] = SniffWait(stage: .firstBytes, deadline: now + FlowFacts.sniffTimeout)
+            let wait = awaitsClientHello(key) ? FlowFacts.clientHelloTimeout : FlowFacts.sniffTimeout
+            sniffing[key] = SniffWait(stage: .firstBytes, deadline: now + wait)
             if final {
                 tcp.flush(key, now: now, sink: &sink)
                 return
