@@ -264,7 +264,7 @@ extension Tunnel {
             }
             finishRecord(session.key, status: .blocked)
             if let connection = tcp.connection(session.key) {
-                if refusal == .drop { connection.abortSilently() } else { connection.abort() }
+                if refusal == .drop { tcp.silence(session.key, until: now + Self.dropSilence) } else { connection.abort() }
             }
         case .direct, .proxy:
             dispatch(planned, in: session, sink: &sink)

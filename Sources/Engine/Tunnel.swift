@@ -557,6 +557,11 @@ final class Tunnel {
         }
     }
 
+    /// How long a flow REJECT-DROP ended after accepting it stays unanswered
+    /// (`TCPFlowTable.silence`): past an app's usual timeouts, after which
+    /// its next retransmission meets a RST.
+    static let dropSilence: Duration = .seconds(300)
+
     /// The flow goes where [MITM] intercepts: its app speaks TLS, and speaks first.
     func awaitsClientHello(_ key: FlowKey) -> Bool {
         guard let mitm = director.profile?.mitm, !mitm.isEmpty else { return false }
@@ -654,7 +659,7 @@ final class Tunnel {
             io.statistics.tcpRejected += 1
             finishRecord(key, status: .blocked)
             if accepted {
-                if refusal == .drop { tcp.connection(key)?.abortSilently() } else { tcp.connection(key)?.abort() }
+                if refusal == .drop { tcp.silence(key, until: now + Self.dropSilence) } else { tcp.connection(key)?.abort() }
                 tcp.flush(key, now: now, sink: &sink)
             } else {
                 tcp.refuse(key, with: refusal, sink: &sink)

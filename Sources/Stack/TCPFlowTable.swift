@@ -40,6 +40,8 @@ public final class TCPFlowTable {
         /// A RST for no connection (one that already ended, a duplicate):
         /// well-formed, and never answered (RFC 9293 §3.10.7.1).
         case resetForUnknownFlow
+        /// A segment of a flow the rules dropped (`silence`).
+        case silenced
     }
 
     public let configuration: Configuration
@@ -79,6 +81,26 @@ public final class TCPFlowTable {
         return timeWaiting.isEmpty ? nil : timeWaiting[key]
     }
 
+    /// Flows dropped on purpose (REJECT-DROP after their first bytes were
+    /// read), until when: their segments get no answer. Without it the app's
+    /// next retransmission met "no connection" and its RST, 200 ms later,
+    /// where a drop promises the app its own timeout. At most
+    /// `silencedLimit`, the soonest to end going first.
+    var silenced: [FlowKey: Instant] = [:]
+    static let silencedLimit = 4096
+
+    /// Ends `key`'s connection without a word (if there is one) and leaves
+    /// every segment of it unanswered until `until`.
+    public func silence(_ key: FlowKey, until: Instant) {
+        if let connection = connections[key] ?? timeWaiting[key] { connection.abortSilently() }
+        remove(key)
+        if silenced.count >= Self.silencedLimit, silenced[key] == nil,
+           let soonest = silenced.min(by: { $0.value < $1.value })?.key {
+            silenced[soonest] = nil
+        }
+        silenced[key] = until
+    }
+
     /// Takes one datagram the app sent. `packet` must carry TCP.
     public func input(_ packet: IPPacketView, now: Instant, sink: inout some PacketSink) -> Input {
         guard packet.upperLayerProtocol == .tcp else { return .dropped(.notTCP) }
@@ -89,6 +111,10 @@ public final class TCPFlowTable {
         let key = FlowKey(transport: .tcp, appAddress: packet.source, appPort: header.sourcePort,
                           destinationAddress: packet.destination, destinationPort: header.destinationPort)
         let isSyn = header.flags.contains(.syn) && !header.flags.contains(.ack)
+        if !silenced.isEmpty, let until = silenced[key] {
+            if now < until { return .dropped(.silenced) }
+            silenced[key] = nil
+        }
 
         if !timeWaiting.isEmpty, let connection = timeWaiting[key] {
             // RFC 1122 §4.2.2.13 (and RFC 6191): a new SYN may reuse a flow in TIME-WAIT

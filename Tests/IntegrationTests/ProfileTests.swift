@@ -96,6 +96,7 @@ final class ProfileTests {
         DOMAIN,drop.test,REJECT-DROP
         DOMAIN,pixel.test,REJECT-TINYGIF
         DOMAIN,legal.test,deny451
+        URL-REGEX,^http://sniffed\\.test/dropped,REJECT-DROP
         FINAL,DIRECT
         """)
         let r = try exec("""
@@ -105,6 +106,7 @@ final class ProfileTests {
         curl -sS --max-time 2 http://drop.test/ 2>/dev/null; echo "drop=$?"
         curl -s -o /tmp/pixel -w '%{http_code} %{content_type} %{size_download}\\n' http://pixel.test/ad.gif
         curl -s -w ' %{http_code}\\n' http://legal.test/
+        curl -sS --max-time 2 http://sniffed.test/dropped 2>/dev/null; echo "sniffed drop=$?"
         """, profile: path)
         let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.count >= 6, "\(r.stdout) \(r.stderr)")
@@ -116,6 +118,8 @@ final class ProfileTests {
         #expect(lines[3] == "drop=28", "\(lines[3])")
         #expect(lines[4] == "200 image/gif 43")
         #expect(lines[5] == "Unavailable here 451")
+        // Dropped once its request was read: still silence, not a reset 200 ms later (curl: 56).
+        #expect(lines.count > 6 && lines[6] == "sniffed drop=28", "\(r.stdout)")
     }
 
     /// SRC-IP sees the address a flow comes from: here the app's, 10.233.0.1

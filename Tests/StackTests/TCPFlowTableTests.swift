@@ -155,6 +155,40 @@ import Wire
         #expect(sink.packets.count == 1)
     }
 
+    /// REJECT-DROP after a flow was accepted: the connection ends without a
+    /// word, and its segments get none until the silence ends (they met "no
+    /// connection" and a RST before); after it, the RST as for any unknown flow.
+    @Test func aSilencedFlowIsAnsweredNothingUntilTheSilenceEnds() {
+        let table = plainTable()
+        var sink = CollectingSink()
+        guard case let .connectionRequest(key) = input(table, datagram(fromPeer(remoteISS, .syn), from: app4, to: server4), sink: &sink) else {
+            Issue.record("no connection request")
+            return
+        }
+        _ = table.accept(key, now: .milliseconds(5), sink: &sink)
+        sink.packets.removeAll()
+        table.silence(key, until: .milliseconds(1000))
+        #expect(table.connection(key) == nil)
+        let data = datagram(fromPeer(remoteISS + 1, ack: localISS + 1, [.psh], payload: bytes(5)), from: app4, to: server4)
+        #expect(input(table, data, sink: &sink, now: .milliseconds(200)) == .dropped(.silenced))
+        #expect(input(table, data, sink: &sink, now: .milliseconds(999)) == .dropped(.silenced))
+        #expect(sink.packets.isEmpty, "and nothing else")
+        #expect(input(table, data, sink: &sink, now: .milliseconds(1000)) == .answered)
+        #expect(tcp(sink.packets[0]).segment.header.flags == .rst)
+    }
+
+    @Test func silencedFlowsAreBounded() {
+        let table = plainTable()
+        for port in 0 ..< UInt16(TCPFlowTable.silencedLimit + 10) {
+            let key = FlowKey(transport: .tcp, appAddress: app4, appPort: 1000 + port, destinationAddress: server4, destinationPort: localPort)
+            table.silence(key, until: .milliseconds(Int64(1000 + port)))
+        }
+        #expect(table.silenced.count == TCPFlowTable.silencedLimit)
+        // The soonest to end went first.
+        let first = FlowKey(transport: .tcp, appAddress: app4, appPort: 1000, destinationAddress: server4, destinationPort: localPort)
+        #expect(table.silenced[first] == nil)
+    }
+
     @Test func theFlowLimitAnswersNewSynsWithResets() {
         let table = plainTable(maximumFlows: 2)
         var sink = CollectingSink()
