@@ -45,6 +45,9 @@ final class HostResolver {
     let channels: [(family: SysIPAddress.Family, box: SocketBox)]
     let token: UInt64
     var pending: [UInt16: Pending] = [:]
+    /// The resolvers the last query that failed for want of an answer was sent to
+    /// (the engine says so: "no address" alone reads like a name that does not exist).
+    var unanswered: [SocketAddress] = []
     var relays: [UInt16: Relay] = [:]
     /// Answers to relayed queries, for the app's flows: taken by the caller after `receive`.
     var relayed: [(FlowKey, [UInt8])] = []
@@ -169,7 +172,8 @@ final class HostResolver {
                         if let answer = relayAnswer(relay, message, bytes) { relayed.append((relay.key, answer)) }
                         continue
                     }
-                    guard let query = pending[message.id], query.server == from,
+                    // An earlier server's late answer counts as well as the one asked last.
+                    guard let query = pending[message.id], query.server == from || servers(for: query.name).contains(from),
                           let question = message.question, query.name.matches(question.name) else { continue }
                     pending[message.id] = nil
                     var answer: IPAddress?
@@ -227,19 +231,25 @@ final class HostResolver {
         }
     }
 
-    /// Retries once, then gives up on queries past their deadline; returns the
-    /// flows that waited for them. Relayed queries are retried once and then
-    /// dropped: the app's resolver asks again or gives up, as with a lost answer.
+    /// Asks the next resolver (each of several once, a single one twice), then
+    /// gives up on queries past their deadline; returns the flows that waited
+    /// for them. A dead first resolver failed every name, where the host's own
+    /// lookups (glibc) go on to the next `nameserver`. Relayed queries are
+    /// retried once and then dropped: the app's resolver asks again or gives
+    /// up, as with a lost answer.
     func expire(now: Instant) -> [FlowKey] {
         var failed: [FlowKey] = []
         for (id, query) in pending where query.deadline <= now {
-            if query.attempts == 0 {
-                pending[id]!.attempts = 1
+            let candidates = servers(for: query.name)
+            if query.attempts + 1 < max(2, candidates.count) {
+                pending[id]!.attempts += 1
                 pending[id]!.deadline = now + timeout
+                if !candidates.isEmpty { pending[id]!.server = candidates[(query.attempts + 1) % candidates.count] }
                 send(id)
             } else {
                 failed += query.waiting
                 pending[id] = nil
+                unanswered = candidates
             }
         }
         for (id, relay) in relays where relay.deadline <= now {

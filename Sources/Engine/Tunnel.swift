@@ -81,6 +81,7 @@ final class Tunnel {
     /// UDP sessions to fake IPs waiting for their name's real address, with
     /// their first datagrams (at most `heldDatagramLimit`), sent once it is known.
     var udpAwaitingResolution: [FlowKey: [[UInt8]]] = [:]
+    var lastResolverWarning: Instant?
     /// Pings to fake IPs (Tunnel+EchoNames.swift): the real address, the
     /// flow a reply from it answers, and the request that waits for the name.
     var echoRealAddresses: [FlowKey: IPAddress] = [:]
@@ -562,6 +563,17 @@ final class Tunnel {
     /// its next retransmission meets a RST.
     static let dropSilence: Duration = .seconds(300)
 
+    /// Names failed because no resolver answered: said on stderr (at most every
+    /// 10 s), since the apps only see the name fail.
+    func warnUnansweredResolvers() {
+        guard !resolver.unanswered.isEmpty else { return }
+        if let last = lastResolverWarning, now < last + .seconds(10) { return }
+        lastResolverWarning = now
+        let servers = resolver.unanswered.map { "\($0.address)" }.joined(separator: ", ")
+        EngineLog.warning("the host's resolver\(resolver.unanswered.count == 1 ? "" : "s") \(servers) did not answer: names it was asked fail (see /etc/resolv.conf, or [General] dns-server)")
+        resolver.unanswered = []
+    }
+
     /// The flow goes where [MITM] intercepts: its app speaks TLS, and speaks first.
     func awaitsClientHello(_ key: FlowKey) -> Bool {
         guard let mitm = director.profile?.mitm, !mitm.isEmpty else { return false }
@@ -792,7 +804,11 @@ final class Tunnel {
     }
 
     func refuse(_ key: FlowKey, reason: UnreachableReason, sink: inout TunSink) {
-        if key.transport == .tcp {
+        if key.transport == .icmp || key.transport == .icmpv6 {
+            // A ping to a name with no address: its request is dropped (Tunnel+EchoNames).
+            echoAwaitingResolution[key] = nil
+            io.statistics.upstreamErrors += 1
+        } else if key.transport == .tcp {
             awaitingAddress[key] = nil
             fail(key, with: .unreachable(reason), reason: "no address", sink: &sink)
         } else if awaitingAddress.removeValue(forKey: key) != nil {
@@ -1603,7 +1619,9 @@ final class Tunnel {
             for (key, wait) in sniffing where wait.deadline <= time { sniff(key, final: true, sink: &sink) }
         }
         if let deadline = resolver.nextDeadline, deadline <= time {
-            for key in resolver.expire(now: time) { refuse(key, reason: .host, sink: &sink) }
+            let failed = resolver.expire(now: time)
+            if !failed.isEmpty { warnUnansweredResolvers() }
+            for key in failed { refuse(key, reason: .host, sink: &sink) }
         }
         if let deadline = fragments.nextDeadline, deadline <= time {
             _ = fragments.expire(now: time, sendingTimeExceededTo: &sink)

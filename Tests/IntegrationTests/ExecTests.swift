@@ -648,6 +648,23 @@ final class ExecTests {
         #expect(r.stdout == "closed\nafter 25-45 s\n", "\(r.stdout) \(r.stderr)")
     }
 
+    /// The host's first nameserver is dead: names resolve through the next,
+    /// as the host's own lookups do (every name failed). With no resolver
+    /// answering at all, a warning says so (the apps only see names fail,
+    /// and the trace said "no address", which reads like no such name).
+    @Test func aDeadFirstResolverGivesWayToTheNext() throws {
+        let resolvConf = "/etc/netns/\(host)/resolv.conf"
+        defer { try? "nameserver 10.88.0.2\n".write(toFile: resolvConf, atomically: true, encoding: .utf8) }
+        try "nameserver 10.88.0.77\nnameserver 10.88.0.2\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
+        let r = try exec("curl -sS --max-time 20 http://web.sluice.test:8080/1m.bin | sha256sum | cut -c1-64")
+        #expect(r.stdout == "\(try digest("1m.bin"))\n", "\(r.stdout) \(r.stderr)")
+        #expect(!r.stderr.contains("did not answer"), "\(r.stderr)")
+        try "nameserver 10.88.0.77\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
+        let dead = try exec("curl -sS --max-time 20 http://web.sluice.test:8080/1m.bin > /dev/null 2>&1; echo $?")
+        #expect(dead.stdout == "7\n", "\(dead.stdout) \(dead.stderr)")
+        #expect(dead.stderr.contains("the host's resolver 10.88.0.77 did not answer"), "\(dead.stderr)")
+    }
+
     @Test func namesGetFakeAddressesAndConnectByName() throws {
         let hostResolvConf = try String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8)
         let expected = try digest("1m.bin")
