@@ -113,7 +113,9 @@ public struct ExecCommand {
                                          + "(for the command's CA bundle); remove it, or set XDG_RUNTIME_DIR")
             }
             let path = NamespaceSetup.execCABundle(in: directory, pid: ProcessControl.currentID)
-            let system = Files.read("/etc/ssl/certs/ca-certificates.crt", limit: 16 << 20).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            // What Sluice itself trusts (SSL_CERT_FILE, else the system's): a user's own
+            // bundle stays trusted for the HTTPS Sluice does not intercept.
+            let system = Files.read(Interception.trustStorePath, limit: 16 << 20).map { String(decoding: $0, as: UTF8.self) } ?? ""
             do {
                 try Files.write(system + (system.hasSuffix("\n") || system.isEmpty ? "" : "\n") + "# Sluice's interception CA (\(ca.certificatePath))\n" + ca.pem, to: path)
             } catch { throw EngineError.system("writing \(path)", error) }

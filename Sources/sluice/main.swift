@@ -57,9 +57,9 @@ commands:
         the real server, whose certificate is checked against Sluice's
         SSL_CERT_FILE (else
         /etc/ssl/certs/ca-certificates.crt); a refused one is a 502 for that
-        request. CMD gets a CA bundle with Sluice's CA in it (bound over the
-        system's, and in SSL_CERT_FILE, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE,
-        NODE_EXTRA_CA_CERTS). Apps speak HTTP/1.1 inside ([MITM] h2 = true:
+        request. CMD gets a CA bundle: what Sluice trusts plus Sluice's CA
+        (bound over the system's, and in SSL_CERT_FILE, CURL_CA_BUNDLE,
+        REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS, GIT_SSL_CAINFO). Apps speak HTTP/1.1 inside ([MITM] h2 = true:
         HTTP/2 when they offer it, each stream one request, and HTTP/2 on
         to servers that offer it). Apps that offer only TLS 1.2, or only
         HTTP/2 (gRPC) without h2 = true, pass through untouched; QUIC to

@@ -283,8 +283,6 @@ final class InterceptionTests {
         let caDir = try makeCADir()
         let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
         let hostBundleBefore = try Data(contentsOf: URL(fileURLWithPath: systemBundle))
-        let systemCopy = work.appendingPathComponent("system-bundle.pem").path
-        try hostBundleBefore.write(to: URL(fileURLWithPath: systemCopy))
         let path = try mitmProfile("hostname = *.test, -plain.test\nskip-server-cert-verify = false", """
         [Header Rewrite]
         http-request ^https://web\\.test/ header-add X-Env staging
@@ -296,8 +294,8 @@ final class InterceptionTests {
         import re, sys
         def certs(path):
             return {"".join(b.split()) for b in re.findall(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", open(path).read(), re.S)}
-        system, sluice, bundle = certs(sys.argv[1]), certs(sys.argv[2]), certs(sys.argv[3])
-        print("system kept", system <= bundle, "sluice added", len(sluice) == 1 and sluice <= bundle, "others", len(bundle - system - sluice))
+        trusted, sluice, bundle = certs(sys.argv[1]), certs(sys.argv[2]), certs(sys.argv[3])
+        print("trusted kept", trusted <= bundle, "sluice added", len(sluice) == 1 and sluice <= bundle, "others", len(bundle - trusted - sluice))
         """.write(toFile: bundleCheck, atomically: true, encoding: .utf8)
         let r = try exec("""
         curl -sS https://web.test/echo
@@ -305,18 +303,19 @@ final class InterceptionTests {
         \(Self.saveLeaf("web.test", to: leaf))
         echo "env $SSL_CERT_FILE|$CURL_CA_BUNDLE|$REQUESTS_CA_BUNDLE|$NODE_EXTRA_CA_CERTS"
         cmp -s "$SSL_CERT_FILE" /etc/ssl/certs/ca-certificates.crt && echo "bundle mounted"
-        python3 \(bundleCheck) \(systemCopy) \(caDir)/ca.pem "$SSL_CERT_FILE"
+        python3 \(bundleCheck) \(originCA) \(caDir)/ca.pem "$SSL_CERT_FILE"
         """, profile: path)
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.first == "method=GET scheme=https host=web.test port=443 uri=/echo env=staging", "\(r.stdout) \(r.stderr)")
         #expect(lines.dropFirst().first == "X-Seen-By: sluice", "\(r.stdout) \(r.stderr)")
-        // The command's CA variables all name one bundle: the system's certificates and Sluice's CA, mounted over the system file.
+        // The command's CA variables all name one bundle: what Sluice trusts (its SSL_CERT_FILE, here the
+        // origin CA; else the system's certificates) and Sluice's CA, mounted over the system file.
         let env = lines.first { $0.hasPrefix("env ") }.map { $0.dropFirst(4).split(separator: "|", omittingEmptySubsequences: false).map(String.init) } ?? []
         #expect(env.count == 4 && !env[0].isEmpty && Set(env).count == 1, "\(r.stdout)")
         #expect(env.first != originCA, "the command still has Sluice's own SSL_CERT_FILE: \(r.stdout)")
         #expect(lines.contains("bundle mounted"), "\(r.stdout)")
-        #expect(lines.contains("system kept True sluice added True others 0"), "\(r.stdout)")
+        #expect(lines.contains("trusted kept True sluice added True others 0"), "\(r.stdout)")
         // Only the command saw the bundle.
         #expect((try? Data(contentsOf: URL(fileURLWithPath: systemBundle))) == hostBundleBefore, "the host's \(systemBundle) changed")
 
@@ -712,6 +711,25 @@ final class InterceptionTests {
         }
         // Only the intercepted curl's request is seen as one.
         #expect(requestURLs(log) == ["https://web.test/echo"], "\(read(log))")
+    }
+
+    /// The command's CA bundle is what Sluice itself trusts (SSL_CERT_FILE
+    /// here: the test's origin CA) plus Sluice's CA, so HTTPS that Sluice
+    /// does not intercept (a name excluded from [MITM]) still verifies. The
+    /// bundle was the system's plus Sluice's, and the user's own trust was lost.
+    @Test func theCommandKeepsTheTrustSluiceHas() throws {
+        _ = try makeCADir()
+        let path = try mitmProfile("hostname = *.test, -api.test")
+        let r = try exec("""
+        curl -sS https://web.test/echo
+        curl -sS https://api.test/echo
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == """
+        method=GET scheme=https host=web.test port=443 uri=/echo env=
+        method=GET scheme=https host=api.test port=443 uri=/echo env=
+
+        """, "\(r.stdout) \(r.stderr)")
     }
 
     /// An app that does not trust Sluice's CA refuses its certificate (curl
