@@ -212,7 +212,8 @@ final class FlowDirector {
     /// A [Host] entry's address for a name Sluice connects to itself (a
     /// rewritten host, a proxy's name).
     func staticAddress(for host: String) -> IPAddress? {
-        profile?.hostAddress(for: host.lowercased())
+        // `srv.test.` is `srv.test`, as the rules already took it (a CONNECT to it missed its [Host] line).
+        profile?.hostAddress(for: HostsFile.key(host))
     }
 }
 

@@ -52,6 +52,12 @@ final class HostResolver {
     /// Answers to relayed queries, for the app's flows: taken by the caller after `receive`.
     var relayed: [(FlowKey, [UInt8])] = []
     var cache: [DNSName: (address: IPAddress, expires: Instant)] = [:]
+    /// What the host knows without DNS, looked at first (HostsFile.swift):
+    /// for `sluice proxy`, whose clients name hosts as the host's programs
+    /// do. Not for the tunnel: its apps read /etc/hosts themselves, and a
+    /// fake IP's name that /etc/hosts maps to loopback would reach Sluice's
+    /// own loopback without --host-loopback.
+    var hostsFile: HostsFile?
     var nextID: UInt16
     let timeout: Duration = .seconds(2)
     /// Queries relayed and unanswered past this are not taken on.
@@ -92,6 +98,7 @@ final class HostResolver {
     /// A cached address for `name`, or nil after starting (or joining) a query
     /// whose answer `receive` will hand to `key`.
     func resolve(_ name: DNSName, family: SysIPAddress.Family, for key: FlowKey, now: Instant) -> IPAddress? {
+        if let listed = hostsFile?.address(of: name.description, family: family) { return listed }
         if let hit = cache[name], now < hit.expires { return hit.address }
         let type: DNSType = family == .v4 ? .a : .aaaa
         if let id = pending.first(where: { $0.value.name == name && $0.value.type == type })?.key {

@@ -94,6 +94,7 @@ final class ProxyServer {
         socksListener = try configuration.socksAddress.map { address throws(EngineError) in try Self.listen(on: address) }
         httpListener = try configuration.httpAddress.map { address throws(EngineError) in try Self.listen(on: address) }
         resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID), servers: configuration.resolvers)
+        resolver.hostsFile = HostsFile.system()
         do {
             if let socksListener { try epoll.add(socksListener.socket.descriptor, events: .readable, token: Self.socksToken) }
             if let httpListener { try epoll.add(httpListener.socket.descriptor, events: .readable, token: Self.httpToken) }

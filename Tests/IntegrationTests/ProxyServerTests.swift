@@ -126,6 +126,29 @@ final class ProxyServerTests {
         #expect(summary.contains("signal 15: stopping"), "\(summary)")
     }
 
+    /// Names as the host's programs know them: localhost (and /etc/hosts)
+    /// without DNS, and a [Host] name written with its trailing dot, through
+    /// the HTTP listener (absolute form and CONNECT) and SOCKS5. localhost
+    /// got a 504 and `origin.test.` missed its [Host] line on CONNECT and SOCKS5.
+    @Test func localhostAndTrailingDotsResolve() throws {
+        let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)")
+        let web = pair.path("localhost-web")
+        try FileManager.default.createDirectory(atPath: web, withIntermediateDirectories: true)
+        try "on the host's loopback\n".write(toFile: web + "/hi.txt", atomically: true, encoding: .utf8)
+        _ = try net.start(["/usr/bin/python3", "-m", "http.server", "18093", "--bind", "127.0.0.1", "--directory", web], in: host,
+                          log: pair.path("localhost-web.log"))
+        #expect(TestNetwork.waitUntil(seconds: 10) { ((try? self.net.run(["ss", "-ltn"], in: self.host).output) ?? "").contains("127.0.0.1:18093 ") })
+        let server = try start(["--listen", "127.0.0.1:11094", "--http-listen", "127.0.0.1:18094", "--profile", path], ports: [11094, 18094])
+        let r = try client("""
+        curl -sS -m 10 --proxy http://127.0.0.1:18094 http://localhost:18093/hi.txt
+        curl -sS -m 10 --socks5-hostname 127.0.0.1:11094 http://localhost:18093/hi.txt
+        curl -sS -m 10 -p --proxy http://127.0.0.1:18094 http://origin.test.:8080/hello.txt
+        curl -sS -m 10 --socks5-hostname 127.0.0.1:11094 http://origin.test.:8080/hello.txt
+        """)
+        let summary = server.stop()
+        #expect(r.output == "on the host's loopback\non the host's loopback\nhello from nginx\nhello from nginx\n", "\(r.output)\n\(summary)")
+    }
+
     @Test func httpProxyForwardsAbsoluteFormAndTunnelsConnect() throws {
         let path = try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)")
         let server = try start(["--listen", "127.0.0.1:11081", "--http-listen", "127.0.0.1:18081", "--profile", path],
