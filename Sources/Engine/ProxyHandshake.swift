@@ -6,6 +6,10 @@ internal import Wire
 struct ProxyFailure: Error {
     var refusal: TCPFlowTable.Refusal
     var message: String
+    /// What the proxy said, when it said it: `sluice proxy` passes it on as
+    /// it is (a 403 as 403, REP 2) rather than through the tunnel's refusals,
+    /// which turned a refusal by rule into "host unreachable".
+    var relayError: RelayError? = nil
 }
 
 /// The engine's side of one proxy handshake: Relay's state machine decides;
@@ -91,6 +95,6 @@ final class ProxyHandshake {
         case .unreachable(.network): refusal = .unreachable(.network)
         case .unreachable(.host), .unreachable(.administrativelyProhibited): refusal = .unreachable(.host)
         }
-        return ProxyFailure(refusal: refusal, message: "proxy \(proxy.name) (\(proxy.host):\(proxy.port)) to \(target): \(error)")
+        return ProxyFailure(refusal: refusal, message: "proxy \(proxy.name) (\(proxy.host):\(proxy.port)) to \(target): \(error)", relayError: error)
     }
 }

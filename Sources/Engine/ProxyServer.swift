@@ -553,7 +553,7 @@ final class ProxyServer {
         guard case let .value(n) = result else { return }
         if n == 0 {
             let failure = handshake.closed()
-            fail(connection, Self.relayError(for: failure.refusal), reason: failure.message)
+            fail(connection, failure.relayError ?? Self.relayError(for: failure.refusal), reason: failure.message)
             return
         }
         do throws(ProxyFailure) {
@@ -571,7 +571,7 @@ final class ProxyServer {
                 established(connection, leftover: UnsafeRawBufferPointer(window.sub(0, n)).suffix(from: leftoverOffset))
             }
         } catch {
-            fail(connection, Self.relayError(for: error.refusal), reason: error.message)
+            fail(connection, error.relayError ?? Self.relayError(for: error.refusal), reason: error.message)
         }
     }
 
