@@ -234,12 +234,14 @@ public enum Launcher {
         }
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         execvp(command[0], &argv)
-        fail("exec \(command[0])")
+        // As shells, env and sudo say it: 127 for a command not found, 126 for one found but not runnable.
+        let error = Errno.current
+        fail("exec \(command[0])", status: error == .noSuchFileOrDirectory || error == Errno(rawValue: ENOTDIR) ? 127 : 126)
     }
 
-    static func fail(_ what: String) -> Never {
+    static func fail(_ what: String, status: Int32 = 127) -> Never {
         let message = "sluice: \(what): \(Errno.current)\n"
         _ = message.withCString { Glibc.write(2, $0, strlen($0)) }
-        Glibc.exit(127)
+        Glibc.exit(status)
     }
 }

@@ -384,7 +384,10 @@ case "exec":
     while let first = rest.first, first.hasPrefix("-") {
         rest.removeFirst()
         if first == "--" { break }
-        if first == "--mtu", let value = rest.first, let mtu = Int(value), (1280 ... 65535).contains(mtu) {
+        if first == "--mtu" {
+            guard let value = rest.first, let mtu = Int(value), (1280 ... 65535).contains(mtu) else {
+                complain("sluice exec: --mtu wants 1280 to 65535"); ProcessControl.exit(2)
+            }
             rest.removeFirst()
             options.mtu = mtu
             continue
@@ -452,12 +455,18 @@ case "exec":
             rest.removeFirst()
             continue
         }
-        if first == "--dns", let value = rest.first, let choice = ExecCommand.DNSChoice(rawValue: value) {
+        if first == "--dns" {
+            guard let value = rest.first, let choice = ExecCommand.DNSChoice(rawValue: value) else {
+                complain("sluice exec: --dns wants fake, forward or off"); ProcessControl.exit(2)
+            }
             rest.removeFirst()
             options.dns = choice
             continue
         }
-        if first == "--fault-seed", let value = rest.first, let seed = UInt64(value) {
+        if first == "--fault-seed" {
+            guard let value = rest.first, let seed = UInt64(value) else {
+                complain("sluice exec: --fault-seed wants a number (the same number replays the same faults)"); ProcessControl.exit(2)
+            }
             rest.removeFirst()
             options.faultSeed = seed
             continue

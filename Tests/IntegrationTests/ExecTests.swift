@@ -1091,5 +1091,13 @@ final class ExecTests {
         #expect(r.status == 3)
         let left = try net.run(["ip", "netns", "list"]).output
         #expect(!left.split(separator: "\n").contains { $0.hasPrefix("sluice-exec-\(r.pid)") }, "\(left)")
+        // A command that is not there, and one that is but cannot run: 127 and 126, as a shell says.
+        let missing = try runSluice(["exec", "--", "/no/such/command"], in: host, timeout: 30)
+        #expect(missing.status == 127, "\(missing.stderr)")
+        let notRunnable = try runSluice(["exec", "--", "/tmp"], in: host, timeout: 30)
+        #expect(notRunnable.status == 126, "\(notRunnable.stderr)")
+        // A bad value is said for what it is, not as an unknown option.
+        let badDNS = try runSluice(["exec", "--dns", "FAKE", "--", "true"], in: host, timeout: 30)
+        #expect(badDNS.status == 2 && badDNS.stderr.contains("--dns wants fake, forward or off"), "\(badDNS.stderr)")
     }
 }
