@@ -87,10 +87,15 @@ public struct RunCommand {
         } else if dns != .off {
             let directory = "/etc/netns/\(options.namespace)"
             let path = directory + "/resolv.conf"
-            if Files.read(path) == nil {
+            let existing = Files.read(path).map { String(decoding: $0, as: UTF8.self) }
+            // One a Sluice killed outright left (SIGKILL: no cleanup) is taken over, not kept for good.
+            let stale = existing.map(Self.isStaleResolvConf) ?? false
+            if existing == nil || stale {
+                if stale { log("sluice: \(path) was left by a Sluice that is gone; replaced") }
                 Files.makeDirectory("/etc/netns")
                 Files.makeDirectory(directory)
-                if (try? Files.write("# written by sluice run; removed when it stops\nnameserver \(NamespaceSetup.dnsV4)\nnameserver \(NamespaceSetup.dnsV6)\n", to: path)) != nil {
+                let header = "\(Self.resolvConfHeader)\(ProcessControl.currentID)); removed when it stops\n"
+                if (try? Files.write(header + "nameserver \(NamespaceSetup.dnsV4)\nnameserver \(NamespaceSetup.dnsV6)\n", to: path)) != nil {
                     written = path
                 }
             } else {
@@ -117,6 +122,19 @@ public struct RunCommand {
         log("sluice: relaying namespace \(options.namespace) through \(NamespaceSetup.tunName); Ctrl-C stops")
         let status = try TunnelSession.run(tunnel, signals: signals, child: nil, profilePath: options.profile, control: control, log: log)
         return (status, tunnel.finalStatistics)
+    }
+
+    static let resolvConfHeader = "# written by sluice run (pid "
+
+    /// A resolv.conf of `run`'s whose Sluice no longer runs: its pid is
+    /// gone, or it predates the pid in the header (a live run holds the
+    /// namespace's TUN, so no second run gets this far beside it).
+    static func isStaleResolvConf(_ text: String) -> Bool {
+        if text.hasPrefix("# written by sluice run; removed when it stops\n") { return true }
+        guard text.hasPrefix(resolvConfHeader) else { return false }
+        let digits = text.dropFirst(resolvConfHeader.count).prefix { $0.isNumber }
+        guard let pid = Int32(digits) else { return false }
+        return !NetworkNamespace.processExists(pid)
     }
 
     /// `sluice run --tun`: the namespace Sluice itself runs in goes through it.

@@ -45,6 +45,26 @@ final class RunTests {
         #expect(!FileManager.default.fileExists(atPath: "/etc/netns/\(app)"))
     }
 
+    /// A resolv.conf a `run` killed outright left behind (SIGKILL: no
+    /// cleanup) is taken over by the next run and removed when it stops; it
+    /// used to be taken for the user's own and kept for good, pointing the
+    /// namespace's programs at a resolver that was gone.
+    @Test func aResolvConfLeftByAKilledRunIsTakenOver() throws {
+        let directory = "/etc/netns/\(app)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // (pid 2^22 + 1 is above pid_max's largest value: never a live process.)
+        try "# written by sluice run (pid 4194305); removed when it stops\nnameserver 10.233.0.53\n"
+            .write(toFile: directory + "/resolv.conf", atomically: true, encoding: .utf8)
+        let r = try runSluice(["run", "--netns", app], in: pair.host, timeout: 60) { process in
+            _ = TestNetwork.waitUntil(seconds: 10) { (try? self.pair.net.run(["ip", "-n", self.app, "link", "show", "sluice0"]).status) == 0 }
+            kill(process.processIdentifier, SIGINT)
+        }
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("was left by a Sluice that is gone; replaced"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/resolv.conf"))
+    }
+
     /// `run --netns NAME --forward`: a server in the namespace Sluice attached
     /// to is reached from Sluice's side (ExecTests tests the same for exec);
     /// with --tun, --forward is refused.
