@@ -51,7 +51,10 @@ public struct CheckCommand {
         case let .success(profile):
             let warnings = profile.warnings + ProfileLoader.fileWarnings(profile)
             for warning in warnings { diagnostics(warning.description) }
-            let summary = Self.summary(profile, warnings: warnings.count)
+            // Rules that can never match are warnings too: the summary counts them
+            // (it said "0 warnings" under the warnings it had just printed).
+            let shadowed = ShadowedRules.find(profile.rules).filter { !$0.samePolicy }.count
+            let summary = Self.summary(profile, warnings: warnings.count + shadowed)
             if let note = Self.unindexedNote(profile) { diagnostics(note) }
             Self.shadowNotes(profile).forEach(diagnostics)
             if let note = Self.captureNote(profile) { diagnostics(note) }

@@ -353,7 +353,8 @@ struct ProfileBuilder {
             return nil
         }
         guard let value = Int(text), range.contains(value) else {
-            error(line, column, "\(what) must be from \(range.lowerBound) to \(range.upperBound), got \(text)")
+            error(line, column, "\(what) must be from \(range.lowerBound) to \(range.upperBound), got \(text)",
+                  hint: "write a number from \(range.lowerBound) to \(range.upperBound)")
             return nil
         }
         return value
@@ -364,7 +365,7 @@ struct ProfileBuilder {
         case "true", "yes", "on", "1": return true
         case "false", "no", "off", "0": return false
         default:
-            error(line, column, "\(what) must be true or false, got '\(text)'")
+            error(line, column, "\(what) must be true or false, got '\(text)'", hint: "write \(what) = true or \(what) = false")
             return nil
         }
     }

@@ -32,6 +32,18 @@ import Sys
         }
     }
 
+    /// A rule that can never match is a warning, and the summary counts it
+    /// (it said "0 warnings" under the warning); a redundant one is a note.
+    @Test func shadowedRulesCountAsWarnings() throws {
+        try withProfile("[Rule]\nDOMAIN,a.test,DIRECT\nDOMAIN,a.test,REJECT\nDOMAIN,b.test,DIRECT\nDOMAIN,b.test,DIRECT\nFINAL,DIRECT\n") { path in
+            let result = run([path])
+            #expect(result.status == 0)
+            #expect(result.output.first?.hasSuffix(", 1 warning)") == true, "\(result.output)")
+            #expect(result.diagnostics.filter { $0.contains(": warning: ") }.count == 1, "\(result.diagnostics)")
+            #expect(result.diagnostics.filter { $0.contains(": note: ") }.count == 1, "\(result.diagnostics)")
+        }
+    }
+
     /// URL patterns no index can pass over are named, so that a list's
     /// author can see which lines run on every request.
     @Test func patternsThatRunOnEveryRequestAreNamed() throws {
