@@ -134,12 +134,18 @@ struct NamespaceSetup {
         let raw = try setup.openTun(routes: .table(table))
         do {
             var routes = try RouteSocket()
+            // The very rule already there was left by a Sluice killed outright (SIGKILL:
+            // no cleanup): with the TUN open, no other Sluice runs here, so it is ours
+            // now, and goes when this one stops. It failed the run with a bare EEXIST.
+            func add(_ rule: SysRule) throws(Errno) {
+                do { try routes.addRule(rule) } catch where error == .fileExists {}
+            }
             for prefix in excluded {
-                try routes.addRule(prefix.rule(priority: priority - 1))
+                try add(prefix.rule(priority: priority - 1))
             }
             for family in [SysIPAddress.Family.v4, .v6] {
                 // mark 0 under a full mask: only packets without a mark.
-                try routes.addRule(SysRule(family: family, mark: 0, mask: 0xffff_ffff, table: table, priority: priority))
+                try add(SysRule(family: family, mark: 0, mask: 0xffff_ffff, table: table, priority: priority))
             }
         } catch {
             detachHost(table: table, priority: priority, excluded: excluded)

@@ -187,6 +187,28 @@ final class RunTests {
         }
     }
 
+    /// Whole-host mode after a Sluice killed outright (SIGKILL leaves its
+    /// policy-routing rules): the next run takes them over and removes them
+    /// when it stops. It failed with a bare EEXIST (and removed them on its
+    /// way out, so that only the run after it worked).
+    @Test func rulesLeftByAKilledWholeHostRunAreTakenOver() throws {
+        let net = pair.net, host = pair.host
+        for family in ["-4", "-6"] {
+            try net.run(["ip", family, "-n", host, "rule", "add", "fwmark", "0/0xffffffff", "lookup", "2333", "priority", "100"])
+        }
+        try net.run(["ip", "-n", host, "rule", "add", "to", "10.88.0.2/32", "lookup", "main", "priority", "99"])
+        var digest = ""
+        let r = try runSluice(["run", "--tun", "--exclude", "10.88.0.2/32"], in: host, timeout: 60) { process in
+            let up = TestNetwork.waitUntil(seconds: 10) { (try? net.run(["ip", "-n", host, "link", "show", "sluice0"]).status) == 0 }
+            if up { digest = (try? net.run(["sh", "-c", "curl -sS http://[fd00:88::2]:8080/1m.bin | sha256sum"], in: host).output) ?? "" }
+            kill(process.processIdentifier, SIGINT)
+        }
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(String(digest.prefix(64)) == (try pair.digest("1m.bin")), "\(digest) \(r.stderr)")
+        let rules = (try net.run(["ip", "-n", host, "rule"]).output) + (try net.run(["ip", "-6", "-n", host, "rule"]).output)
+        #expect(!rules.contains("2333") && !rules.contains("10.88.0.2"), "\(rules)")
+    }
+
     /// `--exclude`: an excluded destination keeps the host's own routing, so
     /// a connection made before Sluice (as an SSH session would be) carries
     /// on untouched, and new connections to it skip Sluice; other
