@@ -214,14 +214,18 @@ extension TCPConnection {
 
     /// RFC 8985 §7.2: PTO = 2·SRTT, plus the peer's worst delayed-ACK time when
     /// only one segment is out (it may be waiting for a second one), and never
-    /// later than the retransmission timer it is meant to beat.
+    /// later than the retransmission timer it is meant to beat. At least 10 ms
+    /// (as Linux): on a TUN the SRTT is tens of microseconds, and a floor of
+    /// 2 ms fired whenever the app's kernel took longer to ACK a full window
+    /// (a loaded machine, a reader slow to drain): 136 probes, 119 of them 64 KB
+    /// resent for nothing (each met by a D-SACK), in 145 clean downloads.
     func armProbe(now: Instant) {
         guard let srtt = retransmission.smoothedRTTNanoseconds, sendUnacknowledged < sendMaximum,
               !congestion.inFastRecovery, retransmitNext == nil else {
             probeDeadline = nil
             return
         }
-        var pto = max(srtt * 2, 2_000_000)
+        var pto = max(srtt * 2, 10_000_000)
         if sendMaximum - sendUnacknowledged <= sendMaximumSegmentSize { pto += 40_000_000 }
         let deadline = now.advanced(byNanoseconds: pto)
         if let rto = retransmissionDeadline, rto <= deadline {

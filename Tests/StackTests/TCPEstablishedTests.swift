@@ -381,6 +381,24 @@ import Wire
         #expect(h.connection.sendNext == snd + 3100 && h.connection.sendMaximum == snd + 3100)
     }
 
+    /// On a TUN the SRTT is microseconds: the probe still waits 10 ms (as
+    /// Linux's does), not 2·SRTT. At 2 ms it resent 64 KB for nothing whenever
+    /// a busy app's kernel was a little late to ACK a full window.
+    @Test func theProbeTimeoutIsAtLeastTenMilliseconds() {
+        var c = plainConfiguration()
+        c.sendBufferSize = 30_000
+        let h = TCPHarness.established(c)
+        _ = h.write(bytes(100))
+        h.advance(.microseconds(50))
+        h.send(fromPeer(rcv, ack: snd + 100, [], window: 64000))
+        _ = h.write(bytes(20_000, from: 100))
+        h.sent.removeAll()
+        h.advance(.microseconds(9_900))
+        h.recv([])
+        h.advance(.microseconds(100))
+        #expect(h.connection.counters.tailLossProbes == 1)
+    }
+
     @Test func threeDuplicateAcksTriggerFastRetransmit() {
         let h = TCPHarness.established()
         _ = h.write(bytes(5000))
