@@ -1718,6 +1718,19 @@ final class Tunnel {
     func closeAll() {
         tick()
         var sink = TunSink(io: io)
+        // Cut off, and recorded so before the flows are taken apart (which
+        // recorded them `closed`, with no error, and lost the requests in flight).
+        for session in httpSessions.values {
+            for exchange in session.inFlight where exchange.localAnswer == nil && !exchange.recorded {
+                var cut = exchange
+                cut.failure = "Sluice stopped"
+                record(cut, session: session)
+            }
+            session.inFlight.removeAll()
+        }
+        for key in Array(flowRecords.keys) where key.transport == .tcp {
+            finishRecord(key, status: .reset, error: "Sluice stopped")
+        }
         for (key, flow) in tcpFlows {
             // Removed first, while the app's connection is there to count its retransmissions.
             removeTCP(flow, keepConnection: true)

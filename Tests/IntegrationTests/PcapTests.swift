@@ -214,6 +214,31 @@ final class PcapTests {
         #expect(log.contains("\"10.88.0.2\""), "\(log)")
     }
 
+    /// A connection still open when Sluice stops is cut off: its flow-log
+    /// line ends `reset` ("Sluice stopped"), relayed as it is or in HTTP mode
+    /// (with --har). Both ended `closed` with no error. (A request still in
+    /// flight at the stop gets its line, with that error, too.)
+    @Test func connectionsOpenAtTheStopEndReset() throws {
+        for (name, extra) in [("plain", [String]()), ("http", ["--har", work.appendingPathComponent("stop.har").path])] {
+            let log = work.appendingPathComponent("stop-\(name).jsonl").path
+            let r = try pair.exec("""
+            curl -s -o /dev/null --limit-rate 20k http://10.88.0.2:8080/256k.bin &
+            sleep 1
+            """, options: ["--flow-log", log] + extra)
+            #expect(r.status == 0, "\(r.stderr)")
+            let summary = try pair.net.run(["/usr/bin/python3", "-c", """
+            import json, sys
+            for line in open(sys.argv[1]):
+                r = json.loads(line)
+                if r.get("transport") == "tcp" or r.get("kind") == "http":
+                    print(r.get("kind"), r.get("status"), r.get("error"))
+            """, log]).output
+            // (In HTTP mode Sluice had the whole response, which the slow app was still reading: its request is done.)
+            let expected = name == "plain" ? "connection reset Sluice stopped\n" : "http 200 None\nconnection reset Sluice stopped\n"
+            #expect(summary == expected, "\(name): \(summary) \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        }
+    }
+
     /// A reload that adds capture rules narrows the running capture to the
     /// flows they choose, open ones included (decided again on what the
     /// tunnel knows of them: here the address), and a reload that drops them
