@@ -43,6 +43,12 @@ final class FlowPcapFiles {
         guard Files.kind(of: directory) == .directory else {
             throw .cannotOpen(path: directory, reason: "not a directory (create it first)")
         }
+        // And writable: a read-only one failed only on the writer thread, said in the exit summary alone.
+        let probe = directory + "/.sluice-write-test-\(ProcessControl.currentID)"
+        do { try Files.write("", to: probe) } catch {
+            throw .cannotOpen(path: directory, reason: "cannot create files in it: \(error)")
+        }
+        Files.remove(probe)
         self.directory = directory
         self.snaplen = snaplen
         self.maximumOpen = maximumOpen

@@ -104,6 +104,16 @@ private let fin: UInt8 = 0x11, rst: UInt8 = 0x04, ack: UInt8 = 0x10
         }
     }
 
+    /// A folder no file can be made in fails at start-up too (it failed on the
+    /// writer thread, said only in the exit summary, which -q hides).
+    @Test func aFolderThatTakesNoFilesFailsAtOnce() {
+        #expect {
+            _ = try FlowPcapFiles(directory: "/proc/self", snaplen: 65535)
+        } throws: { error in
+            "\(error)".contains("/proc/self") && "\(error)".contains("cannot create files in it")
+        }
+    }
+
     /// Through the recorder: the whole file and the flow files hold the same packets.
     @Test func theRecorderWritesTheWholeCaptureAndTheFlowFiles() throws {
         let dir = ScratchDirectory()
