@@ -17,8 +17,9 @@ public struct CACommand {
         var rest = arguments
         while let first = rest.popFirst() {
             switch first {
-            case "--dir":
-                guard let value = rest.popFirst() else { return .failure(UsageError("sluice ca: --dir needs a folder")) }
+            case "--dir", "--ca-dir":
+                // --ca-dir as exec, run and proxy name it (their messages say so).
+                guard let value = rest.popFirst() else { return .failure(UsageError("sluice ca: \(first) needs a folder")) }
                 options.directory = value
             default:
                 return .failure(UsageError("sluice ca: unknown option '\(first)' (sluice ca [--dir DIR])"))

@@ -46,6 +46,10 @@ struct InterceptionCA {
         guard Files.kind(of: directory) == .directory || Files.readLink(directory) != nil else {
             throw Failure(description: "\(directory): not a folder; choose another with --ca-dir")
         }
+        if Files.readLink(directory) != nil, !Files.isOwnDirectory(directory) {
+            // A link is refused whatever its mode: chmod would not help.
+            throw Failure(description: "\(directory): refused: the CA's folder must not be a link; give the folder it points to, or choose another with --ca-dir")
+        }
         guard Files.isOwnDirectory(directory) else {
             throw Failure(description: "\(directory): refused: the CA's folder must be a folder of this user's that nobody else may write (not a link); fix with `chmod 700 \(directory)`, or choose another with --ca-dir")
         }

@@ -117,7 +117,7 @@ commands:
         devices' traffic goes through Sluice too (SRC-IP rules see each
         device). The rules and routes are removed on exit. Try it inside a
         namespace that plays a host.
-  ca [--dir DIR]
+  ca [--dir DIR | --ca-dir DIR]
         Make Sluice's CA for HTTPS interception if there is none in DIR
         (default /var/lib/sluice for root, else $XDG_DATA_HOME/sluice or
         ~/.local/share/sluice): ca.pem, and ca.key readable only by you.

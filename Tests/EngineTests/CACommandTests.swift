@@ -43,6 +43,8 @@ import Testing
 
     @Test func dirNamesTheFolder() throws {
         #expect(try parse(["--dir", "/srv/ca"]).get() == CACommand.Options(directory: "/srv/ca"))
+        // As exec, run and proxy spell it (and their messages say "choose another with --ca-dir").
+        #expect(try parse(["--ca-dir", "/srv/ca"]).get() == CACommand.Options(directory: "/srv/ca"))
         // The last one wins, as with most options.
         #expect(try parse(["--dir", "/a", "--dir", "/b"]).get().directory == "/b")
     }
