@@ -178,7 +178,7 @@ import Testing
             ("decrypt = true",
              "2:1 | unknown key 'decrypt' in [MITM] | expected one of: hostname, skip-server-cert-verify, auto-quic-block, h2"),
             ("skip-server-cert-verify = maybe",
-             "2:27 | skip-server-cert-verify must be true or false, got 'maybe' | "),
+             "2:27 | skip-server-cert-verify must be true or false, got 'maybe' | write skip-server-cert-verify = true or skip-server-cert-verify = false"),
             ("auto-quic-block = yes\nauto-quic-block = no",
              "3:1 | 'auto-quic-block' is set twice in [MITM] (first at line 2) | keep one of them"),
             ("hostname a.test",
