@@ -109,6 +109,7 @@ extension FlowDirector {
             // upstream connection serves every origin behind it.
             target.host = ""
             target.port = 0
+            exchange.forwardProxy = proxy.name
             let credentials = proxy.username.map { ProxyCredentials(username: $0, password: proxy.password ?? "") }
             let version = "HTTP/\(head.version.major).\(head.version.minor)"
             do {
@@ -129,10 +130,23 @@ extension FlowDirector {
     /// http-response rewrites for the request `exchange` answers; nil when
     /// no line applies, so the head can go on as it came.
     func rewriteResponse(_ head: HTTPResponseHead, for exchange: HTTPExchange?) -> HTTPResponseHead? {
-        guard let headerRewriter, let exchange else { return nil }
-        let matched = headerRewriter.matching(.response, url: exchange.url)
-        guard !matched.isEmpty else { return nil }
+        guard let exchange else { return nil }
         var head = head
+        var changed = false
+        if head.status == 407, let proxy = exchange.forwardProxy {
+            // RFC 9110 §11.7.1: a 407 asks for the proxy's credentials of the
+            // client next to it, which is Sluice, not the app (whose browser
+            // would ask its user for a password for a proxy it never set). The
+            // app gets a 502 that names the proxy, as for a CONNECT refused so.
+            head.status = 502
+            head.reason = "Bad Gateway"
+            head.headers.remove(name: "Proxy-Authenticate")
+            head.headers.add(name: "X-Sluice-Error", value: "the proxy \(proxy) refused Sluice's credentials (407)")
+            changed = true
+        }
+        guard let headerRewriter else { return changed ? head : nil }
+        let matched = headerRewriter.matching(.response, url: exchange.url)
+        guard !matched.isEmpty else { return changed ? head : nil }
         head.headers = Self.rewritten(head.headers, headerRewriter, matched)
         return head
     }

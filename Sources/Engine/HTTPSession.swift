@@ -143,6 +143,8 @@ struct HTTPExchange {
     var localAnswer: [UInt8]?
     /// It went to the origin over HTTP/2 (`HTTP2ClientSession`).
     var forwardedOverHTTP2 = false
+    /// It went in absolute form to this forward proxy (an `http` proxy, plain HTTP).
+    var forwardProxy: String?
     /// HTTP/2: its stream gets no HTTP/1.1 response, but this, when its turn comes.
     var streamEnding: StreamEnding?
     /// HTTP/2 to an h2 origin: the head as sent, for a request without a
