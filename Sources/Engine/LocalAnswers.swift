@@ -61,23 +61,15 @@ enum LocalAnswers {
         guard let status = status(of: answer) else { return answer }
         let bodiless = (100 ..< 200).contains(status) || status == 204 || status == 304
         guard bodiless || method == .head else { return answer }
-        var head = Array(answer[0 ..< answer.count - bodyLength(of: answer)])
-        // (A 304's Content-Length would describe a representation there is none of here.)
-        if bodiless, let range = fieldLine("Content-Length", in: head) { head.removeSubrange(range) }
-        return head
-    }
-
-    /// The range of the line `name: …\r\n` in a head made here (names as written by `HTTPResponse.simple`).
-    private static func fieldLine(_ name: String, in head: [UInt8]) -> Range<Int>? {
-        let prefix = Array("\r\n\(name):".utf8)
-        guard head.count > prefix.count else { return nil }
-        for start in 0 ... head.count - prefix.count where head[start ..< start + prefix.count].elementsEqual(prefix) {
-            var end = start + prefix.count
-            while end + 1 < head.count, !(head[end] == 0x0D && head[end + 1] == 0x0A) { end += 1 }
-            // Keep the CR LF before the line, drop the line and the CR LF that ends it.
-            return start + 2 ..< end + 2
-        }
-        return nil
+        guard bodiless else { return Array(answer[0 ..< answer.count - bodyLength(of: answer)]) }
+        // The head again, less its Content-Length (a 304's would describe a
+        // representation there is none of here), read with the parser the
+        // upstream's heads go through.
+        var parser = HTTPResponseParser()
+        parser.expectResponse(to: method)
+        guard case var .head(head, _)? = answer.withUnsafeBytes({ try? parser.parse($0) }) else { return answer }
+        _ = head.headers.remove(name: "Content-Length")
+        return head.serialized()
     }
 
     /// The status code of a response Sluice wrote.
