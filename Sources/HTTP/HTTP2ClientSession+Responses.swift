@@ -34,11 +34,9 @@ extension HTTP2ClientSession {
     /// the streams' windows instead, times the streams HTTP mode lets run
     /// at once (`concurrentStreamLimit`).
     private mutating func connectionReceived(_ count: Int) {
-        connectionOutstanding += count
         connectionReturnable += count
         if connectionReturnable >= limits.connectionWindow / 2 {
             output += HTTP2Frame(type: .windowUpdate, streamID: 0, payload: HTTP2Frame.bigEndian(UInt32(connectionReturnable))).encoded()
-            connectionOutstanding -= connectionReturnable
             connectionReturnable = 0
         }
     }
@@ -272,7 +270,7 @@ extension HTTP2ClientSession {
         }
         // §6.9: what Sluice granted bounds what waits here.
         stream.outstanding += frame.payload.count
-        guard stream.outstanding <= limits.streamWindow, connectionOutstanding + frame.payload.count <= limits.connectionWindow else {
+        guard stream.outstanding <= limits.streamWindow, connectionReturnable + frame.payload.count <= limits.connectionWindow else {
             throw HTTP2ConnectionError(.flowControlError, "the origin sent past stream \(frame.streamID)'s window")
         }
         connectionReceived(frame.payload.count)

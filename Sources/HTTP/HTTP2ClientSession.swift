@@ -103,9 +103,8 @@ package struct HTTP2ClientSession: Sendable {
     package internal(set) var peerMaximumConcurrentStreams = Int.max
     /// The origin's header blocks, HEADERS and CONTINUATIONs (§6.10).
     var headerBlocks: HTTP2HeaderBlockAssembler
-    /// DATA received on all streams whose connection window is not given back yet.
-    var connectionOutstanding = 0
-    /// All of it, given back once it is half the window (`connectionReceived`).
+    /// DATA received on all streams whose connection window is not given
+    /// back yet: given back once it is half the window (`connectionReceived`).
     var connectionReturnable = 0
     /// Streams Sluice reset (`cancelSendingStream`) or that failed, lately:
     /// frames the origin sent before it learned (or after its own
