@@ -340,6 +340,43 @@ extension ProxyServer {
         return true
     }
 
+    /// A plain-HTTP exchange whose request has gone and whose client is not
+    /// read until the response is over (what it sent since waits in the
+    /// kernel): only its close is watched meanwhile, so that an origin that
+    /// never answers is not waited on for a client that has gone.
+    func watchesClientClose(_ connection: InboundConnection) -> Bool {
+        guard let forwarding = connection.forwarding, !forwarding.passthrough else { return false }
+        return !connection.clientReadClosed && !readsClient(connection)
+    }
+
+    /// The client's FIN came while it waited. A half-close ("no more
+    /// requests", as `nc -N` sends) still gets its response, so the exchange
+    /// goes on; but a client that closed its socket (Ctrl-C, its own timeout)
+    /// sends the same FIN. Keepalive probes tell them apart: a half-closed
+    /// socket acknowledges them for as long as it lives; a closed one lingers
+    /// as an orphan in FIN-WAIT-2 that acknowledges them too, until the
+    /// kernel drops it (tcp_fin_timeout, 60 s by default), and then a probe
+    /// meets a reset, which ends the exchange and the upstream's connection.
+    /// (nginx and Squid take any FIN for an abort, and so fail half-closing
+    /// clients; a probe every 5 s costs nothing.)
+    func clientHalfClosed(_ connection: InboundConnection) {
+        connection.clientFinSeen = true
+        trace("\(connection.description): the client's FIN came while it waits for the response; probing it")
+        connection.client.setKeepalive(idleSeconds: 5, intervalSeconds: 5, count: 3)
+    }
+
+    /// The client's socket failed (a reset, or unanswered keepalive probes)
+    /// while its exchange waited: the exchange ends and the upstream's
+    /// connection with it.
+    func clientLeft(_ connection: InboundConnection) {
+        if var forwarding = connection.forwarding, forwarding.exchange.status == nil, forwarding.exchange.failure == nil {
+            forwarding.exchange.failure = "the client went away before the response"
+            forwarding.exchange.failureKind = .other
+            connection.forwarding = forwarding
+        }
+        cut(connection, reason: "the client went away")
+    }
+
     /// An upstream kept for the next request spoke or closed: it cannot be used again.
     func idleUpstreamStirred(_ connection: InboundConnection) {
         if let tls = connection.upstreamTLS, let upstream = connection.upstream, tls.isConnected {

@@ -230,6 +230,13 @@ final class ProxyServer {
         case .handshake:
             readHandshake(connection)
         case .relaying, .closing, .associated:
+            if connection.phase == .relaying, watchesClientClose(connection) {
+                if events.contains(.hangup) || events.contains(.error) {
+                    clientLeft(connection)
+                    return
+                }
+                if events.contains(.readHangup) { clientHalfClosed(connection) }
+            }
             if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { readClient(connection) }
         case .sniffing:
             readToSniff(connection)
@@ -875,6 +882,8 @@ final class ProxyServer {
         case .relaying:
             if !connection.clientReadClosed, connection.spliced?.up.hasRoom ?? connection.toUpstream.hasRoom, readsClient(connection) {
                 client.insert(.readable)
+            } else if watchesClientClose(connection), !connection.clientFinSeen {
+                client.insert(.readHangup)
             }
             if !connection.upstreamReadClosed, upstreamHasRoom(connection) { upstream.insert(.readable) }
             if connection.spliced.map({ $0.up.count > 0 }) ?? !connection.toUpstream.isEmpty { upstream.insert(.writable) }

@@ -169,6 +169,10 @@ final class InboundConnection {
     var clientReadClosed = false
     /// A closing client's EOF was read: stop watching it for reads (level-triggered epoll would repeat it).
     var clientDrained = false
+    /// The client's FIN came while its plain-HTTP exchange waited for the
+    /// response (epoll's RDHUP; the FIN itself is read later, after anything
+    /// pipelined before it). Its keepalive then probes every few seconds.
+    var clientFinSeen = false
     var upstreamReadClosed = false
     var clientWriteClosed = false
     var upstreamWriteClosed = false

@@ -828,6 +828,84 @@ final class ProxyServerTests {
         #expect(downstreamSummary.contains("proxy: 5 connections (2 relayed"), "\(downstreamSummary)")
     }
 
+    /// A plain-HTTP request to an origin that never answers is not waited on
+    /// for a client that has gone: a client that resets its connection ends
+    /// the upstream's at once, one that closes its socket (curl's own
+    /// timeout) once the kernel has dropped its FIN-WAIT-2 orphan (which
+    /// acknowledges keepalive probes until then: tcp_fin_timeout, 60 s by
+    /// default, 5 s in this test's namespace) and a probe meets a reset. A
+    /// client that only half-closes still gets its late answer, probed all
+    /// along. Until 2026-12-05 the upstream connection stayed open for good.
+    @Test func plainHTTPToASilentOriginEndsWhenTheClientGoes() throws {
+        let events = pair.path("silent-origin.events")
+        try """
+        import socket, threading, time
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9111)); s.listen(8); s.settimeout(90)
+        def serve(c):
+            c.settimeout(60); start = time.time(); path = "?"
+            try:
+                head = c.recv(65536); path = head.split(b" ")[1].decode()
+                if path == "/late":
+                    time.sleep(12); c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 5\\r\\nConnection: close\\r\\n\\r\\nlate\\n")
+                while c.recv(65536): pass
+                how = "eof"
+            except Exception as e:
+                how = type(e).__name__
+            with open("\(events)", "a") as f: f.write("%s %s %.0f\\n" % (path, how, time.time() - start))
+        for _ in range(3):
+            c, _ = s.accept(); threading.Thread(target=serve, args=(c,)).start()
+        """.write(toFile: pair.path("silent-origin.py"), atomically: true, encoding: .utf8)
+        try net.start(["/usr/bin/python3", pair.path("silent-origin.py")], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9111"))
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+
+        [Host]
+        silent.test = 10.88.0.2
+        """, name: "silent.conf")
+        try net.run(["sysctl", "-qw", "net.ipv4.tcp_fin_timeout=5"], in: host)
+        let server = try start(["--profile", path, "--listen", "127.0.0.1:11096", "--http-listen", "127.0.0.1:18096"], ports: [11096, 18096])
+        func origin() -> String { (try? String(contentsOfFile: events, encoding: .utf8)) ?? "" }
+        // A reset: the origin's connection ends at once.
+        let reset = try client("""
+        python3 -c '
+        import socket, struct, time
+        s = socket.create_connection(("127.0.0.1", 18096), timeout=10)
+        s.sendall(b"GET http://silent.test:9111/reset HTTP/1.1\\r\\nHost: silent.test:9111\\r\\n\\r\\n")
+        time.sleep(1)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); s.close()
+        '
+        """)
+        #expect(reset.status == 0, "\(reset.output)")
+        #expect(TestNetwork.waitUntil(seconds: 5) { origin().contains("/reset ") }, "\(origin())")
+        // A half-close still gets its answer, though it comes after keepalive's first probes.
+        let late = try client("""
+        python3 -c '
+        import socket
+        s = socket.create_connection(("127.0.0.1", 18096), timeout=30)
+        s.sendall(b"GET http://silent.test:9111/late HTTP/1.1\\r\\nHost: silent.test:9111\\r\\n\\r\\n")
+        s.shutdown(socket.SHUT_WR); data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk: break
+            data += chunk
+        print(data.decode().split("\\r\\n")[0], repr(data.split(b"\\r\\n\\r\\n", 1)[1]))
+        '
+        """)
+        #expect(late.output == "HTTP/1.1 200 OK b'late\\n'\n", "\(late.output)\n\(origin())")
+        // curl gives up and closes: its orphan drops the probes, and the origin's connection ends.
+        let curl = try client("curl -sS -m 2 -o /dev/null --proxy http://127.0.0.1:18096 http://silent.test:9111/gone; echo $?")
+        #expect(curl.output.hasSuffix("28\n"), "\(curl.output)")
+        let ended = TestNetwork.waitUntil(seconds: 40) { origin().contains("/gone ") }
+        let summary = server.stop()
+        #expect(ended, "\(origin())\n\(summary)")
+        if let line = origin().split(separator: "\n").first(where: { $0.hasPrefix("/gone") }), let seconds = Int(line.split(separator: " ").last ?? "") {
+            #expect(seconds <= 20, "\(line)")
+        }
+    }
+
     /// Relayed connections have no idle timeout, and both of their sockets
     /// carry keepalive (ss shows its timer), so dead ends are found.
     @Test func relayedSocketsCarryKeepalive() throws {
