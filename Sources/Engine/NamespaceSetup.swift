@@ -220,6 +220,12 @@ public enum EngineError: Error, CustomStringConvertible {
         return false
     }
 
+    /// A usage error: the command line asked for something that cannot be (exit 2).
+    public var isUsage: Bool {
+        if case .usage = self { return true }
+        return false
+    }
+
     /// Stops `command` before it creates anything when this process cannot
     /// make namespaces and TUNs: without that, the first thing to fail would
     /// speak only of itself (the control socket under /run, say).

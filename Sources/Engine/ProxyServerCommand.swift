@@ -45,7 +45,11 @@ public struct ProxyCommand {
     public static func parse(_ arguments: ArraySlice<String>) -> Result<Options, UsageError> {
         var options = Options()
         var rest = arguments
+        var given: Set<String> = []
         while let first = rest.popFirst() {
+            guard given.insert(first).inserted || first == "--sniff" else {
+                return .failure(UsageError("sluice proxy: \(first) is given twice; give it once"))
+            }
             switch first {
             case "--no-control":
                 options.control = .off
@@ -71,6 +75,17 @@ public struct ProxyCommand {
             default:
                 return .failure(UsageError("sluice proxy: unknown option '\(first)' (see sluice help)"))
             }
+        }
+        // What the command line names is checked here, so that a mistake is a usage error (exit 2).
+        do throws(EngineError) {
+            _ = try credentials(options.auth)
+            let socks = try options.socksListen.map { text throws(EngineError) in try listenAddress(text, option: "--listen") }
+            let http = try options.httpListen.map { text throws(EngineError) in try listenAddress(text, option: "--http-listen") }
+            if let socks, let http, socks.0 == http.0 {
+                return .failure(UsageError("sluice proxy: --listen and --http-listen are both \(options.socksListen ?? ""); give each listener its own port"))
+            }
+        } catch {
+            return .failure(UsageError(error.description))
         }
         if options.socksListen == nil, options.httpListen == nil { options.socksListen = defaultSOCKSListen }
         return .success(options)

@@ -89,7 +89,8 @@ commands:
                 make both keep only the flows those rules decide.
           --flow-log FILE   one JSON line per connection and per HTTP request
           --har FILE [--har-body-limit BYTES]   HTTP exchanges, as they finish
-  run --netns NAME|FILE | --pid PID [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--forward SPEC|auto] [--mtu N] [--busy-poll US] [--ca-dir DIR]
+  run --netns NAME|FILE | --pid PID [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--forward SPEC|auto] [--mtu N] [--busy-poll US]
+       [--control PATH | --no-control] [--ca-dir DIR]
         Attach to an existing network namespace: NAME (ip netns), a
         namespace FILE (/proc/PID/ns/net, or where rootless container tools
         bind theirs), or process PID's (as slirp4netns takes one). A TUN,
@@ -104,7 +105,8 @@ commands:
         attached. --forward as for exec, to the namespace's servers.
         [MITM] as for exec, but the namespace's programs must be told to
         trust Sluice's CA themselves (`sluice ca` prints how).
-  run --tun [--exclude PREFIX]... [--dns off|fake|forward] [--profile FILE] [CAPTURE] [--mtu N] [--busy-poll US] [--ca-dir DIR]
+  run --tun [--exclude PREFIX]... [--dns off|fake|forward] [--profile FILE] [CAPTURE] [--mtu N] [--busy-poll US]
+       [--control PATH | --no-control] [--ca-dir DIR]
         Whole-host mode: the namespace Sluice runs in sends every unmarked
         packet (policy rule, table 2333) into Sluice's TUN; Sluice's own
         sockets carry mark 0x2333 and go out directly. --exclude PREFIX
@@ -191,7 +193,9 @@ commands:
         /tmp/sluice-UID/control.sock), the user's; --control PATH puts the
         socket elsewhere, --no-control goes without. docs/control.md
         describes the HTTP+JSON API.
-  help  Show this text.
+  help [COMMAND]
+        Show this text, or COMMAND's part of it (as COMMAND --help or -h;
+        after exec's or dump's CMD, --help is CMD's).
 
 run needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN, except to attach to a
 user's own namespace; exec and dump run without them in a user namespace;
@@ -307,6 +311,17 @@ func summarize(_ text: String) {
     if EngineLog.level >= .normal { complain(text) }
 }
 ProcessControl.lineBufferStandardOutput()
+if let command = arguments.first, !command.hasPrefix("__") {
+    switch OptionScreen.screen(command, arguments.dropFirst()) {
+    case .proceed: break
+    case .help:
+        print(OptionScreen.section(of: usage, for: command) ?? usage)
+        ProcessControl.exit(0)
+    case let .refuse(message):
+        complain(message)
+        ProcessControl.exit(2)
+    }
+}
 switch arguments.first {
 case "__launch":
     // Internal: `sluice exec` (and `dump`) runs this to enter the command's namespace (--netns), give it
@@ -377,6 +392,14 @@ case "__userns":
     guard !rest.isEmpty else { ProcessControl.exit(127) }
     UserNamespaceHelper.run(mtu: mtu, resolv: resolv, caBundle: caBundle, openFilesSoftLimit: openFiles, asRoot: asRoot, command: Array(rest))
 case nil, "help", "--help", "-h":
+    if arguments.count > 1, arguments.first == "help" {
+        guard let section = OptionScreen.section(of: usage, for: arguments[1]) else {
+            complain("sluice help: no command '\(arguments[1])'; the commands: exec, run, dump, ca, check, match, proxy, replay, status, flows, close, select, reload, top")
+            ProcessControl.exit(2)
+        }
+        print(section)
+        ProcessControl.exit(0)
+    }
     print(usage)
 case "exec":
     var rest = arguments.dropFirst()
@@ -485,7 +508,7 @@ case "exec":
         ProcessControl.exit(status)
     } catch let error as EngineError {
         complain(error.isReport ? error.description : "sluice: error: \(error)")
-        ProcessControl.exit(1)
+        ProcessControl.exit(error.isUsage ? 2 : 1)
     } catch {
         complain("sluice: error: \(error)")
         ProcessControl.exit(1)
@@ -596,7 +619,7 @@ case "run":
         ProcessControl.exit(0)
     } catch let error as EngineError {
         complain(error.isReport ? error.description : "sluice: error: \(error)")
-        ProcessControl.exit(1)
+        ProcessControl.exit(error.isUsage ? 2 : 1)
     } catch {
         complain("sluice: error: \(error)")
         ProcessControl.exit(1)
@@ -631,7 +654,7 @@ case "proxy":
             ProcessControl.exit(0)
         } catch let error as EngineError {
             complain(error.isReport ? error.description : "sluice: error: \(error)")
-            ProcessControl.exit(1)
+            ProcessControl.exit(error.isUsage ? 2 : 1)
         } catch {
             complain("sluice: error: \(error)")
             ProcessControl.exit(1)

@@ -87,6 +87,11 @@ struct ProxyServerUnitTests {
         #expect(try ProxyCommand.parse(["--no-control"]).get().control == .off)
         #expect(try ProxyCommand.parse(["--sniff"]).get().sniff && !none.sniff)
         #expect(throws: UsageError.self) { try ProxyCommand.parse(["--control"]).get() }
+        // The command line's addresses and credentials are usage errors (exit 2), found before anything starts.
+        for bad in [["--listen", "127.0.0.1"], ["--http-listen", "foo:80"], ["--auth", "nopass"], ["--auth", ":x"],
+                    ["--listen", "127.0.0.1:1080", "--http-listen", "127.0.0.1:1080"], ["--listen", "127.0.0.1:1", "--listen", "127.0.0.1:2"]] {
+            #expect(throws: UsageError.self, "\(bad)") { try ProxyCommand.parse(bad[...]).get() }
+        }
     }
 
     @Test func listenAddressesAreAddresses() throws {

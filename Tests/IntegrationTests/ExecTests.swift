@@ -1099,5 +1099,13 @@ final class ExecTests {
         // A bad value is said for what it is, not as an unknown option.
         let badDNS = try runSluice(["exec", "--dns", "FAKE", "--", "true"], in: host, timeout: 30)
         #expect(badDNS.status == 2 && badDNS.stderr.contains("--dns wants fake, forward or off"), "\(badDNS.stderr)")
+        // A dropped value is not taken from the next option (this wrote a flow log named "--pcap", then ran x.pcap).
+        let dropped = try runSluice(["exec", "--flow-log", "--pcap", "x.pcap", "--", "true"], in: host, timeout: 30)
+        #expect(dropped.status == 2 && dropped.stderr.contains("--flow-log needs a value, but the next word is the option --pcap"), "\(dropped.stderr)")
+        // --help is the command's usage; CMD's own --help is CMD's.
+        let help = try runSluice(["exec", "--profile", "p.conf", "--help"], in: host, timeout: 30)
+        #expect(help.status == 0 && help.stdout.contains("  exec [--profile FILE]") && !help.stdout.contains("  proxy ["), "\(help.stdout)")
+        let commandsHelp = try runSluice(["exec", "--", "sh", "-c", "echo \"$1\"", "sh", "--help"], in: host, timeout: 30)
+        #expect(commandsHelp.status == 0 && commandsHelp.stdout == "--help\n", "\(commandsHelp.stdout)\(commandsHelp.stderr)")
     }
 }
