@@ -32,6 +32,20 @@ final class HealthProbe {
     }
 }
 
+/// A check whose target's address was not known yet: it waits for the
+/// lookup it started, looking again every `retry` until its deadline. (It
+/// failed at once before, "no address yet", so with a resolver that answers
+/// with TTL 0 a DIRECT member was never up.)
+struct AwaitedProbe {
+    static let retry: Duration = .milliseconds(100)
+    let group: String
+    let member: String
+    let url: RequestURL
+    let timeout: Duration
+    let deadline: Instant
+    var nextTry: Instant
+}
+
 /// What a loop that checks its groups' members offers the checks: the
 /// tunnel and `sluice proxy` both. The checks live beside the flows in the
 /// loop's own epoll, under tokens the loop hands out.
@@ -40,6 +54,7 @@ protocol HealthCheckingLoop: AnyObject {
     var now: Instant { get }
     var resolver: HostResolver { get }
     var probes: [UInt64: HealthProbe] { get set }
+    var probesAwaitingAddress: [AwaitedProbe] { get set }
     /// One read's worth of space, for a probe's answer.
     var probeScratch: UnsafeMutableRawBufferPointer { get }
     /// The mark Sluice's own sockets carry (whole-host mode), if any.
@@ -78,7 +93,8 @@ extension HealthCheckingLoop {
         }
     }
 
-    func startProbe(group: String, member: String, url: RequestURL, timeout: Duration) {
+    /// `deadline`: an awaited probe's, kept from its first try.
+    func startProbe(group: String, member: String, url: RequestURL, timeout: Duration, deadline: Instant? = nil) {
         // The member, as a route: a proxy, DIRECT, or a nested group's current choice.
         let route = director.profile.map { director.route(forPolicy: member, profile: $0, isHTTP: true).route } ?? .direct
         let port = url.port ?? 80
@@ -97,10 +113,18 @@ extension HealthCheckingLoop {
         case .refuse, .answer:
             return finishProbe(group: group, member: member, success: false, reason: "the member rejects")
         }
-        // Probes share one resolver key: their lookups only warm the cache for the next round.
+        // Probes share one resolver key: the answer is taken from the cache, which it fills.
         let key = FlowKey(transport: .tcp, appAddress: .v4(.any), appPort: 0, destinationAddress: .v4(.any), destinationPort: 0)
+        let deadline = deadline ?? now + timeout
         guard let address = resolver.addressNow(of: host, director: director, key: key, now: now) else {
-            return finishProbe(group: group, member: member, success: false, reason: "no address for \(host) yet")
+            guard now < deadline else {
+                return finishProbe(group: group, member: member, success: false, reason: "no address for \(host) in time")
+            }
+            if !probesAwaitingAddress.contains(where: { $0.group == group && $0.member == member }) {
+                probesAwaitingAddress.append(AwaitedProbe(group: group, member: member, url: url, timeout: timeout, deadline: deadline,
+                                                          nextTry: now + AwaitedProbe.retry))
+            }
+            return
         }
         guard let socket = try? Socket(.tcp, family: address.family, mark: probeMark),
               (try? socket.connect(to: SocketAddress(address, port: connectPort))) != nil else {
@@ -108,7 +132,7 @@ extension HealthCheckingLoop {
         }
         let token = nextProbeToken()
         let probe = HealthProbe(group: group, member: member, token: token, socket: socket, handshake: handshake,
-                                request: request, started: now, deadline: now + timeout)
+                                request: request, started: now, deadline: deadline)
         guard watchProbe(probe, events: [.writable]) else { return }
         probes[token] = probe
     }
@@ -197,11 +221,17 @@ extension HealthCheckingLoop {
         for probe in probes.values where probe.deadline <= time {
             endProbe(probe, success: false, reason: "timed out")
         }
+        let due = probesAwaitingAddress.filter { $0.nextTry <= time }
+        probesAwaitingAddress.removeAll { $0.nextTry <= time }
+        for awaited in due {
+            startProbe(group: awaited.group, member: awaited.member, url: awaited.url, timeout: awaited.timeout, deadline: awaited.deadline)
+        }
     }
 
     var probeDeadline: Instant? {
         var earliest: Instant?
         for probe in probes.values where earliest.map({ probe.deadline < $0 }) ?? true { earliest = probe.deadline }
+        for awaited in probesAwaitingAddress where earliest.map({ awaited.nextTry < $0 }) ?? true { earliest = awaited.nextTry }
         let next = director.groups.values.lazy.filter { if case .select = $0.kind { return false } else { return true } }
             .map(\.nextCheckNs).min()
         if let next, director.hasHealthChecks {

@@ -70,6 +70,7 @@ final class ProxyServer {
     var nextUpstreamAssociationToken = ProxyServer.firstUpstreamAssociationToken
     /// Health checks of the profile's fallback and url-test groups (ProxyServer+Health.swift).
     var probes: [UInt64: HealthProbe] = [:]
+    var probesAwaitingAddress: [AwaitedProbe] = []
     var nextProbe: UInt64 = 0
     /// The hint about address targets and DOMAIN rules was given (once a run).
     var warnedAboutAddressTargets = false

@@ -140,6 +140,7 @@ final class Tunnel {
     var pooledTokens: [UInt64: TCPFlow] = [:]
     /// Health checks of proxy-group members under way, by epoll token.
     var probes: [UInt64: HealthProbe] = [:]
+    var probesAwaitingAddress: [AwaitedProbe] = []
     /// `--har FILE`: HTTP-mode exchanges, written when Sluice stops.
     var har: HARRecorder? {
         didSet { director.recordsHTTP = har != nil }

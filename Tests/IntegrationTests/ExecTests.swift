@@ -626,6 +626,35 @@ final class ExecTests {
         let framed = try exec("python3 \(client)")
         #expect(framed.stdout == "[1, 2, 3, 4, 5, 6] 0\n", "\(framed.stdout) \(framed.stderr)")
     }
+    /// A fallback group's check of DIRECT by a URL whose name the host's
+    /// resolver answers with TTL 0 (dnsmasq's default for its own records):
+    /// the check waits for its lookup. It failed at once ("no address yet"),
+    /// so DIRECT was down for good and the group stayed on a dead proxy.
+    @Test func healthChecksWaitForTheirOwnLookup() throws {
+        let path = work.appendingPathComponent("health-ttl0.conf").path
+        try """
+        [Proxy]
+        dead = socks5, 10.88.0.2, 1
+
+        [Proxy Group]
+        Auto = fallback, dead, DIRECT, url=http://web.sluice.test:8080/1m.bin, interval=600, timeout=3
+
+        [Rule]
+        FINAL,Auto
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let control = work.appendingPathComponent("health.sock").path
+        let r = try runSluice(["-v", "exec", "--profile", path, "--control", control, "--", "bash", "-c", """
+        for i in $(seq 50); do
+          line=$(\(sluiceBinary) status --control \(control) | grep 'Auto (fallback)')
+          case "$line" in *"DIRECT (healthy"*) break ;; *) sleep 0.2 ;; esac
+        done
+        echo "$line" | grep -c 'DIRECT (healthy'
+        curl -s -m 5 -o /dev/null -w '%{http_code}\\n' http://10.88.0.2:8080/1m.bin
+        """], in: host, timeout: 60)
+        #expect(r.stdout == "1\n200\n", "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stderr.contains("group Auto: check of DIRECT: ok"), "\(r.stderr)")
+        #expect(!r.stderr.contains("no address for web.sluice.test"), "\(r.stderr)")
+    }
 
     /// RFC 7766 §6.2.3: a DNS-over-TCP connection left idle is closed by the
     /// server, here after 30 s, so clients that never close cannot pile up flows.
