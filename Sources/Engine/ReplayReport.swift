@@ -147,7 +147,8 @@ struct ReplayReport {
         // A local answer is what the client would get; otherwise what the server said in the capture.
         record.status = request.localStatus ?? exchange.response?.status
         record.requestBodyBytes = exchange.requestBodyBytes
-        record.responseBodyBytes = request.localAnswer == nil ? exchange.responseBodyBytes : 0
+        // A local answer's body, as the live flow log counts it (capture.md).
+        record.responseBodyBytes = request.localAnswer.map { parseAnswer($0)?.1.count ?? 0 } ?? exchange.responseBodyBytes
         if request.localAnswer == nil {
             record.timings = HTTPRequestRecord.Timings(
                 send: span(exchange.started, exchange.requestEnded),
@@ -196,7 +197,8 @@ struct ReplayReport {
         }
         return HAREntry(
             startedDateTime: CalendarTime.rfc3339(exchange.started), request: harRequest, response: response, timings: timings,
-            serverIPAddress: "\(flow.key.destinationAddress)", connection: String(flow.id),
+            // A local answer met no server (the live HAR says null too).
+            serverIPAddress: request.localAnswer == nil ? "\(flow.key.destinationAddress)" : nil, connection: String(flow.id),
             rule: request.rule, policy: request.policy, rewrittenFrom: request.rewrittenFrom, mocked: request.mocked)
     }
 

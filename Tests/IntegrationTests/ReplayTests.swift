@@ -146,6 +146,17 @@ final class ReplayTests {
         #expect(fromSluice.status == 0, "\(fromSluice.stderr)")
         #expect(try Self.decisions(fromSluice.stdout) == liveDecisions, "\(fromSluice.stdout)\n\(fromSluice.stderr)")
         #expect(fromSluice.stdout.contains(#""domain":"banner.ads.test","domainSource":"dns""#), "\(fromSluice.stdout)")
+        // A local answer's body counts as live (replay said 0).
+        func mockBody(_ log: String) throws -> Int? {
+            for line in log.split(separator: "\n") {
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                if (object["url"] as? String)?.hasSuffix("/mock") == true { return object["responseBodyBytes"] as? Int }
+            }
+            return nil
+        }
+        let liveMockBody = try mockBody(String(contentsOfFile: liveLog, encoding: .utf8))
+        let replayedMockBody = try mockBody(fromSluice.stdout)
+        #expect(liveMockBody == 6 && replayedMockBody == liveMockBody, "\(fromSluice.stdout)")
 
         // UDP sessions and the ping flow: the same rule, policy and outcome as live.
         let liveDatagrams = try Self.datagramFlows(String(contentsOfFile: liveLog, encoding: .utf8))
