@@ -62,7 +62,7 @@ struct ControlClient {
         case .permissionDenied:
             return "sluice: permission denied on the control socket \(path) (EACCES): it is root's only (mode 0600); run this as root, for example with sudo"
         case .noSuchFileOrDirectory:
-            return "sluice: no control socket at \(path) (ENOENT): is Sluice running (sluice exec or run)? If it was started with --control PATH, give the same path here; "
+            return "sluice: no control socket at \(path) (ENOENT): is Sluice running (sluice exec, run or proxy)? If it was started with --control PATH, give the same path here; "
                 + "a Sluice run by another user answers in that user's folder (/run/sluice for root, else $XDG_RUNTIME_DIR/sluice or /tmp/sluice-UID)"
         case .connectionRefused:
             return "sluice: nobody answers on \(path) (ECONNREFUSED): the Sluice that made it has stopped"

@@ -80,7 +80,8 @@ public struct ControlCommand {
             }
             action = .close(id)
         case ("select", 2): action = .select(group: positional[0], member: positional[1])
-        case ("close", _): return .failure(UsageError(description: "sluice close: which flow? for example: sluice close 17 (ids from `sluice flows`)"))
+        case ("close", 0): return .failure(UsageError(description: "sluice close: which flow? for example: sluice close 17 (ids from `sluice flows`)"))
+        case ("close", _): return .failure(UsageError(description: "sluice close: one flow at a time; got \(positional.count) ids (\(positional.joined(separator: " ")))"))
         case ("select", _): return .failure(UsageError(description: "sluice select: want a group and a member, for example: sluice select Proxies proxy-b"))
         case ("status", _), ("flows", _), ("reload", _), ("top", _):
             return .failure(UsageError(description: "sluice \(name): unexpected argument '\(positional[0])'"))

@@ -102,10 +102,7 @@ struct NamespaceSetup {
     /// 8000::/1): more specific than any default route, so they win without
     /// replacing it, and they vanish with the TUN when Sluice exits.
     static func attach(to name: String, mtu: Int) throws -> Int32 {
-        let namespace: NetworkNamespace
-        do { namespace = try open(name) } catch {
-            throw EngineError.system("opening network namespace \(name)", error)
-        }
+        let namespace = try openChecked(name)
         let setup = NamespaceSetup(name: name, mtu: mtu)
         return try namespace.run { () throws -> Int32 in try setup.openTun(routes: .halves) }
     }
@@ -117,6 +114,20 @@ struct NamespaceSetup {
 
     /// The file behind a name or a path.
     static func file(of name: String) -> String { isFile(name) ? name : NetworkNamespace.path(named: name) }
+
+    /// The namespace `run --netns` names, or an error that says what is wrong with the name.
+    static func openChecked(_ name: String) throws(EngineError) -> NetworkNamespace {
+        let namespace: NetworkNamespace
+        do { namespace = try open(name) } catch {
+            let hint = error == .noSuchFileOrDirectory && !isFile(name) ? "; `ip netns list` shows the names" : ""
+            throw EngineError.system(what: "opening network namespace \(name)", detail: "\(error)\(hint)",
+                                     needsPrivilege: error == .notPermitted || error == .permissionDenied)
+        }
+        guard namespace.isNetworkNamespace else {
+            throw EngineError.usage("\(name) is not a network namespace: give an `ip netns list` name, a namespace file such as /proc/PID/ns/net, or --pid PID")
+        }
+        return namespace
+    }
 
     static func open(_ name: String) throws(Errno) -> NetworkNamespace {
         isFile(name) ? try NetworkNamespace(file: name) : try NetworkNamespace(named: name)

@@ -60,6 +60,8 @@ public struct RunCommand {
         let flowLog = try options.capture.flowLogWriter()
         let har = try options.capture.harRecorder(profile: profile)
         let ca = try TunnelSession.interceptionCA(profile, directory: options.caDirectory, log: log)
+        // A mistyped namespace is said before the control socket's line.
+        if !options.wholeHost, !rootless { _ = try NamespaceSetup.openChecked(options.namespace) }
         let control = try ControlServer.start(options.control, log: log)
         defer { control?.stop() }
         // Each flow holds a socket (OpenFilesLimit says why the soft limit is not enough).

@@ -30,6 +30,14 @@ public struct NetworkNamespace: ~Copyable, Sendable {
         descriptor = try FileDescriptor.open("/proc/\(pid)/ns/net", flags: O_RDONLY)
     }
 
+    /// Whether the open file is a network namespace (NS_GET_NSTYPE, Linux
+    /// 4.11), so that a folder or another kind of namespace given by mistake
+    /// is named for what it is, not as setns's bare EINVAL.
+    public var isNetworkNamespace: Bool {
+        let nsGetType: UInt = 0xb703 // _IO(0xb7, 0x3)
+        return cshim_ioctl_int(descriptor.rawValue, nsGetType, 0) == cshim_CLONE_NEWNET
+    }
+
     /// The calling thread's namespace (not necessarily the process's main thread's).
     public static func current() throws(Errno) -> NetworkNamespace {
         NetworkNamespace(descriptor: try FileDescriptor.open("/proc/thread-self/ns/net", flags: O_RDONLY))

@@ -472,6 +472,8 @@ struct Reply: CustomStringConvertible {
                               ["status", "--frobnicate"], ["top", "--interval", "0"], ["flows", "--interval", "1"]] {
             guard case .failure = ControlCommand.parse(bad[...]) else { Issue.record("accepted \(bad)"); continue }
         }
+        guard case let .failure(two) = ControlCommand.parse(["close", "1", "2"]) else { Issue.record("accepted two ids"); return }
+        #expect(two.description == "sluice close: one flow at a time; got 2 ids (1 2)")
     }
 
     @Test func formatsTheFlowTable() throws {

@@ -341,5 +341,13 @@ final class RunTests {
         let r = try runSluice(["run", "--netns", "no-such-namespace-\(getpid())"], in: pair.host, timeout: 20)
         #expect(r.status == 1)
         #expect(r.stderr.contains("opening network namespace no-such-namespace"), "\(r.stderr)")
+        #expect(r.stderr.contains("`ip netns list` shows the names"), "\(r.stderr)")
+        // Said first: the control socket's line came before it.
+        #expect(!r.stderr.contains("control"), "\(r.stderr)")
+        // A folder, or a namespace of another kind, is named for what it is (it was a bare EINVAL).
+        for file in [pair.work.path, "/proc/self/ns/uts"] {
+            let wrong = try runSluice(["run", "--netns", file], in: pair.host, timeout: 20)
+            #expect(wrong.status == 2 && wrong.stderr.contains("\(file) is not a network namespace"), "\(wrong.stderr)")
+        }
     }
 }
