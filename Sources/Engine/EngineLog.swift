@@ -1,4 +1,5 @@
 internal import Sys
+internal import Rules
 
 /// How much Sluice says on stderr: `-q` errors only, the default adds
 /// warnings, per-flow failures and the exit summary, `-v` adds every flow's
@@ -18,6 +19,16 @@ public enum EngineLog {
     /// A warning or a per-flow failure: said unless -q.
     static func warning(_ text: String) {
         if level >= .normal { ProcessControl.writeStandardError("sluice: \(text)\n") }
+    }
+
+    /// A (re)loaded profile's `loglevel`, unless the command line said -v or -q.
+    static func follow(_ profileLevel: Rules.LogLevel) {
+        guard !setByCommandLine else { return }
+        switch profileLevel {
+        case .error: level = .quiet
+        case .warning, .info: level = .normal
+        case .debug: level = .verbose
+        }
     }
 
     static let debugEnvironment = ProcessControl.environment("SLUICE_DEBUG") != nil

@@ -39,7 +39,7 @@ extension ProxyServer {
                 statistics.refusedByRules += 1
                 noteEnd(connection, .blocked)
             }
-            log("sluice: proxy: \(connection.peer) → \(planned.exchange.url): answered here: \(connection.route)")
+            note("sluice: proxy: \(connection.peer) → \(planned.exchange.url): answered here: \(connection.route)")
             var exchange = planned.exchange
             exchange.localAnswer = bytes
             director.record(exchange, now: now)
@@ -402,7 +402,7 @@ extension ProxyServer {
         forwarding.responses = nil
         connection.forwarding = forwarding
         noteEnd(connection, .failed, error: reason)
-        log("sluice: proxy: \(connection.peer) → \(forwarding.exchange.url): \(reason)")
+        note("sluice: proxy: \(connection.peer) → \(forwarding.exchange.url): \(reason)")
         guard !forwarding.responseStarted, let held = forwarding.heldFrom else {
             abort(connection, reason: reason)
             return

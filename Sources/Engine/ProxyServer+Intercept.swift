@@ -133,7 +133,7 @@ extension ProxyServer {
         trace("\(connection.description): TLS with the client failed: \(error)")
         noteEnd(connection, .failed, error: "TLS with the client: \(error)")
         if let name = connection.clientTLS?.host, let warning = interception.refusalWarning(error, name: name) {
-            log("sluice: proxy: \(connection.peer): \(warning)")
+            note("sluice: proxy: \(connection.peer): \(warning)")
         }
         connection.phase = .closing
         connection.received = []

@@ -113,7 +113,7 @@ extension ProxyServer {
             // Our relay socket's address is not known yet: 0.0.0.0:0 asks the proxy to accept any (§7).
             handshake = try ProxyHandshake(proxy: proxy, target: ProxyTarget(host: .ipv4(.any), port: 0), associate: true)
         } catch {
-            log("sluice: proxy: \(connection.peer) UDP through \(proxy.name): \(error.message)")
+            note("sluice: proxy: \(connection.peer) UDP through \(proxy.name): \(error.message)")
             return nil
         }
         guard let socket = try? Socket(.tcp, family: address.family) else { return nil }
@@ -277,7 +277,7 @@ extension ProxyServer {
     /// datagrams dropped, and new ones too until the retry interval has passed.
     func failUpstreamAssociation(_ upstream: UpstreamAssociation, connection: InboundConnection, reason: String) {
         guard upstream.phase != .failed else { return }
-        log("sluice: proxy: \(connection.peer) UDP through \(upstream.proxy.name): \(reason); its datagrams are dropped")
+        note("sluice: proxy: \(connection.peer) UDP through \(upstream.proxy.name): \(reason); its datagrams are dropped")
         statistics.errors += 1
         statistics.datagramsDropped += upstream.queue.count
         upstream.queue = []

@@ -125,6 +125,12 @@ final class ProxyServer {
         Instant(nanoseconds: MonotonicClock.now() &- origin)
     }
 
+    /// A connection's failure or refusal: said unless -q (errors of the
+    /// proxy itself go through `log` always).
+    func note(_ text: @autoclosure () -> String) {
+        if EngineLog.level >= .normal { log(text()) }
+    }
+
     func trace(_ text: @autoclosure () -> String) {
         if debug { ProcessControl.writeStandardError("sluice: debug: \(now) \(text())\n") }
     }
@@ -201,7 +207,7 @@ final class ProxyServer {
             statistics.connections += 1
             guard connections.count < configuration.maximumConnections else {
                 statistics.errors += 1
-                log("sluice: proxy: \(accepted.peer): too many connections (\(connections.count)); closed")
+                note("sluice: proxy: \(accepted.peer): too many connections (\(connections.count)); closed")
                 continue
             }
             // A client that vanished without a word is found the same way.
@@ -290,7 +296,7 @@ final class ProxyServer {
             case let .success(value): action = value
             case let .failure(error):
                 statistics.handshakeFailures += 1
-                log("sluice: proxy: \(connection.peer) SOCKS5: \(error); closed")
+                note("sluice: proxy: \(connection.peer) SOCKS5: \(error); closed")
                 finish(connection)
                 return
             }
@@ -338,7 +344,7 @@ final class ProxyServer {
         statistics.handshakeFailures += 1
         if reason == .authRejected { statistics.authFailures += 1 }
         noteEnd(connection, .failed, error: "\(reason)")
-        log("sluice: proxy: \(connection.peer) \(connection.listener): refused: \(reason)")
+        note("sluice: proxy: \(connection.peer) \(connection.listener): refused: \(reason)")
         close(connection, answer: bytes)
     }
 
@@ -362,7 +368,7 @@ final class ProxyServer {
             // Decided on the address alone, with precise replies; said once, with the way out.
             if !warnedAboutAddressTargets {
                 warnedAboutAddressTargets = true
-                log("sluice: proxy: \(connection.peer) asked for \(target), an address: rules that need a name (DOMAIN...) cannot match it; "
+                note("sluice: proxy: \(connection.peer) asked for \(target), an address: rules that need a name (DOMAIN...) cannot match it; "
                     + "clients that resolve names themselves can send them (socks5h, curl --socks5-hostname), or run with --sniff")
             }
             guard case let .route(route, reason) = director.decide(facts, final: true, forHTTP: false) else { return }
@@ -630,7 +636,7 @@ final class ProxyServer {
         if counted { statistics.failed += 1 }
         // A fallback group that uses this proxy learns now, not at its next check.
         if counted, let handshake = connection.proxyHandshake { noteProxyFailure(handshake.proxy.name, reason: reason) }
-        log("sluice: proxy: \(connection.peer) → \(connection.target.map { "\($0)" } ?? "?"): \(reason)")
+        note("sluice: proxy: \(connection.peer) → \(connection.target.map { "\($0)" } ?? "?"): \(reason)")
         noteEnd(connection, counted ? Self.status(for: error) : .blocked, error: counted ? reason : nil)
         if connection.repliedEarly {
             // The client was told the tunnel is open: all that is left to say is a reset.
@@ -985,7 +991,7 @@ final class ProxyServer {
             case .handshake:
                 statistics.handshakeFailures += 1
                 noteEnd(connection, .failed, error: "no complete request in time")
-                log("sluice: proxy: \(connection.peer) \(connection.listener): no complete request in time; closed")
+                note("sluice: proxy: \(connection.peer) \(connection.listener): no complete request in time; closed")
                 finish(connection)
             case .resolving:
                 fail(connection, .timedOut(.connect), reason: "timed out resolving \(connection.pendingName.map { "\($0)" } ?? "?")")
@@ -1032,6 +1038,7 @@ final class ProxyServer {
     func apply(_ profile: Rules.Profile?, log: (String) -> Void) {
         guard let profile else { return }
         director = FlowDirector(profile: profile, previous: director)
+        EngineLog.follow(profile.general.logLevel)
         interception.skipsVerification = profile.mitm.skipServerCertificateVerification
         if !profile.mitm.isEmpty, interception.ca == nil {
             // A reload that adds [MITM] hostnames: the CA is loaded (or made) now.

@@ -173,8 +173,10 @@ public struct ProxyCommand {
             server.controlWatching = true
             shown.append("control on \(control.path)")
         }
-        log("sluice: proxy: \(shown.joined(separator: ", "))\(configuration.credentials == nil ? "" : " (authentication required)"); "
-            + "rules from \(options.profile ?? "the built-in default (everything DIRECT)"); Ctrl-C stops")
+        if EngineLog.level >= .normal {
+            log("sluice: proxy: \(shown.joined(separator: ", "))\(configuration.credentials == nil ? "" : " (authentication required)"); "
+                + "rules from \(options.profile ?? "the built-in default (everything DIRECT)"); Ctrl-C stops")
+        }
         try server.run(handleOther: { token in
             switch token {
             case ProxyServer.controlToken:
@@ -189,7 +191,7 @@ public struct ProxyCommand {
                 if signal == Signal.hangup {
                     controlTarget.reloadOnSignal()
                 } else {
-                    log("sluice: signal \(signal): stopping")
+                    if EngineLog.level >= .normal { log("sluice: signal \(signal): stopping") }
                     return false
                 }
             default:

@@ -1678,13 +1678,7 @@ final class Tunnel {
         guard let profile else { return }
         director = FlowDirector(profile: profile, previous: director)
         applyCaptureRules(profile, log: log)
-        if !EngineLog.setByCommandLine {
-            switch profile.general.logLevel {
-            case .error: EngineLog.level = .quiet
-            case .warning, .info: EngineLog.level = .normal
-            case .debug: EngineLog.level = .verbose
-            }
-        }
+        EngineLog.follow(profile.general.logLevel)
         director.recordsHTTP = har != nil
         interception.skipsVerification = profile.mitm.skipServerCertificateVerification
         if !profile.mitm.isEmpty, interception.ca == nil {

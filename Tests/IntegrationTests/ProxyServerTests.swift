@@ -906,6 +906,29 @@ final class ProxyServerTests {
         }
     }
 
+    /// -q (or the profile's `loglevel = error`) silences the per-connection
+    /// lines and the summary, as in the tunnel; errors stay. The proxy said
+    /// every refusal and failure, and ignored the profile's loglevel.
+    @Test func quietMeansQuiet() throws {
+        let path = try profile("""
+        [General]
+        loglevel = error
+
+        [Rule]
+        DOMAIN,blocked.test,REJECT
+        FINAL,DIRECT
+        \(Self.hosts)
+        """, name: "quiet.conf")
+        let server = try start(["--profile", path, "--http-listen", "127.0.0.1:18097", "--no-control"], ports: [18097])
+        let r = try client("""
+        curl -s -m 10 -o /dev/null -w '%{http_code}\\n' --proxy http://127.0.0.1:18097 http://blocked.test:8080/hello.txt
+        curl -s -m 10 -o /dev/null -w '%{http_code}\\n' --proxy http://127.0.0.1:18097 http://origin.test:1/
+        """)
+        let log = server.stop()
+        #expect(r.output == "403\n502\n", "\(r.output)")
+        #expect(log.isEmpty, "\(log)")
+    }
+
     /// Relayed connections have no idle timeout, and both of their sockets
     /// carry keepalive (ss shows its timer), so dead ends are found.
     @Test func relayedSocketsCarryKeepalive() throws {
