@@ -40,6 +40,8 @@ final class HTTPSession {
     var upstreamSpent = false
     /// Requests seen on this connection (the flow log numbers them).
     var requestCount = 0
+    /// The app closed its side while a request waited, and is probed since (`Tunnel.probeAppThatClosed`).
+    var appProbed = false
     /// Set for intercepted HTTPS: the TLS Sluice terminates on the app's
     /// connection, whose plaintext is what the parsers read and write.
     var app: InterceptedApp?

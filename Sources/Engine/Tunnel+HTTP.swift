@@ -156,6 +156,7 @@ extension Tunnel {
         // A head planned in the loop above goes out now, not with the app's next segment.
         session.toUpstream.drain(writeUpstream)
         deliverLocalAnswers(session, connection: connection)
+        probeAppThatClosed(session, connection)
         if let flow = tcpFlows[key], flow.connected, flow.handshake == nil {
             // The app closed its side and nothing waits: so does the upstream's.
             if appIsReadClosed(session, connection), session.inFlight.isEmpty, session.toUpstream.isEmpty, session.waiting == nil, !flow.upstreamWriteClosed {
@@ -189,6 +190,23 @@ extension Tunnel {
     }
 
     /// Writes to the app, keeping order behind bytes that already wait.
+    /// The app's FIN came while a request waits for its response. A
+    /// half-close still gets the response, but an app that gave up (curl's
+    /// -m, Ctrl-C) sends the same FIN, and an origin that never answers would
+    /// then hold the upstream connection for good. So the app is probed: its
+    /// kernel answers for a half-closed socket as long as it lives, and for a
+    /// closed one's orphan until it drops it (tcp_fin_timeout, 60 s by
+    /// default); then the probes go unanswered, the connection resets, and
+    /// the session with its upstream ends (`sluice proxy` does the same with
+    /// its client's socket).
+    func probeAppThatClosed(_ session: HTTPSession, _ connection: TCPConnection) {
+        guard !session.appProbed, !session.passthrough, session.awaitsUpstream || session.waiting != nil,
+              appIsReadClosed(session, connection) else { return }
+        session.appProbed = true
+        trace("\(session.key): the app's FIN came while its request waits; probing it")
+        connection.startKeepalive(idle: .seconds(5), interval: .seconds(5), probes: 3, now: now)
+    }
+
     func writeApp(_ bytes: UnsafeRawBufferPointer, session: HTTPSession, connection: TCPConnection) {
         if session.toApp.isEmpty {
             let n = appWrite(bytes, session, connection)

@@ -113,13 +113,13 @@ extension TCPConnection {
 
     /// RFC 9293 §3.8.4 / RFC 1122 §4.2.3.6: a probe with SEG.SEQ = SND.NXT − 1 asks for an ACK.
     func keepaliveTimedOut(now: Instant) {
-        guard keepalivesUnanswered < configuration.keepaliveProbes else {
+        guard keepalivesUnanswered < keepaliveProbes else {
             events.insert(.timedOut)
             abort()
             return
         }
         keepalivesUnanswered += 1
-        keepaliveDeadline = now + configuration.keepaliveInterval
+        keepaliveDeadline = now + keepaliveInterval
         keepaliveProbePending = true
     }
 

@@ -25,7 +25,7 @@ extension TCPConnection {
         let silence = now - lastActivity
         lastActivity = now
         keepalivesUnanswered = 0
-        if let idle = configuration.keepaliveIdle, state.isSynchronized { keepaliveDeadline = now + idle }
+        if let idle = keepaliveIdle, state.isSynchronized { keepaliveDeadline = now + idle }
 
         // A retransmitted SYN in SYN-RECEIVED means our SYN-ACK was lost: send it again now.
         if state == .synReceived, flags.contains(.syn), !flags.contains(.ack), sequence == initialReceiveSequence {
@@ -119,7 +119,7 @@ extension TCPConnection {
             }
             state = finQueued ? .finWait1 : .established
             events.insert(.connected)
-            if let idle = configuration.keepaliveIdle { keepaliveDeadline = now + idle }
+            if let idle = keepaliveIdle { keepaliveDeadline = now + idle }
             updateSendWindow(segment)
         }
         guard processAcknowledgment(segment, payloadLength: payload.count, now: now) else { return }
@@ -408,7 +408,7 @@ extension TCPConnection {
             acknowledge(upTo: segment.acknowledgmentNumber, segment: segment, now: now)
             state = finQueued ? .finWait1 : .established
             events.insert(.connected)
-            if let idle = configuration.keepaliveIdle { keepaliveDeadline = now + idle }
+            if let idle = keepaliveIdle { keepaliveDeadline = now + idle }
             ackNow = true
             if !payload.isEmpty { receiveText(sequence: receiveNext, payload: payload, now: now) }
         } else {

@@ -76,6 +76,10 @@ public final class TCPConnection: CustomStringConvertible {
     var probeDeadline: Instant?
     var timeWaitDeadline: Instant?
     var keepaliveDeadline: Instant?
+    /// Keepalive's rhythm: the configuration's, or what `startKeepalive` set.
+    var keepaliveIdle: Duration?
+    var keepaliveInterval: Duration
+    var keepaliveProbes: Int
     var keepalivesUnanswered = 0
     var lastActivity: Instant
     /// The silence before the peer's last keepalive probe (`TCPEvents.peerKeepalive`).
@@ -166,6 +170,9 @@ public final class TCPConnection: CustomStringConvertible {
     init(state: TCPState, localPort: UInt16, remotePort: UInt16, initialSequence: SequenceNumber,
          configuration: TCPConfiguration, now: Instant, timestampOffset: UInt32) {
         self.configuration = configuration
+        keepaliveIdle = configuration.keepaliveIdle
+        keepaliveInterval = configuration.keepaliveInterval
+        keepaliveProbes = configuration.keepaliveProbes
         idleTimeoutNanoseconds = configuration.idleTimeout?.nanoseconds
         delayedAckNanoseconds = configuration.delayedAckTimeout.nanoseconds
         timeWaitNanoseconds = configuration.timeWaitDuration.nanoseconds
@@ -353,6 +360,19 @@ public final class TCPConnection: CustomStringConvertible {
     }
 
     /// The earliest time `output` has work to do without new input.
+    /// Probes the peer from now on, however the connection was configured:
+    /// after `idle` of silence, then every `interval`; `probes` unanswered
+    /// reset it (`.timedOut`). The engine probes an app that closed its side
+    /// while its request waits: a closed socket's orphan stops answering once
+    /// its kernel drops it, a half-closed one answers for as long as it lives.
+    public func startKeepalive(idle: Duration, interval: Duration, probes: Int, now: Instant) {
+        keepaliveIdle = idle
+        keepaliveInterval = interval
+        keepaliveProbes = probes
+        guard state.isSynchronized, state != .timeWait, state != .closed else { return }
+        keepaliveDeadline = lastActivity + idle > now ? lastActivity + idle : now
+    }
+
     public var nextDeadline: Instant? {
         func earlier(_ a: Instant?, _ b: Instant?) -> Instant? {
             guard let a else { return b }

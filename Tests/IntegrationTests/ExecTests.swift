@@ -655,6 +655,41 @@ final class ExecTests {
         #expect(r.stderr.contains("group Auto: check of DIRECT: ok"), "\(r.stderr)")
         #expect(!r.stderr.contains("no address for web.sluice.test"), "\(r.stderr)")
     }
+    /// An app that gives up on a request to an origin that never answers
+    /// (curl -m) ends the upstream connection too, in HTTP mode (here for
+    /// --har): the app's FIN starts keepalive probes, which its closed
+    /// socket's orphan stops answering once its kernel drops it (5 s in this
+    /// namespace; 60 s by default). The upstream connection stayed open for
+    /// good before.
+    @Test func anAppThatGivesUpEndsItsSilentOriginsConnection() throws {
+        let events = work.appendingPathComponent("silent-origin.events").path
+        try net.start(["python3", "-c", """
+        import socket, time
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9112)); s.listen(4); s.settimeout(60)
+        c, _ = s.accept(); c.settimeout(60); start = time.time()
+        try:
+            c.recv(65536)
+            while c.recv(65536): pass
+            how = "eof"
+        except Exception as e:
+            how = type(e).__name__
+        open("\(events)", "w").write("%s %.0f\\n" % (how, time.time() - start))
+        """], in: server)
+        #expect(pair.waitForListener("10.88.0.2:9112"))
+        let har = work.appendingPathComponent("silent.har").path
+        let r = try pair.exec("""
+        sysctl -qw net.ipv4.tcp_fin_timeout=5
+        curl -s -m 2 http://10.88.0.2:9112/never; echo "curl=$?"
+        for i in $(seq 200); do [ -s \(events) ] && break; sleep 0.2; done
+        cat \(events) 2>/dev/null
+        """, options: ["--har", har], timeout: 90)
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.first == "curl=28" && lines.count == 2 && lines[1].hasPrefix("eof "), "\(r.stdout)\n\(r.stderr)")
+        if lines.count == 2, let seconds = Int(lines[1].split(separator: " ").last ?? "") {
+            #expect(seconds <= 25, "\(lines[1])")
+        }
+    }
 
     /// RFC 7766 §6.2.3: a DNS-over-TCP connection left idle is closed by the
     /// server, here after 30 s, so clients that never close cannot pile up flows.

@@ -120,6 +120,23 @@ import Wire
         #expect(h.connection.takeEvents().contains(.timedOut))
     }
 
+    /// The engine starts probes on a connection configured without them
+    /// (an app that closed its side while its request waits): unanswered,
+    /// they reset it; the silence already past counts toward the first.
+    @Test func keepaliveStartedLaterProbesAndGivesUp() {
+        let h = TCPHarness.established(plainConfiguration())
+        h.advance(.seconds(3))
+        h.recv([])
+        h.connection.startKeepalive(idle: .seconds(5), interval: .seconds(5), probes: 2, now: h.now)
+        h.advance(.seconds(2))
+        h.recv([fromUs(snd - 1, ack: rcv, [])])
+        h.advance(.seconds(5))
+        h.recv([fromUs(snd - 1, ack: rcv, [])])
+        h.advance(.seconds(5))
+        h.recv([fromUs(snd, .rst, window: 0)])
+        #expect(h.connection.takeEvents().contains(.timedOut))
+    }
+
     @Test func anAnswerResetsTheKeepalive() {
         var c = plainConfiguration()
         c.keepaliveIdle = .seconds(30)
