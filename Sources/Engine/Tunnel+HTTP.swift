@@ -23,6 +23,10 @@ extension Tunnel {
         guard let session = httpSessions[key] else { return }
         guard let connection = tcp.connection(key), connection.state != .closed else {
             endHTTP(session, sink: &sink)
+            // A connection the app's last ACK closed leaves the table only through a
+            // flush: without it, each HTTP-mode connection the app closed first stayed
+            // for good, and 16,384 of them refused every new flow.
+            tcp.flush(key, now: now, sink: &sink)
             return
         }
         let events = connection.takeEvents()
