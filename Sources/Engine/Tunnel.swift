@@ -82,6 +82,7 @@ final class Tunnel {
     /// their first datagrams (at most `heldDatagramLimit`), sent once it is known.
     var udpAwaitingResolution: [FlowKey: [[UInt8]]] = [:]
     var lastResolverWarning: Instant?
+    var lastTableFullWarning: Instant?
     /// Pings to fake IPs (Tunnel+EchoNames.swift): the real address, the
     /// flow a reply from it answers, and the request that waits for the name.
     var echoRealAddresses: [FlowKey: IPAddress] = [:]
@@ -478,9 +479,14 @@ final class Tunnel {
 
     func tcpFromApp(_ packet: IPPacketView, sink: inout TunSink) {
         let time = now
-        switch tcp.input(packet, now: time, sink: &sink) {
+        let input = tcp.input(packet, now: time, sink: &sink)
+        for key in tcp.takeEvictedPending() { pendingGaveWay(key, sink: &sink) }
+        switch input {
         case let .connectionRequest(key):
             startTCP(key, sink: &sink)
+        case .refusedFull:
+            io.statistics.tableFullRefusals += 1
+            tableFull("TCP connections", limit: tcp.configuration.maximumFlows, rule: "new connections are refused (a RST)")
         case let .segment(key):
             // Pumped once at the end of the batch (pumpTouched), unless the segment owes a duplicate ACK now.
             let first = !touched.contains(key)
@@ -1267,7 +1273,13 @@ final class Tunnel {
 
     func datagramFromApp(_ packet: IPPacketView, sink: inout TunSink) {
         let time = now
-        switch datagrams.input(packet, now: time, sink: &sink) {
+        let input = datagrams.input(packet, now: time, sink: &sink)
+        for key in datagrams.takeEvicted() {
+            tableFull("UDP and ping sessions", limit: datagrams.configuration.maximumSessions, rule: "the least recently active give way")
+            finishRecord(key, status: .closed, error: "gave way to a new session: the table was full")
+            endDatagramSession(key)
+        }
+        switch input {
         case let .udp(key, payload, isNew):
             if isDNSQuery(key) {
                 answerDNS(key, payload: payload, sink: &sink)
@@ -1302,8 +1314,6 @@ final class Tunnel {
             }
         case let .appPortUnreachable(key):
             if !forwardedSessions.isEmpty, forwardedSessions[key] != nil { forwardedPortUnreachable(key) }
-        case .answered:
-            break
         case .dropped(.badChecksum), .dropped(.malformed):
             io.statistics.malformedPackets += 1
         case .dropped:
@@ -1464,6 +1474,47 @@ final class Tunnel {
         case .drop:
             break
         }
+    }
+
+    /// A UDP session or echo flow left the table (idle, or evicted): what the engine held for it goes.
+    func endDatagramSession(_ key: FlowKey) {
+        if let flow = udpFlows.removeValue(forKey: key) {
+            try? epoll.remove(flow.socket.descriptor)
+            tokens[flow.token] = nil
+        }
+        if let control = tcpFlows[key] { removeTCP(control) }
+        if !pingSockets.isEmpty { closePingSocket(key) }
+        if !echoRealAddresses.isEmpty || !echoAwaitingResolution.isEmpty { forgetEchoRoute(key) }
+        associationQueue[key] = nil
+        awaitingOwner[key] = nil
+        awaitingName[key] = nil
+        udpAwaitingResolution[key] = nil
+        if !forwardedSessions.isEmpty { forgetForwarded(key) }
+        // And the fake IP it pinned (UDP and pings to one), with its record.
+        releasePin(key)
+    }
+
+    /// A SYN that waited for its upstream gave way to newer ones (the
+    /// pending queue was full): its connect attempt and whatever else waited
+    /// for it go. The app hears nothing; if it still waits, its next SYN
+    /// starts over.
+    func pendingGaveWay(_ key: FlowKey, sink: inout TunSink) {
+        tableFull("connections waiting for their upstream", limit: tcp.configuration.maximumPending, rule: "the oldest give way")
+        trace("\(key): gave way to newer connections (the pending queue was full)")
+        awaitingOwner[key] = nil
+        awaitingAddress[key] = nil
+        if let flow = tcpFlows[key] { removeTCP(flow) }
+        finishRecord(key, status: .timedOut, error: "gave way to newer connections: too many waited for their upstream")
+        releasePin(key)
+    }
+
+    /// A flow table is full and makes room (`rule` says how): said once a
+    /// minute, since every new flow past the limit would say it again.
+    func tableFull(_ table: String, limit: Int, rule: String) {
+        if !rule.hasPrefix("new connections are refused") { io.statistics.evictions += 1 }
+        if let last = lastTableFullWarning, now < last + .seconds(60) { return }
+        lastTableFullWarning = now
+        EngineLog.warning("the table of \(table) is full (\(limit)): \(rule) (a scan, or an app that opens flows faster than they end?)")
     }
 
     /// One datagram upstream, behind a SOCKS5 UDP header when the flow goes
@@ -1634,22 +1685,7 @@ final class Tunnel {
             expireNameWaits(now: time, sink: &sink)
         }
         if let deadline = datagrams.nextDeadline, deadline <= time {
-            for key in datagrams.expire(now: time) {
-                if let flow = udpFlows.removeValue(forKey: key) {
-                    try? epoll.remove(flow.socket.descriptor)
-                    tokens[flow.token] = nil
-                }
-                if let control = tcpFlows[key] { removeTCP(control) }
-                if !pingSockets.isEmpty { closePingSocket(key) }
-                if !echoRealAddresses.isEmpty || !echoAwaitingResolution.isEmpty { forgetEchoRoute(key) }
-                associationQueue[key] = nil
-                awaitingOwner[key] = nil
-                awaitingName[key] = nil
-                udpAwaitingResolution[key] = nil
-                if !forwardedSessions.isEmpty { forgetForwarded(key) }
-                // And the fake IP it pinned (UDP and pings to one), with its record.
-                releasePin(key)
-            }
+            for key in datagrams.expire(now: time) { endDatagramSession(key) }
         }
         // Arm the timer for the next deadline, when it changed.
         // No array here: this runs on every wake-up of the loop.

@@ -22,6 +22,10 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     public var sackRetransmits = 0
     public var goBackRetransmits = 0
     public var tailLossProbes = 0
+    /// Flows that gave way in a full table (the oldest pending SYN, the
+    /// least recently active UDP session), and new TCP flows a full table refused.
+    public var evictions = 0
+    public var tableFullRefusals = 0
     /// The profile's [Statistics] tables, rendered at exit.
     public var requestStatistics: String?
     /// Proxy groups: current member and health.
@@ -38,6 +42,7 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
             + "\(bytesFromApp) bytes up, \(bytesToApp) bytes down; \(packetsFromApp) packets in, \(packetsToApp) out; "
             + "\(malformedPackets) malformed, \(upstreamErrors) upstream errors, \(tunWriteDrops) TUN write drops; "
             + "retransmissions: \(retransmissionTimeouts) timeouts, \(fastRetransmits) fast, \(sackRetransmits) SACK, \(goBackRetransmits) after timeouts, \(tailLossProbes) tail-loss probes"
+            + (evictions + tableFullRefusals > 0 ? "; full flow tables: \(evictions) flows gave way, \(tableFullRefusals) refused" : "")
             + (owners.map { "\n" + $0 } ?? "")
             + (groups.map { "\ngroups:\n" + $0 } ?? "")
             + (capture.map { "\n" + $0 } ?? "")

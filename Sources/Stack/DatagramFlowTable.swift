@@ -10,7 +10,8 @@ public final class DatagramFlowTable {
     public struct Configuration: Sendable {
         public var udpIdleTimeout: Duration = .seconds(60)
         public var echoIdleTimeout: Duration = .seconds(10)
-        /// Past it, a datagram for a new session is refused with ICMP "administratively prohibited".
+        /// Past it, a new session takes the place of the one closest to
+        /// expiring (`takeEvicted`).
         public var maximumSessions = 4096
         public init() {}
     }
@@ -23,8 +24,6 @@ public final class DatagramFlowTable {
         /// The app's ICMP port unreachable for a datagram of session `key`
         /// (from its far side): nothing listens at the app's end of it.
         case appPortUnreachable(FlowKey)
-        /// The table answered by itself (the session limit).
-        case answered
         case dropped(DropReason)
     }
 
@@ -48,6 +47,8 @@ public final class DatagramFlowTable {
     var echoFlows: [FlowKey: (flow: FlowKey, sharing: Int)] = [:]
     /// Idle deadlines, lazily (see DeadlineQueue): one live entry per session.
     var timers = DeadlineQueue<FlowKey>()
+    /// Sessions that gave way to new ones while the table was full (`takeEvicted`).
+    var evicted: [FlowKey] = []
     var identification: UInt16 = 0
 
     public init(configuration: Configuration = Configuration()) { self.configuration = configuration }
@@ -66,7 +67,7 @@ public final class DatagramFlowTable {
             guard packet.verifyUpperLayerChecksum() == true else { return .dropped(.badChecksum) }
             let key = FlowKey(transport: .udp, appAddress: packet.source, appPort: udp.sourcePort,
                               destinationAddress: packet.destination, destinationPort: udp.destinationPort)
-            guard let isNew = touch(key, now: now, packet: packet, sink: &sink) else { return .answered }
+            let isNew = touch(key, now: now)
             return .udp(key, payload: udp.payload, isNew: isNew)
         case .icmp, .icmpv6:
             guard packet.verifyUpperLayerChecksum() == true else { return .dropped(.badChecksum) }
@@ -85,7 +86,7 @@ public final class DatagramFlowTable {
             }
             let key = FlowKey(transport: proto, appAddress: packet.source, appPort: identifier,
                               destinationAddress: packet.destination, destinationPort: 0)
-            guard let isNew = touch(key, now: now, packet: packet, sink: &sink) else { return .answered }
+            let isNew = touch(key, now: now)
             return .echoRequest(key, sequenceNumber: sequence, payload: data, isNew: isNew)
         default:
             return .dropped(.notDatagram)
@@ -105,17 +106,17 @@ public final class DatagramFlowTable {
         return .appPortUnreachable(key)
     }
 
-    /// Records activity; nil when a new session would pass the limit (and the refusal was sent).
-    func touch(_ key: FlowKey, now: Instant, packet: IPPacketView, sink: inout some PacketSink) -> Bool? {
+    /// Records activity; true when the datagram opened a session. A full
+    /// table makes room: refusing instead let one app that sends to thousands
+    /// of ports (a scan, a DHT) cut every app off UDP, and off Sluice's own
+    /// DNS, until its sessions expired.
+    func touch(_ key: FlowKey, now: Instant) -> Bool {
         if let index = sessions.index(forKey: key) {
             sessions.values[index].lastActivity = now
             sessions.values[index].datagrams += 1
             return false
         }
-        guard sessions.count < configuration.maximumSessions else {
-            sink.send(capacity: 1280 + 48) { IPFraming.writeUnreachable(into: $0, replyingTo: packet, reason: .administrativelyProhibited) }
-            return nil
-        }
+        if sessions.count >= configuration.maximumSessions { evictClosestToExpiring() }
         let deadline = now + timeout(for: key)
         sessions[key] = Session(lastActivity: now, datagrams: 1, queuedDeadline: deadline)
         if key.transport != .udp {
@@ -127,6 +128,34 @@ public final class DatagramFlowTable {
         }
         timers.insert(deadline, key)
         return true
+    }
+
+    /// Removes the session whose idle deadline comes first: the least
+    /// recently active, as their timeouts allow.
+    func evictClosestToExpiring() {
+        let horizon = Instant(nanoseconds: Int64.max)
+        while let (deadline, key) = timers.popDue(now: horizon) {
+            guard let index = sessions.index(forKey: key), sessions.values[index].queuedDeadline == deadline else { continue }
+            let real = sessions.values[index].lastActivity + timeout(for: key)
+            if real > deadline, let next = timers.earliest, real > next {
+                // Active since it was queued, and others come first now.
+                sessions.values[index].queuedDeadline = real
+                timers.insert(real, key)
+                continue
+            }
+            sessions.remove(at: index)
+            forgetEcho(key)
+            evicted.append(key)
+            return
+        }
+    }
+
+    /// The sessions that gave way since the last call: the engine ends them as
+    /// it ends expired ones.
+    public func takeEvicted() -> [FlowKey] {
+        guard !evicted.isEmpty else { return [] }
+        defer { evicted.removeAll(keepingCapacity: true) }
+        return evicted
     }
 
     /// Opens a UDP session from our side (a forwarded port's client, which

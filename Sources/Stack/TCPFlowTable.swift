@@ -12,7 +12,8 @@ public final class TCPFlowTable {
         public var tcp = TCPConfiguration()
         /// Established and half-open connections together; past it, SYNs get a RST.
         public var maximumFlows = 16384
-        /// SYNs waiting for the engine's decision (lazy accept).
+        /// SYNs waiting for the engine's decision (lazy accept); past it, the
+        /// oldest gives way (`takeEvictedPending`).
         public var maximumPending = 1024
         /// Mixed into initial sequence numbers (RFC 6528); the engine passes a random one.
         public var secret: UInt64 = 0x5eed
@@ -30,13 +31,15 @@ public final class TCPFlowTable {
         case segment(FlowKey)
         /// A SYN for a new flow: call `accept` or `refuse`.
         case connectionRequest(FlowKey)
-        /// The table answered by itself (a RST for an unknown flow, or the flow limit).
+        /// The table answered by itself (a RST for an unknown flow).
         case answered
+        /// A SYN past `maximumFlows`, answered with a RST.
+        case refusedFull
         case dropped(DropReason)
     }
 
     public enum DropReason: Sendable, Equatable {
-        case notTCP, malformed, badChecksum, fragment, duplicateSyn, pendingFull
+        case notTCP, malformed, badChecksum, fragment, duplicateSyn
         /// A RST for no connection (one that already ended, a duplicate):
         /// well-formed, and never answered (RFC 9293 §3.10.7.1).
         case resetForUnknownFlow
@@ -66,6 +69,12 @@ public final class TCPFlowTable {
     /// `poll`'s list of due flows, kept to spare an allocation per poll.
     var due: [FlowKey] = []
     var pending: [FlowKey: TCPHeader] = [:]
+    /// Pending SYNs in arrival order from `pendingHead` on; an entry may be
+    /// stale (accepted or refused since): eviction skips those.
+    var pendingOrder: [FlowKey] = []
+    var pendingHead = 0
+    /// SYNs that gave way to newer ones (`takeEvictedPending`).
+    var evictedPending: [FlowKey] = []
     var identification: UInt16 = 0
 
     public init(configuration: Configuration = Configuration()) {
@@ -150,11 +159,44 @@ public final class TCPFlowTable {
         if pending[key] != nil { return .dropped(.duplicateSyn) }
         guard count + pending.count < configuration.maximumFlows else {
             if let reply = TCPConnection.resetReply(to: header, payloadLength: tcp.payload.count) { send(reply, key: key, sink: &sink) }
-            return .answered
+            return .refusedFull
         }
-        guard pending.count < configuration.maximumPending else { return .dropped(.pendingFull) }
+        // Full: the oldest SYN gives way. Dropping new ones instead let a burst
+        // of connections to addresses that never answer (a scan, apps that gave
+        // up) stop every app's new connections until the kernel gave up on
+        // theirs, a minute or two later.
+        if pending.count >= configuration.maximumPending { evictOldestPending() }
         pending[key] = header
+        pendingOrder.append(key)
+        if pendingOrder.count - pendingHead > 2 * pending.count + 64 {
+            pendingOrder = pendingOrder[pendingHead...].filter { pending[$0] != nil }
+            pendingHead = 0
+        }
         return .connectionRequest(key)
+    }
+
+    func evictOldestPending() {
+        while pendingHead < pendingOrder.count {
+            let key = pendingOrder[pendingHead]
+            pendingHead += 1
+            if pending.removeValue(forKey: key) != nil {
+                evictedPending.append(key)
+                break
+            }
+        }
+        if pendingHead >= 1024, pendingHead * 2 >= pendingOrder.count {
+            pendingOrder.removeFirst(pendingHead)
+            pendingHead = 0
+        }
+    }
+
+    /// The SYNs that gave way since the last call: the engine drops what it
+    /// started for them (an upstream connect, a lookup). The app's next SYN,
+    /// if it still waits, starts over.
+    public func takeEvictedPending() -> [FlowKey] {
+        guard !evictedPending.isEmpty else { return [] }
+        defer { evictedPending.removeAll(keepingCapacity: true) }
+        return evictedPending
     }
 
     /// Accepts a pending SYN: the connection is created and its SYN-ACK sent.

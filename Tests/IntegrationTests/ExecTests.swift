@@ -707,6 +707,46 @@ final class ExecTests {
         """, options: ["--har", har, "--control", control], timeout: 90)
         #expect(r.stdout == "open=0\n", "\(r.stdout)\n\(r.stderr)")
     }
+    /// One app that sends to thousands of ports (a scan, a DHT) fills the
+    /// UDP table: the least recently active sessions give way, so other
+    /// flows, Sluice's own DNS among them, go on. A full table refused every
+    /// new session for a minute, DNS included, without a word.
+    @Test func aFullUDPTableMakesRoom() throws {
+        let r = try pair.exec("""
+        python3 -c '
+        import socket
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for port in range(20000, 25000): s.sendto(b"x", ("10.88.0.2", port))
+        '
+        dig +short +tries=2 +time=2 web.sluice.test | grep -c '^198\\.1[89]\\.'
+        """, timeout: 90)
+        #expect(r.stdout == "1\n", "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stderr.contains("the table of UDP and ping sessions is full (4096): the least recently active give way"), "\(r.stderr)")
+        #expect(r.stderr.contains("full flow tables: "), "\(r.stderr)")
+    }
+    /// SYNs to addresses that never answer (a scan, apps that gave up) fill
+    /// the queue of connections waiting for their upstream: the oldest give
+    /// way, and other apps' new connections go on. New SYNs were dropped
+    /// instead, and nothing connected until the kernel gave up on the
+    /// waiting ones, a minute later.
+    @Test func synsToSilentAddressesDoNotHoldUpOthers() throws {
+        // Beyond the server, which does not forward: what goes there is dropped.
+        try net.run(["ip", "route", "replace", "10.88.9.0/24", "via", "10.88.0.2"], in: host)
+        let r = try pair.exec("""
+        python3 -c '
+        import socket, time
+        for i in range(1100):
+            s = socket.socket(); s.setblocking(False)
+            try: s.connect(("10.88.9.%d" % (1 + i % 250), 80 + i // 250))
+            except BlockingIOError: pass
+            s.close()
+            if i % 100 == 0: time.sleep(0.05)
+        '
+        for i in $(seq 5); do curl -s -m 3 -o /dev/null -w '%{http_code}\\n' http://10.88.0.2:8080/1m.bin && break; done
+        """, timeout: 90)
+        #expect(r.stdout == "200\n", "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stderr.contains("the table of connections waiting for their upstream is full (1024): the oldest give way"), "\(r.stderr)")
+    }
 
     /// RFC 7766 §6.2.3: a DNS-over-TCP connection left idle is closed by the
     /// server, here after 30 s, so clients that never close cannot pile up flows.

@@ -176,19 +176,30 @@ import Wire
         }
     }
 
-    @Test func theSessionLimitRefusesWithICMP() {
+    /// A full table makes room: the session closest to expiring (the least
+    /// recently active) gives way, and the engine hears of it. Refusing new
+    /// sessions let one app's scan cut every app off UDP, Sluice's DNS included.
+    @Test func aFullTableEvictsTheSessionClosestToExpiring() {
         var c = DatagramFlowTable.Configuration()
-        c.maximumSessions = 1
+        c.maximumSessions = 2
+        c.udpIdleTimeout = .seconds(60)
         let table = DatagramFlowTable(configuration: c)
         var sink = CollectingSink()
-        feed(table, udp4(from: 1, payload: bytes(1)), sink: &sink) { _ in }
-        feed(table, udp4(from: 2, payload: bytes(1)), sink: &sink) { input in
-            guard case .answered = input else { Issue.record("\(input)"); return }
+        feed(table, udp4(from: 1, payload: bytes(1)), now: .milliseconds(0), sink: &sink) { _ in }
+        feed(table, udp4(from: 2, payload: bytes(1)), now: .milliseconds(1000), sink: &sink) { _ in }
+        // Port 1 is active again: port 2 is now the least recently active.
+        feed(table, udp4(from: 1, payload: bytes(1)), now: .milliseconds(2000), sink: &sink) { _ in }
+        #expect(table.takeEvicted().isEmpty)
+        feed(table, udp4(from: 3, payload: bytes(1)), now: .milliseconds(3000), sink: &sink) { input in
+            guard case let .udp(key, _, isNew) = input else { Issue.record("\(input)"); return }
+            #expect(key.appPort == 3 && isNew)
         }
-        sink.packets[0].withUnsafeBytes { raw in
-            let icmp = try! ICMPv4View(try! IPPacketView(raw).payload)
-            #expect(icmp.type == 3 && icmp.code == 13)
-        }
+        #expect(table.takeEvicted().map(\.appPort) == [2])
+        #expect(table.takeEvicted().isEmpty, "taken once")
+        #expect(table.count == 2 && sink.packets.isEmpty, "nothing is sent to the app")
+        feed(table, udp4(from: 4, payload: bytes(1)), now: .milliseconds(4000), sink: &sink) { _ in }
+        #expect(table.takeEvicted().map(\.appPort) == [1])
+        #expect(Set(table.expire(now: .milliseconds(70_000)).map(\.appPort)) == [3, 4])
     }
 
     /// A session opened from our side (a forwarded port's client): the app's

@@ -199,9 +199,39 @@ import Wire
             table.accept(key, now: .milliseconds(5), sink: &sink)
         }
         sink.packets.removeAll()
-        #expect(input(table, datagram(fromPeer(remoteISS, .syn), from: app4, to: server4), sink: &sink) == .answered)
+        #expect(input(table, datagram(fromPeer(remoteISS, .syn), from: app4, to: server4), sink: &sink) == .refusedFull)
         #expect(tcp(sink.packets[0]).segment.header.flags == [.rst, .ack])
         #expect(table.count == 2)
+    }
+
+    /// A full pending queue makes room: the oldest SYN gives way (the engine
+    /// drops its upstream attempt), so SYNs to addresses that never answer
+    /// cannot stop every new connection until the kernel gives up on them.
+    @Test func aFullPendingQueueEvictsTheOldestSyn() {
+        var c = TCPFlowTable.Configuration()
+        c.tcp = plainConfiguration()
+        c.maximumPending = 2
+        let table = TCPFlowTable(configuration: c)
+        var sink = CollectingSink()
+        var keys: [FlowKey] = []
+        for port in [1000, 1001, 1002, 1003] as [UInt16] {
+            var syn = fromPeer(remoteISS, .syn)
+            syn.header.sourcePort = port
+            guard case let .connectionRequest(key) = input(table, datagram(syn, from: app4, to: server4), sink: &sink) else {
+                Issue.record("port \(port) was not taken")
+                return
+            }
+            keys.append(key)
+            if port == 1001 {
+                // 1000 is accepted meanwhile: it is no longer pending, and 1001 is the oldest.
+                table.accept(keys[0], now: .milliseconds(5), sink: &sink)
+                #expect(table.takeEvictedPending().isEmpty)
+            }
+        }
+        #expect(table.takeEvictedPending() == [keys[1]])
+        #expect(table.pendingCount == 2 && sink.packets.count == 1, "only 1000's SYN-ACK went out")
+        #expect(table.accept(keys[1], now: .milliseconds(6), sink: &sink) == nil, "gone")
+        #expect(table.accept(keys[3], now: .milliseconds(6), sink: &sink) != nil)
     }
 
     @Test func badChecksumsAreDroppedAndCounted() {
