@@ -99,7 +99,7 @@ public struct ExecCommand {
             if rootless { NamespaceSetup.removeStaleResolvConfs(in: directory) }
             let path = NamespaceSetup.execResolvConf(in: directory, pid: ProcessControl.currentID)
             do {
-                try Files.write("# written by sluice exec for its command\nnameserver \(NamespaceSetup.dnsV4)\nnameserver \(NamespaceSetup.dnsV6)\n", to: path)
+                try Files.write(NamespaceSetup.resolvConf(header: "# written by sluice exec for its command\n"), to: path)
             } catch { throw EngineError.system("writing \(path)", error) }
             resolvPath = path
         }

@@ -16,6 +16,19 @@ struct NamespaceSetup {
     static let prefixV6: UInt8 = 64
     /// Sluice's DNS, inside the TUN's subnets.
     static let dnsV4 = "10.233.0.53"
+
+    /// The resolv.conf Sluice gives its command or namespace: its own DNS,
+    /// then the host's `search`, `domain` and `options` lines, so that short
+    /// names (`search corp.example`) resolve as on the host: the search list
+    /// is applied by the client's stub, never by a resolver.
+    static func resolvConf(header: String, host: String? = Files.read("/etc/resolv.conf").map { String(decoding: $0, as: UTF8.self) }) -> String {
+        var text = header + "nameserver \(dnsV4)\nnameserver \(dnsV6)\n"
+        for line in (host ?? "").split(separator: "\n") {
+            let first = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).first
+            if first == "search" || first == "domain" || first == "options" { text += line + "\n" }
+        }
+        return text
+    }
     static let dnsV6 = "fd00:233::53"
     /// With --host-loopback, the command reaches Sluice's 127.0.0.1 and ::1 here.
     static let gatewayV4 = "10.233.0.2"

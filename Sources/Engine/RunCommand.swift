@@ -97,7 +97,7 @@ public struct RunCommand {
                 Files.makeDirectory("/etc/netns")
                 Files.makeDirectory(directory)
                 let header = "\(Self.resolvConfHeader)\(ProcessControl.currentID)); removed when it stops\n"
-                if (try? Files.write(header + "nameserver \(NamespaceSetup.dnsV4)\nnameserver \(NamespaceSetup.dnsV6)\n", to: path)) != nil {
+                if (try? Files.write(NamespaceSetup.resolvConf(header: header), to: path)) != nil {
                     written = path
                 }
             } else {

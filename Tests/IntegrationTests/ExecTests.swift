@@ -747,6 +747,15 @@ final class ExecTests {
         #expect(r.stdout == "200\n", "\(r.stdout)\n\(r.stderr)")
         #expect(r.stderr.contains("the table of connections waiting for their upstream is full (1024): the oldest give way"), "\(r.stderr)")
     }
+    /// The host's search list reaches the command: a short name resolves as
+    /// on the host (the stub applies `search`, never a resolver). The
+    /// command's resolv.conf had only Sluice's nameservers.
+    @Test func theHostsSearchListReachesTheCommand() throws {
+        try "search sluice.test\nnameserver 10.88.0.2\noptions ndots:1 timeout:2\n"
+            .write(toFile: "/etc/netns/\(host)/resolv.conf", atomically: true, encoding: .utf8)
+        let r = try exec("grep -v '^#' /etc/resolv.conf; getent ahostsv4 web | head -1 | cut -d' ' -f1 | grep -c '^198\\.1[89]\\.'")
+        #expect(r.stdout == "nameserver 10.233.0.53\nnameserver fd00:233::53\nsearch sluice.test\noptions ndots:1 timeout:2\n1\n", "\(r.stdout)\n\(r.stderr)")
+    }
 
     /// RFC 7766 §6.2.3: a DNS-over-TCP connection left idle is closed by the
     /// server, here after 30 s, so clients that never close cannot pile up flows.
