@@ -171,6 +171,8 @@ extension ProxyServer {
     func outbound(for family: SysIPAddress.Family, connection: InboundConnection, association: UDPAssociation) -> SocketBox? {
         if let existing = family == .v4 ? association.outboundV4 : association.outboundV6 { return existing }
         guard let socket = try? Socket(.udp, family: family) else { return nil }
+        // Targets' bursts wait here for the loop, as in the tunnel (Tunnel.udpReceiveBuffer).
+        socket.setReceiveBuffer(Tunnel.udpReceiveBuffer)
         let box = SocketBox(socket)
         let token = family == .v4 ? connection.upstreamToken : connection.outboundV6Token
         guard (try? epoll.add(box.socket.descriptor, events: .readable, token: token)) != nil else { return nil }

@@ -83,6 +83,7 @@ extension Tunnel {
             endAssociation(key, reason: "proxy \(proxy.name): cannot reach its UDP relay")
             return
         }
+        socket.setReceiveBuffer(Self.udpReceiveBuffer)
         let token = nextToken
         nextToken += 1
         let flow = UDPFlow(key: key, token: token, socket: socket)

@@ -1579,10 +1579,17 @@ final class Tunnel {
             }
             return
         }
+        // A server's burst of small datagrams filled the default buffer (208 KB of
+        // kernel memory, about 300 of them) before the loop read it, where the app's
+        // own socket, without Sluice, would have held them: half of a 2,000-datagram
+        // burst was lost. Memory is taken only for what waits.
+        socket.setReceiveBuffer(Self.udpReceiveBuffer)
         guard let flow = watchedFlow(key, socket: socket) else { return }
         udpFlows[key] = flow
         io.statistics.udpSessions += 1
     }
+
+    static let udpReceiveBuffer: Int32 = 4 << 20
 
     /// A datagram socket (a UDP session's, a ping flow's) under a token of
     /// its own in the epoll set; nil when epoll refuses it (the socket closes).

@@ -236,6 +236,12 @@ public struct Socket: ~Copyable {
         return withUnsafeBytes(of: &storage) { SocketAddress.from($0.baseAddress!) }
     }
 
+    /// SO_RCVBUFFORCE, which may pass net.core.rmem_max (with CAP_NET_ADMIN),
+    /// else SO_RCVBUF (capped there).
+    public func setReceiveBuffer(_ bytes: Int32) {
+        if (try? setOption(SOL_SOCKET, SO_RCVBUFFORCE, bytes)) == nil { try? setOption(SOL_SOCKET, SO_RCVBUF, bytes) }
+    }
+
     public func setBufferSizes(send: Int32? = nil, receive: Int32? = nil) {
         if let send { try? setOption(SOL_SOCKET, SO_SNDBUF, send) }
         if let receive { try? setOption(SOL_SOCKET, SO_RCVBUF, receive) }
