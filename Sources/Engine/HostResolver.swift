@@ -241,9 +241,9 @@ final class HostResolver {
     /// Asks the next resolver (each of several once, a single one twice), then
     /// gives up on queries past their deadline; returns the flows that waited
     /// for them. A dead first resolver failed every name, where the host's own
-    /// lookups (glibc) go on to the next `nameserver`. Relayed queries are
-    /// retried once and then dropped: the app's resolver asks again or gives
-    /// up, as with a lost answer.
+    /// lookups (glibc) go on to the next `nameserver`. Relayed queries go the
+    /// same way (a `server:` line's to its one resolver twice), and are then
+    /// dropped: the app's resolver asks again or gives up, as with a lost answer.
     func expire(now: Instant) -> [FlowKey] {
         var failed: [FlowKey] = []
         for (id, query) in pending where query.deadline <= now {
@@ -260,12 +260,17 @@ final class HostResolver {
             }
         }
         for (id, relay) in relays where relay.deadline <= now {
-            if relay.attempts == 0 {
-                relays[id]!.attempts = 1
+            // A query for the default resolvers goes on to the next, as glibc's
+            // do (forward mode asked only the first: a dead one failed every name).
+            let candidates = servers.contains(relay.server) ? servers : [relay.server]
+            if relay.attempts + 1 < max(2, candidates.count) {
+                relays[id]!.attempts += 1
                 relays[id]!.deadline = now + timeout
+                if let index = candidates.firstIndex(of: relay.server) { relays[id]!.server = candidates[(index + 1) % candidates.count] }
                 sendRelay(id)
             } else {
                 relays[id] = nil
+                unanswered = candidates
             }
         }
         return failed

@@ -1468,9 +1468,15 @@ final class Tunnel {
             if let pool = dns?.pool { answerNames.learn(message: answer, now: now) { !pool.contains($0) } }
             datagrams.sendUDP(key, payload: answer, now: now, sink: &sink)
         case .forward:
+            io.statistics.bytesFromApp += payload.count
             if relayRoutedQuery(key, payload) { return }
-            if udpFlows[key] == nil, let server = resolver.servers.first { openUDP(key, to: server.address, sink: &sink) }
-            if let flow = udpFlows[key], (try? flow.socket.send(payload, to: nil)) == nil { io.statistics.upstreamErrors += 1 }
+            // Relayed under an id of ours on the resolver's one socket, as split DNS's are:
+            // no socket (and no 60 s session upstream) per query, and the next resolver
+            // is asked when one does not answer.
+            guard let server = resolver.servers.first, resolver.relay(payload, to: server, for: key, now: now) else {
+                io.statistics.upstreamErrors += 1
+                return
+            }
         case .drop:
             break
         }
@@ -1679,7 +1685,8 @@ final class Tunnel {
         }
         if let deadline = resolver.nextDeadline, deadline <= time {
             let failed = resolver.expire(now: time)
-            if !failed.isEmpty { warnUnansweredResolvers() }
+            // Also for a relayed query that went unanswered (forward mode, `server:` lines).
+            warnUnansweredResolvers()
             for key in failed { refuse(key, reason: .host, sink: &sink) }
         }
         if let deadline = fragments.nextDeadline, deadline <= time {

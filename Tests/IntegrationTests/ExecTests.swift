@@ -817,10 +817,16 @@ final class ExecTests {
         let r = try exec("curl -sS --max-time 20 http://web.sluice.test:8080/1m.bin | sha256sum | cut -c1-64")
         #expect(r.stdout == "\(try digest("1m.bin"))\n", "\(r.stdout) \(r.stderr)")
         #expect(!r.stderr.contains("did not answer"), "\(r.stderr)")
+        // Forward mode too: it asked the first resolver alone, and every name failed.
+        let forward = try pair.exec("dig +short +tries=1 +time=8 web.sluice.test", options: ["--dns", "forward"])
+        #expect(forward.stdout == "10.88.0.2\n", "\(forward.stdout) \(forward.stderr)")
         try "nameserver 10.88.0.77\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
         let dead = try exec("curl -sS --max-time 20 http://web.sluice.test:8080/1m.bin > /dev/null 2>&1; echo $?")
         #expect(dead.stdout == "7\n", "\(dead.stdout) \(dead.stderr)")
         #expect(dead.stderr.contains("the host's resolver 10.88.0.77 did not answer"), "\(dead.stderr)")
+        let deadForward = try pair.exec("dig +short +tries=1 +time=6 web.sluice.test; echo $?", options: ["--dns", "forward"])
+        #expect(deadForward.stdout.hasSuffix("9\n"), "\(deadForward.stdout) \(deadForward.stderr)")
+        #expect(deadForward.stderr.contains("the host's resolver 10.88.0.77 did not answer"), "\(deadForward.stderr)")
     }
 
     @Test func namesGetFakeAddressesAndConnectByName() throws {
