@@ -28,6 +28,13 @@ final class DNSStream {
     var fromUpstream: [UInt8] = []
     /// Forwarded queries whose answers have not come yet.
     var forwarded = 0
+    /// The queries forwarded over `upstream` and not answered yet (framed, in
+    /// order): a resolver that closes after so many (dnsmasq: 100 a
+    /// connection) gets them again on a new connection.
+    var unanswered: [(id: UInt16, framed: [UInt8])] = []
+    /// Answers on the current connection to the resolver: one that closes
+    /// having answered none is not asked again.
+    var answeredOnConnection = 0
 
     /// The largest DNS message: its length is a 16-bit field.
     static let maximumMessage = 65535
@@ -133,8 +140,9 @@ extension Tunnel {
                 }
                 return
             }
-            stream.toUpstream += [UInt8(message.count >> 8), UInt8(message.count & 0xff)]
-            stream.toUpstream += message
+            let framed = [UInt8(message.count >> 8), UInt8(message.count & 0xff)] + Array(message)
+            stream.toUpstream += framed
+            stream.unanswered.append((UInt16(message[0]) << 8 | UInt16(message[1]), framed))
             stream.forwarded += 1
             if stream.upstream == nil { openDNSUpstream(stream, key: key, server: server) }
             writeDNSUpstream(stream, key: key)
@@ -167,6 +175,7 @@ extension Tunnel {
         }
         stream.upstream = DNSUpstream(socket: socket, token: token)
         stream.upstreamServer = server
+        stream.answeredOnConnection = 0
         dnsStreamTokens[token] = key
         trace("\(key): DNS over TCP: forwarding to \(server)")
     }
@@ -211,12 +220,20 @@ extension Tunnel {
                 }
                 guard case let .value(n) = result else { break }
                 if n == 0 {
-                    // The resolver closed: fine when nothing is owed, else the app's questions are lost.
-                    if stream.forwarded > 0 {
-                        failDNSStream(key, reason: "the resolver closed with \(stream.forwarded) questions unanswered")
+                    // The resolver closed: its answers so far go to the app first.
+                    takeResolverAnswers(stream)
+                    closeDNSUpstream(stream)
+                    guard !stream.unanswered.isEmpty else { break }
+                    // A resolver that takes so many questions a connection (dnsmasq: 100)
+                    // is asked the rest on a new one; one that answered nothing has failed.
+                    guard stream.answeredOnConnection > 0, let server = stream.upstreamServer else {
+                        failDNSStream(key, reason: "the resolver closed with \(stream.unanswered.count) questions unanswered")
                         return
                     }
-                    closeDNSUpstream(stream)
+                    trace("\(key): DNS over TCP: the resolver closed; \(stream.unanswered.count) questions go again on a new connection")
+                    stream.toUpstream = stream.unanswered.flatMap(\.framed)
+                    openDNSUpstream(stream, key: key, server: server)
+                    guard dnsStreams[key] != nil else { return }
                     break
                 }
                 stream.fromUpstream += UnsafeRawBufferPointer(scratch.sub(0, n))
@@ -225,15 +242,24 @@ extension Tunnel {
                     return
                 }
             }
-            DNSStream.takeMessages(from: &stream.fromUpstream) { framed in
-                // As over UDP, the answers name the addresses they give (DNSAnswerNames).
-                answerNames.learn(message: UnsafeRawBufferPointer(rebasing: framed.dropFirst(2)), now: now)
-                stream.output += framed
-                stream.forwarded = max(stream.forwarded - 1, 0)
-            }
+            takeResolverAnswers(stream)
         }
         var sink = TunSink(io: io)
         pumpDNSStream(key, sink: &sink)
+    }
+
+    /// The resolver's whole answers, on to the app.
+    func takeResolverAnswers(_ stream: DNSStream) {
+        DNSStream.takeMessages(from: &stream.fromUpstream) { framed in
+            // As over UDP, the answers name the addresses they give (DNSAnswerNames).
+            answerNames.learn(message: UnsafeRawBufferPointer(rebasing: framed.dropFirst(2)), now: now)
+            stream.output += framed
+            stream.forwarded = max(stream.forwarded - 1, 0)
+            stream.answeredOnConnection += 1
+            if framed.count >= 4, let index = stream.unanswered.firstIndex(where: { $0.id == UInt16(framed[2]) << 8 | UInt16(framed[3]) }) {
+                stream.unanswered.remove(at: index)
+            }
+        }
     }
 
     func closeDNSUpstream(_ stream: DNSStream) {

@@ -127,11 +127,11 @@ extension Tunnel {
             guard let accepted else { return }
             let peer = accepted.peer
             guard let key = freeForwardKey(.tcp, app: app, appPort: listener.forward.appPort, gateway: gateway) else {
-                EngineLog.warning("sluice: --forward \(listener.forward): no free port toward the app; \(peer) closed")
+                EngineLog.warning("--forward \(listener.forward): no free port toward the app; \(peer) closed")
                 continue
             }
             guard tcp.open(key, now: now, configuration: appTCPConfiguration(for: key), sink: &sink) != nil else {
-                EngineLog.warning("sluice: --forward \(listener.forward): too many flows; \(peer) closed")
+                EngineLog.warning("--forward \(listener.forward): too many flows; \(peer) closed")
                 continue
             }
             let token = nextToken
@@ -189,7 +189,7 @@ extension Tunnel {
     /// A new client of a `/udp` forward: its session toward the app; nil (its datagram dropped) when there is no room.
     func openForwardedSession(_ listener: ForwardListener, client: SocketAddress, app: IPAddress, gateway: IPAddress) -> FlowKey? {
         guard let key = freeForwardKey(.udp, app: app, appPort: listener.forward.appPort, gateway: gateway), datagrams.open(key, now: now) else {
-            EngineLog.warning("sluice: --forward \(listener.forward): no room for a session from \(client); dropped")
+            EngineLog.warning("--forward \(listener.forward): no room for a session from \(client); dropped")
             return nil
         }
         forwardedClients[client] = key
@@ -223,7 +223,7 @@ extension Tunnel {
         trace("\(key): port unreachable in the app's namespace (from \(client))")
         guard !listener.reportedClosed else { return }
         listener.reportedClosed = true
-        EngineLog.warning("sluice: --forward \(listener.forward): nothing listens on UDP port \(listener.forward.appPort) in the namespace "
+        EngineLog.warning("--forward \(listener.forward): nothing listens on UDP port \(listener.forward.appPort) in the namespace "
             + "(port unreachable); datagrams from \(client) and others are dropped until something does")
     }
 
