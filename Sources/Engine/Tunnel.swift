@@ -86,6 +86,8 @@ final class Tunnel {
     /// Pings to fake IPs (Tunnel+EchoNames.swift): the real address, the
     /// flow a reply from it answers, and the request that waits for the name.
     var echoRealAddresses: [FlowKey: IPAddress] = [:]
+    /// Ping flows a rule rejected, until they go idle (Tunnel+EchoRules).
+    var rejectedEchoFlows: [FlowKey: EchoRejection] = [:]
     var echoFlowsByRealAddress: [EchoRoute: FlowKey] = [:]
     var echoAwaitingResolution: [FlowKey: (sequenceNumber: UInt16, payload: [UInt8])] = [:]
     let dnsScratch: UnsafeMutableRawBufferPointer
@@ -1304,8 +1306,16 @@ final class Tunnel {
                 io.statistics.echoFlows += 1
                 beginRecord(key)
                 flowRecords[key]?.record.policy = configuration.answerPingsLocally ? "local" : "DIRECT"
-                // Pings follow no rule, but PROTOCOL,ICMP,…,capture chooses them for the capture.
+                // PROTOCOL,ICMP,…,capture chooses them for the capture too.
                 selectForCapture(key, facts: nil)
+                if !configuration.answerPingsLocally, let rejection = echoRejection(key) {
+                    rejectedEchoFlows[key] = rejection
+                    finishRecord(key, status: .blocked)
+                }
+            }
+            if !rejectedEchoFlows.isEmpty, let rejection = rejectedEchoFlows[key] {
+                refuseEcho(packet, rejection, sink: &sink)
+                return
             }
             if configuration.answerPingsLocally {
                 datagrams.sendEchoReply(key, sequenceNumber: sequenceNumber, payload: payload, now: time, sink: &sink)
@@ -1491,6 +1501,7 @@ final class Tunnel {
         if let control = tcpFlows[key] { removeTCP(control) }
         if !pingSockets.isEmpty { closePingSocket(key) }
         if !echoRealAddresses.isEmpty || !echoAwaitingResolution.isEmpty { forgetEchoRoute(key) }
+        rejectedEchoFlows[key] = nil
         associationQueue[key] = nil
         awaitingOwner[key] = nil
         awaitingName[key] = nil

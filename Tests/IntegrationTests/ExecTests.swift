@@ -1151,6 +1151,30 @@ final class ExecTests {
         let silent = try exec("ping -c 1 -W 1 10.88.0.99")
         #expect(silent.stdout.contains("1 packets transmitted, 0 received"), "\(silent.stdout)")
     }
+    /// Pings meet the rules' rejections (they followed no rule: a
+    /// `FINAL,REJECT` sandbox still let ICMP out). REJECT answers each request
+    /// with ICMP "administratively prohibited", REJECT-DROP with silence; a
+    /// profile that lets the rest through still pings.
+    @Test func rulesRejectPings() throws {
+        let path = work.appendingPathComponent("icmp-rules.conf").path
+        try """
+        [Rule]
+        PROTOCOL,ICMP,REJECT
+        FINAL,DIRECT
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let rejected = try pair.exec("ping -c 1 -W 2 10.88.0.2; echo \"v4=$?\"; ping -6 -c 1 -W 2 fd00:88::2; echo \"v6=$?\"; curl -s -o /dev/null -w '%{http_code}\\n' http://10.88.0.2:8080/1m.bin",
+                                     options: ["--profile", path])
+        #expect(rejected.stdout.contains("v4=1") && rejected.stdout.contains("v6=1") && rejected.stdout.hasSuffix("200\n"), "\(rejected.stdout)\n\(rejected.stderr)")
+        #expect(rejected.stdout.contains("Packet filtered") || rejected.stdout.contains("Prohibited"), "\(rejected.stdout)")
+        try """
+        [Rule]
+        IP-CIDR,10.88.0.0/24,REJECT-DROP
+        FINAL,DIRECT
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let dropped = try pair.exec("ping -c 1 -W 2 10.88.0.2 > \(work.path)/ping.out; echo \"v4=$?\"; grep -c 'Packet filtered\\|Prohibited' \(work.path)/ping.out; ping -6 -c 1 -W 2 fd00:88::2 > /dev/null; echo \"v6=$?\"",
+                                    options: ["--profile", path])
+        #expect(dropped.stdout == "v4=1\n0\nv6=0\n", "\(dropped.stdout)\n\(dropped.stderr)")
+    }
 
     /// A ping by name pings the fake IP Sluice's DNS gave it: the requests go
     /// to the name's real address (resolved through the host's resolver,
