@@ -109,8 +109,7 @@ struct ReplayReport {
             // policy chain apart, its upstream DIRECT, a proxy, or none for local answers;
             // in HTTP mode the latest request's rule and policy.
             if let route = verdict.route {
-                // Pings follow no rule: the live flow log names none.
-                record.rule = record.transport == .icmp ? nil : FlowDecision.split(verdict.rule).rule
+                record.rule = FlowDecision.split(verdict.rule).rule
                 record.policy = verdict.policy
                 record.upstream = route.upstreamDescription
             } else {

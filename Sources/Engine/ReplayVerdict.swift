@@ -134,16 +134,39 @@ extension FlowDirector {
         return verdict(flow, facts: facts, source: source, route: route, reason: reason)
     }
 
-    /// A UDP session or a ping flow (ReplayDatagrams), as Tunnel.datagramFromApp
-    /// treats it: a query to Sluice's DNS is answered there, pings follow no
-    /// rule, a UDP session is decided at its first datagram on what is known
-    /// (address, port, the name DNS gave the address) and goes as `forUDP`
-    /// says; a rejection drops its datagrams.
-    private func judgeDatagrams(_ flow: ReplayFlow) -> ReplayVerdict {
-        guard flow.key.transport == .udp else {
-            return ReplayVerdict(domain: nil, domainSource: nil, applicationProtocol: "ICMP", rule: "(pings follow no rule)",
-                                 policy: "DIRECT", action: .forward, route: .direct)
+    /// A ping flow, as Tunnel+EchoRules decides it: a rejection keeps it in,
+    /// any other policy sends it directly (no proxy carries ICMP).
+    private func judgeEcho(_ flow: ReplayFlow) -> ReplayVerdict {
+        var facts = FlowFacts(key: flow.key)
+        var source: String?
+        if let name = flow.dnsName, flow.dnsNameIsFake {
+            facts.domain = name
+            facts.domainSource = .dns
+            source = "dns"
         }
+        var result: ReplayVerdict
+        if case let .route(route, reason) = decide(facts, final: true) {
+            let rejected: Bool
+            switch route {
+            case .refuse, .answer: rejected = true
+            case .direct, .proxy: rejected = false
+            }
+            result = verdict(flow, facts: facts, source: source, route: rejected ? route : .direct, reason: reason)
+            if rejected { result.action = .drop }
+        } else {
+            result = verdict(flow, facts: facts, source: source, route: .direct, reason: "no rule decided")
+        }
+        result.applicationProtocol = "ICMP"
+        return result
+    }
+
+    /// A UDP session or a ping flow (ReplayDatagrams), as Tunnel.datagramFromApp
+    /// treats it: a query to Sluice's DNS is answered there, a ping flow is
+    /// `judgeEcho`'s, a UDP session is decided at its first datagram on what is
+    /// known (address, port, the name DNS gave the address) and goes as
+    /// `forUDP` says; a rejection drops its datagrams.
+    private func judgeDatagrams(_ flow: ReplayFlow) -> ReplayVerdict {
+        guard flow.key.transport == .udp else { return judgeEcho(flow) }
         let protocolName = flow.key.destinationPort == 53 ? "DNS" : flow.isQUIC ? "QUIC" : "UDP"
         if flow.key.destinationPort == 53, ReplayVerdict.sluiceDNS.contains(flow.key.destinationAddress) {
             return ReplayVerdict(domain: nil, domainSource: nil, applicationProtocol: protocolName, rule: "(Sluice's DNS)",

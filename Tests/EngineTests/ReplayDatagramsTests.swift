@@ -139,7 +139,7 @@ import Wire
     /// Decided as Tunnel.udpRoute decides: on what is known at the first
     /// datagram (here the fake IP's name), through a proxy only with
     /// udp-relay, a rejection dropping the datagrams; Sluice's own DNS
-    /// answers its queries; pings follow no rule.
+    /// answers its queries; pings meet only the rules' rejections.
     @Test func datagramFlowsAreDecidedAsLive() throws {
         let director = try ReplayFlowTests.director("""
         [Proxy]
@@ -174,7 +174,21 @@ import Wire
         let ping = director.judge(ReplayFlow(id: 1, key: FlowKey(transport: .icmp, appAddress: .v4(Self.app), appPort: 7,
                                                                  destinationAddress: .v4(Self.server), destinationPort: 0),
                                              started: 1, sawHandshake: true))
-        #expect(ping.action == .forward && ping.applicationProtocol == "ICMP")
+        #expect(ping.action == .forward && ping.applicationProtocol == "ICMP" && ping.rule.contains("FINAL"))
+        // A ping to the rejected port's server is still sent (the port rule cannot match it); one a
+        // DOMAIN rule to a proxy names goes DIRECT (no proxy carries ICMP).
+        let namedPing = ReplayFlow(id: 1, key: FlowKey(transport: .icmp, appAddress: .v4(Self.app), appPort: 8,
+                                                       destinationAddress: .v4(Self.fake), destinationPort: 0),
+                                   started: 1, sawHandshake: true)
+        namedPing.dnsName = "voice.test"
+        namedPing.dnsNameIsFake = true
+        let proxied = director.judge(namedPing)
+        #expect(proxied.action == .forward && proxied.route?.identity == .direct && proxied.rule.contains("DOMAIN,voice.test"), "\(proxied)")
+        let sandbox = try ReplayFlowTests.director("[Rule]\nFINAL,REJECT\n")
+        let kept = sandbox.judge(ReplayFlow(id: 1, key: FlowKey(transport: .icmp, appAddress: .v4(Self.app), appPort: 7,
+                                                               destinationAddress: .v4(Self.server), destinationPort: 0),
+                                            started: 1, sawHandshake: true))
+        #expect(kept.action == .drop && kept.policy == "REJECT", "\(kept)")
         // The table and the flow log: the DNS query Sluice answers has no flow-log line, as live.
         let report = ReplayReport(flows: [(flow(to: Self.server, port: 5000), rejected), (flow(to: IPv4Address(10, 233, 0, 53), port: 53), dns)])
         let lines = report.flowLog()

@@ -160,8 +160,8 @@ final class ReplayTests {
 
         // UDP sessions and the ping flow: the same rule, policy and outcome as live.
         let liveDatagrams = try Self.datagramFlows(String(contentsOfFile: liveLog, encoding: .utf8))
-        #expect(liveDatagrams == ["icmp 0 | - | DIRECT | open", "udp 9998 | FINAL | DIRECT | open", "udp 9999 | DEST-PORT | REJECT | blocked"]
-                || liveDatagrams == ["icmp 0 | - | DIRECT | closed", "udp 9998 | FINAL | DIRECT | closed", "udp 9999 | DEST-PORT | REJECT | blocked"],
+        #expect(liveDatagrams == ["icmp 0 | FINAL | DIRECT | open", "udp 9998 | FINAL | DIRECT | open", "udp 9999 | DEST-PORT | REJECT | blocked"]
+                || liveDatagrams == ["icmp 0 | FINAL | DIRECT | closed", "udp 9998 | FINAL | DIRECT | closed", "udp 9999 | DEST-PORT | REJECT | blocked"],
                 "\(liveDatagrams)")
         let replayedDatagrams = try Self.datagramFlows(fromSluice.stdout)
         #expect(replayedDatagrams.map { $0.split(separator: "|").prefix(3).joined(separator: "|") }
