@@ -4,7 +4,8 @@
 ///
 /// Offsets are relative to the first byte not yet contiguous (RCV.NXT). At most
 /// `maxRanges` disjoint ranges are held, inline, so reassembly never allocates;
-/// a segment that would need one more is refused and the peer retransmits it.
+/// a segment that would need one more is refused and the peer retransmits it
+/// (unless it starts at RCV.NXT: `Reassembler.insert` takes that one without a slot).
 public struct Assembler: Sendable, Equatable, CustomStringConvertible {
     public static let maxRanges = 8
 

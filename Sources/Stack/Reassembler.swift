@@ -45,7 +45,17 @@ public final class Reassembler {
             bytes = UnsafeRawBufferPointer(rebasing: bytes[..<room])
         }
         guard !bytes.isEmpty else { return .accepted(advanced: 0, trimmed: trimmed) }
-        guard assembler.add(offset: offset, length: bytes.count) else { return .refused }
+        guard assembler.add(offset: offset, length: bytes.count) else {
+            // Every range slot is taken, but a segment at RCV.NXT needs none: it is
+            // contiguous at once (and touches no range, or it would have merged).
+            // Refusing it stalled the connection for good: after a timeout the
+            // peer resends only that segment, again and again.
+            guard offset == 0 else { return .refused }
+            ring.write(at: 0, bytes)
+            ring.commit(bytes.count)
+            assembler.advance(by: bytes.count)
+            return .accepted(advanced: bytes.count, trimmed: trimmed)
+        }
         ring.write(at: offset, bytes)
         let advanced = assembler.removeFront()
         ring.commit(advanced)

@@ -52,6 +52,28 @@ import TestSupport
         #expect(Array(out.prefix(30)) == stream)
     }
 
+    /// Eight out-of-order ranges held: a ninth hole is refused, but the
+    /// segment at RCV.NXT is taken (it needs no slot). Refusing it stalled an
+    /// upload for good under 10% loss: the peer's timeout resends that
+    /// segment alone, again and again.
+    @Test func theSegmentAtTheFrontIsTakenWhenEveryRangeIsHeld() {
+        let r = Reassembler(capacity: 1000)
+        let stream = (0 ..< 200).map { UInt8($0) }
+        stream.withUnsafeBytes { s in
+            for i in 1 ... Assembler.maxRanges {
+                #expect(r.insert(offset: i * 20, s.sub(i * 20, 10)) == .accepted(advanced: 0, trimmed: 0))
+            }
+            #expect(r.insert(offset: 195, s.sub(195, 5)) == .refused, "a ninth hole")
+            #expect(r.insert(offset: 0, s.sub(0, 10)) == .accepted(advanced: 10, trimmed: 0))
+            #expect(r.outOfOrder.description == "[10..<20, 30..<40, 50..<60, 70..<80, 90..<100, 110..<120, 130..<140, 150..<160]")
+            // The next in-order piece joins the first held range.
+            #expect(r.insert(offset: 0, s.sub(10, 10)) == .accepted(advanced: 20, trimmed: 0))
+        }
+        var out = [UInt8](repeating: 0, count: 40)
+        let got = out.withUnsafeMutableBytes { r.read(into: $0) }
+        #expect(got == 30 && Array(out.prefix(30)) == Array(stream.prefix(30)))
+    }
+
     @Test func trimsOldBytesAndBytesBeyondTheWindow() {
         let r = Reassembler(capacity: 10)
         let data = [UInt8](repeating: 7, count: 8)
