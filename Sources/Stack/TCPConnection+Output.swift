@@ -317,14 +317,19 @@ extension TCPConnection {
         lastAcknowledgmentSent = receiveNext
     }
 
-    /// The window to advertise, scaled, never moving the right edge left
-    /// (RFC 9293 §3.8.6.2.2; RFC 7323 §2.4).
+    /// The window to advertise, scaled: the room, and never less than the
+    /// right edge offered before (RFC 9293 §3.8.6.2.2), truncated to the scale
+    /// unit as RFC 7323 §2.4 lets it be, so the edge recedes by less than a
+    /// unit at most and a full buffer says 0. Rounding up offered a unit (8
+    /// bytes at shift 3) past a full buffer: the peer sent into it instead of
+    /// probing a zero window, saw the bytes trimmed as lost, and backed off
+    /// its timer, so when the reader came back it ignored the window update
+    /// until that timer fired (47 s after a 60 s pause).
     func windowField() -> UInt16 {
         var edge = receiveNext + receiveBuffer.window
         if edge < advertisedRightEdge { edge = advertisedRightEdge }
         let window = edge - receiveNext
-        let unit = 1 << Int(receiveWindowShift)
-        let field = min((window + unit - 1) >> Int(receiveWindowShift), 65535)
+        let field = min(window >> Int(receiveWindowShift), 65535)
         advertisedRightEdge = receiveNext + (field << Int(receiveWindowShift))
         return UInt16(field)
     }

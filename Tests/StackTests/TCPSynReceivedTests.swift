@@ -163,6 +163,41 @@ import Wire
         #expect(h.sent.map(\.payload.count) == [1000, 1000])
     }
 
+    /// A full buffer under window scaling advertises 0, not the one scale
+    /// unit past it that rounding the room up gave: the peer sent into that
+    /// unit instead of probing, saw the bytes trimmed as lost, and backed off.
+    @Test func aFullBufferAdvertisesAZeroWindowUnderScaling() {
+        var c = plainConfiguration()
+        c.windowScaling = true
+        c.receiveBufferSize = 300_000
+        #expect(c.windowScaleShift == 3)
+        let h = TCPHarness.synReceived(c, synOptions: TCPOptions(maximumSegmentSize: 1000, windowScale: 2))
+        h.send(fromPeer(remoteISS + 1, ack: localISS + 1, [], window: 5000))
+        var offset = 0
+        while offset < 299_996 {
+            let n = min(1000, 299_996 - offset)
+            h.send(fromPeer(remoteISS + 1 + offset, ack: localISS + 1, [], payload: bytes(n)))
+            offset += n
+        }
+        h.advance(.seconds(1))
+        #expect(h.connection.readableCount == 299_996)
+        #expect(h.sent.last?.header.acknowledgmentNumber == remoteISS + 1 + 299_996)
+        #expect(h.sent.last?.header.windowSize == 0, "4 bytes of room: less than a unit of 8")
+        // The 4 bytes of room still take what comes (a peer's probe); the window stays shut.
+        h.sent.removeAll()
+        h.send(fromPeer(remoteISS + 1 + 299_996, ack: localISS + 1, [], payload: bytes(4)))
+        h.advance(.seconds(1))
+        #expect(h.sent.last?.header.acknowledgmentNumber == remoteISS + 1 + 300_000)
+        #expect(h.sent.last?.header.windowSize == 0)
+        // A read opens it again, with a window update.
+        var sink = [UInt8](repeating: 0, count: 200_000)
+        #expect(sink.withUnsafeMutableBytes { h.connection.read(into: $0) } == 200_000)
+        h.sent.removeAll()
+        h.poll()
+        let reopened = Int(h.sent.last?.header.windowSize ?? 0) << 3
+        #expect(reopened >= 200_000, "\(h.sent)")
+    }
+
     @Test func windowScaleAbove14IsTreatedAs14() {
         var c = plainConfiguration()
         c.windowScaling = true
