@@ -1150,11 +1150,18 @@ final class Tunnel {
                 }
             }
             if let failure {
-                // ECONNRESET and friends: the app sees a RST, this flow only.
+                // ECONNRESET and friends: the app sees a RST, this flow only,
+                // but after the bytes read before it (a server's answer, then a
+                // reset for the request it did not read): they were delivered to
+                // Sluice, and an abort now would throw them away.
                 io.statistics.upstreamErrors += 1
                 _ = failure
-                connection.abort()
                 flow.upstreamClosed = true
+                if connection.unacknowledgedCount > 0 {
+                    flow.resetOnceDelivered = true
+                } else {
+                    connection.abort()
+                }
                 return
             }
             if eof {
@@ -1190,7 +1197,8 @@ final class Tunnel {
         }
         if events.contains(.peerKeepalive) { followKeepalive(flow, connection) }
         var upstreamBlocked = false
-        if flow.connected, !flow.upstreamWriteClosed {
+        if flow.resetOnceDelivered, connection.unacknowledgedCount == 0 { connection.abort() }
+        if flow.connected, !flow.upstreamWriteClosed, !flow.resetOnceDelivered {
             upstreamBlocked = drainToUpstream(flow, connection)
             if connection.isReadClosed, connection.readableCount == 0 {
                 flow.socket.shutdown(.write)
@@ -1833,6 +1841,9 @@ final class TCPFlow {
     var handshake: ProxyHandshake?
     /// The upstream sent FIN (or failed): nothing more will come from it.
     var upstreamClosed = false
+    /// The upstream reset after bytes the app has not acknowledged yet: the
+    /// reset reaches the app once it has them (`readUpstream`).
+    var resetOnceDelivered = false
     /// We passed the app's FIN upstream.
     var upstreamWriteClosed = false
     var interest: Epoll.Events = []

@@ -175,6 +175,38 @@ final class ExecTests {
         // The summary counts it apart from the flows it relayed.
         #expect(r.stderr.contains("0 TCP flows relayed (besides 1 refused, 0 rejected by rules"), "\(r.stderr)")
     }
+    /// A server that answers and then resets (SO_LINGER 0, or a close with a
+    /// request unread): the app gets the answer, then the reset, as on a
+    /// network. Sluice had read the answer, and its abort threw away what the
+    /// app had not acknowledged yet (the app got 64 KiB of 100,000, or a
+    /// reset from connect). The app's small buffer, unread for a second,
+    /// makes the reset come while Sluice still holds most of the answer.
+    @Test func anAnswerBeforeAResetReachesTheApp() throws {
+        try net.start(["python3", "-c", """
+        import socket, struct, time
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9113)); s.listen(4); s.settimeout(30)
+        c, _ = s.accept(); c.sendall(b"x" * 100000); time.sleep(0.5)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); c.close()
+        """], in: server)
+        #expect(pair.waitForListener("10.88.0.2:9113"))
+        let r = try exec("""
+        python3 -c '
+        import socket, time
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192); s.settimeout(10)
+        s.connect(("10.88.0.2", 9113)); time.sleep(1)
+        n = 0
+        try:
+            while True:
+                d = s.recv(65536)
+                if not d: print(n, "eof"); break
+                n += len(d)
+        except Exception as e:
+            print(n, type(e).__name__)
+        '
+        """, timeout: 60)
+        #expect(r.stdout == "100000 ConnectionResetError\n", "\(r.stdout)\n\(r.stderr)")
+    }
 
     @Test func anUnreachableNetworkIsAnICMPError() throws {
         // The host namespace has no route to 10.123.0.0/16: Sluice's connect fails at once
