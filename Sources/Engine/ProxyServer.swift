@@ -212,6 +212,8 @@ final class ProxyServer {
             }
             // A client that vanished without a word is found the same way.
             accepted.socket.setKeepalive()
+            // Urgent bytes stay in the stream both ways, as the tunnel's (Socket.setOutOfBandInline).
+            accepted.socket.setOutOfBandInline()
             let id = nextID
             nextID += 1
             let peer = accepted.peer
@@ -476,6 +478,7 @@ final class ProxyServer {
         // Relayed connections have no idle timeout; a target that vanished
         // without a word is found by keepalive (the kernel's two hours).
         socket.setKeepalive()
+        socket.setOutOfBandInline()
         let result: SysResult<Void>
         do { result = try socket.connect(to: SocketAddress(address, port: port)) } catch {
             fail(connection, Self.relayError(for: error), reason: "connect to \(SocketAddress(address, port: port)): \(error)")

@@ -139,6 +139,7 @@ extension Tunnel {
             let flow = TCPFlow(key: key, token: token, socket: accepted.socket)
             flow.connected = true
             flow.socket.setKeepalive()
+            flow.socket.setOutOfBandInline()
             guard (try? epoll.add(flow.socket.descriptor, events: [.readable], token: token)) != nil else {
                 tcp.connection(key)?.abort()
                 tcp.flush(key, now: now, sink: &sink)

@@ -887,6 +887,8 @@ final class Tunnel {
         // kernel's timings (2 hours) until the app shows its own
         // (`followKeepalive`), and its flow is then reset.
         socket.setKeepalive()
+        // The server's urgent byte goes to the app in line, as docs/tcp.md says of urgent data.
+        socket.setOutOfBandInline()
         let result: SysResult<Void>
         do {
             result = try socket.connect(to: SocketAddress(address, port: port))

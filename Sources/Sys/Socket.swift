@@ -236,6 +236,13 @@ public struct Socket: ~Copyable {
         return withUnsafeBytes(of: &storage) { SocketAddress.from($0.baseAddress!) }
     }
 
+    /// SO_OOBINLINE: a peer's urgent byte stays in the stream. A relay that
+    /// reads only the stream loses it otherwise (the kernel takes it out of
+    /// line, for MSG_OOB, which the relay never asks for).
+    public func setOutOfBandInline() {
+        try? setOption(SOL_SOCKET, SO_OOBINLINE, 1)
+    }
+
     /// SO_RCVBUFFORCE, which may pass net.core.rmem_max (with CAP_NET_ADMIN),
     /// else SO_RCVBUF (capped there).
     public func setReceiveBuffer(_ bytes: Int32) {

@@ -207,6 +207,31 @@ final class ExecTests {
         """, timeout: 60)
         #expect(r.stdout == "100000 ConnectionResetError\n", "\(r.stdout)\n\(r.stderr)")
     }
+    /// A server's urgent byte (MSG_OOB) reaches the app in line, as docs/tcp.md
+    /// says of urgent data: the upstream socket took it out of line, where
+    /// Sluice never reads, and the byte was lost.
+    @Test func aServersUrgentByteArrivesInLine() throws {
+        try net.start(["python3", "-c", """
+        import socket, time
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9114)); s.listen(4); s.settimeout(30)
+        c, _ = s.accept(); c.sendall(b"AB"); time.sleep(0.2); c.send(b"!", socket.MSG_OOB); time.sleep(0.2); c.sendall(b"CD"); c.close()
+        """], in: server)
+        #expect(pair.waitForListener("10.88.0.2:9114"))
+        let r = try exec("""
+        python3 -c '
+        import socket
+        s = socket.create_connection(("10.88.0.2", 9114), timeout=10); s.setsockopt(socket.SOL_SOCKET, socket.SO_OOBINLINE, 1)
+        data = b""
+        while True:
+            d = s.recv(100)
+            if not d: break
+            data += d
+        print(data.decode())
+        '
+        """, timeout: 60)
+        #expect(r.stdout == "AB!CD\n", "\(r.stdout)\n\(r.stderr)")
+    }
 
     @Test func anUnreachableNetworkIsAnICMPError() throws {
         // The host namespace has no route to 10.123.0.0/16: Sluice's connect fails at once
