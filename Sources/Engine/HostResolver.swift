@@ -153,13 +153,25 @@ final class HostResolver {
         query[0] = UInt8(id >> 8)
         query[1] = UInt8(id & 0xff)
         relays[id] = Relay(key: key, appQuery: Array(message), query: query, aliases: aliases, server: server, deadline: now + timeout, attempts: 0)
-        sendRelay(id)
-        return true
+        // A resolver the host has no route to fails the send at once: the next
+        // is tried, and with none left the caller tells the app so at once (as a
+        // socket of its own would have heard), rather than leave it to time out.
+        let candidates = servers.contains(server) ? servers : [server]
+        let first = candidates.firstIndex(of: server) ?? 0
+        for step in 0 ..< candidates.count {
+            relays[id]!.server = candidates[(first + step) % candidates.count]
+            if sendRelay(id) { return true }
+        }
+        relays[id] = nil
+        unanswered = candidates
+        return false
     }
 
-    private func sendRelay(_ id: UInt16) {
-        guard let relay = relays[id], let channel = channel(for: relay.server) else { return }
-        relay.query.withUnsafeBytes { _ = try? channel.socket.send($0, to: relay.server) }
+    /// False when the socket refused the datagram (no route to the resolver).
+    @discardableResult
+    private func sendRelay(_ id: UInt16) -> Bool {
+        guard let relay = relays[id], let channel = channel(for: relay.server) else { return false }
+        return relay.query.withUnsafeBytes { (try? channel.socket.send($0, to: relay.server)) != nil }
     }
 
     /// Reads the answers that arrived; returns each waiting flow with its

@@ -134,16 +134,20 @@ extension FlowDirector {
         return verdict(flow, facts: facts, source: source, route: route, reason: reason)
     }
 
+    /// What a datagram flow shows at its start: its addresses, and the name
+    /// a fake IP stands for (the live engine's own mapping).
+    private func factsWithFakeName(_ flow: ReplayFlow) -> (FlowFacts, String?) {
+        var facts = FlowFacts(key: flow.key)
+        guard let name = flow.dnsName, flow.dnsNameIsFake else { return (facts, nil) }
+        facts.domain = name
+        facts.domainSource = .dns
+        return (facts, "dns")
+    }
+
     /// A ping flow, as Tunnel+EchoRules decides it: a rejection keeps it in,
     /// any other policy sends it directly (no proxy carries ICMP).
     private func judgeEcho(_ flow: ReplayFlow) -> ReplayVerdict {
-        var facts = FlowFacts(key: flow.key)
-        var source: String?
-        if let name = flow.dnsName, flow.dnsNameIsFake {
-            facts.domain = name
-            facts.domainSource = .dns
-            source = "dns"
-        }
+        let (facts, source) = factsWithFakeName(flow)
         var result: ReplayVerdict
         if case let .route(route, reason) = decide(facts, final: true) {
             let rejected: Bool
@@ -172,13 +176,8 @@ extension FlowDirector {
             return ReplayVerdict(domain: nil, domainSource: nil, applicationProtocol: protocolName, rule: "(Sluice's DNS)",
                                  policy: "local", action: .answered, route: nil)
         }
-        var facts = FlowFacts(key: flow.key)
-        var source: String?
-        if let name = flow.dnsName, flow.dnsNameIsFake {
-            facts.domain = name
-            facts.domainSource = .dns
-            source = "dns"
-        } else if flow.isQUIC {
+        var (facts, source) = factsWithFakeName(flow)
+        if facts.domain == nil, flow.isQUIC {
             // As Tunnel.newUDPFacts: the name in the Initial packets counts when a rule needs it.
             facts.applicationProtocol = .quic
             if case .sniff = decide(facts, final: false), let name = flow.serverName {

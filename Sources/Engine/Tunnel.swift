@@ -1494,7 +1494,9 @@ final class Tunnel {
             // no socket (and no 60 s session upstream) per query, and the next resolver
             // is asked when one does not answer.
             guard let server = resolver.servers.first, resolver.relay(payload, to: server, for: key, now: now) else {
+                // No resolver to ask, or none the host can reach: the app hears it at once.
                 io.statistics.upstreamErrors += 1
+                datagrams.sendUDPUnreachable(key, reason: .host, now: now, sink: &sink)
                 return
             }
         case .drop:
