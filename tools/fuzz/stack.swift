@@ -249,14 +249,17 @@ struct Driver {
             }
             guard n > 0, let packet = try? IPPacketView(UnsafeRawBufferPointer(rebasing: buffer[..<n])) else { return }
             sink.watch(packet)
-            switch table.input(packet, now: now, sink: &sink) {
+            let input = table.input(packet, now: now, sink: &sink)
+            // SYNs that gave way in a full pending queue: as the engine, nothing more of them.
+            _ = table.takeEvictedPending()
+            switch input {
             case let .segment(k):
                 if let c = table.connection(k), c.state == .closed { forget(k) }
             case let .connectionRequest(k):
                 // A new flow, or a new SYN that replaced one in TIME-WAIT: both streams start over.
                 sink.flows[k] = AppSide(key: k, salt: side.salt, initialSequence: sequence)
                 sink.connections[k] = nil
-            case .answered, .dropped:
+            case .answered, .refusedFull, .dropped:
                 break
             }
         }
@@ -287,13 +290,15 @@ struct Driver {
             }
             return
         }
-        switch datagrams.input(packet, now: now, sink: &sink) {
+        let input = datagrams.input(packet, now: now, sink: &sink)
+        _ = datagrams.takeEvicted()
+        switch input {
         case let .udp(key, payload, _):
             datagrams.sendUDP(key, payload: payload, now: now, sink: &sink)
         case let .echoRequest(key, sequenceNumber, payload, _):
             datagrams.sendEchoReply(key, sequenceNumber: sequenceNumber, payload: payload, now: now, sink: &sink)
             _ = datagrams.echoFlow(destination: key.destinationAddress, identifier: key.appPort, transport: key.transport)
-        case .answered, .dropped, .appPortUnreachable:
+        case .dropped, .appPortUnreachable:
             break
         }
     }
