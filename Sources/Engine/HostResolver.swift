@@ -51,7 +51,14 @@ final class HostResolver {
     var relays: [UInt16: Relay] = [:]
     /// Answers to relayed queries, for the app's flows: taken by the caller after `receive`.
     var relayed: [(FlowKey, [UInt8])] = []
-    var cache: [DNSName: (address: IPAddress, expires: Instant)] = [:]
+    /// By name and family: an app that asks for IPv6 gets an AAAA answer, not
+    /// the A answer another flow left.
+    var cache: [CacheKey: (address: IPAddress, expires: Instant)] = [:]
+
+    struct CacheKey: Hashable {
+        var name: DNSName
+        var type: DNSType
+    }
     /// What the host knows without DNS, looked at first (HostsFile.swift):
     /// for `sluice proxy`, whose clients name hosts as the host's programs
     /// do. Not for the tunnel: its apps read /etc/hosts themselves, and a
@@ -99,8 +106,8 @@ final class HostResolver {
     /// whose answer `receive` will hand to `key`.
     func resolve(_ name: DNSName, family: SysIPAddress.Family, for key: FlowKey, now: Instant) -> IPAddress? {
         if let listed = hostsFile?.address(of: name.description, family: family) { return listed }
-        if let hit = cache[name], now < hit.expires { return hit.address }
         let type: DNSType = family == .v4 ? .a : .aaaa
+        if let hit = cache[CacheKey(name: name, type: type)], now < hit.expires { return hit.address }
         if let id = pending.first(where: { $0.value.name == name && $0.value.type == type })?.key {
             pending[id]!.waiting.append(key)
             return nil
@@ -204,7 +211,7 @@ final class HostResolver {
                         default: continue
                         }
                     }
-                    if let answer { cache[query.name] = (answer, now + .seconds(Int64(max(ttl, 1)))) }
+                    if let answer { cache[CacheKey(name: query.name, type: query.type)] = (answer, now + .seconds(Int64(max(ttl, 1)))) }
                     for key in query.waiting { results.append((key, answer, query.type)) }
                 }
             }

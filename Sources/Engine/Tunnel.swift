@@ -731,8 +731,10 @@ final class Tunnel {
             return nil
         }
         trace("\(key): fake IP for \(name)")
-        // The upstream family need not be the app's: IPv4 first, then IPv6 (in `resolved`).
-        if let address = resolver.resolve(name, family: .v4, for: key, now: now) { return address.sysAddress }
+        // The app's family first (its fake A: IPv4; its fake AAAA, which it uses
+        // only when it asks for IPv6, as `curl -6`, since RFC 6724 ranks the ULA
+        // pool below IPv4), then the other when the name has none (in `resolved`).
+        if let address = resolver.resolve(name, family: key.isIPv6 ? .v6 : .v4, for: key, now: now) { return address.sysAddress }
         if key.transport == .tcp { awaitingAddress[key] = PendingConnect(name: name, port: key.destinationPort) }
         return nil
     }
@@ -803,13 +805,14 @@ final class Tunnel {
     }
 
     /// The address `key` goes to (nil inside: the name has none), or nil
-    /// while it waits for more: when an A query found nothing, IPv6 is asked
-    /// before giving up, whatever family the app used.
+    /// while it waits for more: when the app's family found nothing, the
+    /// other is asked before giving up (fake DNS gives every name both).
     private func finalAnswer(_ found: IPAddress?, type: DNSType, name: DNSName, for key: FlowKey) -> IPAddress?? {
-        guard found == nil, type == .a else { return .some(found) }
-        let v6 = resolver.resolve(name, family: .v6, for: key, now: now)
-        if v6 == nil, resolver.isPending(key) { return nil }
-        return .some(v6)
+        let first: DNSType = key.isIPv6 ? .aaaa : .a
+        guard found == nil, type == first else { return .some(found) }
+        let other = resolver.resolve(name, family: key.isIPv6 ? .v4 : .v6, for: key, now: now)
+        if other == nil, resolver.isPending(key) { return nil }
+        return .some(other)
     }
 
     func refuse(_ key: FlowKey, reason: UnreachableReason, sink: inout TunSink) {

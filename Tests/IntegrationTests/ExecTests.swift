@@ -926,6 +926,26 @@ final class ExecTests {
         // Only the command saw Sluice's DNS.
         #expect(try String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8) == hostResolvConf)
     }
+    /// Through fake-IP DNS an app that asks for IPv6 (`curl -6`, its fake
+    /// AAAA) reaches the name's IPv6 address: it went out over IPv4
+    /// whatever the app asked, so a server on IPv6 alone was refused.
+    @Test func anAppThatAsksForIPv6GetsTheNamesIPv6Address() throws {
+        try net.start(["dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
+                       "--listen-address=fd00:88::2", "--port=53", "--host-record=dual.sluice.test,10.88.0.2,fd00:88::2",
+                       "--log-facility=/dev/null"], in: server)
+        #expect(pair.waitForListener("[fd00:88::2]:53"))
+        try "nameserver fd00:88::2\n".write(toFile: "/etc/netns/\(host)/resolv.conf", atomically: true, encoding: .utf8)
+        try net.start(["python3", "-c", """
+        import socket
+        s = socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("fd00:88::2", 9115)); s.listen(4); s.settimeout(30)
+        c, (peer, *_) = s.accept(); c.recv(1000)
+        c.sendall(b"HTTP/1.0 200 OK\\r\\nContent-Length: 3\\r\\n\\r\\nv6\\n"); c.close()
+        """], in: server)
+        #expect(pair.waitForListener("[fd00:88::2]:9115"))
+        let r = try exec("curl -6 -sS -m 10 http://dual.sluice.test:9115/", timeout: 60)
+        #expect(r.stdout == "v6\n", "\(r.stdout)\n\(r.stderr)")
+    }
 
     @Test func anUnknownNameFailsFast() throws {
         let r = try exec("curl -sS -m 10 http://nothere.sluice.test:8080/; echo \"curl=$?\"")
