@@ -247,6 +247,10 @@ final class Tunnel {
         dns = configuration.dns.map(FakeDNS.init)
         resolver = HostResolver(token: Self.resolverToken, seed: UInt64(ProcessControl.currentID), mark: configuration.mark,
                                 servers: configuration.resolvers)
+        if resolver.servers.isEmpty {
+            // Every name would fail without a word (glibc would try 127.0.0.1; Sluice's own namespace may have nothing there).
+            EngineLog.warning("no nameserver in /etc/resolv.conf: names Sluice resolves fail (add one, or set [General] dns-server)")
+        }
         dnsScratch = .allocate(byteCount: 4096, alignment: 16)
         relayScratch = .allocate(byteCount: 65536 + 512, alignment: 16)
         for (_, channel) in resolver.channels {
@@ -578,9 +582,21 @@ final class Tunnel {
         guard !resolver.unanswered.isEmpty else { return }
         if let last = lastResolverWarning, now < last + .seconds(10) { return }
         lastResolverWarning = now
-        let servers = resolver.unanswered.map { "\($0.address)" }.joined(separator: ", ")
-        EngineLog.warning("the host's resolver\(resolver.unanswered.count == 1 ? "" : "s") \(servers) did not answer: names it was asked fail (see /etc/resolv.conf, or [General] dns-server)")
+        EngineLog.warning(Self.unansweredWarning(resolver.unanswered, defaults: resolver.servers))
         resolver.unanswered = []
+    }
+
+    /// Names the resolvers that did not answer, and where they come from: the
+    /// host's (or [General] dns-server's), or a [Host] `server:` line's, whose
+    /// port is said when it is not 53 (one was called "the host's resolver",
+    /// without its port, and the hint sent the user to /etc/resolv.conf).
+    static func unansweredWarning(_ unanswered: [SocketAddress], defaults: [SocketAddress]) -> String {
+        let names = unanswered.map { $0.port == 53 ? "\($0.address)" : "\($0)" }.joined(separator: ", ")
+        let plural = unanswered.count == 1 ? "" : "s"
+        guard unanswered.allSatisfy(defaults.contains) else {
+            return "the resolver\(plural) \(names) of a [Host] server: line did not answer: the names sent there fail"
+        }
+        return "the host's resolver\(plural) \(names) did not answer: names it was asked fail (see /etc/resolv.conf, or [General] dns-server)"
     }
 
     /// The flow goes where [MITM] intercepts: its app speaks TLS, and speaks first.

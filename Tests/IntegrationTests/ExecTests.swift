@@ -912,6 +912,10 @@ final class ExecTests {
         let deadForward = try pair.exec("dig +short +tries=1 +time=6 web.sluice.test; echo $?", options: ["--dns", "forward"])
         #expect(deadForward.stdout.hasSuffix("9\n"), "\(deadForward.stdout) \(deadForward.stderr)")
         #expect(deadForward.stderr.contains("the host's resolver 10.88.0.77 did not answer"), "\(deadForward.stderr)")
+        // No nameserver at all: said at the start (every name failed without a word).
+        try "search sluice.test\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
+        let none = try exec("true")
+        #expect(none.stderr.contains("no nameserver in /etc/resolv.conf"), "\(none.stderr)")
     }
 
     @Test func namesGetFakeAddressesAndConnectByName() throws {
