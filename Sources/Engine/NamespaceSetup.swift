@@ -16,6 +16,7 @@ struct NamespaceSetup {
     static let prefixV6: UInt8 = 64
     /// Sluice's DNS, inside the TUN's subnets.
     static let dnsV4 = "10.233.0.53"
+    static let dnsV6 = "fd00:233::53"
 
     /// The resolv.conf Sluice gives its command or namespace: its own DNS,
     /// then the host's `search`, `domain` and `options` lines, so that short
@@ -29,7 +30,7 @@ struct NamespaceSetup {
         }
         return text
     }
-    static let dnsV6 = "fd00:233::53"
+
     /// With --host-loopback, the command reaches Sluice's 127.0.0.1 and ::1 here.
     static let gatewayV4 = "10.233.0.2"
     static let gatewayV6 = "fd00:233::2"

@@ -362,7 +362,8 @@ extension ProxyServer {
     func clientHalfClosed(_ connection: InboundConnection) {
         connection.clientFinSeen = true
         trace("\(connection.description): the client's FIN came while it waits for the response; probing it")
-        connection.client.setKeepalive(idleSeconds: 5, intervalSeconds: 5, count: 3)
+        let probe = FlowFacts.closedClientProbe
+        connection.client.setKeepalive(idleSeconds: probe.idleSeconds, intervalSeconds: probe.intervalSeconds, count: probe.count)
     }
 
     /// The client's socket failed (a reset, or unanswered keepalive probes)

@@ -125,8 +125,8 @@ final class ProxyServer {
         Instant(nanoseconds: MonotonicClock.now() &- origin)
     }
 
-    /// A connection's failure or refusal: said unless -q (errors of the
-    /// proxy itself go through `log` always).
+    /// What is said unless -q: a connection's failure or refusal, the start
+    /// and stop lines (errors of the proxy itself go through `log` always).
     func note(_ text: @autoclosure () -> String) {
         if EngineLog.level >= .normal { log(text()) }
     }

@@ -173,10 +173,8 @@ public struct ProxyCommand {
             server.controlWatching = true
             shown.append("control on \(control.path)")
         }
-        if EngineLog.level >= .normal {
-            log("sluice: proxy: \(shown.joined(separator: ", "))\(configuration.credentials == nil ? "" : " (authentication required)"); "
-                + "rules from \(options.profile ?? "the built-in default (everything DIRECT)"); Ctrl-C stops")
-        }
+        server.note("sluice: proxy: \(shown.joined(separator: ", "))\(configuration.credentials == nil ? "" : " (authentication required)"); "
+            + "rules from \(options.profile ?? "the built-in default (everything DIRECT)"); Ctrl-C stops")
         try server.run(handleOther: { token in
             switch token {
             case ProxyServer.controlToken:
@@ -191,7 +189,7 @@ public struct ProxyCommand {
                 if signal == Signal.hangup {
                     controlTarget.reloadOnSignal()
                 } else {
-                    if EngineLog.level >= .normal { log("sluice: signal \(signal): stopping") }
+                    server.note("sluice: signal \(signal): stopping")
                     return false
                 }
             default:

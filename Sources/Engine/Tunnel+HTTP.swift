@@ -208,7 +208,8 @@ extension Tunnel {
               appIsReadClosed(session, connection) else { return }
         session.appProbed = true
         trace("\(session.key): the app's FIN came while its request waits; probing it")
-        connection.startKeepalive(idle: .seconds(5), interval: .seconds(5), probes: 3, now: now)
+        let probe = FlowFacts.closedClientProbe
+        connection.startKeepalive(idle: .seconds(probe.idleSeconds), interval: .seconds(probe.intervalSeconds), probes: probe.count, now: now)
     }
 
     func writeApp(_ bytes: UnsafeRawBufferPointer, session: HTTPSession, connection: TCPConnection) {

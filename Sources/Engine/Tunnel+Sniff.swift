@@ -49,6 +49,11 @@ extension FlowFacts {
     /// a loaded 2-core machine sent their ClientHello too late and passed
     /// through unintercepted, rules and records unapplied.
     static let clientHelloTimeout: Duration = .seconds(5)
+    /// Keepalive for a client (an app, or `sluice proxy`'s) whose FIN came
+    /// while its request waits: seconds of silence, seconds between probes,
+    /// probes. A half-closed socket answers them; a closed one's orphan stops
+    /// answering once its kernel drops it, and the exchange then ends.
+    static let closedClientProbe = (idleSeconds: 5, intervalSeconds: 5, count: 3)
 
     /// Whether `data` is the start of a TLS handshake record whose ClientHello
     /// has not all arrived. When the sniff timeout passes on such bytes, a

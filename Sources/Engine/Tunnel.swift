@@ -492,7 +492,7 @@ final class Tunnel {
             startTCP(key, sink: &sink)
         case .refusedFull:
             io.statistics.tableFullRefusals += 1
-            tableFull("TCP connections", limit: tcp.configuration.maximumFlows, rule: "new connections are refused (a RST)")
+            warnTableFull("TCP connections", limit: tcp.configuration.maximumFlows, rule: "new connections are refused (a RST)")
         case let .segment(key):
             // Pumped once at the end of the batch (pumpTouched), unless the segment owes a duplicate ACK now.
             let first = !touched.contains(key)
@@ -1306,7 +1306,8 @@ final class Tunnel {
         let time = now
         let input = datagrams.input(packet, now: time, sink: &sink)
         for key in datagrams.takeEvicted() {
-            tableFull("UDP and ping sessions", limit: datagrams.configuration.maximumSessions, rule: "the least recently active give way")
+            io.statistics.evictions += 1
+            warnTableFull("UDP and ping sessions", limit: datagrams.configuration.maximumSessions, rule: "the least recently active give way")
             finishRecord(key, status: .closed, error: "gave way to a new session: the table was full")
             endDatagramSession(key)
         }
@@ -1547,7 +1548,8 @@ final class Tunnel {
     /// for it go. The app hears nothing; if it still waits, its next SYN
     /// starts over.
     func pendingGaveWay(_ key: FlowKey, sink: inout TunSink) {
-        tableFull("connections waiting for their upstream", limit: tcp.configuration.maximumPending, rule: "the oldest give way")
+        io.statistics.evictions += 1
+        warnTableFull("connections waiting for their upstream", limit: tcp.configuration.maximumPending, rule: "the oldest give way")
         trace("\(key): gave way to newer connections (the pending queue was full)")
         awaitingOwner[key] = nil
         awaitingAddress[key] = nil
@@ -1558,8 +1560,7 @@ final class Tunnel {
 
     /// A flow table is full and makes room (`rule` says how): said once a
     /// minute, since every new flow past the limit would say it again.
-    func tableFull(_ table: String, limit: Int, rule: String) {
-        if !rule.hasPrefix("new connections are refused") { io.statistics.evictions += 1 }
+    func warnTableFull(_ table: String, limit: Int, rule: String) {
         if let last = lastTableFullWarning, now < last + .seconds(60) { return }
         lastTableFullWarning = now
         EngineLog.warning("the table of \(table) is full (\(limit)): \(rule) (a scan, or an app that opens flows faster than they end?)")
