@@ -80,3 +80,40 @@ const int cshim_CLONE_NEWUSER = CLONE_NEWUSER;
 // a user's own network namespace without root means joining its owner first.
 #include <linux/nsfs.h>
 int cshim_owning_user_namespace(int namespace_fd) { return ioctl(namespace_fd, NS_GET_USERNS); }
+
+// The error queue (IP_RECVERR): MSG_ERRQUEUE never blocks, and reading an
+// entry is what clears the socket's EPOLLERR.
+#include <linux/errqueue.h>
+const int cshim_SO_EE_ORIGIN_ICMP = SO_EE_ORIGIN_ICMP;
+const int cshim_SO_EE_ORIGIN_ICMP6 = SO_EE_ORIGIN_ICMP6;
+const int cshim_IP_RECVERR = IP_RECVERR;
+const int cshim_IPV6_RECVERR = IPV6_RECVERR;
+ssize_t cshim_receive_error(int fd, void *data, size_t capacity, struct cshim_queued_error *queued, struct sockaddr_storage *name) {
+    memset(queued, 0, sizeof *queued);
+    struct iovec vector = { .iov_base = data, .iov_len = capacity };
+    union { char buffer[512]; struct cmsghdr align; } control;
+    struct msghdr message = { .msg_name = name, .msg_namelen = sizeof *name, .msg_iov = &vector, .msg_iovlen = 1,
+                              .msg_control = control.buffer, .msg_controllen = sizeof control.buffer };
+    memset(name, 0, sizeof *name);
+    ssize_t n = recvmsg(fd, &message, MSG_ERRQUEUE | MSG_DONTWAIT);
+    if (n < 0) return n;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        int ours = (header->cmsg_level == IPPROTO_IP && header->cmsg_type == IP_RECVERR)
+                || (header->cmsg_level == IPPROTO_IPV6 && header->cmsg_type == IPV6_RECVERR);
+        if (!ours || header->cmsg_len < CMSG_LEN(sizeof(struct sock_extended_err))) continue;
+        struct sock_extended_err extended;
+        memcpy(&extended, CMSG_DATA(header), sizeof extended);
+        queued->error = extended.ee_errno;
+        queued->origin = extended.ee_origin;
+        queued->type = extended.ee_type;
+        queued->code = extended.ee_code;
+        size_t room = header->cmsg_len - CMSG_LEN(sizeof extended);
+        struct sockaddr *offender = SO_EE_OFFENDER((struct sock_extended_err *)CMSG_DATA(header));
+        if (room >= sizeof(struct sockaddr_in6) && offender->sa_family == AF_INET6) {
+            memcpy(&queued->offender, offender, sizeof(struct sockaddr_in6));
+        } else if (room >= sizeof(struct sockaddr_in) && offender->sa_family == AF_INET) {
+            memcpy(&queued->offender, offender, sizeof(struct sockaddr_in));
+        }
+    }
+    return n;
+}

@@ -504,12 +504,7 @@ final class ProxyServer {
         }
     }
 
-    static func wireAddress(_ address: SysIPAddress) -> IPAddress {
-        switch address {
-        case let .v4(value): return .v4(IPv4Address(value))
-        case let .v6(high, low): return .v6(IPv6Address(high: high, low: low))
-        }
-    }
+    static func wireAddress(_ address: SysIPAddress) -> IPAddress { address.wireAddress }
 
     // MARK: Upstream
 

@@ -27,7 +27,9 @@ extension Tunnel {
                 socketFailed(error)
                 return
             }
+            let queuesErrors = socket.setReceiveErrors()
             guard let flow = watchedFlow(key, socket: socket) else { return }
+            flow.queuesErrors = queuesErrors
             pingSockets[key] = flow
         }
         guard let flow = pingSockets[key] else { return }

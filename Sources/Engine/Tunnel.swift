@@ -1083,10 +1083,12 @@ final class Tunnel {
         // A UDP association has two sockets under one key: the token tells which.
         if !udpFlows.isEmpty, let flow = udpFlows[key], flow.token == token {
             readUpstreamDatagrams(flow, sink: &sink)
+            if flow.queuesErrors, events.contains(.error) { passQueuedErrors(flow, sink: &sink) }
             return
         }
         if !pingSockets.isEmpty, let flow = pingSockets[key] {
             readPingSocketReplies(flow, sink: &sink)
+            if flow.queuesErrors, events.contains(.error) { passQueuedErrors(flow, sink: &sink) }
             return
         }
         if let flow = tcpFlows[key] {
@@ -1472,20 +1474,26 @@ final class Tunnel {
             var bytes = UnsafeRawBufferPointer(scratch.sub(0, n))
             let identifier: UInt16, sequence: UInt16, data: UnsafeRawBufferPointer
             if v6 {
-                guard let icmp = try? ICMPv6View(bytes), case let .echoReply(id, seq) = icmp.message else { continue }
+                guard let icmp = try? ICMPv6View(bytes) else { continue }
+                if icmp.isError, let error = UpstreamICMPError(isICMPv6: true, type: icmp.type, code: icmp.code) {
+                    passEchoError(error, quote: icmp.payload, from: from.address.wireAddress, v6: true, sink: &sink)
+                    continue
+                }
+                guard case let .echoReply(id, seq) = icmp.message else { continue }
                 (identifier, sequence, data) = (id, seq, icmp.payload)
             } else {
                 // An IPv4 raw socket delivers the IP header too.
                 guard let ip = try? IPv4View(bytes) else { continue }
                 bytes = ip.payload
-                guard let icmp = try? ICMPv4View(bytes), icmp.verifyChecksum(), case let .echoReply(id, seq) = icmp.message else { continue }
+                guard let icmp = try? ICMPv4View(bytes), icmp.verifyChecksum() else { continue }
+                if icmp.isError, let error = UpstreamICMPError(isICMPv6: false, type: icmp.type, code: icmp.code) {
+                    passEchoError(error, quote: icmp.payload, from: from.address.wireAddress, v6: false, sink: &sink)
+                    continue
+                }
+                guard case let .echoReply(id, seq) = icmp.message else { continue }
                 (identifier, sequence, data) = (id, seq, icmp.payload)
             }
-            let source: IPAddress
-            switch from.address {
-            case let .v4(a): source = .v4(IPv4Address(a))
-            case let .v6(high, low): source = .v6(IPv6Address(high: high, low: low))
-            }
+            let source = from.address.wireAddress
             let key = FlowKey(transport: v6 ? .icmpv6 : .icmp, appAddress: .v4(.any), appPort: identifier,
                               destinationAddress: source, destinationPort: 0)
             // The app's address is the one part of the key the reply does not carry: find the flow.
@@ -1598,6 +1606,8 @@ final class Tunnel {
     /// SOCKS5 relay's socket are the proxy's, not the destination's: dropped.
     func datagramFailed(_ flow: UDPFlow, _ error: Errno, sink: inout TunSink) {
         trace("\(flow.key): UDP: \(error)")
+        // The queue has the ICMP error itself, with its code and sender.
+        if flow.queuesErrors { return passQueuedErrors(flow, sink: &sink) }
         guard flow.relayTarget == nil, let reason = Self.unreachableReason(for: error) else { return }
         datagrams.sendUDPUnreachable(flow.key, reason: reason, now: now, sink: &sink)
     }
@@ -1633,7 +1643,9 @@ final class Tunnel {
         // own socket, without Sluice, would have held them: half of a 2,000-datagram
         // burst was lost. Memory is taken only for what waits.
         socket.setReceiveBuffer(Self.udpReceiveBuffer)
+        let queuesErrors = socket.setReceiveErrors()
         guard let flow = watchedFlow(key, socket: socket) else { return }
+        flow.queuesErrors = queuesErrors
         udpFlows[key] = flow
         io.statistics.udpSessions += 1
     }
@@ -1901,6 +1913,9 @@ final class UDPFlow {
     let socket: Socket
     /// Set when the socket talks to a SOCKS5 UDP relay: each datagram carries this target in its header.
     var relayTarget: ProxyTarget?
+    /// IP_RECVERR is on (a direct session's, a ping socket's): ICMP errors
+    /// wait in the socket's error queue (Tunnel+UpstreamErrors.swift).
+    var queuesErrors = false
 
     init(key: FlowKey, token: UInt64, socket: consuming Socket) {
         self.key = key

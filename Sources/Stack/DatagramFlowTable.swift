@@ -199,17 +199,50 @@ public final class DatagramFlowTable {
     /// socket by; the datagram that failed is not kept.
     @discardableResult
     public func sendUDPUnreachable(_ key: FlowKey, reason: UnreachableReason, now: Instant, sink: inout some PacketSink) -> Bool {
+        sendUDPError(key, UpstreamICMPError(reason), now: now, sink: &sink)
+    }
+
+    /// An ICMP error a network sent about the session's datagram, passed on
+    /// to the app from `router` when a router on the way sent it (nil: from
+    /// the session's destination, which sent it itself or stands behind a fake IP).
+    @discardableResult
+    public func sendUDPError(_ key: FlowKey, _ error: UpstreamICMPError, from router: IPAddress? = nil, now: Instant,
+                             sink: inout some PacketSink) -> Bool {
         guard key.transport == .udp, let index = sessions.index(forKey: key) else { return false }
         sessions.values[index].lastActivity = now
         let id = identification
+        return sendError(error, from: router, sink: &sink) { quote in
+            IPFraming.writeUDP(into: quote, source: key.appAddress, sourcePort: key.appPort,
+                               destination: key.destinationAddress, destinationPort: key.destinationPort,
+                               payload: UnsafeRawBufferPointer(start: nil, count: 0), identification: id)
+        }
+    }
+
+    /// An ICMP error about the echo request `sequenceNumber` of a ping flow
+    /// (a router had no way to its destination): the app's ping prints it
+    /// ("Destination Net Unreachable") where it would only have waited. The
+    /// quote is the request's header, with the app's identifier, which is
+    /// what the app's kernel and ping match it by.
+    @discardableResult
+    public func sendEchoError(_ key: FlowKey, sequenceNumber: UInt16, _ error: UpstreamICMPError, from router: IPAddress? = nil,
+                              now: Instant, sink: inout some PacketSink) -> Bool {
+        guard key.transport != .udp, let index = sessions.index(forKey: key) else { return false }
+        sessions.values[index].lastActivity = now
+        return sendError(error, from: router, sink: &sink) { quote in
+            IPFraming.writeEcho(into: quote, request: true, source: key.appAddress, destination: key.destinationAddress,
+                                identifier: key.appPort, sequenceNumber: sequenceNumber, payload: UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+    }
+
+    /// Frames `error` around the header `writeQuote` writes.
+    func sendError(_ error: UpstreamICMPError, from router: IPAddress?, sink: inout some PacketSink,
+                   writeQuote: (UnsafeMutableRawBufferPointer) -> Int) -> Bool {
         var written = 0
         withUnsafeTemporaryAllocation(byteCount: 48, alignment: 8) { quote in
-            let length = IPFraming.writeUDP(into: quote, source: key.appAddress, sourcePort: key.appPort,
-                                            destination: key.destinationAddress, destinationPort: key.destinationPort,
-                                            payload: UnsafeRawBufferPointer(start: nil, count: 0), identification: id)
+            let length = writeQuote(quote)
             guard length > 0, let original = try? IPPacketView(UnsafeRawBufferPointer(rebasing: quote[0 ..< length])) else { return }
             sink.send(capacity: 48 + 48) { buffer in
-                written = IPFraming.writeUnreachable(into: buffer, replyingTo: original, reason: reason)
+                written = IPFraming.writeError(into: buffer, replyingTo: original, v4: error.v4, v6: error.v6, from: router)
                 return written
             }
         }

@@ -31,29 +31,35 @@ extension IPFraming {
         writeError(into: buffer, replyingTo: packet, v4: .timeExceeded(code: 1), v6: .timeExceeded(code: 1))
     }
 
-    /// Frames `v4` or `v6`, by `packet`'s version, around the quote of `packet`.
-    static func writeError(into buffer: UnsafeMutableRawBufferPointer, replyingTo packet: IPPacketView,
-                           v4 message4: ICMPv4Message, v6 message6: ICMPv6Message) -> Int {
+    /// Frames `v4` or `v6`, by `packet`'s version, around the quote of `packet`:
+    /// from `sender` when it is of the packet's family (a router on the way),
+    /// else from the packet's destination.
+    public static func writeError(into buffer: UnsafeMutableRawBufferPointer, replyingTo packet: IPPacketView,
+                                  v4 message4: ICMPv4Message, v6 message6: ICMPv6Message, from sender: IPAddress? = nil) -> Int {
         let original = packet.bytes
         switch packet.network {
         case let .v4(ip):
+            var source = ip.destination
+            if case let .v4(router)? = sender { source = router }
             let quoted = min(original.count, 576 - 28)
             let total = 28 + quoted
             guard buffer.count >= total else { return 0 }
             buffer.sub(28, quoted).copyMemory(from: original.sub(0, quoted))
             guard (try? message4.emit(into: buffer.sub(20, 8 + quoted), payloadLength: quoted)) != nil,
-                  (try? IPv4Header(source: ip.destination, destination: ip.source, protocol: .icmp,
+                  (try? IPv4Header(source: source, destination: ip.source, protocol: .icmp,
                                    payloadLength: 8 + quoted).emit(into: buffer.sub(0, 20))) != nil
             else { return 0 }
             return total
         case let .v6(ip):
+            var source = ip.destination
+            if case let .v6(router)? = sender { source = router }
             let quoted = min(original.count, 1280 - 48)
             let total = 48 + quoted
             guard buffer.count >= total else { return 0 }
             buffer.sub(48, quoted).copyMemory(from: original.sub(0, quoted))
             guard (try? message6.emit(into: buffer.sub(40, 8 + quoted), payloadLength: quoted,
-                                      source: ip.destination, destination: ip.source)) != nil,
-                  (try? IPv6Header(source: ip.destination, destination: ip.source, nextHeader: .icmpv6,
+                                      source: source, destination: ip.source)) != nil,
+                  (try? IPv6Header(source: source, destination: ip.source, nextHeader: .icmpv6,
                                    payloadLength: 8 + quoted).emit(into: buffer.sub(0, 40))) != nil
             else { return 0 }
             return total

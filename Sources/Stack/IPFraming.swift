@@ -84,11 +84,19 @@ public enum IPFraming {
     /// Writes an ICMP or ICMPv6 echo reply from `source` to `destination`; returns its length, or 0.
     public static func writeEchoReply(into buffer: UnsafeMutableRawBufferPointer, source: IPAddress, destination: IPAddress,
                                       identifier: UInt16, sequenceNumber: UInt16, payload: UnsafeRawBufferPointer) -> Int {
+        writeEcho(into: buffer, request: false, source: source, destination: destination, identifier: identifier,
+                  sequenceNumber: sequenceNumber, payload: payload)
+    }
+
+    /// Writes an echo request or reply; returns its length, or 0.
+    public static func writeEcho(into buffer: UnsafeMutableRawBufferPointer, request: Bool, source: IPAddress, destination: IPAddress,
+                                 identifier: UInt16, sequenceNumber: UInt16, payload: UnsafeRawBufferPointer) -> Int {
         switch (source, destination) {
         case let (.v4(s), .v4(d)):
             guard buffer.count >= 28 + payload.count else { return 0 }
             buffer.sub(28, payload.count).copyMemory(from: payload)
-            let message = ICMPv4Message.echoReply(identifier: identifier, sequenceNumber: sequenceNumber)
+            let message = request ? ICMPv4Message.echoRequest(identifier: identifier, sequenceNumber: sequenceNumber)
+                : .echoReply(identifier: identifier, sequenceNumber: sequenceNumber)
             guard (try? message.emit(into: buffer.sub(20, 8 + payload.count), payloadLength: payload.count)) != nil,
                   (try? IPv4Header(source: s, destination: d, protocol: .icmp, payloadLength: 8 + payload.count,
                                    dontFragment: false).emit(into: buffer.sub(0, 20))) != nil
@@ -97,7 +105,8 @@ public enum IPFraming {
         case let (.v6(s), .v6(d)):
             guard buffer.count >= 48 + payload.count else { return 0 }
             buffer.sub(48, payload.count).copyMemory(from: payload)
-            let message = ICMPv6Message.echoReply(identifier: identifier, sequenceNumber: sequenceNumber)
+            let message = request ? ICMPv6Message.echoRequest(identifier: identifier, sequenceNumber: sequenceNumber)
+                : .echoReply(identifier: identifier, sequenceNumber: sequenceNumber)
             guard (try? message.emit(into: buffer.sub(40, 8 + payload.count), payloadLength: payload.count,
                                      source: s, destination: d)) != nil,
                   (try? IPv6Header(source: s, destination: d, nextHeader: .icmpv6, payloadLength: 8 + payload.count)

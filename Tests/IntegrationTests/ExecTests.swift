@@ -333,6 +333,70 @@ final class ExecTests {
                                                      "10.99.0.7 Network is unreachable fast"], "\(r.stdout) \(r.stderr)")
     }
 
+    /// A router's ICMP error about one of Sluice's datagrams reaches the app
+    /// as the router sent it: the same type and code, from the router's
+    /// address (Sluice's sockets ask for them with IP_RECVERR; raw ICMP
+    /// sockets receive them). The server namespace routes 10.66.0.0/16 and
+    /// fd66::/16 for the host, to an unreachable and a prohibited route. A
+    /// host unreachable reaches an app's UDP socket only when it asks
+    /// (IP_RECVERR), with the router as the offender; a prohibited reaches
+    /// every connected socket (Linux counts it as a hard error); ping prints
+    /// the router's line. Before, the first two waited out their timeout
+    /// and the prohibition came as a host unreachable, which ping never heard.
+    @Test func routersICMPErrorsReachTheApp() throws {
+        let srv = pair.server
+        try pair.net.run(["sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"], in: srv)
+        try pair.net.run(["ip", "route", "add", "unreachable", "10.66.1.0/24"], in: srv)
+        try pair.net.run(["ip", "route", "add", "prohibit", "10.66.2.0/24"], in: srv)
+        try pair.net.run(["ip", "-6", "route", "add", "unreachable", "fd66:1::/32"], in: srv)
+        try pair.net.run(["ip", "route", "add", "10.66.0.0/16", "via", "10.88.0.2"], in: host)
+        try pair.net.run(["ip", "-6", "route", "add", "fd66::/16", "via", "fd00:88::2"], in: host)
+        let client = pair.work.appendingPathComponent("router-errors.py").path
+        try """
+        import socket, struct, time
+        def probe(address, recverr):
+            v6 = ":" in address
+            s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_DGRAM)
+            s.settimeout(4)
+            if recverr:
+                s.setsockopt(41 if v6 else 0, 25 if v6 else 11, 1)  # IPV6_RECVERR, IP_RECVERR
+            s.connect((address, 5000))
+            start = time.monotonic()
+            try:
+                s.send(b"anyone?")
+                s.recv(100)
+                result = "answered"
+            except socket.timeout:
+                result = "timed out"
+            except OSError as e:
+                result = e.strerror
+            line = f"{address} {result} {'fast' if time.monotonic() - start < 2 else 'slow'}"
+            if recverr:
+                try:
+                    _, ancillary, _, _ = s.recvmsg(64, 256, socket.MSG_ERRQUEUE)
+                    for level, kind, data in ancillary:
+                        _, origin, icmp_type, code, _, _, _ = struct.unpack("=IBBBBII", data[:16])
+                        offender = socket.inet_ntop(socket.AF_INET6, data[24:40]) if v6 else socket.inet_ntoa(data[20:24])
+                        line += f" type {icmp_type} code {code} from {offender}"
+                except OSError as e:
+                    line += " no queued error"
+            print(line, flush=True)
+        probe("10.66.1.5", True)
+        probe("10.66.1.6", False)
+        probe("10.66.2.5", False)
+        probe("fd66:1::5", True)
+        """.write(toFile: client, atomically: true, encoding: .utf8)
+        let r = try exec("python3 \(client); ping -n -c1 -W3 10.66.1.9 | grep -o 'From .*'; ping -n -c1 -W3 fd66:1::9 | grep -o 'From .*'")
+        #expect(r.stdout.split(separator: "\n") == [
+            "10.66.1.5 No route to host fast type 3 code 1 from 10.88.0.2",
+            "10.66.1.6 timed out slow",
+            "10.66.2.5 No route to host fast",
+            "fd66:1::5 Network is unreachable fast type 1 code 0 from fd00:88::2",
+            "From 10.88.0.2 icmp_seq=1 Destination Host Unreachable",
+            "From fd00:88::2 icmp_seq=1 Destination unreachable: No route",
+        ], "\(r.stdout) \(r.stderr)")
+    }
+
     @Test func udpIsRelayed() throws {
         let r = try exec("dig +short +tries=1 +time=2 @10.88.0.2 api.sluice.test A")
         #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "10.88.1.81", "\(r.stdout) \(r.stderr)")

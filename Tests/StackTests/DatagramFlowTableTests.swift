@@ -86,6 +86,84 @@ import Wire
         }
     }
 
+    /// A router's ICMP error about Sluice's datagram goes to the app from the
+    /// router, with the router's type and code, quoting the session's header
+    /// (what the app's kernel matches its socket by); a router of the other
+    /// family cannot be named, and the error comes from the destination.
+    @Test func upstreamErrorsComeFromTheRouterAndQuoteTheSession() throws {
+        let table = DatagramFlowTable()
+        var sink = CollectingSink()
+        var key: FlowKey?
+        feed(table, udp4(payload: bytes(5)), sink: &sink) { if case let .udp(k, _, _) = $0 { key = k } }
+        let hostUnreachable = try #require(UpstreamICMPError(isICMPv6: false, type: 3, code: 1))
+        let router = IPAddress.v4(IPv4Address(10, 88, 0, 2))
+        #expect(table.sendUDPError(key!, hostUnreachable, from: router, now: .zero, sink: &sink))
+        #expect(table.sendUDPError(key!, hostUnreachable, from: .v6(server6), now: .zero, sink: &sink))
+        for (packet, source) in zip(sink.packets, [router, .v4(server4)]) {
+            packet.withUnsafeBytes { raw in
+                let ip = try! IPPacketView(raw)
+                #expect(ip.source == source && ip.destination == .v4(app4))
+                #expect(ip.verifyUpperLayerChecksum() == true)
+                let icmp = try! ICMPv4View(ip.payload)
+                #expect(icmp.message == .destinationUnreachable(code: .host))
+                let quoted = try! IPPacketView(quoted: icmp.payload)
+                #expect(quoted.source == .v4(app4) && quoted.destination == .v4(server4))
+                let udp = try! UDPView(quoted.payload)
+                #expect(udp.sourcePort == 5000 && udp.destinationPort == 53)
+            }
+        }
+        // No session, no error.
+        let gone = FlowKey(transport: .udp, appAddress: .v4(app4), appPort: 1, destinationAddress: .v4(server4), destinationPort: 1)
+        #expect(!table.sendUDPError(gone, hostUnreachable, now: .zero, sink: &sink))
+    }
+
+    /// A ping's error quotes the app's echo request: its identifier and the
+    /// sequence number the error was about, which is what ping prints.
+    @Test func aPingsErrorQuotesTheAppsRequest() throws {
+        let table = DatagramFlowTable()
+        var sink = CollectingSink()
+        var key: FlowKey?
+        feed(table, echo4(id: 77, seq: 3, payload: bytes(56)), sink: &sink) { if case let .echoRequest(k, _, _, _) = $0 { key = k } }
+        let prohibited = try #require(UpstreamICMPError(isICMPv6: false, type: 3, code: 13))
+        #expect(table.sendEchoError(key!, sequenceNumber: 3, prohibited, from: .v4(IPv4Address(10, 88, 0, 2)), now: .zero, sink: &sink))
+        try sink.packets[0].withUnsafeBytes { raw in
+            let ip = try IPPacketView(raw)
+            #expect(ip.source == .v4(IPv4Address(10, 88, 0, 2)) && ip.destination == .v4(app4))
+            let icmp = try ICMPv4View(ip.payload)
+            #expect(icmp.verifyChecksum())
+            #expect(icmp.message == .destinationUnreachable(code: .administrativelyProhibited))
+            let quoted = try IPPacketView(quoted: icmp.payload)
+            #expect(quoted.source == .v4(app4) && quoted.destination == .v4(server4))
+            let echo = try ICMPv4View(quoted.payload)
+            #expect(echo.message == .echoRequest(identifier: 77, sequenceNumber: 3))
+        }
+    }
+
+    /// Same family: the code as sent. Across families (a fake IP's name
+    /// reached over the other one): the nearest code. Errors about Sluice's
+    /// own path (fragmentation needed, packet too big) and others pass not.
+    @Test func upstreamErrorsKeepTheirCodeOrTakeTheNearest() {
+        func both(_ v6: Bool, _ type: UInt8, _ code: UInt8) -> String {
+            UpstreamICMPError(isICMPv6: v6, type: type, code: code).map { "\($0)" } ?? "not passed on"
+        }
+        #expect(both(false, 3, 0) == "net unreachable / destination unreachable, unreachable route")
+        #expect(both(false, 3, 1) == "host unreachable / destination unreachable, unreachable address")
+        #expect(both(false, 3, 3) == "port unreachable / destination unreachable, unreachable port")
+        #expect(both(false, 3, 10) == "host prohibited unreachable / destination unreachable, unreachable prohibited")
+        #expect(both(false, 3, 13) == "admin prohibited filter unreachable / destination unreachable, unreachable prohibited")
+        #expect(both(false, 11, 0) == "time exceeded in-transit / time exceeded in-transit")
+        #expect(both(false, 3, 4) == "not passed on")
+        #expect(both(false, 5, 1) == "not passed on")
+        #expect(both(true, 1, 0) == "net unreachable / destination unreachable, unreachable route")
+        #expect(both(true, 1, 1) == "admin prohibited filter unreachable / destination unreachable, unreachable prohibited")
+        #expect(both(true, 1, 3) == "host unreachable / destination unreachable, unreachable address")
+        #expect(both(true, 1, 4) == "port unreachable / destination unreachable, unreachable port")
+        #expect(both(true, 3, 0) == "time exceeded in-transit / time exceeded in-transit")
+        #expect(both(true, 2, 0) == "not passed on")
+        #expect(both(true, 4, 1) == "not passed on")
+        #expect(UpstreamICMPError(.port) == UpstreamICMPError(isICMPv6: false, type: 3, code: 3))
+    }
+
     @Test func repliesComeFromTheDestinationWithValidChecksums() {
         let table = DatagramFlowTable()
         var sink = CollectingSink()

@@ -159,6 +159,22 @@ struct cshim_mmsghdr {
 int cshim_sendmmsg(int fd, struct cshim_mmsghdr *vector, unsigned int count, int flags);
 int cshim_recvmmsg(int fd, struct cshim_mmsghdr *vector, unsigned int count, int flags);
 
+// One entry of a socket's error queue (IP_RECVERR, IPV6_RECVERR): the ICMP
+// error a network sent about one of its datagrams. The cmsg walk and struct
+// sock_extended_err do not import into Swift. `origin` is SO_EE_ORIGIN_*;
+// `offender` is who sent the error (family 0 when unknown); `name` the
+// datagram's destination; `data`, what the error quoted of its payload.
+struct cshim_queued_error {
+    unsigned int error;
+    unsigned char origin, type, code;
+    struct sockaddr_storage offender;
+};
+ssize_t cshim_receive_error(int fd, void *data, size_t capacity, struct cshim_queued_error *queued, struct sockaddr_storage *name);
+extern const int cshim_SO_EE_ORIGIN_ICMP;
+extern const int cshim_SO_EE_ORIGIN_ICMP6;
+extern const int cshim_IP_RECVERR;
+extern const int cshim_IPV6_RECVERR;
+
 // stdout is a global Swift 6 will not touch from a nonisolated context.
 static inline void cshim_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
 static inline void cshim_flush_all(void) { fflush(NULL); }
