@@ -97,7 +97,7 @@ extension ProfileLoader {
         for entry in profile.hosts {
             guard let pattern = DNSNamePattern(entry.name) else { continue }
             switch entry.value {
-            case let .address(address): table.insert(pattern, .addresses([address]))
+            case let .addresses(list): table.insert(pattern, .addresses(list))
             case let .alias(target):
                 guard let name = DNSName(target) else { continue }
                 table.insert(pattern, .alias(name))

@@ -1,21 +1,22 @@
 public import Wire
 
-/// One line of [Host], in Surge's forms: `NAME = ADDRESS` answers with a real
-/// address; `NAME = OTHER.NAME` answers as that name would (an alias, sent as
+/// One line of [Host], in Surge's forms: `NAME = ADDRESS[, ADDRESS…]` answers
+/// with real addresses (an IPv4 and an IPv6 one for a dual-stack name); `NAME = OTHER.NAME` answers as that name would (an alias, sent as
 /// a CNAME); `NAME = server:ADDRESS[:PORT]` or `server:system` resolves the
 /// name through that DNS server (split DNS: a company's names through its
 /// own resolver). A name starting with "*." covers every name under it (not
 /// the bare suffix itself). Answered before anything else.
 public struct HostEntry: Equatable, Sendable, CustomStringConvertible {
     public enum Value: Equatable, Sendable, CustomStringConvertible {
-        case address(IPAddress)
+        /// In the order written; never empty.
+        case addresses([IPAddress])
         /// Lowercased, no trailing dot.
         case alias(String)
         case server(HostServer)
 
         public var description: String {
             switch self {
-            case let .address(address): "\(address)"
+            case let .addresses(list): list.map(\.description).joined(separator: ", ")
             case let .alias(name): name
             case let .server(server): "server:\(server)"
             }
@@ -32,7 +33,7 @@ public struct HostEntry: Equatable, Sendable, CustomStringConvertible {
     }
 
     public init(name: String, address: IPAddress, line: Int) {
-        self.init(name: name, value: .address(address), line: line)
+        self.init(name: name, value: .addresses([address]), line: line)
     }
 
     public var isWildcard: Bool { name.hasPrefix("*.") }

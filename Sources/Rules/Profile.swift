@@ -55,14 +55,22 @@ public struct Profile: Equatable, Sendable {
     /// entry first, then the longest wildcard.
     public func hostEntry(for name: String) -> HostEntry? { hosts.entry(for: name) }
 
-    /// The [Host] address for a name, through its aliases; nil when the
-    /// chain ends at a name without one (or at a `server:` line, or loops).
+    /// The [Host] address Sluice connects to for a name, through its
+    /// aliases: the first IPv4 one, as names it resolves itself go IPv4
+    /// first, else the first; nil when the chain ends at a name without
+    /// addresses (or at a `server:` line, or loops).
     public func hostAddress(for name: String) -> IPAddress? {
+        guard let list = hostAddresses(for: name) else { return nil }
+        return list.first { if case .v4 = $0 { true } else { false } } ?? list.first
+    }
+
+    /// Every [Host] address of a name, through its aliases.
+    public func hostAddresses(for name: String) -> [IPAddress]? {
         var name = name
         for _ in 0 ... Self.maximumAliasChain {
             guard let entry = hostEntry(for: name) else { return nil }
             switch entry.value {
-            case let .address(address): return address
+            case let .addresses(list): return list
             case let .alias(target): name = target
             case .server: return nil
             }

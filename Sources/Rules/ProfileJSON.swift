@@ -36,7 +36,12 @@ public enum ProfileJSON {
             json.beginObject()
             json.field("line", host.line); json.field("name", host.name)
             switch host.value {
-            case let .address(address): json.field("address", address.description)
+            case let .addresses(list):
+                // "address" as before for the first; "addresses" for all of them.
+                json.field("address", list[0].description)
+                json.key("addresses"); json.beginArray()
+                for address in list { json.string(address.description) }
+                json.endArray()
             case let .alias(target): json.field("alias", target)
             case let .server(server): json.field("server", server.description)
             }

@@ -279,7 +279,20 @@ extension ProfileBuilder {
         let text = ProfileLexer.unquote(raw)
         let value: HostEntry.Value
         if let address = IPAddress(text) {
-            value = .address(address)
+            value = .addresses([address])
+        } else if text.contains(",") {
+            // A dual-stack name: `10.0.0.2, fd00::2`.
+            var addresses: [IPAddress] = []
+            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                let item = String(part.trimmingBlanks())
+                guard let address = IPAddress(item) else {
+                    error(line.number, column, "'\(item)' is not an IP address",
+                          hint: "a name's addresses are separated by commas (dual.test = 10.0.0.2, fd00::2); an alias or server: line takes one value")
+                    return
+                }
+                if !addresses.contains(address) { addresses.append(address) }
+            }
+            value = .addresses(addresses)
         } else if text.lowercased().hasPrefix("server:") {
             let serverText = String(text.dropFirst("server:".count))
             guard let server = HostServer(serverText) else {

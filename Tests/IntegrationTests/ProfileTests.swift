@@ -79,10 +79,16 @@ final class ProfileTests {
         FINAL,DIRECT
         \(Self.hosts)
         v6only.test = fd00:88::2
+        dual.test = 10.88.0.2, fd00:88::2
         """)
-        let r = try exec("dig +short origin.test A; dig +short v6only.test AAAA; curl -sS http://origin.test:8080/hello.txt", profile: path)
+        let r = try exec("""
+        dig +short origin.test A; dig +short v6only.test AAAA; curl -sS http://origin.test:8080/hello.txt
+        dig +short dual.test A; dig +short dual.test AAAA
+        curl -sS -4 -w ' %{remote_ip}\n' http://dual.test:8080/hello.txt; curl -sS -6 -w ' %{remote_ip}\n' http://dual.test:8080/hello.txt
+        """, profile: path)
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout == "10.88.0.2\nfd00:88::2\nhello from nginx\n", "\(r.stderr)")
+        #expect(r.stdout == "10.88.0.2\nfd00:88::2\nhello from nginx\n10.88.0.2\nfd00:88::2\nhello from nginx\n 10.88.0.2\nhello from nginx\n fd00:88::2\n",
+                "\(r.stdout) \(r.stderr)")
     }
 
     @Test func rejectPoliciesAnswerAsTheySay() throws {

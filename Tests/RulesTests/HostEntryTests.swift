@@ -20,6 +20,8 @@ import Wire
         legacy.test = server:10.0.0.54:5353
         home.test = server:system
         out.test = www.corp.test
+        dual.test = fd00::7, 10.0.0.7,10.0.0.8
+        dual-alias.test = dual.test
         [Rule]
         FINAL,DIRECT
         """).get()
@@ -30,6 +32,7 @@ import Wire
             "origin.test = 10.0.0.2", "v6.test = fd00::2", "alias.test = origin.test", "chain.test = alias.test",
             "*.corp.test = server:10.0.0.53", "ldap.corp.test = 10.9.9.9", "*.lab.test = server:[fd00::53]:5353",
             "legacy.test = server:10.0.0.54:5353", "home.test = server:system", "out.test = www.corp.test",
+            "dual.test = fd00::7, 10.0.0.7, 10.0.0.8", "dual-alias.test = dual.test",
         ])
         #expect(profile.hosts[6].value == .server(.address(try #require(IPAddress("fd00::53")), port: 5353)))
         #expect(profile.hosts[8].value == .server(.system))
@@ -46,6 +49,16 @@ import Wire
         #expect(profile.hostEntry(for: "corp.test") == nil, "a wildcard covers the names under it, not the name itself")
     }
 
+    /// A dual-stack name lists its addresses: DNS answers each family with
+    /// its own, and Sluice connects to the first IPv4 one, as it goes IPv4
+    /// first for names it resolves.
+    @Test func aNameMayHaveSeveralAddresses() {
+        let all = ["fd00::7", "10.0.0.7", "10.0.0.8"].compactMap { IPAddress($0) }
+        #expect(profile.hostAddresses(for: "dual-alias.test") == all)
+        #expect(profile.hostAddress(for: "dual.test") == IPAddress("10.0.0.7"))
+        #expect(profile.hostAddress(for: "v6.test") == IPAddress("fd00::2"))
+    }
+
     @Test func serverTextsParse() throws {
         #expect(HostServer("10.0.0.53") == .address(try #require(IPAddress("10.0.0.53")), port: 53))
         #expect(HostServer("10.0.0.53:5353") == .address(try #require(IPAddress("10.0.0.53")), port: 5353))
@@ -58,7 +71,8 @@ import Wire
 
     @Test func theJSONDumpSaysWhichForm() {
         let json = ProfileJSON.render(profile, pretty: false)
-        #expect(json.contains(#"{"line":2,"name":"origin.test","address":"10.0.0.2"}"#), "\(json)")
+        #expect(json.contains(#"{"line":2,"name":"origin.test","address":"10.0.0.2","addresses":["10.0.0.2"]}"#), "\(json)")
+        #expect(json.contains(#"{"line":12,"name":"dual.test","address":"fd00::7","addresses":["fd00::7","10.0.0.7","10.0.0.8"]}"#), "\(json)")
         #expect(json.contains(#"{"line":4,"name":"alias.test","alias":"origin.test"}"#))
         #expect(json.contains(#"{"line":8,"name":"*.lab.test","server":"[fd00::53]:5353"}"#))
         #expect(json.contains(#"{"line":10,"name":"home.test","server":"system"}"#))

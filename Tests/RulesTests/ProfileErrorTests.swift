@@ -147,6 +147,12 @@ let errorCases: [ErrorCase] = [
               errors: [(2, "'10.0.0.1 10.0.0.2' is not an IP address, a host name or server:ADDRESS",
                         "[Host] maps a name to an address (origin.test = 10.0.0.2), to another name it answers as "
                         + "(alias.test = origin.test), or to the DNS server that resolves it (*.corp.test = server:10.0.0.53)")]),
+    ErrorCase(kind: "host address list with a name", profile: withFinal("[Host]\napi.test = 10.0.0.1, origin.test"),
+              errors: [(2, "'origin.test' is not an IP address",
+                        "a name's addresses are separated by commas (dual.test = 10.0.0.2, fd00::2); an alias or server: line takes one value")]),
+    ErrorCase(kind: "host address list with an empty item", profile: withFinal("[Host]\napi.test = 10.0.0.1,"),
+              errors: [(2, "'' is not an IP address",
+                        "a name's addresses are separated by commas (dual.test = 10.0.0.2, fd00::2); an alias or server: line takes one value")]),
     ErrorCase(kind: "host server not an address", profile: withFinal("[Host]\n*.corp.test = server:dns.corp.test"),
               errors: [(2, "'dns.corp.test' is not a DNS server",
                         "write server:ADDRESS (port 53), server:ADDRESS:PORT ([ADDRESS]:PORT for IPv6), or server:system for the host's resolvers")]),
