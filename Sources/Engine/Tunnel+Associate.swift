@@ -98,7 +98,7 @@ extension Tunnel {
         trace("\(key): UDP relay at \(relay) through \(proxy.name)")
         // The control connection is watched only for its end.
         watch(control, for: [.readable])
-        sendHeld(associationQueue.removeValue(forKey: key) ?? [], on: flow, sink: &sink)
+        sendHeld(associationQueue.removeValue(forKey: key) ?? [], on: flow, for: key, sink: &sink)
     }
 
     /// The association failed or ended: its datagrams are dropped until the flow goes idle.
@@ -107,9 +107,6 @@ extension Tunnel {
         io.statistics.upstreamErrors += 1
         associationQueue[key] = nil
         if let control = tcpFlows[key] { removeTCP(control) }
-        if let flow = udpFlows.removeValue(forKey: key) {
-            try? epoll.remove(flow.socket.descriptor)
-            tokens[flow.token] = nil
-        }
+        closeUDP(key)
     }
 }

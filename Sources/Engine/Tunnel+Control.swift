@@ -97,10 +97,7 @@ extension Tunnel: ControlledLoop {
             awaitingAddress[key] = nil
             udpAwaitingResolution[key] = nil
             if let control = tcpFlows[key] { removeTCP(control) }
-            if let flow = udpFlows.removeValue(forKey: key) {
-                try? epoll.remove(flow.socket.descriptor)
-                tokens[flow.token] = nil
-            }
+            closeUDP(key)
             datagrams.remove(key)
             forgetForwarded(key)
             releasePin(key)
@@ -142,6 +139,7 @@ extension TunnelStatistics {
         json.field("tcp-answered", tcpAnswered)
         json.field("udp-sessions", udpSessions)
         json.field("udp-rejected", udpRejected)
+        json.field("udp-filtered", udpFiltered)
         json.field("echo-flows", echoFlows)
         json.field("bytes-from-app", bytesFromApp)
         json.field("bytes-to-app", bytesToApp)

@@ -17,9 +17,11 @@ extension Dictionary where Key == FlowKey, Value == [[UInt8]] {
 
 extension Tunnel {
     /// Sends the datagrams a flow held, in order, now that its socket is open.
-    func sendHeld(_ held: [[UInt8]], on flow: UDPFlow, sink: inout TunSink) {
+    func sendHeld(_ held: [[UInt8]], on flow: UDPFlow, for key: FlowKey, sink: inout TunSink) {
         for datagram in held {
-            if let error = datagram.withUnsafeBytes({ sendDatagram($0, on: flow) }) { datagramFailed(flow, error, sink: &sink) }
+            if let error = datagram.withUnsafeBytes({ sendDatagram($0, on: flow, for: key, sink: &sink) }) {
+                datagramFailed(flow, error, for: key, sink: &sink)
+            }
         }
     }
 }

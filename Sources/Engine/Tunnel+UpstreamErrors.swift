@@ -15,24 +15,35 @@ internal import Wire
 /// sender; with IP_RECVERR it queues every ICMP error with both. A raw ICMP
 /// socket (pings as root) receives the errors themselves.
 extension Tunnel {
-    /// Reads a direct UDP session's or a ping socket's error queue empty,
-    /// each error to the app. Reading it is also what ends the socket's
-    /// EPOLLERR, which would otherwise wake the loop forever.
-    func passQueuedErrors(_ flow: UDPFlow, sink: inout TunSink) {
+    /// Reads a direct UDP socket's or a ping socket's error queue empty,
+    /// each error to the app whose session's datagram drew it (on a shared
+    /// socket, the session of the datagram's destination); returns how many
+    /// it read. Reading it is also what ends the socket's EPOLLERR, which
+    /// would otherwise wake the loop forever.
+    @discardableResult
+    func passQueuedErrors(_ flow: UDPFlow, sink: inout TunSink) -> Int {
+        var read = 0
         for _ in 0 ..< 64 {
-            guard case let .value(queued)? = try? flow.socket.receiveQueuedError(into: scratch) else { return }
+            guard case let .value(queued)? = try? flow.socket.receiveQueuedError(into: scratch) else { return read }
+            read += 1
             // Counted where the socket reported it (the read or send it failed).
             guard let error = UpstreamICMPError(isICMPv6: queued.isICMPv6, type: queued.type, code: queued.code) else { continue }
             let router = Self.router(queued.offender.map(\.wireAddress), about: queued.destination.map { $0.address.wireAddress })
-            trace("\(flow.key): ICMP \(error) from \(queued.offender.map { "\($0)" } ?? "?")")
-            if flow.key.transport == .udp {
-                datagrams.sendUDPError(flow.key, error, from: router, now: now, sink: &sink)
+            var key = flow.key
+            if let sessions = flow.sessions {
+                guard let destination = queued.destination, let session = sessions.byDestination[destination] else { continue }
+                key = session
+            }
+            trace("\(key): ICMP \(error) from \(queued.offender.map { "\($0)" } ?? "?")")
+            if key.transport == .udp {
+                datagrams.sendUDPError(key, error, from: router, now: now, sink: &sink)
             } else if queued.quotedCount >= 8 {
                 // A ping socket quotes its echo request from the ICMP header on.
                 let sequence = UnsafeRawBufferPointer(scratch.sub(0, 8)).u16(6)
-                datagrams.sendEchoError(flow.key, sequenceNumber: sequence, error, from: router, now: now, sink: &sink)
+                datagrams.sendEchoError(key, sequenceNumber: sequence, error, from: router, now: now, sink: &sink)
             }
         }
+        return read
     }
 
     /// An ICMP error a raw socket received (pings as root): when it quotes

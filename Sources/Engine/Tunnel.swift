@@ -163,6 +163,8 @@ final class Tunnel {
     /// Flows waiting for a name's address (a fake IP's, or a proxy's) before connecting.
     var awaitingAddress: [FlowKey: PendingConnect] = [:]
     var udpFlows: [FlowKey: UDPFlow] = [:]
+    /// Direct sessions' shared sockets, by app endpoint (Tunnel+UDPPorts.swift).
+    var udpPorts: [UDPEndpoint: UDPFlow] = [:]
     var tokens: [UInt64: FlowKey] = [:]
     var nextToken = Tunnel.firstFlowToken
     /// When `socketFailed` last said that descriptors ran out.
@@ -807,7 +809,7 @@ final class Tunnel {
                 }
                 let held = udpAwaitingResolution.removeValue(forKey: key) ?? []
                 openUDP(key, to: address.sysAddress, sink: &sink)
-                if let flow = udpFlows[key] { sendHeld(held, on: flow, sink: &sink) }
+                if let flow = udpFlows[key] { sendHeld(held, on: flow, for: key, sink: &sink) }
                 continue
             }
             guard let pending = awaitingAddress[key], let address = finalAnswer(found, type: type, name: pending.name, for: key) else { continue }
@@ -1406,7 +1408,7 @@ final class Tunnel {
         // The association is being set up, or the name resolved: a few datagrams wait.
         if associationQueue.hold(payload, for: key) || udpAwaitingResolution.hold(payload, for: key) { return }
         guard let flow = udpFlows[key] else { return }
-        if let error = sendDatagram(payload, on: flow) { datagramFailed(flow, error, sink: &sink) }
+        if let error = sendDatagram(payload, on: flow, for: key, sink: &sink) { datagramFailed(flow, error, for: key, sink: &sink) }
     }
 
     /// Sends the app's echo request to its destination from Sluice's namespace,
@@ -1534,10 +1536,7 @@ final class Tunnel {
 
     /// A UDP session or echo flow left the table (idle, or evicted): what the engine held for it goes.
     func endDatagramSession(_ key: FlowKey) {
-        if let flow = udpFlows.removeValue(forKey: key) {
-            try? epoll.remove(flow.socket.descriptor)
-            tokens[flow.token] = nil
-        }
+        closeUDP(key)
         if let control = tcpFlows[key] { removeTCP(control) }
         if !pingSockets.isEmpty { closePingSocket(key) }
         if !echoRealAddresses.isEmpty || !echoAwaitingResolution.isEmpty { forgetEchoRoute(key) }
@@ -1579,7 +1578,7 @@ final class Tunnel {
     /// ICMP error that an earlier datagram drew, which Linux reports on the
     /// next call).
     @discardableResult
-    func sendDatagram(_ payload: UnsafeRawBufferPointer, on flow: UDPFlow) -> Errno? {
+    func sendDatagram(_ payload: UnsafeRawBufferPointer, on flow: UDPFlow, for key: FlowKey, sink: inout TunSink) -> Errno? {
         var datagram = payload
         if let target = flow.relayTarget {
             let header = SOCKS5UDPHeader(target: target)
@@ -1591,8 +1590,15 @@ final class Tunnel {
             datagram = UnsafeRawBufferPointer(relayScratch.sub(0, length + payload.count))
         }
         io.statistics.bytesFromApp += payload.count
-        countBytes(flow.key, up: payload.count)
-        do { _ = try flow.socket.send(datagram, to: nil) } catch {
+        countBytes(key, up: payload.count)
+        let destination = flow.sessions?.destinations[key]
+        do { _ = try flow.socket.send(datagram, to: destination) } catch {
+            // On a shared socket the error may be about another session's
+            // datagram: it goes to that session, and this datagram goes again.
+            if flow.sessions != nil, flow.queuesErrors, passQueuedErrors(flow, sink: &sink) > 0,
+               (try? flow.socket.send(datagram, to: destination)) != nil {
+                return nil
+            }
             io.statistics.upstreamErrors += 1
             return error
         }
@@ -1604,12 +1610,13 @@ final class Tunnel {
     /// host or network), so that its socket gets ECONNREFUSED or
     /// EHOSTUNREACH at once instead of waiting out its timeout. Errors of a
     /// SOCKS5 relay's socket are the proxy's, not the destination's: dropped.
-    func datagramFailed(_ flow: UDPFlow, _ error: Errno, sink: inout TunSink) {
-        trace("\(flow.key): UDP: \(error)")
-        // The queue has the ICMP error itself, with its code and sender.
-        if flow.queuesErrors { return passQueuedErrors(flow, sink: &sink) }
+    func datagramFailed(_ flow: UDPFlow, _ error: Errno, for key: FlowKey, sink: inout TunSink) {
+        trace("\(key): UDP: \(error)")
+        // The queue has the ICMP error itself, with its code and sender; an
+        // error that is not there is the host's own (no route).
+        if flow.queuesErrors, passQueuedErrors(flow, sink: &sink) > 0 { return }
         guard flow.relayTarget == nil, let reason = Self.unreachableReason(for: error) else { return }
-        datagrams.sendUDPUnreachable(flow.key, reason: reason, now: now, sink: &sink)
+        datagrams.sendUDPUnreachable(key, reason: reason, now: now, sink: &sink)
     }
 
     /// Which ICMP unreachable tells a UDP app about an upstream socket's error; nil for none.
@@ -1620,34 +1627,6 @@ final class Tunnel {
         case .networkUnreachable, .networkDown: .network
         default: nil
         }
-    }
-
-    func openUDP(_ key: FlowKey, to address: SysIPAddress, sink: inout TunSink) {
-        let socket: Socket
-        do { socket = try Socket(.udp, family: address.family, mark: configuration.mark) } catch {
-            socketFailed(error)
-            return
-        }
-        let port = key.destinationPort
-        do { _ = try socket.connect(to: SocketAddress(address, port: port)) } catch {
-            // No route: the app hears it as from a network (the session stays, so its next datagram tries again).
-            io.statistics.upstreamErrors += 1
-            trace("\(key): UDP connect: \(error)")
-            if let reason = Self.unreachableReason(for: error) {
-                datagrams.sendUDPUnreachable(key, reason: reason, now: now, sink: &sink)
-            }
-            return
-        }
-        // A server's burst of small datagrams filled the default buffer (208 KB of
-        // kernel memory, about 300 of them) before the loop read it, where the app's
-        // own socket, without Sluice, would have held them: half of a 2,000-datagram
-        // burst was lost. Memory is taken only for what waits.
-        socket.setReceiveBuffer(Self.udpReceiveBuffer)
-        let queuesErrors = socket.setReceiveErrors()
-        guard let flow = watchedFlow(key, socket: socket) else { return }
-        flow.queuesErrors = queuesErrors
-        udpFlows[key] = flow
-        io.statistics.udpSessions += 1
     }
 
     static let udpReceiveBuffer: Int32 = 4 << 20
@@ -1668,10 +1647,20 @@ final class Tunnel {
             let received: SysResult<(Int, SocketAddress?)>
             do { received = try flow.socket.receive(into: scratch) } catch {
                 io.statistics.upstreamErrors += 1
-                datagramFailed(flow, error, sink: &sink)
+                datagramFailed(flow, error, for: flow.key, sink: &sink)
                 return
             }
-            guard case let .value((n, _)) = received else { return }
+            guard case let .value((n, sender)) = received else { return }
+            var key = flow.key
+            if let sessions = flow.sessions {
+                // A shared socket: the sender names the session, or opens one, or is filtered.
+                guard let sender, let (found, isNew) = sessions.session(from: sender) else {
+                    io.statistics.udpFiltered += 1
+                    continue
+                }
+                if isNew, !openInboundUDP(found, from: sender, on: flow) { continue }
+                key = found
+            }
             var payload = UnsafeRawBufferPointer(scratch.sub(0, n))
             if flow.relayTarget != nil {
                 // From a SOCKS5 relay: the header names the sender; the app sees only the payload.
@@ -1682,9 +1671,9 @@ final class Tunnel {
                 payload = payload.suffix(from: offset)
             }
             io.statistics.bytesToApp += payload.count
-            countBytes(flow.key, down: payload.count)
-            if flow.key.destinationPort == 53 { answerNames.learn(message: payload, now: now) }
-            datagrams.sendUDP(flow.key, payload: payload, now: now, sink: &sink)
+            countBytes(key, down: payload.count)
+            if key.destinationPort == 53 { answerNames.learn(message: payload, now: now) }
+            datagrams.sendUDP(key, payload: payload, now: now, sink: &sink)
         }
     }
 
@@ -1862,6 +1851,7 @@ final class Tunnel {
         }
         tcpFlows.removeAll()
         udpFlows.removeAll()
+        udpPorts.removeAll()
         tokens.removeAll()
     }
 }
@@ -1916,6 +1906,9 @@ final class UDPFlow {
     /// IP_RECVERR is on (a direct session's, a ping socket's): ICMP errors
     /// wait in the socket's error queue (Tunnel+UpstreamErrors.swift).
     var queuesErrors = false
+    /// Set when the socket is a direct sessions' shared one, unconnected
+    /// (Tunnel+UDPPorts.swift); `key` is then its first session's.
+    var sessions: UDPSessions?
 
     init(key: FlowKey, token: UInt64, socket: consuming Socket) {
         self.key = key

@@ -12,6 +12,9 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     public var udpSessions = 0
     /// UDP flows a rule rejected (their datagrams are dropped).
     public var udpRejected = 0
+    /// Datagrams from addresses no UDP session of the app's port talks to,
+    /// dropped as a NAT's address-dependent filter drops them.
+    public var udpFiltered = 0
     public var echoFlows = 0
     public var bytesFromApp = 0
     public var bytesToApp = 0
@@ -43,6 +46,7 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
             + "\(malformedPackets) malformed, \(upstreamErrors) upstream errors, \(tunWriteDrops) TUN write drops; "
             + "retransmissions: \(retransmissionTimeouts) timeouts, \(fastRetransmits) fast, \(sackRetransmits) SACK, \(goBackRetransmits) after timeouts, \(tailLossProbes) tail-loss probes"
             + (evictions + tableFullRefusals > 0 ? "; full flow tables: \(evictions) flows gave way, \(tableFullRefusals) refused" : "")
+            + (udpFiltered > 0 ? "; \(udpFiltered) UDP datagrams from addresses the app never sent to, dropped" : "")
             + (owners.map { "\n" + $0 } ?? "")
             + (groups.map { "\ngroups:\n" + $0 } ?? "")
             + (capture.map { "\n" + $0 } ?? "")

@@ -397,6 +397,77 @@ final class ExecTests {
         ], "\(r.stdout) \(r.stderr)")
     }
 
+    /// Direct UDP leaves as through a well-behaved NAT (RFC 4787): every
+    /// destination sees the app's socket at one address and port
+    /// (endpoint-independent mapping: what ICE's STUN-learned candidates
+    /// need), a new port of a server the app talks to reaches it (a TFTP
+    /// transfer port) and hears the app's answer from that same port, and an
+    /// address the app never sent to is filtered. Before, each destination
+    /// saw another port, and the transfer port's datagrams were dropped.
+    @Test func udpLeavesThroughOneMappingPerAppSocket() throws {
+        try pair.net.run(["ip", "addr", "add", "10.88.0.3/24", "dev", "s0"], in: pair.server)
+        let server = pair.work.appendingPathComponent("udp-nat-server.py").path
+        try """
+        import select, socket, time
+        def bound(address, port):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((address, port)); return s
+        a, d = bound("10.88.0.2", 6900), bound("10.88.0.2", 6901)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([a, d], [], [], 1)
+            for s in ready:
+                data, peer = s.recvfrom(100)
+                port = s.getsockname()[1]
+                s.sendto(f"{port} saw port {peer[1]}".encode(), peer)
+                if port == 6900:
+                    bound("10.88.0.3", 0).sendto(b"stranger", peer)
+                    time.sleep(0.2)
+                    b = bound("10.88.0.2", 0); b.settimeout(5)
+                    b.sendto(b"from-b", peer)
+                    try:
+                        _, back = b.recvfrom(100)
+                        b.sendto(b"b-saw-same-port" if back == peer else f"b-saw-other {back}".encode(), back)
+                    except socket.timeout:
+                        pass
+        """.write(toFile: server, atomically: true, encoding: .utf8)
+        try pair.net.start(["python3", server], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:6901"))
+        let client = pair.work.appendingPathComponent("udp-nat-client.py").path
+        try """
+        import socket
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
+        s.sendto(b"hello", ("10.88.0.2", 6900))
+        got = {}
+        try:
+            while len(got) < 3:
+                data, peer = s.recvfrom(100)
+                got[peer] = data.decode()
+        except socket.timeout:
+            pass
+        first = got.pop(("10.88.0.2", 6900), "none")
+        stranger = [p for p in got if p[0] != "10.88.0.2"]
+        transfer = [p for p in got if p[0] == "10.88.0.2"]
+        print("6900:", first.split(" ")[0] if first != "none" else "none")
+        print("stranger:", "received" if stranger else "dropped")
+        print("new port answered:", got[transfer[0]] if transfer else "none")
+        if transfer:
+            s.sendto(b"ack", transfer[0])
+            try:
+                print("transfer port:", s.recvfrom(100)[0].decode())
+            except socket.timeout:
+                print("transfer port: no answer")
+        # The server serves 6901 once the transfer port is done (or gave up after 5 s).
+        s.settimeout(8)
+        s.sendto(b"hi", ("10.88.0.2", 6901))
+        second = s.recvfrom(100)[0].decode()
+        print("same mapping:", first.split(" ")[-1] == second.split(" ")[-1])
+        """.write(toFile: client, atomically: true, encoding: .utf8)
+        let r = try exec("python3 \(client)")
+        #expect(r.stdout.split(separator: "\n") == ["6900: 6900", "stranger: dropped", "new port answered: from-b",
+                                                     "transfer port: b-saw-same-port", "same mapping: True"], "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("1 UDP datagrams from addresses the app never sent to, dropped"), "\(r.stderr)")
+    }
+
     @Test func udpIsRelayed() throws {
         let r = try exec("dig +short +tries=1 +time=2 @10.88.0.2 api.sluice.test A")
         #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "10.88.1.81", "\(r.stdout) \(r.stderr)")
