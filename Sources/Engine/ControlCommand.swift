@@ -205,7 +205,9 @@ enum ControlFormat {
         lines.append("open: \(n(open, "tcp")) TCP flows relayed upstream, \(n(open, "sniffing")) being sniffed, \(n(open, "http-sessions")) HTTP sessions, \(n(open, "udp")) UDP sessions")
         lines.append("traffic: \(bytes(n(tunnel, "bytes-from-app"))) up, \(bytes(n(tunnel, "bytes-to-app"))) down; "
             + "\(n(tunnel, "packets-from-app")) packets in, \(n(tunnel, "packets-to-app")) out")
-        lines.append("since start: \(n(tunnel, "tcp-flows")) TCP flows relayed (besides \(n(tunnel, "tcp-refused")) refused, \(n(tunnel, "tcp-rejected")) rejected by rules, "
+        let unreachable = n(tunnel, "tcp-unreachable")
+        lines.append("since start: \(n(tunnel, "tcp-flows")) TCP flows relayed (besides \(n(tunnel, "tcp-refused")) refused, "
+            + (unreachable > 0 ? "\(unreachable) unreachable, " : "") + "\(n(tunnel, "tcp-rejected")) rejected by rules, "
             + "\(n(tunnel, "tcp-answered")) answered locally), \(n(tunnel, "udp-sessions")) UDP sessions (besides \(n(tunnel, "udp-rejected")) rejected), \(n(tunnel, "echo-flows")) ping flows")
         lines.append("problems: \(n(tunnel, "malformed-packets")) malformed packets, \(n(tunnel, "upstream-errors")) upstream errors, \(n(tunnel, "tun-write-drops")) TUN write drops; "
             + "retransmissions: \(n(tunnel, "retransmission-timeouts")) timeouts, \(n(tunnel, "fast-retransmits")) fast, \(n(tunnel, "sack-retransmits")) SACK")

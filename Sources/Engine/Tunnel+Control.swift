@@ -135,6 +135,7 @@ extension TunnelStatistics {
         json.field("malformed-packets", malformedPackets)
         json.field("tcp-flows", tcpFlows)
         json.field("tcp-refused", tcpRefused)
+        json.field("tcp-unreachable", tcpUnreachable)
         json.field("tcp-rejected", tcpRejected)
         json.field("tcp-answered", tcpAnswered)
         json.field("udp-sessions", udpSessions)

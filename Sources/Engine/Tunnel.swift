@@ -869,7 +869,10 @@ final class Tunnel {
             upstreamFailed(nil, session: session, reason: reason, kind: kind, sink: &sink)
             return
         }
-        io.statistics.tcpRefused += 1
+        switch refusal {
+        case .reset: io.statistics.tcpRefused += 1
+        case .unreachable, .drop: io.statistics.tcpUnreachable += 1
+        }
         finishRecord(key, status: refusal == .drop ? .timedOut : .refused, error: reason)
         if let connection = tcp.connection(key) {
             connection.abort()

@@ -4,7 +4,11 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     public var packetsToApp = 0
     public var malformedPackets = 0
     public var tcpFlows = 0
+    /// New flows whose upstream connect was refused (the app got a RST).
     public var tcpRefused = 0
+    /// New flows whose upstream could not be reached: no route, no answer
+    /// to the connect (the app got ICMP unreachable, or silence).
+    public var tcpUnreachable = 0
     /// Flows a rule rejected (REJECT, REJECT-RST, REJECT-DROP).
     public var tcpRejected = 0
     /// Flows (or requests) Sluice answered itself: rejections with a body, redirects, Map Local.
@@ -41,7 +45,7 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     public init() {}
 
     public var description: String {
-        "\(tcpFlows) TCP flows relayed (besides \(tcpRefused) refused, \(tcpRejected) rejected by rules, \(tcpAnswered) answered locally), \(udpSessions) UDP sessions, \(echoFlows) ping flows; "
+        "\(tcpFlows) TCP flows relayed (besides \(tcpRefused) refused, \(tcpUnreachable > 0 ? "\(tcpUnreachable) unreachable, " : "")\(tcpRejected) rejected by rules, \(tcpAnswered) answered locally), \(udpSessions) UDP sessions, \(echoFlows) ping flows; "
             + "\(bytesFromApp) bytes up, \(bytesToApp) bytes down; \(packetsFromApp) packets in, \(packetsToApp) out; "
             + "\(malformedPackets) malformed, \(upstreamErrors) upstream errors, \(tunWriteDrops) TUN write drops; "
             + "retransmissions: \(retransmissionTimeouts) timeouts, \(fastRetransmits) fast, \(sackRetransmits) SACK, \(goBackRetransmits) after timeouts, \(tailLossProbes) tail-loss probes"
