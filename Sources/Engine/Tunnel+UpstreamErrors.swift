@@ -29,11 +29,7 @@ extension Tunnel {
             // Counted where the socket reported it (the read or send it failed).
             guard let error = UpstreamICMPError(isICMPv6: queued.isICMPv6, type: queued.type, code: queued.code) else { continue }
             let router = Self.router(queued.offender.map(\.wireAddress), about: queued.destination.map { $0.address.wireAddress })
-            var key = flow.key
-            if let sessions = flow.sessions {
-                guard let destination = queued.destination, let session = sessions.byDestination[destination] else { continue }
-                key = session
-            }
+            let key = flow.key
             trace("\(key): ICMP \(error) from \(queued.offender.map { "\($0)" } ?? "?")")
             if key.transport == .udp {
                 datagrams.sendUDPError(key, error, from: router, now: now, sink: &sink)

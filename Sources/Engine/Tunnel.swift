@@ -163,8 +163,10 @@ final class Tunnel {
     /// Flows waiting for a name's address (a fake IP's, or a proxy's) before connecting.
     var awaitingAddress: [FlowKey: PendingConnect] = [:]
     var udpFlows: [FlowKey: UDPFlow] = [:]
-    /// Direct sessions' shared sockets, by app endpoint (Tunnel+UDPPorts.swift).
-    var udpPorts: [UDPEndpoint: UDPFlow] = [:]
+    /// Direct sessions' mappings, by app endpoint and by their catch-all
+    /// socket's token (Tunnel+UDPPorts.swift).
+    var udpMappings: [UDPEndpoint: UDPMapping] = [:]
+    var udpMappingTokens: [UInt64: UDPMapping] = [:]
     var tokens: [UInt64: FlowKey] = [:]
     var nextToken = Tunnel.firstFlowToken
     /// When `socketFailed` last said that descriptors ran out.
@@ -1083,6 +1085,11 @@ final class Tunnel {
             forwardReady(listener)
             return
         }
+        if !udpMappingTokens.isEmpty, let mapping = udpMappingTokens[token] {
+            var sink = TunSink(io: io)
+            readMapping(mapping, sink: &sink)
+            return
+        }
         guard let key = tokens[token] else { return }
         var sink = TunSink(io: io)
         // A UDP association has two sockets under one key: the token tells which.
@@ -1594,14 +1601,7 @@ final class Tunnel {
         }
         io.statistics.bytesFromApp += payload.count
         countBytes(key, up: payload.count)
-        let destination = flow.sessions?.destinations[key]
-        do { _ = try flow.socket.send(datagram, to: destination) } catch {
-            // On a shared socket the error may be about another session's
-            // datagram: it goes to that session, and this datagram goes again.
-            if flow.sessions != nil, flow.queuesErrors, passQueuedErrors(flow, sink: &sink) > 0,
-               (try? flow.socket.send(datagram, to: destination)) != nil {
-                return nil
-            }
+        do { _ = try flow.socket.send(datagram, to: nil) } catch {
             io.statistics.upstreamErrors += 1
             return error
         }
@@ -1653,17 +1653,8 @@ final class Tunnel {
                 datagramFailed(flow, error, for: flow.key, sink: &sink)
                 return
             }
-            guard case let .value((n, sender)) = received else { return }
-            var key = flow.key
-            if let sessions = flow.sessions {
-                // A shared socket: the sender names the session, or opens one, or is filtered.
-                guard let sender, let (found, isNew) = sessions.session(from: sender) else {
-                    io.statistics.udpFiltered += 1
-                    continue
-                }
-                if isNew, !openInboundUDP(found, from: sender, on: flow) { continue }
-                key = found
-            }
+            guard case let .value((n, _)) = received else { return }
+            let key = flow.key
             var payload = UnsafeRawBufferPointer(scratch.sub(0, n))
             if flow.relayTarget != nil {
                 // From a SOCKS5 relay: the header names the sender; the app sees only the payload.
@@ -1854,7 +1845,8 @@ final class Tunnel {
         }
         tcpFlows.removeAll()
         udpFlows.removeAll()
-        udpPorts.removeAll()
+        udpMappings.removeAll()
+        udpMappingTokens.removeAll()
         tokens.removeAll()
     }
 }
@@ -1909,9 +1901,9 @@ final class UDPFlow {
     /// IP_RECVERR is on (a direct session's, a ping socket's): ICMP errors
     /// wait in the socket's error queue (Tunnel+UpstreamErrors.swift).
     var queuesErrors = false
-    /// Set when the socket is a direct sessions' shared one, unconnected
-    /// (Tunnel+UDPPorts.swift); `key` is then its first session's.
-    var sessions: UDPSessions?
+    /// A direct session's: the app endpoint's mapping, whose port its
+    /// socket shares (Tunnel+UDPPorts.swift).
+    var mapping: UDPMapping?
 
     init(key: FlowKey, token: UInt64, socket: consuming Socket) {
         self.key = key

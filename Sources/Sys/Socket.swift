@@ -138,6 +138,12 @@ public struct Socket: ~Copyable {
         if result != 0 { throw Errno.current }
     }
 
+    /// SO_REUSEADDR after the fact: a socket bound alone lets later sockets
+    /// that ask for reuse bind beside it (UDP: they share the port).
+    public func setReuseAddress() throws(Errno) {
+        try setOption(SOL_SOCKET, SO_REUSEADDR, 1)
+    }
+
     public func listen(backlog: Int32 = 512) throws(Errno) {
         _ = try valueOrErrno { Glibc.listen(descriptor.rawValue, backlog) }.get()
     }

@@ -4,10 +4,10 @@ import Stack
 import Sys
 import Wire
 
-/// The sessions that share a direct UDP socket (Tunnel+UDPPorts.swift):
+/// The sessions of one app endpoint's UDP mapping (Tunnel+UDPPorts.swift):
 /// a datagram's sender names its session, opens one when it is a new port
 /// of an address the app talks to, and is filtered otherwise.
-@Suite struct UDPSessionsTests {
+@Suite struct UDPMappingTests {
     let app = IPAddress.v4(IPv4Address(10, 7, 0, 2))
     let fake = IPAddress.v4(IPv4Address(198, 18, 0, 5))
     let real = SysIPAddress.v4(0x0A58_0002)  // 10.88.0.2
@@ -17,7 +17,8 @@ import Wire
     }
 
     @Test func theSenderNamesItsSessionOrOpensOneOrIsFiltered() throws {
-        let sessions = UDPSessions(UDPEndpoint(appAddress: app, appPort: 5000, family: .v4))
+        let sessions = UDPMapping(UDPEndpoint(appAddress: app, appPort: 5000, family: .v4), socket: try Socket(.udp, family: .v4),
+                                  token: 1, port: 40000)
         // The app wrote to a fake IP whose name is at 10.88.0.2.
         sessions.add(key(fake, 69), destination: SocketAddress(real, port: 69))
         let known = try #require(sessions.session(from: SocketAddress(real, port: 69)))
