@@ -19,7 +19,13 @@ public struct CaptureOptions: Sendable {
     public init() {}
 
     func harRecorder(profile: Profile?) throws(EngineError) -> HARRecorder? {
-        guard let path = har ?? profile?.capture.harPath else { return nil }
+        guard let path = har ?? profile?.capture.harPath else {
+            // An option that would do nothing is a mistake to say, not to ignore.
+            if harBodyLimit != nil {
+                throw EngineError.usage("sluice: --har-body-limit has no HAR to apply to: add --har FILE (or har = FILE in the profile's [Capture])")
+            }
+            return nil
+        }
         do { return try HARRecorder(path: path, bodyLimit: harBodyLimit ?? profile?.capture.harBodyLimit ?? 1 << 20) } catch {
             throw EngineError.report("sluice: HAR: \(error)")
         }
@@ -37,7 +43,16 @@ public struct CaptureOptions: Sendable {
         let section = profile?.capture
         let path = pcap ?? section?.pcapPath
         let perFlow = pcapPerFlow ?? section?.perFlowDirectory
-        guard path != nil || perFlow != nil else { return nil }
+        guard path != nil || perFlow != nil else {
+            // An option that would do nothing is a mistake to say, not to ignore.
+            let unused = [("--pcap-filter", filter != nil), ("--snaplen", snaplen != nil), ("--pcap-rotate-size", rotateSize != nil),
+                          ("--pcap-rotate-count", rotateCount != nil)].first { $0.1 }
+            if let (option, _) = unused {
+                throw EngineError.usage("sluice: \(option) has no capture to apply to: add --pcap FILE or --pcap-per-flow DIR "
+                                        + "(or pcap = FILE in the profile's [Capture])")
+            }
+            return nil
+        }
         let filter = self.filter ?? section?.filter
         let snaplen = self.snaplen ?? section?.snapLength ?? 262_144
         let rotateSize = self.rotateSize ?? section?.rotateSize

@@ -216,7 +216,8 @@ public struct FakeDNS: Sendable {
             switch address {
             case let .v4(v4) where type == .a || type == .any:
                 records.append(Record(owner: owner, data: .a(v4), timeToLive: ttl))
-            case let .v6(v6) where type == .aaaa || type == .any:
+            // IPv6 off: not through ANY either (AAAA questions were answered empty above).
+            case let .v6(v6) where type == .aaaa || type == .any && configuration.aaaaPolicy == .fake:
                 records.append(Record(owner: owner, data: .aaaa(v6), timeToLive: ttl))
             case .v4, .v6:
                 continue

@@ -256,6 +256,8 @@ private let tinyPool = FakeIPPoolConfiguration(prefixLength: 29)
                 #expect(reply.rcode == .noError && reply.answers.isEmpty, "\(mode) \(name)")
             }
             #expect(try server.ask(query("both.test", .a)).answers == ["both.test. A 10.0.0.9 ttl 60"])
+            // ANY too: the [Host] name's IPv4 address alone (it gave the AAAA before).
+            #expect(try server.ask(query("both.test", .any)).answers == ["both.test. A 10.0.0.9 ttl 60"], "\(mode)")
         }
         #expect(Server(FakeDNSConfiguration(mode: .forward, aaaaPolicy: .empty)).action(query("elsewhere.test", .a)) == .forward)
     }
