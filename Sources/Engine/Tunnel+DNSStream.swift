@@ -11,7 +11,8 @@ internal import Wire
 /// query) goes to FakeDNS as a UDP query would. Its own answers are written
 /// back at once; a query it forwards goes, over one TCP connection per
 /// client connection, to the host's first resolver (or the `server:` line's
-/// for its name), whose answers are passed back whole. Answers may come out of order, which RFC 7766 §6.2.1.1 allows
+/// for its name; when a host's resolver cannot be reached or breaks off
+/// unanswered, the next one is asked the same questions), whose answers are passed back whole. Answers may come out of order, which RFC 7766 §6.2.1.1 allows
 /// (clients match them by ID).
 final class DNSStream {
     /// Bytes from the app that do not yet make a whole message.
@@ -35,6 +36,8 @@ final class DNSStream {
     /// Answers on the current connection to the resolver: one that closes
     /// having answered none is not asked again.
     var answeredOnConnection = 0
+    /// The host's resolvers that failed this connection: the next is asked.
+    var failedServers: [SocketAddress] = []
 
     /// The largest DNS message: its length is a 16-bit field.
     static let maximumMessage = 65535
@@ -125,7 +128,10 @@ extension Tunnel {
             stream.output += UnsafeRawBufferPointer(dnsScratch.sub(0, length))
         case .forward:
             let routed = routedQuery(message)
-            guard let server = routed?.server ?? resolver.servers.first else {
+            // The host's resolver this connection talks to, or the first that has not failed it.
+            let host = stream.upstreamServer.flatMap { resolver.servers.contains($0) ? $0 : nil }
+                ?? resolver.servers.first { !stream.failedServers.contains($0) }
+            guard let server = routed?.server ?? host else {
                 failDNSStream(key, reason: "no resolver to forward to")
                 return
             }
@@ -163,9 +169,9 @@ extension Tunnel {
             failDNSStream(key, reason: "no socket for the resolver \(server)")
             return
         }
-        guard (try? socket.connect(to: server)) != nil else {
-            failDNSStream(key, reason: "connect to the resolver \(server) failed")
-            return
+        stream.upstreamServer = server
+        do { _ = try socket.connect(to: server) } catch {
+            return resolverFailed(stream, key: key, reason: "connect to the resolver \(server): \(error)")
         }
         let token = nextToken
         nextToken += 1
@@ -174,7 +180,6 @@ extension Tunnel {
             return
         }
         stream.upstream = DNSUpstream(socket: socket, token: token)
-        stream.upstreamServer = server
         stream.answeredOnConnection = 0
         dnsStreamTokens[token] = key
         trace("\(key): DNS over TCP: forwarding to \(server)")
@@ -186,7 +191,7 @@ extension Tunnel {
         switch result {
         case let .value(n)?: stream.toUpstream.removeFirst(n)
         case .wouldBlock?: break
-        case nil: failDNSStream(key, reason: "writing to the resolver failed")
+        case nil: return resolverFailed(stream, key: key, reason: "writing to the resolver failed")
         }
         watchDNSUpstream(stream)
     }
@@ -203,8 +208,7 @@ extension Tunnel {
         guard let stream = dnsStreams[key], let upstream = stream.upstream else { return }
         if !upstream.connected {
             if let error = upstream.socket.pendingError() {
-                failDNSStream(key, reason: "connect to the resolver: \(error)")
-                return
+                return resolverFailed(stream, key: key, reason: "connect to the resolver \(stream.upstreamServer.map { "\($0)" } ?? ""): \(error)")
             }
             guard events.contains(.writable) else { return }
             upstream.connected = true
@@ -215,8 +219,8 @@ extension Tunnel {
             for _ in 0 ..< 16 {
                 let result: SysResult<Int>
                 do { result = try upstream.socket.read(into: scratch) } catch {
-                    failDNSStream(key, reason: "reading from the resolver: \(error)")
-                    return
+                    takeResolverAnswers(stream)
+                    return resolverFailed(stream, key: key, reason: "reading from the resolver: \(error)")
                 }
                 guard case let .value(n) = result else { break }
                 if n == 0 {
@@ -227,8 +231,7 @@ extension Tunnel {
                     // A resolver that takes so many questions a connection (dnsmasq: 100)
                     // is asked the rest on a new one; one that answered nothing has failed.
                     guard stream.answeredOnConnection > 0, let server = stream.upstreamServer else {
-                        failDNSStream(key, reason: "the resolver closed with \(stream.unanswered.count) questions unanswered")
-                        return
+                        return resolverFailed(stream, key: key, reason: "the resolver closed with \(stream.unanswered.count) questions unanswered")
                     }
                     trace("\(key): DNS over TCP: the resolver closed; \(stream.unanswered.count) questions go again on a new connection")
                     stream.toUpstream = stream.unanswered.flatMap(\.framed)
@@ -260,6 +263,26 @@ extension Tunnel {
                 stream.unanswered.remove(at: index)
             }
         }
+    }
+
+    /// The resolver could not be reached or broke off: the questions it left
+    /// unanswered go to the next of the host's resolvers, as the host's own
+    /// lookups would go (a `server:` line's resolver has no other); with
+    /// none left, the app's connection is reset.
+    func resolverFailed(_ stream: DNSStream, key: FlowKey, reason: String) {
+        closeDNSUpstream(stream)
+        stream.fromUpstream = []
+        guard let failed = stream.upstreamServer, resolver.servers.contains(failed), !stream.unanswered.isEmpty else {
+            return failDNSStream(key, reason: reason)
+        }
+        stream.failedServers.append(failed)
+        guard let next = resolver.servers.first(where: { !stream.failedServers.contains($0) }) else {
+            return failDNSStream(key, reason: reason)
+        }
+        trace("\(key): DNS over TCP: \(reason); \(stream.unanswered.count) questions go to \(next)")
+        stream.toUpstream = stream.unanswered.flatMap(\.framed)
+        openDNSUpstream(stream, key: key, server: next)
+        if dnsStreams[key] != nil { writeDNSUpstream(stream, key: key) }
     }
 
     func closeDNSUpstream(_ stream: DNSStream) {

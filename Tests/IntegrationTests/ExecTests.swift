@@ -1042,6 +1042,9 @@ final class ExecTests {
         // Forward mode too: it asked the first resolver alone, and every name failed.
         let forward = try pair.exec("dig +short +tries=1 +time=8 web.sluice.test", options: ["--dns", "forward"])
         #expect(forward.stdout == "10.88.0.2\n", "\(forward.stdout) \(forward.stderr)")
+        // And DNS over TCP: its connection went to the first resolver alone, and the app's was reset.
+        let forwardTCP = try pair.exec("dig +tcp +short +tries=1 +time=12 web.sluice.test", options: ["--dns", "forward"])
+        #expect(forwardTCP.stdout == "10.88.0.2\n", "\(forwardTCP.stdout) \(forwardTCP.stderr)")
         try "nameserver 10.88.0.77\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
         let dead = try exec("curl -sS --max-time 20 http://web.sluice.test:8080/1m.bin > /dev/null 2>&1; echo $?")
         #expect(dead.stdout == "7\n", "\(dead.stdout) \(dead.stderr)")
