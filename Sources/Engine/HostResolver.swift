@@ -150,8 +150,11 @@ final class HostResolver {
         if let target = aliases?.last {
             guard let view = try? DNSMessageView(message), let question = view.question else { return false }
             let built: [UInt8]? = withUnsafeTemporaryAllocation(byteCount: 512, alignment: 8) { buffer in
+                // EDNS with RFC 8900's 1232 bytes: an answer past 512 comes whole
+                // over UDP (without it the server cut it), for an app over TCP.
                 guard var writer = try? DNSMessageWriter(into: buffer, header: DNSHeader(id: id, recursionDesired: true)),
-                      (try? writer.appendQuestion(target, type: question.type)) != nil else { return nil }
+                      (try? writer.appendQuestion(target, type: question.type)) != nil,
+                      (try? writer.appendEDNS(payloadSize: 1232)) != nil else { return nil }
                 return Array(writer.bytes)
             }
             guard let built else { return false }
@@ -229,32 +232,54 @@ final class HostResolver {
             answer[1] = relay.appQuery[1]
             return answer
         }
+        // An app over UDP takes 512 bytes (RFC 1035 §4.2.1): a longer answer
+        // is the question alone with TC set, and the app asks again over TCP.
+        let limit = relay.key.transport == .tcp ? 4096 : 512
         return relay.appQuery.withUnsafeBytes { raw -> [UInt8]? in
             guard let appQuery = try? DNSMessageView(raw) else { return nil }
-            return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer -> [UInt8]? in
-                guard var writer = try? DNSMessageWriter(respondingTo: appQuery, into: buffer, responseCode: message.header.responseCode) else { return nil }
-                var owner: DNSName?
-                for target in aliases {
-                    if let owner {
-                        guard (try? writer.appendAnswer(name: owner, .cname(target), timeToLive: 60)) != nil else { return nil }
-                    } else {
-                        guard (try? writer.appendAnswer(.cname(target), timeToLive: 60)) != nil else { return nil }
-                    }
-                    owner = target
+            return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { whole -> [UInt8]? in
+                let buffer = UnsafeMutableRawBufferPointer(rebasing: whole[0 ..< limit])
+                var answer: [UInt8]
+                if let chain = Self.chainAnswer(appQuery, aliases, message, into: buffer) {
+                    answer = chain
+                } else {
+                    guard let writer = try? DNSMessageWriter(respondingTo: appQuery, into: buffer, responseCode: message.header.responseCode)
+                    else { return nil }
+                    answer = Array(writer.bytes)
+                    answer[2] |= 0x02
                 }
-                for record in message.answers {
-                    let data: DNSResourceData
-                    switch record.data {
-                    case let .a(address): data = .a(address)
-                    case let .aaaa(address): data = .aaaa(address)
-                    case let .cname(target): data = .cname(DNSName(target))
-                    case .ptr, .other: continue
-                    }
-                    guard (try? writer.appendAnswer(name: DNSName(record.name), data, timeToLive: record.timeToLive)) != nil else { return nil }
-                }
-                return Array(writer.bytes)
+                // The server's own TC (it cut its answer) stays said.
+                if message.header.truncated { answer[2] |= 0x02 }
+                return answer
             }
         }
+    }
+
+    /// The CNAME chain and the server's address records, answering the app's
+    /// question; nil when they do not fit in `buffer`.
+    private static func chainAnswer(_ appQuery: DNSMessageView, _ aliases: [DNSName], _ message: DNSMessageView,
+                                    into buffer: UnsafeMutableRawBufferPointer) -> [UInt8]? {
+        guard var writer = try? DNSMessageWriter(respondingTo: appQuery, into: buffer, responseCode: message.header.responseCode) else { return nil }
+        var owner: DNSName?
+        for target in aliases {
+            if let owner {
+                guard (try? writer.appendAnswer(name: owner, .cname(target), timeToLive: 60)) != nil else { return nil }
+            } else {
+                guard (try? writer.appendAnswer(.cname(target), timeToLive: 60)) != nil else { return nil }
+            }
+            owner = target
+        }
+        for record in message.answers {
+            let data: DNSResourceData
+            switch record.data {
+            case let .a(address): data = .a(address)
+            case let .aaaa(address): data = .aaaa(address)
+            case let .cname(target): data = .cname(DNSName(target))
+            case .ptr, .other: continue
+            }
+            guard (try? writer.appendAnswer(name: DNSName(record.name), data, timeToLive: record.timeToLive)) != nil else { return nil }
+        }
+        return Array(writer.bytes)
     }
 
     /// Asks the next resolver (each of several once, a single one twice), then

@@ -118,6 +118,22 @@ public struct DNSMessageWriter {
         try appendRecordBody(data, timeToLive: timeToLive, class: `class`, at: offset)
     }
 
+    /// Appends an EDNS(0) OPT pseudo-record (RFC 6891 §6.1.2): the root name,
+    /// type OPT, `payloadSize` as its class, no extended flags, no options.
+    /// It goes in the additional section, so nothing may follow it.
+    public mutating func appendEDNS(payloadSize: UInt16) throws(WireError) {
+        guard header.additionalCount < .max else { throw .malformed(layer: .dns, reason: .count) }
+        try require(length + 11, in: buffer, .dns)
+        buffer[length] = 0
+        buffer.setU16(length + 1, DNSType.opt.rawValue)
+        buffer.setU16(length + 3, payloadSize)
+        buffer.setU32(length + 5, 0)
+        buffer.setU16(length + 9, 0)
+        length += 11
+        header.additionalCount += 1
+        buffer.setU16(10, header.additionalCount)
+    }
+
     mutating func appendRecordBody(_ data: DNSResourceData, timeToLive: UInt32, class: DNSClass,
                                    at offset: Int) throws(WireError) {
         guard header.answerCount < .max, header.authorityCount == 0, header.additionalCount == 0 else {

@@ -1182,6 +1182,31 @@ final class ExecTests {
         #expect(r.stdout == "tcp open\n10.88.0.2\ntcp reset\n", "\(r.stdout)\(r.stderr)")
     }
 
+    /// A [Host] alias whose last name has a long answer (40 addresses, 700
+    /// bytes): an app over UDP gets the question alone with TC set, as a
+    /// server would say it (RFC 1035 §4.2.1), and dig's retry over TCP gets
+    /// every address (Sluice asks with EDNS, so the server does not cut it).
+    /// Before, the app got a cut answer without TC, and took it for whole.
+    @Test func anAliasAnswerTooLongForUDPIsTruncatedAndWholeOverTCP() throws {
+        let records = (1 ... 40).map { "--host-record=many.sluice.test,10.88.5.\($0)" }
+        try net.start(["dnsmasq", "--keep-in-foreground", "--no-resolv", "--no-hosts", "--bind-interfaces", "--listen-address=10.88.0.2",
+                       "--port=5354", "--log-facility=/dev/null"] + records, in: server)
+        #expect(pair.waitForListener("10.88.0.2:5354"))
+        let profile = pair.path("long-alias.conf")
+        try """
+        [Host]
+        many.sluice.test = server:10.88.0.2:5354
+        alias.sluice.test = many.sluice.test
+        [Rule]
+        FINAL,DIRECT
+        """.write(toFile: profile, atomically: true, encoding: .utf8)
+        let r = try pair.exec("""
+            dig +ignore +noedns +tries=1 +time=3 alias.sluice.test | grep -c 'flags:[a-z ]* tc'
+            dig +short +tries=1 +time=3 alias.sluice.test | grep -c '^10\\.88\\.5\\.'
+            """, options: ["--profile", profile, "--dns", "forward"])
+        #expect(r.stdout == "1\n40\n", "\(r.stdout) \(r.stderr)")
+    }
+
     /// Split DNS ([Host] `NAME = server:ADDRESS`, as Surge writes it): the
     /// company's names go to the company's resolver (a second dnsmasq, on port
     /// 5353, which alone knows web.corp.sluice.test and has its own

@@ -356,6 +356,21 @@ private func written(_ size: Int = 512, poison: UInt8 = 0xaa,
         }
     }
 
+    /// RFC 6891 §6.1.2: root name, type 41, the payload size as class, no flags, no data.
+    @Test func appendsAnEDNSRecordAfterTheQuestion() throws {
+        let bytes = try written(poison: 0xaa) { raw in
+            var w = try DNSMessageWriter(into: raw, header: DNSHeader(id: 40000, recursionDesired: true))
+            try w.appendQuestion(dnsName("example.test"), type: .a)
+            try w.appendEDNS(payloadSize: 1232)
+            return w.length
+        }
+        #expect(bytes == dnsHeader(ar: 1) + wireName("example.test") + u16(1) + u16(1) + [0] + u16(41) + u16(1232) + [0, 0, 0, 0] + u16(0))
+        try withMessage(bytes) { m in
+            #expect(m.header.additionalCount == 1)
+            #expect(m.description == "40000+ [1au] A? example.test. (41)")
+        }
+    }
+
     @Test func respondsWithCompressedAnswers() throws {
         let query = dnsHeader() + wireName("Example.Test") + u16(1) + u16(1)
         for poison: UInt8 in [0xaa, 0x55] {
