@@ -335,6 +335,8 @@ final class HostResolver {
 /// value cannot be consumed out of a class's optional).
 final class SocketBox {
     let socket: Socket
+    /// What the socket's hop limit was last set to (0: never, the kernel's default).
+    var hopLimit: UInt8 = 0
     init(_ socket: consuming Socket) { self.socket = socket }
 }
 

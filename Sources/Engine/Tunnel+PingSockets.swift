@@ -33,6 +33,7 @@ extension Tunnel {
             pingSockets[key] = flow
         }
         guard let flow = pingSockets[key] else { return }
+        if flow.hopLimit != appHopLimit { carryHopLimit(to: flow) }
         if (try? flow.socket.send(message, to: nil)) == nil {
             io.statistics.upstreamErrors += 1
         } else {

@@ -73,6 +73,9 @@ final class Tunnel {
     /// matched back to flows by source address and identifier.
     var echoV4: SocketBox?
     var echoV6: SocketBox?
+    /// The TTL or hop limit of the app's datagram being relayed, which its
+    /// upstream socket sends with (Tunnel+HopLimit.swift).
+    var appHopLimit: UInt8 = 64
     /// Without CAP_NET_RAW: a ping socket per ping flow (Tunnel+PingSockets.swift).
     var echoThroughPingSockets = false
     var pingSockets: [FlowKey: UDPFlow] = [:]
@@ -1318,6 +1321,7 @@ final class Tunnel {
 
     func datagramFromApp(_ packet: IPPacketView, sink: inout TunSink) {
         let time = now
+        appHopLimit = Self.hopLimit(of: packet)
         let input = datagrams.input(packet, now: time, sink: &sink)
         for key in datagrams.takeEvicted() {
             io.statistics.evictions += 1
@@ -1468,6 +1472,10 @@ final class Tunnel {
             return
         }
         guard let channel = v6 ? echoV6 : echoV4 else { return }
+        if channel.hopLimit != appHopLimit {
+            channel.socket.setHopLimit(appHopLimit)
+            channel.hopLimit = appHopLimit
+        }
         let destination = SocketAddress(target.sysAddress, port: 0)
         if (try? channel.socket.send(UnsafeRawBufferPointer(relayScratch.sub(0, 8 + payload.count)), to: destination)) == nil {
             io.statistics.upstreamErrors += 1
@@ -1601,6 +1609,7 @@ final class Tunnel {
         }
         io.statistics.bytesFromApp += payload.count
         countBytes(key, up: payload.count)
+        if flow.hopLimit != appHopLimit, flow.relayTarget == nil { carryHopLimit(to: flow) }
         do { _ = try flow.socket.send(datagram, to: nil) } catch {
             io.statistics.upstreamErrors += 1
             return error
@@ -1901,6 +1910,8 @@ final class UDPFlow {
     /// IP_RECVERR is on (a direct session's, a ping socket's): ICMP errors
     /// wait in the socket's error queue (Tunnel+UpstreamErrors.swift).
     var queuesErrors = false
+    /// What the socket's hop limit was last set to (0: never, the kernel's default).
+    var hopLimit: UInt8 = 0
     /// A direct session's: the app endpoint's mapping, whose port its
     /// socket shares (Tunnel+UDPPorts.swift).
     var mapping: UDPMapping?

@@ -138,6 +138,13 @@ public struct Socket: ~Copyable {
         if result != 0 { throw Errno.current }
     }
 
+    /// The TTL (IPv4) or hop limit (IPv6) of what the socket sends: both
+    /// options are set, whichever the socket's family takes.
+    public func setHopLimit(_ value: UInt8) {
+        try? setOption(Int32(IPPROTO_IP), IP_TTL, Int32(value))
+        try? setOption(Int32(IPPROTO_IPV6), IPV6_UNICAST_HOPS, Int32(value))
+    }
+
     /// SO_REUSEADDR after the fact: a socket bound alone lets later sockets
     /// that ask for reuse bind beside it (UDP: they share the port).
     public func setReuseAddress() throws(Errno) {

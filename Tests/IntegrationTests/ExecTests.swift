@@ -399,6 +399,26 @@ final class ExecTests {
         ], "\(r.stdout) \(r.stderr)")
     }
 
+    /// The app's TTL goes upstream with its datagrams and pings, and the time
+    /// exceeded of the router where it ran out comes back from that router:
+    /// traceroute (UDP probes, and ICMP with -I) and ping -t show the server
+    /// namespace's router as hop 1. The router sends 10.66.3.0/24 back to
+    /// the host, so a probe with TTL 1 expires there. Before, every probe
+    /// left with Sluice's own TTL, and no hop answered.
+    @Test func tracerouteSeesTheRoutersPastTheHost() throws {
+        let srv = pair.server
+        try pair.net.run(["sysctl", "-qw", "net.ipv4.ip_forward=1"], in: srv)
+        try pair.net.run(["ip", "route", "add", "10.66.3.0/24", "via", "10.88.0.1"], in: srv)
+        try pair.net.run(["ip", "route", "add", "10.66.0.0/16", "via", "10.88.0.2"], in: host)
+        let r = try exec("""
+        traceroute -n -q 1 -w 2 -m 1 10.66.3.5 | tail -1 | awk '{ print "udp", $1, $2 }'
+        traceroute -I -n -q 1 -w 2 -m 1 10.66.3.5 | tail -1 | awk '{ print "icmp", $1, $2 }'
+        ping -n -c1 -W3 -t 1 10.66.3.9 | grep -o 'From .*'
+        """, timeout: 60)
+        #expect(r.stdout.split(separator: "\n") == ["udp 1 10.88.0.2", "icmp 1 10.88.0.2", "From 10.88.0.2 icmp_seq=1 Time to live exceeded"],
+                "\(r.stdout) \(r.stderr)")
+    }
+
     /// Direct UDP leaves as through a well-behaved NAT (RFC 4787): every
     /// destination sees the app's socket at one address and port
     /// (endpoint-independent mapping: what ICE's STUN-learned candidates

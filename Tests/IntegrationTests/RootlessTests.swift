@@ -77,21 +77,24 @@ final class RootlessTests {
     /// Without root Sluice pings through ping sockets, which hear a router's
     /// errors only on their error queue (IP_RECVERR): ping prints the
     /// router's line over both families, as it would without Sluice, where
-    /// before it waited out its timeout.
+    /// before it waited out its timeout; `-t 1` runs out at the router.
     @Test func pingsHearARoutersUnreachableWithoutRoot() throws {
         let srv = pair.server
         try net.run(["sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"], in: srv)
         try net.run(["ip", "route", "add", "unreachable", "10.66.1.0/24"], in: srv)
         try net.run(["ip", "-6", "route", "add", "unreachable", "fd66:1::/32"], in: srv)
+        try net.run(["ip", "route", "add", "10.66.3.0/24", "via", "10.88.0.1"], in: srv)
         try net.run(["ip", "route", "add", "10.66.0.0/16", "via", "10.88.0.2"], in: host)
         try net.run(["ip", "-6", "route", "add", "fd66::/16", "via", "fd00:88::2"], in: host)
         let r = try asNobody(["exec", "--", "bash", "-c", """
             ping -n -c1 -W3 10.66.1.9 | grep -o 'From .*'
             ping -n -c1 -W3 fd66:1::9 | grep -o 'From .*'
+            ping -n -c1 -W3 -t 1 10.66.3.9 | grep -o 'From .*'
             """])
         #expect(r.stdout.split(separator: "\n").map(String.init) == [
             "From 10.88.0.2 icmp_seq=1 Destination Host Unreachable",
             "From fd00:88::2 icmp_seq=1 Destination unreachable: No route",
+            "From 10.88.0.2 icmp_seq=1 Time to live exceeded",
         ], "\(r.stdout) \(r.stderr)")
     }
 
