@@ -98,7 +98,7 @@ extension Tunnel {
         trace("\(key): UDP relay at \(relay) through \(proxy.name)")
         // The control connection is watched only for its end.
         watch(control, for: [.readable])
-        sendHeld(associationQueue.removeValue(forKey: key) ?? [], on: flow, for: key, sink: &sink)
+        sendHeld(associationQueue.removeValue(forKey: key) ?? [], on: flow, sink: &sink)
     }
 
     /// The association failed or ended: its datagrams are dropped until the flow goes idle.

@@ -17,13 +17,11 @@ extension Dictionary where Key == FlowKey, Value == [[UInt8]] {
 
 extension Tunnel {
     /// Sends the datagrams a flow held, in order, now that its socket is open.
-    func sendHeld(_ held: [[UInt8]], on flow: UDPFlow, for key: FlowKey, sink: inout TunSink) {
+    func sendHeld(_ held: [[UInt8]], on flow: UDPFlow, sink: inout TunSink) {
         // Their hop limits were not kept: the usual one (the datagram being handled may be another flow's).
         appHopLimit = 64
         for datagram in held {
-            if let error = datagram.withUnsafeBytes({ sendDatagram($0, on: flow, for: key, sink: &sink) }) {
-                datagramFailed(flow, error, for: key, sink: &sink)
-            }
+            if let error = datagram.withUnsafeBytes({ sendDatagram($0, on: flow) }) { datagramFailed(flow, error, sink: &sink) }
         }
     }
 }

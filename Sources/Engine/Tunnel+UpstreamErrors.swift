@@ -15,11 +15,10 @@ internal import Wire
 /// sender; with IP_RECVERR it queues every ICMP error with both. A raw ICMP
 /// socket (pings as root) receives the errors themselves.
 extension Tunnel {
-    /// Reads a direct UDP socket's or a ping socket's error queue empty,
-    /// each error to the app whose session's datagram drew it (on a shared
-    /// socket, the session of the datagram's destination); returns how many
-    /// it read. Reading it is also what ends the socket's EPOLLERR, which
-    /// would otherwise wake the loop forever.
+    /// Reads a direct UDP session's or a ping socket's error queue empty,
+    /// each error to the flow's app; returns how many it read. Reading it
+    /// is also what ends the socket's EPOLLERR, which would otherwise wake
+    /// the loop forever.
     @discardableResult
     func passQueuedErrors(_ flow: UDPFlow, sink: inout TunSink) -> Int {
         var read = 0

@@ -814,7 +814,7 @@ final class Tunnel {
                 }
                 let held = udpAwaitingResolution.removeValue(forKey: key) ?? []
                 openUDP(key, to: address.sysAddress, sink: &sink)
-                if let flow = udpFlows[key] { sendHeld(held, on: flow, for: key, sink: &sink) }
+                if let flow = udpFlows[key] { sendHeld(held, on: flow, sink: &sink) }
                 continue
             }
             guard let pending = awaitingAddress[key], let address = finalAnswer(found, type: type, name: pending.name, for: key) else { continue }
@@ -1422,7 +1422,7 @@ final class Tunnel {
         // The association is being set up, or the name resolved: a few datagrams wait.
         if associationQueue.hold(payload, for: key) || udpAwaitingResolution.hold(payload, for: key) { return }
         guard let flow = udpFlows[key] else { return }
-        if let error = sendDatagram(payload, on: flow, for: key, sink: &sink) { datagramFailed(flow, error, for: key, sink: &sink) }
+        if let error = sendDatagram(payload, on: flow) { datagramFailed(flow, error, sink: &sink) }
     }
 
     /// Sends the app's echo request to its destination from Sluice's namespace,
@@ -1596,7 +1596,7 @@ final class Tunnel {
     /// ICMP error that an earlier datagram drew, which Linux reports on the
     /// next call).
     @discardableResult
-    func sendDatagram(_ payload: UnsafeRawBufferPointer, on flow: UDPFlow, for key: FlowKey, sink: inout TunSink) -> Errno? {
+    func sendDatagram(_ payload: UnsafeRawBufferPointer, on flow: UDPFlow) -> Errno? {
         var datagram = payload
         if let target = flow.relayTarget {
             let header = SOCKS5UDPHeader(target: target)
@@ -1608,7 +1608,7 @@ final class Tunnel {
             datagram = UnsafeRawBufferPointer(relayScratch.sub(0, length + payload.count))
         }
         io.statistics.bytesFromApp += payload.count
-        countBytes(key, up: payload.count)
+        countBytes(flow.key, up: payload.count)
         if flow.hopLimit != appHopLimit, flow.relayTarget == nil { carryHopLimit(to: flow) }
         do { _ = try flow.socket.send(datagram, to: nil) } catch {
             io.statistics.upstreamErrors += 1
@@ -1622,13 +1622,13 @@ final class Tunnel {
     /// host or network), so that its socket gets ECONNREFUSED or
     /// EHOSTUNREACH at once instead of waiting out its timeout. Errors of a
     /// SOCKS5 relay's socket are the proxy's, not the destination's: dropped.
-    func datagramFailed(_ flow: UDPFlow, _ error: Errno, for key: FlowKey, sink: inout TunSink) {
-        trace("\(key): UDP: \(error)")
+    func datagramFailed(_ flow: UDPFlow, _ error: Errno, sink: inout TunSink) {
+        trace("\(flow.key): UDP: \(error)")
         // The queue has the ICMP error itself, with its code and sender; an
         // error that is not there is the host's own (no route).
         if flow.queuesErrors, passQueuedErrors(flow, sink: &sink) > 0 { return }
         guard flow.relayTarget == nil, let reason = Self.unreachableReason(for: error) else { return }
-        datagrams.sendUDPUnreachable(key, reason: reason, now: now, sink: &sink)
+        datagrams.sendUDPUnreachable(flow.key, reason: reason, now: now, sink: &sink)
     }
 
     /// Which ICMP unreachable tells a UDP app about an upstream socket's error; nil for none.
@@ -1659,11 +1659,10 @@ final class Tunnel {
             let received: SysResult<(Int, SocketAddress?)>
             do { received = try flow.socket.receive(into: scratch) } catch {
                 io.statistics.upstreamErrors += 1
-                datagramFailed(flow, error, for: flow.key, sink: &sink)
+                datagramFailed(flow, error, sink: &sink)
                 return
             }
             guard case let .value((n, _)) = received else { return }
-            let key = flow.key
             var payload = UnsafeRawBufferPointer(scratch.sub(0, n))
             if flow.relayTarget != nil {
                 // From a SOCKS5 relay: the header names the sender; the app sees only the payload.
@@ -1674,9 +1673,9 @@ final class Tunnel {
                 payload = payload.suffix(from: offset)
             }
             io.statistics.bytesToApp += payload.count
-            countBytes(key, down: payload.count)
-            if key.destinationPort == 53 { answerNames.learn(message: payload, now: now) }
-            datagrams.sendUDP(key, payload: payload, now: now, sink: &sink)
+            countBytes(flow.key, down: payload.count)
+            if flow.key.destinationPort == 53 { answerNames.learn(message: payload, now: now) }
+            datagrams.sendUDP(flow.key, payload: payload, now: now, sink: &sink)
         }
     }
 
