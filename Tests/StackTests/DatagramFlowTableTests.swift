@@ -164,6 +164,32 @@ import Wire
         #expect(UpstreamICMPError(.port) == UpstreamICMPError(isICMPv6: false, type: 3, code: 3))
     }
 
+    /// Every type and code a socket's error queue can name: none traps, and
+    /// each one passed on is an error the app's kernel takes (destination
+    /// unreachable or time exceeded, in both families), framed whole.
+    @Test func everyQueuedErrorIsPassedOnAsAnErrorOrNotAtAll() throws {
+        let table = DatagramFlowTable()
+        var sink = CollectingSink()
+        var key: FlowKey?
+        feed(table, udp4(payload: bytes(5)), sink: &sink) { if case let .udp(k, _, _) = $0 { key = k } }
+        var passed = 0
+        for v6 in [false, true] {
+            for type in 0 ... 255 {
+                for code in 0 ... 255 {
+                    guard let error = UpstreamICMPError(isICMPv6: v6, type: UInt8(type), code: UInt8(code)) else { continue }
+                    passed += 1
+                    #expect([ICMPv4Message.destinationUnreachableType, ICMPv4Message.timeExceededType].contains(error.v4.type), "\(error)")
+                    #expect([ICMPv6Message.destinationUnreachableType, ICMPv6Message.timeExceededType].contains(error.v6.type), "\(error)")
+                    #expect(error.v4 != .destinationUnreachable(code: .fragmentationNeeded), "\(error)")
+                    #expect(table.sendUDPError(key!, error, now: .zero, sink: &sink), "\(error)")
+                }
+            }
+        }
+        // ICMPv4: codes 0-15 but 4, and 2 time exceeded; ICMPv6: codes 0-7, and 2 time exceeded.
+        #expect(passed == 15 + 2 + 8 + 2)
+        #expect(sink.packets.count == passed)
+    }
+
     @Test func repliesComeFromTheDestinationWithValidChecksums() {
         let table = DatagramFlowTable()
         var sink = CollectingSink()
