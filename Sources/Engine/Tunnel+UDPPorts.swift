@@ -174,6 +174,11 @@ extension Tunnel {
                     continue
                 }
                 trace("\(key): UDP: a new port of \(sender.address) answers")
+                // In the flow log and `sluice list` as any session, with why no rule decided it.
+                beginRecord(key)
+                flowRecords[key]?.record.rule = "a new port of an address this UDP port talks to"
+                flowRecords[key]?.record.policy = "DIRECT"
+                selectForCapture(key, facts: nil)
             }
             let payload = UnsafeRawBufferPointer(scratch.sub(0, n))
             io.statistics.bytesToApp += payload.count

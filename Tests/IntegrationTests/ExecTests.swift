@@ -484,10 +484,15 @@ final class ExecTests {
         second = s.recvfrom(100)[0].decode()
         print("same mapping:", first.split(" ")[-1] == second.split(" ")[-1])
         """.write(toFile: client, atomically: true, encoding: .utf8)
-        let r = try exec("python3 \(client)")
+        let log = work.appendingPathComponent("udp-nat.jsonl").path
+        let r = try pair.exec("python3 \(client)", options: ["--flow-log", log])
         #expect(r.stdout.split(separator: "\n") == ["6900: 6900", "stranger: dropped", "new port answered: from-b",
                                                      "transfer port: b-saw-same-port", "same mapping: True"], "\(r.stdout) \(r.stderr)")
         #expect(r.stderr.contains("1 UDP datagrams from addresses the app never sent to, dropped"), "\(r.stderr)")
+        // The transfer port's session is in the flow log, with why no rule decided it.
+        let records = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        let inbound = records.filter { $0.contains(#""transport":"udp""#) && $0.contains(#""rule":"a new port of an address this UDP port talks to""#) }
+        #expect(inbound.count == 1 && inbound[0].contains(#""policy":"DIRECT""#) && inbound[0].contains(#""bytesUp":3"#) && inbound[0].contains(#""bytesDown":21"#), "\(records)")
     }
 
     @Test func udpIsRelayed() throws {
