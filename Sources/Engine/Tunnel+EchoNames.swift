@@ -36,6 +36,7 @@ extension Tunnel {
             return routeEcho(key, to: address)
         }
         echoAwaitingResolution[key] = (sequenceNumber, Array(payload))
+        heldHopLimits[key] = appHopLimit
         return nil
     }
 
@@ -55,6 +56,7 @@ extension Tunnel {
             return
         }
         _ = routeEcho(key, to: address)
+        appHopLimit = heldHopLimits.removeValue(forKey: key) ?? 64
         held.payload.withUnsafeBytes { sendEcho(key, sequenceNumber: held.sequenceNumber, payload: $0) }
     }
 

@@ -18,8 +18,8 @@ extension Dictionary where Key == FlowKey, Value == [[UInt8]] {
 extension Tunnel {
     /// Sends the datagrams a flow held, in order, now that its socket is open.
     func sendHeld(_ held: [[UInt8]], on flow: UDPFlow, sink: inout TunSink) {
-        // Their hop limits were not kept: the usual one (the datagram being handled may be another flow's).
-        appHopLimit = 64
+        // The first one's hop limit (the datagram being handled now may be another flow's).
+        appHopLimit = heldHopLimits.removeValue(forKey: flow.key) ?? 64
         for datagram in held {
             if let error = datagram.withUnsafeBytes({ sendDatagram($0, on: flow) }) { datagramFailed(flow, error, sink: &sink) }
         }

@@ -46,6 +46,7 @@ extension Tunnel {
             if key.transport == .tcp {
                 decideNewTCP(key, sink: &sink)
             } else {
+                appHopLimit = heldHopLimits.removeValue(forKey: key) ?? 64
                 for (index, datagram) in held.enumerated() {
                     datagram.withUnsafeBytes { relayDatagram(key, payload: $0, isNew: index == 0, sink: &sink) }
                     // A rejected flow's record is finished by its first datagram; the rest are dropped.

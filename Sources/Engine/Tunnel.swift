@@ -76,6 +76,9 @@ final class Tunnel {
     /// The TTL or hop limit of the app's datagram being relayed, which its
     /// upstream socket sends with (Tunnel+HopLimit.swift).
     var appHopLimit: UInt8 = 64
+    /// The hop limit of a flow's first datagrams while they wait (for the
+    /// name's address, the owner): a traceroute by name's first probe.
+    var heldHopLimits: [FlowKey: UInt8] = [:]
     /// Without CAP_NET_RAW: a ping socket per ping flow (Tunnel+PingSockets.swift).
     var echoThroughPingSockets = false
     var pingSockets: [FlowKey: UDPFlow] = [:]
@@ -1345,6 +1348,7 @@ final class Tunnel {
                 beginRecord(key)
                 if director.requiresOwner, !ownerKnown(key) {
                     awaitingOwner[key] = [Array(payload)]
+                    heldHopLimits[key] = appHopLimit
                     return
                 }
             }
@@ -1412,7 +1416,10 @@ final class Tunnel {
                     // The first datagrams wait for the name's real address
                     // (`resolved`): a QUIC client whose first Initial was lost
                     // would wait a whole probe timeout, a second here, to send it again.
-                    if resolver.isPending(key) { udpAwaitingResolution[key] = [Array(payload)] }
+                    if resolver.isPending(key) {
+                        udpAwaitingResolution[key] = [Array(payload)]
+                        heldHopLimits[key] = appHopLimit
+                    }
                     return
                 }
             } else {
@@ -1563,6 +1570,7 @@ final class Tunnel {
         awaitingOwner[key] = nil
         awaitingName[key] = nil
         udpAwaitingResolution[key] = nil
+        if !heldHopLimits.isEmpty { heldHopLimits[key] = nil }
         if !forwardedSessions.isEmpty { forgetForwarded(key) }
         // And the fake IP it pinned (UDP and pings to one), with its record.
         releasePin(key)
