@@ -13,7 +13,7 @@ internal import Wire
 /// (Debian's systemd opens it to everyone); otherwise pings fail, said once.
 extension Tunnel {
     /// Sends the echo request already in `message` on `key`'s ping socket, opened on its first request.
-    func sendEchoOnPingSocket(_ key: FlowKey, to destination: IPAddress, message: UnsafeRawBufferPointer) {
+    func sendEchoOnPingSocket(_ key: FlowKey, to destination: IPAddress, message: UnsafeRawBufferPointer, sequenceNumber: UInt16) {
         if pingSockets[key] == nil {
             let socket: Socket
             do {
@@ -25,6 +25,7 @@ extension Tunnel {
                                       + "net.ipv4.ping_group_range, which ping sockets need (sysctl -w net.ipv4.ping_group_range='0 2147483647')")
                 }
                 socketFailed(error)
+                echoFailed(key, sequenceNumber: sequenceNumber, error)
                 return
             }
             let queuesErrors = socket.setReceiveErrors()
@@ -34,13 +35,14 @@ extension Tunnel {
         }
         guard let flow = pingSockets[key] else { return }
         if flow.hopLimit != appHopLimit { carryHopLimit(to: flow) }
-        if (try? flow.socket.send(message, to: nil)) == nil {
+        do { try Self.sendEcho(message, on: flow.socket, to: nil) } catch {
             io.statistics.upstreamErrors += 1
-        } else {
-            let payloadLength = message.count - 8
-            io.statistics.bytesFromApp += payloadLength
-            countBytes(key, up: payloadLength)
+            echoFailed(key, sequenceNumber: sequenceNumber, error)
+            return
         }
+        let payloadLength = message.count - 8
+        io.statistics.bytesFromApp += payloadLength
+        countBytes(key, up: payloadLength)
     }
 
     static func connectedPingSocket(to address: SysIPAddress, mark: UInt32?) throws(Errno) -> Socket {

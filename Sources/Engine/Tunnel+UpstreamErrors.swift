@@ -59,6 +59,27 @@ extension Tunnel {
                                 now: now, sink: &sink)
     }
 
+    /// Sends an echo request, once more when the first send fails: the
+    /// failure may be an ICMP error that an earlier request drew (Linux
+    /// reports it on the next call, and on the raw socket every ping flow
+    /// shares, the next call may be another flow's); a second failure is
+    /// this request's own (no route).
+    static func sendEcho(_ message: UnsafeRawBufferPointer, on socket: borrowing Socket, to destination: SocketAddress?) throws(Errno) {
+        do { _ = try socket.send(message, to: destination) } catch {
+            _ = try socket.send(message, to: destination)
+        }
+    }
+
+    /// A ping Sluice could not send (the host has no route to its
+    /// destination): the app hears it as a gateway would say it, net or host
+    /// unreachable, where its ping waited out its timeout.
+    func echoFailed(_ key: FlowKey, sequenceNumber: UInt16, _ error: Errno) {
+        trace("\(key): ping: \(error)")
+        guard let reason = Self.unreachableReason(for: error) else { return }
+        var sink = TunSink(io: io)
+        datagrams.sendEchoError(key, sequenceNumber: sequenceNumber, UpstreamICMPError(reason), now: now, sink: &sink)
+    }
+
     /// The sender of an error when it is a router on the way; nil when it is
     /// the destination itself, which the app knows by the address it used
     /// (a fake IP's, not the real one behind it).

@@ -1475,7 +1475,8 @@ final class Tunnel {
         }
         guard written != nil else { return }
         if echoThroughPingSockets {
-            sendEchoOnPingSocket(key, to: target, message: UnsafeRawBufferPointer(relayScratch.sub(0, 8 + payload.count)))
+            sendEchoOnPingSocket(key, to: target, message: UnsafeRawBufferPointer(relayScratch.sub(0, 8 + payload.count)),
+                                 sequenceNumber: sequenceNumber)
             return
         }
         guard let channel = v6 ? echoV6 : echoV4 else { return }
@@ -1484,12 +1485,13 @@ final class Tunnel {
             channel.hopLimit = appHopLimit
         }
         let destination = SocketAddress(target.sysAddress, port: 0)
-        if (try? channel.socket.send(UnsafeRawBufferPointer(relayScratch.sub(0, 8 + payload.count)), to: destination)) == nil {
+        do { try Self.sendEcho(UnsafeRawBufferPointer(relayScratch.sub(0, 8 + payload.count)), on: channel.socket, to: destination) } catch {
             io.statistics.upstreamErrors += 1
-        } else {
-            io.statistics.bytesFromApp += payload.count
-            countBytes(key, up: payload.count)
+            echoFailed(key, sequenceNumber: sequenceNumber, error)
+            return
         }
+        io.statistics.bytesFromApp += payload.count
+        countBytes(key, up: payload.count)
     }
 
     /// Echo replies from the raw sockets, back to the flows whose request they answer.

@@ -241,6 +241,10 @@ final class ExecTests {
         #expect(!r.stdout.contains("connected"))
         // Counted as unreachable, not as refused (a RST): the summary said "1 refused" before.
         #expect(r.stderr.contains("0 TCP flows relayed (besides 0 refused, 1 unreachable, 0 rejected by rules"), "\(r.stderr)")
+        // A ping there too hears it, as from a gateway (it waited out its timeout before).
+        let ping = try exec("ping -n -c1 -W3 10.123.0.9 | grep -o 'From .*'; ping -n -c1 -W3 fd00:123::9 | grep -o 'From .*'", timeout: 30)
+        #expect(ping.stdout.split(separator: "\n") == ["From 10.123.0.9 icmp_seq=1 Destination Net Unreachable",
+                                                        "From fd00:123::9 icmp_seq=1 Destination unreachable: No route"], "\(ping.stdout) \(ping.stderr)")
         #expect(r.seconds < 10)
     }
 

@@ -77,7 +77,8 @@ final class RootlessTests {
     /// Without root Sluice pings through ping sockets, which hear a router's
     /// errors only on their error queue (IP_RECVERR): ping prints the
     /// router's line over both families, as it would without Sluice, where
-    /// before it waited out its timeout; `-t 1` runs out at the router.
+    /// before it waited out its timeout; `-t 1` runs out at the router; and
+    /// a ping the host has no route for hears net unreachable.
     @Test func pingsHearARoutersUnreachableWithoutRoot() throws {
         let srv = pair.server
         try net.run(["sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"], in: srv)
@@ -90,11 +91,13 @@ final class RootlessTests {
             ping -n -c1 -W3 10.66.1.9 | grep -o 'From .*'
             ping -n -c1 -W3 fd66:1::9 | grep -o 'From .*'
             ping -n -c1 -W3 -t 1 10.66.3.9 | grep -o 'From .*'
+            ping -n -c1 -W3 10.123.0.9 | grep -o 'From .*'
             """])
         #expect(r.stdout.split(separator: "\n").map(String.init) == [
             "From 10.88.0.2 icmp_seq=1 Destination Host Unreachable",
             "From fd00:88::2 icmp_seq=1 Destination unreachable: No route",
             "From 10.88.0.2 icmp_seq=1 Time to live exceeded",
+            "From 10.123.0.9 icmp_seq=1 Destination Net Unreachable",
         ], "\(r.stdout) \(r.stderr)")
     }
 
