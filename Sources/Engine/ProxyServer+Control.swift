@@ -17,7 +17,7 @@ extension ProxyServer: ControlledLoop {
         let wallNow = wallTime(now)
         return connections.values.sorted { $0.id < $1.id }.map { connection in
             var entry = ControlFlow(id: connection.id, transport: connection.association == nil ? "TCP" : "UDP",
-                                    appAddress: Self.wireAddress(connection.peer.address).description,
+                                    appAddress: connection.peer.address.wireAddress.description,
                                     appPort: Int(connection.peer.port), destinationAddress: nil, destinationPort: nil,
                                     state: Self.controlState(connection))
             entry.process = connection.owner?.label

@@ -12,7 +12,7 @@ extension ProxyServer {
     func openRecord(_ connection: InboundConnection) {
         guard flowLog != nil || controlWatching else { return }
         connection.record = FlowRecord(connectionID: connection.id, startTime: wallTime(now), transport: .tcp,
-                                       source: Self.wireAddress(connection.peer.address), sourcePort: connection.peer.port,
+                                       source: connection.peer.address.wireAddress, sourcePort: connection.peer.port,
                                        destination: .v4(.any), destinationPort: 0)
     }
 

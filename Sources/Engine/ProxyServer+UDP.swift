@@ -68,7 +68,7 @@ extension ProxyServer {
         }
         connection.association = UDPAssociation(relay: socket, relayAddress: bound, clientIP: connection.peer.address,
                                                 announcedPort: announcedPort)
-        _ = connection.toClient.append(connection.socks.reply(for: .succeeded(bound: ProxyTarget(Self.wireAddress(bound.address), port: bound.port))))
+        _ = connection.toClient.append(connection.socks.reply(for: .succeeded(bound: ProxyTarget(bound.address.wireAddress, port: bound.port))))
         connection.phase = .associated
         connection.deadline = nil
         statistics.associations += 1
@@ -189,7 +189,7 @@ extension ProxyServer {
                 statistics.datagramsDropped += 1
                 continue
             }
-            let header = SOCKS5UDPHeader(target: ProxyTarget(Self.wireAddress(from.address), port: from.port))
+            let header = SOCKS5UDPHeader(target: ProxyTarget(from.address.wireAddress, port: from.port))
             guard let length = header.length, length <= room,
                   (try? header.emit(into: scratch.sub(room - length, length))) != nil else { continue }
             let datagram = UnsafeRawBufferPointer(scratch.sub(room - length, length + n))

@@ -406,7 +406,7 @@ final class ProxyServer {
     /// destination; a name goes in `domain` (source `.host`) with no address,
     /// so DOMAIN rules match and IP-CIDR rules do not pretend to know one.
     func flowFacts(for connection: InboundConnection, target: ProxyTarget, transport: IPProtocol = .tcp) -> FlowFacts {
-        var facts = FlowFacts(key: FlowKey(transport: transport, appAddress: Self.wireAddress(connection.peer.address),
+        var facts = FlowFacts(key: FlowKey(transport: transport, appAddress: connection.peer.address.wireAddress,
                                            appPort: connection.peer.port, destinationAddress: .v4(.any),
                                            destinationPort: target.port))
         switch target.host {
@@ -504,7 +504,6 @@ final class ProxyServer {
         }
     }
 
-    static func wireAddress(_ address: SysIPAddress) -> IPAddress { address.wireAddress }
 
     // MARK: Upstream
 
@@ -608,7 +607,7 @@ final class ProxyServer {
             reply = []
         case .socks5:
             let local = connection.upstream?.socket.localAddress
-            let bound = local.map { ProxyTarget(Self.wireAddress($0.address), port: $0.port) } ?? ProxyTarget(host: .ipv4(.any), port: 0)
+            let bound = local.map { ProxyTarget($0.address.wireAddress, port: $0.port) } ?? ProxyTarget(host: .ipv4(.any), port: 0)
             reply = connection.socks.reply(for: .succeeded(bound: bound))
         case .http:
             reply = connection.http.reply(for: .succeeded)

@@ -2091,3 +2091,13 @@ extension IPAddress {
         }
     }
 }
+
+extension SysIPAddress {
+    /// The same address as Wire spells it.
+    var wireAddress: IPAddress {
+        switch self {
+        case let .v4(value): .v4(IPv4Address(value))
+        case let .v6(high, low): .v6(IPv6Address(high: high, low: low))
+        }
+    }
+}

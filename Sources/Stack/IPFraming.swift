@@ -123,46 +123,8 @@ public enum IPFraming {
     /// RFC 4443 §2.4: as much as fits in 576 or 1280 bytes).
     public static func writeUnreachable(into buffer: UnsafeMutableRawBufferPointer, replyingTo packet: IPPacketView,
                                         reason: UnreachableReason) -> Int {
-        let original = packet.bytes
-        switch packet.network {
-        case let .v4(v4):
-            let quoted = min(original.count, 576 - 28)
-            let total = 28 + quoted
-            guard buffer.count >= total else { return 0 }
-            let code: UInt8
-            switch reason {
-            case .port: code = 3
-            case .host: code = 1
-            case .network: code = 0
-            case .administrativelyProhibited: code = 13
-            }
-            buffer.sub(28, quoted).copyMemory(from: UnsafeRawBufferPointer(original.sub(0, quoted)))
-            let message = ICMPv4Message(type: 3, code: code, restOfHeader: 0)
-            guard (try? message.emit(into: buffer.sub(20, 8 + quoted), payloadLength: quoted)) != nil,
-                  (try? IPv4Header(source: v4.destination, destination: v4.source, protocol: .icmp,
-                                   payloadLength: 8 + quoted).emit(into: buffer.sub(0, 20))) != nil
-            else { return 0 }
-            return total
-        case let .v6(v6):
-            let quoted = min(original.count, 1280 - 48)
-            let total = 48 + quoted
-            guard buffer.count >= total else { return 0 }
-            let code: UInt8
-            switch reason {
-            case .port: code = 4
-            case .host: code = 3
-            case .network: code = 0
-            case .administrativelyProhibited: code = 1
-            }
-            buffer.sub(48, quoted).copyMemory(from: UnsafeRawBufferPointer(original.sub(0, quoted)))
-            let message = ICMPv6Message(type: 1, code: code, restOfHeader: 0)
-            guard (try? message.emit(into: buffer.sub(40, 8 + quoted), payloadLength: quoted,
-                                     source: v6.destination, destination: v6.source)) != nil,
-                  (try? IPv6Header(source: v6.destination, destination: v6.source, nextHeader: .icmpv6,
-                                   payloadLength: 8 + quoted).emit(into: buffer.sub(0, 40))) != nil
-            else { return 0 }
-            return total
-        }
+        let error = UpstreamICMPError(reason)
+        return writeError(into: buffer, replyingTo: packet, v4: error.v4, v6: error.v6)
     }
 }
 

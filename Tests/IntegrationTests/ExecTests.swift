@@ -307,6 +307,41 @@ final class ExecTests {
         #expect(r.stdout.contains("timer:(keepalive,"), "\(r.stdout) \(r.stderr)")
     }
 
+    /// Python: `probe(address, port, recverr)` sends one datagram on a
+    /// connected UDP socket and prints what came back, how fast (within a
+    /// second), and with `recverr` (IP_RECVERR) the queued ICMP error's
+    /// type, code and sender.
+    static let udpProbe = """
+    import socket, struct, time
+    def probe(address, port, recverr):
+        v6 = ":" in address
+        s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_DGRAM)
+        s.settimeout(4)
+        if recverr:
+            s.setsockopt(41 if v6 else 0, 25 if v6 else 11, 1)  # IPV6_RECVERR, IP_RECVERR
+        s.connect((address, port))
+        start = time.monotonic()
+        try:
+            s.send(b"anyone?")
+            s.recv(100)
+            result = "answered"
+        except socket.timeout:
+            result = "timed out"
+        except OSError as e:
+            result = e.strerror
+        line = f"{address} {result} {'fast' if time.monotonic() - start < 1 else 'slow'}"
+        if recverr:
+            try:
+                _, ancillary, _, _ = s.recvmsg(64, 256, socket.MSG_ERRQUEUE)
+                for level, kind, data in ancillary:
+                    _, origin, icmp_type, code, _, _, _ = struct.unpack("=IBBBBII", data[:16])
+                    offender = socket.inet_ntop(socket.AF_INET6, data[24:40]) if v6 else socket.inet_ntoa(data[20:24])
+                    line += f" type {icmp_type} code {code} from {offender}"
+            except OSError:
+                line += " no queued error"
+        print(line, flush=True)
+    """
+
     /// A datagram to a closed port, or to a network no route leads to, comes
     /// back to the app as ICMP destination unreachable, as from a real network:
     /// its socket reports ECONNREFUSED at once (IPv4 and IPv6) instead of
@@ -315,28 +350,14 @@ final class ExecTests {
     @Test func udpErrorsReachTheAppAsICMPUnreachable() throws {
         let client = pair.work.appendingPathComponent("udp-errors.py").path
         try """
-        import socket, sys, time
-        for address, port, recverr in [("10.88.0.2", 5999, False), ("fd00:88::2", 5999, False), ("10.99.0.7", 5999, True)]:
-            family = socket.AF_INET6 if ":" in address else socket.AF_INET
-            s = socket.socket(family, socket.SOCK_DGRAM)
-            s.settimeout(5)
-            if recverr:
-                s.setsockopt(socket.IPPROTO_IP, 11, 1)  # IP_RECVERR
-            s.connect((address, port))
-            start = time.monotonic()
-            try:
-                s.send(b"anyone?")
-                s.recv(100)
-                result = "answered"
-            except socket.timeout:
-                result = "timed out"
-            except OSError as e:
-                result = e.strerror
-            print(address, result, "fast" if time.monotonic() - start < 1 else "slow")
+        \(Self.udpProbe)
+        probe("10.88.0.2", 5999, False)
+        probe("fd00:88::2", 5999, False)
+        probe("10.99.0.7", 5999, True)
         """.write(toFile: client, atomically: true, encoding: .utf8)
         let r = try exec("python3 \(client)")
         #expect(r.stdout.split(separator: "\n") == ["10.88.0.2 Connection refused fast", "fd00:88::2 Connection refused fast",
-                                                     "10.99.0.7 Network is unreachable fast"], "\(r.stdout) \(r.stderr)")
+                                                     "10.99.0.7 Network is unreachable fast type 3 code 0 from 10.99.0.7"], "\(r.stdout) \(r.stderr)")
     }
 
     /// A router's ICMP error about one of Sluice's datagrams reaches the app
@@ -359,38 +380,11 @@ final class ExecTests {
         try pair.net.run(["ip", "-6", "route", "add", "fd66::/16", "via", "fd00:88::2"], in: host)
         let client = pair.work.appendingPathComponent("router-errors.py").path
         try """
-        import socket, struct, time
-        def probe(address, recverr):
-            v6 = ":" in address
-            s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_DGRAM)
-            s.settimeout(4)
-            if recverr:
-                s.setsockopt(41 if v6 else 0, 25 if v6 else 11, 1)  # IPV6_RECVERR, IP_RECVERR
-            s.connect((address, 5000))
-            start = time.monotonic()
-            try:
-                s.send(b"anyone?")
-                s.recv(100)
-                result = "answered"
-            except socket.timeout:
-                result = "timed out"
-            except OSError as e:
-                result = e.strerror
-            line = f"{address} {result} {'fast' if time.monotonic() - start < 2 else 'slow'}"
-            if recverr:
-                try:
-                    _, ancillary, _, _ = s.recvmsg(64, 256, socket.MSG_ERRQUEUE)
-                    for level, kind, data in ancillary:
-                        _, origin, icmp_type, code, _, _, _ = struct.unpack("=IBBBBII", data[:16])
-                        offender = socket.inet_ntop(socket.AF_INET6, data[24:40]) if v6 else socket.inet_ntoa(data[20:24])
-                        line += f" type {icmp_type} code {code} from {offender}"
-                except OSError as e:
-                    line += " no queued error"
-            print(line, flush=True)
-        probe("10.66.1.5", True)
-        probe("10.66.1.6", False)
-        probe("10.66.2.5", False)
-        probe("fd66:1::5", True)
+        \(Self.udpProbe)
+        probe("10.66.1.5", 5000, True)
+        probe("10.66.1.6", 5000, False)
+        probe("10.66.2.5", 5000, False)
+        probe("fd66:1::5", 5000, True)
         """.write(toFile: client, atomically: true, encoding: .utf8)
         let r = try exec("python3 \(client); ping -n -c1 -W3 10.66.1.9 | grep -o 'From .*'; ping -n -c1 -W3 fd66:1::9 | grep -o 'From .*'")
         #expect(r.stdout.split(separator: "\n") == [
