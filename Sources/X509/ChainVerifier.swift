@@ -16,8 +16,8 @@ package enum ChainVerificationError: Error, Equatable, Sendable, CustomStringCon
         switch self {
         case .malformed(let index, let error): "certificate \(index) of the chain: \(error)"
         case .untrusted(let issuer): "no trusted root for \(issuer)"
-        case .expired(let subject, let notAfter): "\(subject) expired at \(notAfter) (Unix time)"
-        case .notYetValid(let subject, let notBefore): "\(subject) is not valid before \(notBefore) (Unix time)"
+        case .expired(let subject, let notAfter): "\(subject) expired at \(CivilTime.text(notAfter))"
+        case .notYetValid(let subject, let notBefore): "\(subject) is not valid before \(CivilTime.text(notBefore))"
         case .nameMismatch(let host, let names): "the certificate is for \(names.isEmpty ? "no name" : names.joined(separator: ", ")), not \(host)"
         case .notPermitted(let subject, let reason): "\(subject): \(reason)"
         }

@@ -13,6 +13,17 @@ package enum CivilTime {
         package var second: Int
     }
 
+    /// `seconds` as RFC 3339 UTC ("2026-12-05T16:15:17Z"), for messages; the
+    /// number itself outside years 0001...9999.
+    package static func text(_ seconds: Int64) -> String {
+        guard let f = fields(seconds) else { return "\(seconds) (Unix time)" }
+        func pad(_ value: Int, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(f.year, 4))-\(pad(f.month, 2))-\(pad(f.day, 2))T\(pad(f.hour, 2)):\(pad(f.minute, 2)):\(pad(f.second, 2))Z"
+    }
+
     private static let secondsPerDay: Int64 = 86_400
     /// Days from 0001-01-01 to 1970-01-01.
     private static let epochDayNumber = daysBeforeYear(1970)

@@ -203,6 +203,18 @@ import Testing
         #expect(CivilTime.fields(-1) == CivilTime.Fields(year: 1969, month: 12, day: 31, hour: 23, minute: 59, second: 59))
     }
 
+    /// Validity times in messages read as dates: "expired at 1733356800 (Unix time)" made the user convert.
+    @Test func civilTimeText() {
+        #expect(CivilTime.text(0) == "1970-01-01T00:00:00Z")
+        #expect(CivilTime.text(1_796_486_117) == "2026-12-05T15:55:17Z")
+        #expect(CivilTime.text(-1) == "1969-12-31T23:59:59Z")
+        #expect(CivilTime.text(CivilTime.earliest) == "0001-01-01T00:00:00Z")
+        #expect(CivilTime.text(CivilTime.latest) == "9999-12-31T23:59:59Z")
+        #expect(CivilTime.text(CivilTime.latest + 1) == "\(CivilTime.latest + 1) (Unix time)")
+        let expired = ChainVerificationError.expired(subject: "CN=old.test", notAfter: 1_796_486_117)
+        #expect(expired.description == "CN=old.test expired at 2026-12-05T15:55:17Z")
+    }
+
     @Test func strings() throws {
         func decode(_ tag: DERTag, _ bytes: [UInt8]) throws -> String { try DER.string(tag: tag, content: bytes[...]) }
         #expect(try decode(.utf8String, Array("Zürich".utf8)) == "Zürich")
