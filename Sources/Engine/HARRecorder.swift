@@ -40,7 +40,7 @@ extension Tunnel {
         let key = session.key
         let record = flowRecords[key]
         var entry = exchange.harEntry(bodyLimit: bodyLimitForHAR, startedAt: wallTime(exchange.started), now: now,
-                                      serverIPAddress: "\(key.destinationAddress)", connection: "\(record?.record.connectionID ?? 0)",
+                                      serverIPAddress: serverAddress(of: exchange, key: key), connection: "\(record?.record.connectionID ?? 0)",
                                       comment: "\(key)", process: record?.owner?.label)
         // The response as the app received it (frames on an h2 stream), the request as forwarded (h2 to an origin that chose it).
         if session.isHTTP2, entry?.response.status != 0 { entry?.response.httpVersion = "HTTP/2.0" }
@@ -49,6 +49,13 @@ extension Tunnel {
     }
 
     var bodyLimitForHAR: Int { har?.bodyLimit ?? 0 }
+
+    /// Where the response came from; without one, the app's destination,
+    /// unless that is a fake IP (an address no server has).
+    func serverAddress(of exchange: HTTPExchange, key: FlowKey) -> String? {
+        if let address = exchange.serverAddress { return address }
+        return dns?.pool.contains(key.destinationAddress) == true ? nil : "\(key.destinationAddress)"
+    }
 }
 
 extension HTTPExchange {

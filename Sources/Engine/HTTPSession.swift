@@ -147,6 +147,9 @@ struct HTTPExchange {
     var forwardedOverHTTP2 = false
     /// It went in absolute form to this forward proxy (an `http` proxy, plain HTTP).
     var forwardProxy: String?
+    /// The address its response came from (HAR's serverIPAddress): the
+    /// origin's real one behind a fake IP, or the proxy's.
+    var serverAddress: String?
     /// HTTP/2: its stream gets no HTTP/1.1 response, but this, when its turn comes.
     var streamEnding: StreamEnding?
     /// HTTP/2 to an h2 origin: the head as sent, for a request without a

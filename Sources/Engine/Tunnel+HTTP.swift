@@ -484,6 +484,7 @@ extension Tunnel {
                         session.inFlight[0].forwardedOverHTTP2 = flow.h2 != nil
                         session.inFlight[0].status = head.status
                         session.inFlight[0].headAt = now
+                        if let remote = flow.remote { session.inFlight[0].serverAddress = "\(remote.address.wireAddress)" }
                         session.inFlight[0].responseHead = rewritten ?? head
                     }
                     let written: Int

@@ -915,6 +915,17 @@ final class ExecTests {
             #expect(seconds <= 25, "\(lines[1])")
         }
     }
+    /// HAR's serverIPAddress is the address the response came from: for a
+    /// name fake-IP DNS answered, it was the fake address, which no server has.
+    @Test func harNamesTheServersRealAddress() throws {
+        let har = work.appendingPathComponent("real.har").path
+        let r = try pair.exec("curl -s -m 10 -o /dev/null -w '%{remote_ip}\\n' http://web.sluice.test:8080/1m.bin", options: ["--har", har])
+        // The app went to a fake address (IPv6 first: fake DNS answers AAAA for every name).
+        #expect(r.stdout.hasPrefix("198.1") || r.stdout.hasPrefix("fd73:6c75:6963:"), "\(r.stdout)\n\(r.stderr)")
+        let addresses = try net.run(["/usr/bin/python3", "-c",
+                                     "import json, sys; print([e.get('serverIPAddress') for e in json.load(open(sys.argv[1]))['log']['entries']])", har]).output
+        #expect(addresses == "['10.88.0.2']\n", "\(addresses)")
+    }
     /// HTTP mode (here for --har) leaves nothing in the TCP table once the
     /// app has closed its connections: each one the app closed first stayed
     /// for good (after 16,384, every new flow was refused).
