@@ -1034,6 +1034,7 @@ final class ProxyServer {
     /// Takes a (re)loaded profile: new connections follow it, open ones keep their routes.
     func apply(_ profile: Rules.Profile?, log: (String) -> Void) {
         guard let profile else { return }
+        if let old = director.profile, let notice = profile.reloadNotice(from: old, scope: StartOnlySetting.proxy) { log(notice) }
         director = FlowDirector(profile: profile, previous: director)
         EngineLog.follow(profile.general.logLevel)
         interception.skipsVerification = profile.mitm.skipServerCertificateVerification

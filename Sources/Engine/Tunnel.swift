@@ -1782,6 +1782,7 @@ final class Tunnel {
     /// Takes a (re)loaded profile: new flows follow it, open ones keep their routes.
     func apply(_ profile: Profile?, log: (String) -> Void) {
         guard let profile else { return }
+        if let old = director.profile, let notice = profile.reloadNotice(from: old, scope: StartOnlySetting.tunnel) { log(notice) }
         director = FlowDirector(profile: profile, previous: director)
         applyCaptureRules(profile, log: log)
         EngineLog.follow(profile.general.logLevel)
