@@ -45,6 +45,11 @@ final class DNSStream {
     static let backlogLimit = 256 * 1024
     /// A connection silent this long is reset.
     static let idleTimeout: Duration = .seconds(30)
+    /// A resolver that has not answered the connect by then is given up
+    /// for the next: one that drops SYNs silently held the app's questions
+    /// until the app's connection idled out. A resolver answers a SYN in a
+    /// round trip; glibc gives a whole query 5 s.
+    static let connectTimeout: Duration = .seconds(2)
 
     /// Calls `each` with every whole message in `bytes`, framed (its
     /// two-byte length first, RFC 7766 §8), then drops them; a partial
@@ -69,6 +74,8 @@ final class DNSUpstream {
     let socket: Socket
     let token: UInt64
     var connected = false
+    /// Until the connect is answered: when the resolver is given up.
+    var connectDeadline: Instant?
 
     init(socket: consuming Socket, token: UInt64) {
         self.socket = socket
@@ -180,6 +187,7 @@ extension Tunnel {
             return
         }
         stream.upstream = DNSUpstream(socket: socket, token: token)
+        stream.upstream!.connectDeadline = now + DNSStream.connectTimeout
         stream.answeredOnConnection = 0
         dnsStreamTokens[token] = key
         trace("\(key): DNS over TCP: forwarding to \(server)")
@@ -212,6 +220,7 @@ extension Tunnel {
             }
             guard events.contains(.writable) else { return }
             upstream.connected = true
+            upstream.connectDeadline = nil
         }
         writeDNSUpstream(stream, key: key)
         guard dnsStreams[key] != nil else { return }
@@ -283,6 +292,26 @@ extension Tunnel {
         stream.toUpstream = stream.unanswered.flatMap(\.framed)
         openDNSUpstream(stream, key: key, server: next)
         if dnsStreams[key] != nil { writeDNSUpstream(stream, key: key) }
+    }
+
+    /// The earliest connect to a resolver that may time out (few streams forward at once: a scan is cheap).
+    var dnsConnectDeadline: Instant? {
+        guard !dnsStreams.isEmpty else { return nil }
+        var earliest: Instant?
+        for stream in dnsStreams.values {
+            guard let deadline = stream.upstream?.connectDeadline else { continue }
+            if earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        }
+        return earliest
+    }
+
+    /// Resolvers that let a connect go unanswered past `connectTimeout` give way to the next.
+    func expireDNSConnects(now time: Instant) {
+        for key in Array(dnsStreams.keys) {
+            guard let stream = dnsStreams[key], let upstream = stream.upstream, !upstream.connected,
+                  let deadline = upstream.connectDeadline, deadline <= time else { continue }
+            resolverFailed(stream, key: key, reason: "connect to the resolver \(stream.upstreamServer.map { "\($0)" } ?? ""): no answer in \(DNSStream.connectTimeout.components.seconds) s")
+        }
     }
 
     func closeDNSUpstream(_ stream: DNSStream) {

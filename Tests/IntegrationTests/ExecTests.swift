@@ -1070,6 +1070,27 @@ final class ExecTests {
         #expect(r.stdout == "closed\nafter 25-45 s\n", "\(r.stdout) \(r.stderr)")
     }
 
+    /// DNS over TCP in forward mode, when the host's first resolver drops
+    /// SYNs without a word: after 2 s the next resolver is asked. The app's
+    /// questions waited until its connection idled out (30 s).
+    @Test func dnsOverTCPGivesUpASilentResolver() throws {
+        let resolvConf = "/etc/netns/\(host)/resolv.conf"
+        defer { try? "nameserver 10.88.0.2\n".write(toFile: resolvConf, atomically: true, encoding: .utf8) }
+        // Beyond the server, which does not forward: a SYN sent there is dropped.
+        try net.run(["ip", "route", "replace", "10.88.9.0/24", "via", "10.88.0.2"], in: host)
+        try "nameserver 10.88.9.53\nnameserver 10.88.0.2\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
+        let r = try pair.exec("""
+        start=$(date +%s%N)
+        dig +tcp +short +tries=1 +time=10 web.sluice.test
+        echo "$(( ($(date +%s%N) - start) / 1000000 )) ms"
+        """, options: ["--dns", "forward"])
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.first == "10.88.0.2", "\(r.stdout) \(r.stderr)")
+        if lines.count == 2, let ms = Int(lines[1].split(separator: " ")[0]) {
+            #expect(ms >= 1_900 && ms < 5_000, "\(lines[1])")
+        }
+    }
+
     /// The host's first nameserver is dead: names resolve through the next,
     /// as the host's own lookups do (every name failed). With no resolver
     /// answering at all, a warning says so (the apps only see names fail,
