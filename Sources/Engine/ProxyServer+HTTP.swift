@@ -21,7 +21,7 @@ extension ProxyServer {
         let parsed = bytes.withUnsafeBytes { buffer in Result { () throws(HTTPParseError) in try parser.parse(buffer) } }
         guard case let .success(.head(head, _)?) = parsed else {
             let error: HTTPParseError = if case let .failure(failure) = parsed { failure } else { .invalidTarget }
-            refuse(connection, bytes: HTTPResponse.simple(status: 400, reason: "Bad Request", text: "sluice: bad request: \(error)\n"),
+            refuse(connection, bytes: HTTPResponse.simple(status: error.requestStatus.code, reason: error.requestStatus.reason, text: "sluice: bad request: \(error)\n"),
                    reason: .protocolViolation(.requestLine))
             return
         }

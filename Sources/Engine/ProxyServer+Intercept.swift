@@ -117,7 +117,7 @@ extension ProxyServer {
             // A fresh parser's first step is a head or nothing.
             refuseIntercepted(connection, status: 400, reason: "Bad Request", text: "sluice: bad request\n")
         case let .failure(error):
-            refuseIntercepted(connection, status: 400, reason: "Bad Request", text: "sluice: bad request: \(error)\n")
+            refuseIntercepted(connection, status: error.requestStatus.code, reason: error.requestStatus.reason, text: "sluice: bad request: \(error)\n")
         }
     }
 

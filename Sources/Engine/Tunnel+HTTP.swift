@@ -129,7 +129,8 @@ extension Tunnel {
             let step: HTTPParseStep<HTTPRequestHead>?
             do { step = try session.requests.parse(data) } catch {
                 trace("\(key): bad request: \(error)")
-                answerAndClose(session, status: 400, reason: "Bad Request", body: "sluice: bad request: \(error)\n", sink: &sink)
+                let status = error.requestStatus
+                answerAndClose(session, status: status.code, reason: status.reason, body: "sluice: bad request: \(error)\n", sink: &sink)
                 return
             }
             switch step {

@@ -72,8 +72,13 @@ extension HTTP2Gateway {
     mutating func headerBlock(streamID id: UInt32, endStream: Bool, block: [UInt8]) throws(HTTP2ConnectionError) {
         // Decoded whatever becomes of the stream, so the HPACK tables stay in step (§4.3).
         let fields: [HPACKHeader]
+        var listTooLarge = false
         do { fields = try decoder.decode(block) } catch {
-            throw HTTP2ConnectionError(.compressionError, "\(error)")
+            // A list over SETTINGS_MAX_HEADER_LIST_SIZE was decoded whole, so
+            // the tables still agree: its request alone is refused (below).
+            guard error == .headerListTooLarge else { throw HTTP2ConnectionError(.compressionError, "\(error)") }
+            fields = []
+            listTooLarge = true
         }
         if var stream = streams[id] {
             // §8.1: trailers end the stream; they carry no pseudo-fields and
@@ -82,7 +87,7 @@ extension HTTP2Gateway {
                 if !stream.cancelled { resetStream(id, .streamClosed) }
                 return
             }
-            guard endStream, fields.allSatisfy({ !$0.name.hasPrefix(":") && Self.malformation(ofField: $0) == nil }) else {
+            guard endStream, !listTooLarge, fields.allSatisfy({ !$0.name.hasPrefix(":") && Self.malformation(ofField: $0) == nil }) else {
                 try malformed(id, .protocolError)
                 return
             }
@@ -110,12 +115,20 @@ extension HTTP2Gateway {
             resetStream(id, .refusedStream)
             return
         }
+        guard !listTooLarge else {
+            refuse(id, status: 431, endStream: endStream)
+            return
+        }
         let request: (method: HTTPMethod, head: [UInt8], contentLength: Int?)
         switch Self.request(from: fields) {
         case let .success(value):
             request = value
-        case .failure:
-            resetStream(id, .protocolError)
+        case let .failure(malformed):
+            guard let status = malformed.status else {
+                resetStream(id, .protocolError)
+                return
+            }
+            refuse(id, status: status, endStream: endStream)
             return
         }
         if request.method == .connect {
@@ -135,6 +148,10 @@ extension HTTP2Gateway {
     /// Why a header block is not a request Sluice can send on.
     struct MalformedRequest: Error {
         var reason: String
+        /// A request that is well formed but breaks one of Sluice's limits
+        /// (HTTPParserLimits): answered with this status (414, 431), as over
+        /// HTTP/1.1, rather than reset as malformed.
+        var status: Int?
     }
 
     /// §8.3.1 and §8.2: a request's pseudo-fields and fields, as an HTTP/1.1
@@ -204,8 +221,11 @@ extension HTTP2Gateway {
         var check = HTTPRequestParser()
         let whole = head + [0x0D, 0x0A]
         let step: HTTPRequestStep?
-        do { step = try whole.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(HTTPParseError) in try check.parse(raw) } } catch {
-            return .failure(MalformedRequest(reason: "\(error)"))
+        switch whole.withUnsafeBytes({ raw in Result { () throws(HTTPParseError) in try check.parse(raw) } }) {
+        case let .success(parsed): step = parsed
+        case let .failure(error):
+            let status = error.requestStatus.code
+            return .failure(MalformedRequest(reason: "\(error)", status: status == 400 ? nil : status))
         }
         guard case .head? = step else { return .failure(MalformedRequest(reason: "an incomplete head")) }
         return .success((httpMethod, head, contentLength))
@@ -310,6 +330,14 @@ extension HTTP2Gateway {
     /// the stream's body is already going on with a fixed length, which
     /// HTTP/1.1 cannot cut short: then the connection ends. (`resetStream`
     /// alone would leave that body waiting for bytes that never come.)
+    /// §10.5.1 and §8.1: a request Sluice will not send on is answered here
+    /// (431, 414: what HTTP/1.1 apps get for the same request); if the app
+    /// has more of it to send, RST_STREAM NO_ERROR asks it to stop.
+    mutating func refuse(_ id: UInt32, status: Int, endStream: Bool) {
+        respondLocally(id, status: status)
+        if !endStream { resetStream(id, .noError) }
+    }
+
     mutating func malformed(_ id: UInt32, _ code: HTTP2ErrorCode) throws(HTTP2ConnectionError) {
         if currentRequest == id, streams[id]?.chunked == false {
             throw HTTP2ConnectionError(code, "stream \(id)'s body does not match its content-length")

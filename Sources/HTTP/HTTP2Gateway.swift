@@ -28,7 +28,11 @@ public struct HTTP2Gateway: Sendable {
         public var maximumConcurrentStreams = 100
         /// SETTINGS_INITIAL_WINDOW_SIZE Sluice announces: what one waiting stream may buffer here.
         public var initialWindowSize = 65535
-        /// A header block (HEADERS and its CONTINUATIONs) larger than this is refused.
+        /// SETTINGS_MAX_HEADER_LIST_SIZE Sluice announces: a request whose
+        /// decoded fields add up to more gets 431. A header block (HEADERS and
+        /// its CONTINUATIONs) over four times this ends the connection
+        /// (ENHANCE_YOUR_CALM): it is decoded to keep HPACK's tables in step,
+        /// and that work must stay bounded.
         public var maximumHeaderBlock = 65536
         /// Response bytes `respond` holds for the app's windows before it takes no more.
         public var responseBufferLimit = 256 * 1024
@@ -89,7 +93,8 @@ public struct HTTP2Gateway: Sendable {
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
-        headerBlocks = HTTP2HeaderBlockAssembler(maximum: limits.maximumHeaderBlock)
+        headerBlocks = HTTP2HeaderBlockAssembler(maximum: 4 * limits.maximumHeaderBlock)
+        decoder = HPACKDecoder(maximumHeaderListSize: limits.maximumHeaderBlock)
         // §3.4: the server's preface is a SETTINGS frame, first.
         var settings: [UInt8] = []
         func setting(_ id: UInt16, _ value: Int) {

@@ -72,6 +72,17 @@ public enum HTTPParseError: Error, Sendable, Equatable, Hashable, CustomStringCo
         case .dataAfterClose: "HTTP: data after the stream was finished"
         }
     }
+
+    /// The status a request refused for this error gets (RFC 9110 §15.5):
+    /// one that names a limit when it broke one, so the user can tell a long
+    /// URL or a cookie jar that grew from a malformed request.
+    public var requestStatus: (code: Int, reason: String) {
+        switch self {
+        case .startLineTooLong: (414, "URI Too Long")
+        case .headTooLarge, .tooManyHeaders: (431, "Request Header Fields Too Large")
+        default: (400, "Bad Request")
+        }
+    }
 }
 
 /// Bounds on what a parser buffers or accepts. The defaults match common

@@ -925,6 +925,77 @@ private func connectedPeer(split: H2Split = .whole, limits: HTTP2Gateway.Limits 
         #expect(peer.error == nil)
     }
 
+    /// A header block in HEADERS and CONTINUATIONs of at most 16,384 bytes each (SETTINGS_MAX_FRAME_SIZE's default).
+    private func framed(_ stream: UInt32, _ block: [UInt8], endStream: Bool) -> [UInt8] {
+        var pieces: [[UInt8]] = []
+        var rest = block[...]
+        repeat {
+            pieces.append(Array(rest.prefix(16384)))
+            rest = rest.dropFirst(16384)
+        } while !rest.isEmpty
+        var bytes = H2.headers(stream: stream, block: pieces[0], endStream: endStream, endHeaders: pieces.count == 1)
+        for (i, piece) in pieces.enumerated().dropFirst() {
+            bytes += H2.continuation(stream: stream, block: piece, endHeaders: i == pieces.count - 1)
+        }
+        return bytes
+    }
+
+    /// §10.5.1: a request whose fields add up to more than the
+    /// SETTINGS_MAX_HEADER_LIST_SIZE Sluice announced (a cookie jar that
+    /// grew) gets 431 on its stream, as an HTTP/1.1 app gets for the same
+    /// head; its block is decoded all the same, so the tables stay in step
+    /// and the connection goes on. It was a GOAWAY that ended every stream.
+    @Test(arguments: [H2Split.whole, .random(7)])
+    func aHeaderListTooLargeIsAnswered431(split: H2Split) {
+        var peer = connectedPeer(split: split)
+        let big = peer.block(H2.request("GET", "/big") + [header("cookie", String(repeating: "c", count: 70_000))])
+            + H2.hpackLiteralIndexed("x-kept", "yes")
+        peer.send(framed(1, big, endStream: true))
+        #expect(peer.take().on(1).withoutWindowUpdates
+            == [.headers(stream: 1, fields: [H2Field(":status", "431"), H2Field("content-length", "0")], endStream: true)])
+        #expect(peer.takeRequests().isEmpty)
+        // The field the refused block added to the table is there for the next request.
+        peer.send(H2.headers(stream: 3, block: peer.block(H2.request("GET", "/next")) + H2.hpackIndexed(62), endStream: true))
+        #expect(peer.takeRequestText() == "GET /next HTTP/1.1\r\nhost: example.com\r\nx-kept: yes\r\n\r\n")
+        #expect(peer.error == nil)
+        #expect(peer.violations == [])
+    }
+
+    /// What the HTTP/1.1 head Sluice makes of a request may break its
+    /// parser's limits (HTTPParserLimits): a request line over 8 KiB gets
+    /// 414, more than 100 fields 431, on their streams, as over HTTP/1.1;
+    /// they were reset as malformed (PROTOCOL_ERROR), which names no cause.
+    /// A request with a body to come is also asked to stop (RST_STREAM
+    /// NO_ERROR, §8.1).
+    @Test func requestsOverTheHeadLimitsAreAnsweredWithTheirStatus() {
+        var peer = connectedPeer()
+        peer.send(peer.headers(1, H2.request("GET", "/" + String(repeating: "u", count: 9000)), endStream: true))
+        #expect(peer.take().on(1).withoutWindowUpdates
+            == [.headers(stream: 1, fields: [H2Field(":status", "414"), H2Field("content-length", "0")], endStream: true)])
+        let many = (0 ..< 150).map { header("x-field-\($0)", "v") }
+        peer.send(peer.headers(3, H2.request("POST", "/upload") + many))
+        #expect(peer.take().on(3).withoutWindowUpdates
+            == [.headers(stream: 3, fields: [H2Field(":status", "431"), H2Field("content-length", "0")], endStream: true),
+                .rst(stream: 3, code: H2Code.noError)])
+        // The body the app had already sent is read past.
+        peer.send(H2.data(stream: 3, h2Bytes("abc"), endStream: true) + peer.headers(5, H2.request("GET", "/5"), endStream: true))
+        #expect(peer.takeRequestText() == "GET /5 HTTP/1.1\r\nhost: example.com\r\n\r\n")
+        #expect(peer.take().goAways == [])
+        #expect(peer.error == nil)
+    }
+
+    /// A header block over four times the announced list size ends the
+    /// connection (ENHANCE_YOUR_CALM): decoding it to keep the tables in
+    /// step is work an app could make without bound.
+    @Test func aHeaderBlockBeyondAllReasonEndsTheConnection() {
+        var peer = connectedPeer()
+        let huge = peer.block(H2.request("GET", "/huge") + (0 ..< 10).map { header("x-\($0)", String(repeating: "h", count: 60_000)) })
+        peer.send(framed(1, huge, endStream: true))
+        let goAways = peer.take().goAways
+        #expect(goAways.count == 1 && goAways.first.map { if case let .goAway(_, code, _) = $0 { code == H2Code.enhanceYourCalm } else { false } } == true, "\(goAways)")
+        #expect(peer.error?.code == .enhanceYourCalm)
+    }
+
     @Test(arguments: H2Split.all)
     func connectIsAnsweredHereWith501(split: H2Split) {
         var peer = connectedPeer(split: split)
