@@ -30,6 +30,8 @@ final class HTTPSession {
     var responseHold: [UInt8] = []
     /// After an Upgrade (WebSocket) or a CONNECT, bytes are opaque both ways.
     var passthrough = false
+    /// After a 101 to WebSocket, with a HAR: its messages, for its entry (`WebSocketRecording`).
+    var webSocket: WebSocketRecording?
     /// The upstream this session talks to now, and the route that reaches it.
     var upstream: UpstreamTarget?
     var upstreamRoute: FlowRoute?

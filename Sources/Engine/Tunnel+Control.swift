@@ -88,6 +88,7 @@ extension Tunnel: ControlledLoop {
             if let flow = tcpFlows[key] {
                 removeTCP(flow, keepConnection: true)
             } else {
+                if let session = httpSessions[key] { finishWebSocket(session) }
                 httpSessions[key] = nil
                 releasePin(key)
             }

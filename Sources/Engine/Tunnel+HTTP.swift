@@ -109,6 +109,9 @@ extension Tunnel {
             let data = appReadable(session, connection)
             if session.passthrough {
                 let n = writeUpstream(data)
+                if n > 0, let webSocket = session.webSocket {
+                    webSocket.read(UnsafeRawBufferPointer(rebasing: data.prefix(n)), fromApp: true, time: wallSeconds)
+                }
                 appConsume(n, session, connection)
                 if n == 0 { break }
                 continue
@@ -463,7 +466,10 @@ extension Tunnel {
             parseLoop: for _ in 0 ..< 4096 {
                 let rest = data.suffix(from: offset)
                 if session.passthrough {
-                    if !rest.isEmpty { writeApp(rest, session: session, connection: connection) }
+                    if !rest.isEmpty {
+                        writeApp(rest, session: session, connection: connection)
+                        session.webSocket?.read(rest, fromApp: false, time: wallSeconds)
+                    }
                     offset = n
                     break
                 }
@@ -487,6 +493,12 @@ extension Tunnel {
                         session.inFlight[0].headAt = now
                         if let remote = flow.remote { session.inFlight[0].serverAddress = "\(remote.address.wireAddress)" }
                         session.inFlight[0].responseHead = rewritten ?? head
+                    }
+                    if head.status == 101, !session.inFlight.isEmpty {
+                        session.inFlight[0].status = 101
+                        session.inFlight[0].headAt = now
+                        session.inFlight[0].responseHead = rewritten ?? head
+                        if let remote = flow.remote { session.inFlight[0].serverAddress = "\(remote.address.wireAddress)" }
                     }
                     let written: Int
                     if rewritten == nil, let whole = session.responses.lastHeadInInput {
@@ -517,6 +529,7 @@ extension Tunnel {
                     // 101 Switching Protocols (or a CONNECT's 2xx): opaque bytes both ways from here.
                     session.passthrough = true
                     session.requests.upgrade()
+                    upgraded(session)
                 }
             }
             tcp.flush(flow.key, now: now, sink: &sink)
@@ -710,6 +723,7 @@ extension Tunnel {
     }
 
     func endHTTP(_ session: HTTPSession, sink: inout TunSink) {
+        finishWebSocket(session)
         httpSessions[session.key] = nil
         tlsHandshakeDeadlines[session.key] = nil
         for exchange in session.inFlight where exchange.localAnswer == nil {
@@ -746,14 +760,44 @@ extension Tunnel {
         session.inFlight[index][keyPath: content] = decoder
     }
 
+    /// The upgrade's exchange is done once its 101 (or a CONNECT's 2xx) is
+    /// through: statistics and the flow log learn of it now, and the HAR too,
+    /// except for a WebSocket's, whose entry waits for its messages.
+    func upgraded(_ session: HTTPSession) {
+        guard !session.inFlight.isEmpty else { return }
+        let exchange = session.inFlight.removeFirst()
+        let toWebSocket = exchange.status == 101 && exchange.requestHead?.upgrade?.lowercased().contains("websocket") == true
+        guard har != nil, toWebSocket else {
+            record(exchange, session: session)
+            return
+        }
+        session.webSocket = WebSocketRecording(exchange: exchange, keepLimit: bodyLimitForHAR)
+        record(exchange, session: session, toHAR: false)
+    }
+
+    /// A recorded WebSocket ends (the connection, or Sluice): its HAR entry, with its messages.
+    func finishWebSocket(_ session: HTTPSession) {
+        guard let webSocket = session.webSocket else { return }
+        session.webSocket = nil
+        guard let har, var entry = harEntry(webSocket.exchange, session: session) else { return }
+        entry.resourceType = "websocket"
+        entry.webSocketMessages = webSocket.messages
+        let notes = webSocket.notes
+        if !notes.isEmpty { entry.comment = ([entry.comment].compactMap { $0 } + notes).joined(separator: "; ") }
+        har.add(entry)
+    }
+
+    /// Now, in seconds since the epoch (HAR's WebSocket message times).
+    var wallSeconds: Double { Double(wallTime(now)) / 1e9 }
+
     /// Statistics, HAR and the flow log learn how a request went.
-    func record(_ exchange: HTTPExchange, session: HTTPSession) {
+    func record(_ exchange: HTTPExchange, session: HTTPSession, toHAR: Bool = true) {
         director.record(exchange, now: now)
         // The connection's record names what its latest request got.
         flowRecords[session.key]?.record.rule = exchange.rule
         flowRecords[session.key]?.record.policy = exchange.policy
         flowRecords[session.key]?.record.upstream = session.upstream.map { "\($0.route)" } ?? (exchange.localAnswer != nil ? "local" : nil)
         logRequest(exchange, session: session)
-        if let har, let entry = harEntry(exchange, session: session) { har.add(entry) }
+        if toHAR, let har, let entry = harEntry(exchange, session: session) { har.add(entry) }
     }
 }

@@ -1305,6 +1305,7 @@ final class Tunnel {
 
     func removeTCP(_ flow: TCPFlow, keepConnection: Bool = false, keepSession: Bool = false) {
         if !keepSession {
+            if let session = httpSessions[flow.key] { finishWebSocket(session) }
             releasePin(flow.key)
             httpSessions[flow.key] = nil
         }
@@ -1854,6 +1855,8 @@ final class Tunnel {
         }
         sniffing.removeAll()
         answering.removeAll()
+        // A WebSocket open when Sluice stops is in the HAR all the same.
+        for session in httpSessions.values { finishWebSocket(session) }
         httpSessions.removeAll()
         for parked in Array(pooledTokens.values) { closePooled(parked) }
         // A TCP connection still open is cut off; a UDP session or ping flow has

@@ -446,6 +446,42 @@ public struct HARTimings: Sendable, Equatable {
     }
 }
 
+/// One WebSocket message in the form Chrome's HAR export gives it
+/// (`_webSocketMessages`): who sent it, when, its opcode, and its data as
+/// text (opcode 1) or base64 (opcode 2).
+public struct HARWebSocketMessage: Sendable, Equatable {
+    /// "send" (the app's) or "receive" (the server's).
+    public var type: String
+    /// Seconds since the Unix epoch.
+    public var time: Double
+    public var opcode: Int
+    public var data: String
+    /// The message's whole length, when `data` holds only its first bytes.
+    public var length: Int?
+    /// Its data is permessage-deflate's (RFC 7692), as it went on the wire.
+    public var compressed: Bool
+
+    public init(type: String, time: Double, opcode: Int, data: String, length: Int? = nil, compressed: Bool = false) {
+        self.type = type
+        self.time = time
+        self.opcode = opcode
+        self.data = data
+        self.length = length
+        self.compressed = compressed
+    }
+
+    func write(into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("type", type)
+        json.field("time", time)
+        json.field("opcode", opcode)
+        json.field("data", data)
+        if let length { json.field("_length", length) }
+        if compressed { json.field("_compressed", true) }
+        json.endObject()
+    }
+}
+
 public struct HAREntry: Sendable, Equatable {
     /// ISO 8601, e.g. `2026-11-30T15:40:50.123Z`: formatted by the caller,
     /// since this layer has no clock.
@@ -469,6 +505,10 @@ public struct HAREntry: Sendable, Equatable {
     public var mocked: Bool?
     /// The program that sent it (`curl[4242]`), when an owner rule made Sluice ask.
     public var process: String?
+    /// Chrome's `_resourceType`: "websocket" for an upgrade to WebSocket.
+    public var resourceType: String?
+    /// Chrome's `_webSocketMessages`: the messages both ways after the 101, in order.
+    public var webSocketMessages: [HARWebSocketMessage]?
 
     public init(startedDateTime: String, time: Double? = nil, request: HARRequest, response: HARResponse,
                 timings: HARTimings = HARTimings(), serverIPAddress: String? = nil, connection: String? = nil,
@@ -525,6 +565,13 @@ public struct HAREntry: Sendable, Equatable {
         if let rewrittenFrom { json.field("_rewrittenFrom", rewrittenFrom) }
         if let mocked { json.field("_mocked", mocked) }
         if let process { json.field("_process", process) }
+        if let resourceType { json.field("_resourceType", resourceType) }
+        if let webSocketMessages {
+            json.key("_webSocketMessages")
+            json.beginArray()
+            for message in webSocketMessages { message.write(into: &json) }
+            json.endArray()
+        }
         json.endObject()
     }
 }

@@ -116,6 +116,26 @@ import HTTP
         #expect(HARBody([]) == HARBody(text: ""))
     }
 
+    /// A WebSocket's entry carries its messages as Chrome's HAR export does.
+    @Test func webSocketMessagesAsChromeWritesThem() throws {
+        var entry = try sampleEntry()
+        entry.resourceType = "websocket"
+        entry.webSocketMessages = [
+            HARWebSocketMessage(type: "send", time: 1_796_486_117.25, opcode: 1, data: "hello"),
+            HARWebSocketMessage(type: "receive", time: 1_796_486_117.5, opcode: 2, data: "AAEC", length: 300, compressed: true),
+        ]
+        let e = try object(entry.json())
+        #expect(e["_resourceType"] as? String == "websocket")
+        let messages = try #require(e["_webSocketMessages"] as? [[String: Any]])
+        #expect(messages.count == 2)
+        #expect(messages.first?["type"] as? String == "send" && messages.first?["opcode"] as? Int == 1)
+        #expect(messages.first?["data"] as? String == "hello" && messages.first?["time"] as? Double == 1_796_486_117.25)
+        #expect(messages.first?["_length"] == nil && messages.first?["_compressed"] == nil)
+        #expect(messages.last?["type"] as? String == "receive" && messages.last?["_length"] as? Int == 300)
+        #expect(messages.last?["_compressed"] as? Bool == true)
+        #expect(!(try sampleEntry().json().contains("_webSocketMessages")))
+    }
+
     @Test func optionalFieldsAreLeftOut() throws {
         let entry = HAREntry(startedDateTime: "t", time: 5, request: HARRequest(method: "GET", url: "http://a/"),
                              response: HARResponse(status: 200, statusText: "OK", content: HARContent(size: 0, mimeType: "")))

@@ -915,6 +915,84 @@ final class ExecTests {
             #expect(seconds <= 25, "\(lines[1])")
         }
     }
+    /// A WebSocket through HTTP mode is one HAR entry, written when it
+    /// ends, with its messages both ways as Chrome writes them
+    /// (`_resourceType`, `_webSocketMessages`: text as text, binary in
+    /// base64, a message past the body limit cut with its `_length`); the
+    /// flow log has its request line with the 101. The bytes pass through
+    /// untouched. The entry was the upgrade request, failed ("the app closed
+    /// the connection"), with no status and no messages.
+    @Test func webSocketMessagesAreInTheHAR() throws {
+        let serverScript = pair.path("ws-server.py"), clientScript = pair.path("ws-client.py")
+        try WebSocketPeers.server.write(toFile: serverScript, atomically: true, encoding: .utf8)
+        try WebSocketPeers.client.write(toFile: clientScript, atomically: true, encoding: .utf8)
+        try net.start(["/usr/bin/python3", serverScript, "10.88.0.2", "9200"], in: server)
+        #expect(pair.waitForListener("10.88.0.2:9200"))
+        let har = pair.path("ws.har"), log = pair.path("ws.flows")
+        let r = try pair.exec("python3 \(clientScript) ws://10.88.0.2:9200/chat",
+                              options: ["--har", har, "--har-body-limit", "1000", "--flow-log", log], timeout: 60)
+        let binary = (0 ..< 256).map { UInt8($0) } + [UInt8](repeating: 0, count: 44)
+        #expect(r.stdout == """
+        echo: hello
+        echo: fragmented message
+        pong p1
+        binary 300 d77c6fa3265bb1b78e494b53df013751ab04acc67ebd20aec606b901395caa66
+        70006
+        closed 1000
+
+        """, "\(r.stdout)\n\(r.stderr)")
+        let summary = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        entries = json.load(open(sys.argv[1]))["log"]["entries"]
+        print(len(entries))
+        e = entries[0]
+        print(e["request"]["method"], e["request"]["url"], e["response"]["status"], e["_resourceType"], e.get("serverIPAddress"))
+        for m in e["_webSocketMessages"]:
+            print(m["type"], m["opcode"], len(m["data"]), m.get("_length"), m["data"][:24], isinstance(m["time"], float) and m["time"] > 1.7e9)
+        """, har]).output
+        let base64Binary = Data(binary).base64EncodedString()
+        let reversed = Data(binary.reversed()).base64EncodedString()
+        #expect(summary == """
+        1
+        GET http://10.88.0.2:9200/chat 101 websocket 10.88.0.2
+        send 1 5 None hello True
+        receive 1 11 None echo: hello True
+        send 1 18 None fragmented message True
+        receive 1 24 None echo: fragmented message True
+        send 2 400 None \(base64Binary.prefix(24)) True
+        receive 2 400 None \(reversed.prefix(24)) True
+        send 1 1000 70000 xxxxxxxxxxxxxxxxxxxxxxxx True
+        receive 1 1000 70006 echo: xxxxxxxxxxxxxxxxxx True
+
+        """, "\(summary)")
+        let flows = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(flows.contains(#""url":"http://10.88.0.2:9200/chat","status":101,"#), "\(flows)")
+    }
+
+    /// A WebSocket still open when Sluice stops is in the HAR all the same,
+    /// with the messages it had: users capture, then press Ctrl-C.
+    @Test func aWebSocketOpenAtTheStopIsInTheHAR() throws {
+        let serverScript = pair.path("ws-server.py"), clientScript = pair.path("ws-client.py")
+        try WebSocketPeers.server.write(toFile: serverScript, atomically: true, encoding: .utf8)
+        try WebSocketPeers.client.write(toFile: clientScript, atomically: true, encoding: .utf8)
+        try net.start(["/usr/bin/python3", serverScript, "10.88.0.2", "9201"], in: server)
+        #expect(pair.waitForListener("10.88.0.2:9201"))
+        let har = pair.path("ws-stop.har"), out = pair.path("ws-stop.out")
+        _ = try pair.exec("""
+        python3 \(clientScript) ws://10.88.0.2:9201/held hold > \(out) & client=$!
+        for i in $(seq 100); do grep -q 'echo: hello' \(out) && break; sleep 0.1; done
+        kill -TERM $PPID
+        wait $client
+        """, options: ["--har", har], timeout: 60)
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "echo: hello\n")
+        let summary = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        e = json.load(open(sys.argv[1]))["log"]["entries"]
+        print(len(e), e[0]["response"]["status"], [(m["type"], m["data"]) for m in e[0]["_webSocketMessages"]])
+        """, har]).output
+        #expect(summary == "1 101 [('send', 'hello'), ('receive', 'echo: hello')]\n", "\(summary)")
+    }
+
     /// HTTP mode refuses a request over its parser's limits with the status
     /// that names the limit: 431 for a header section over 64 KiB, 414 for a
     /// request line over 8 KiB. Both were a 400, which reads as malformed.

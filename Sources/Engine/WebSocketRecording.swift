@@ -1,0 +1,76 @@
+internal import Crypto
+internal import HTTP
+
+/// A WebSocket connection in HTTP mode, recorded for the HAR from its 101 to
+/// its end: one entry, written when the connection ends (or Sluice stops),
+/// with its messages both ways in Chrome's form (`_resourceType`,
+/// `_webSocketMessages`), so HAR viewers show them as they show a
+/// browser's. The bytes pass through untouched; the readers only watch.
+///
+/// Bounded: each message keeps the HAR body limit's first bytes, and a
+/// connection keeps at most `maximumMessages` messages and 16 times the
+/// body limit in all; what is left out is counted in the entry's comment.
+/// Until 2026-12-05 such a connection's entry was its upgrade request,
+/// failed ("the app closed the connection"), with no messages.
+final class WebSocketRecording {
+    static let maximumMessages = 10_000
+
+    /// The upgrade request and its 101.
+    let exchange: HTTPExchange
+    private var fromApp: WebSocketMessageReader
+    private var fromServer: WebSocketMessageReader
+    private(set) var messages: [HARWebSocketMessage] = []
+    /// Messages not kept: past the count or the bytes.
+    private(set) var leftOut = 0
+    private var keptBytes = 0
+    private let byteBudget: Int
+
+    init(exchange: HTTPExchange, keepLimit: Int) {
+        self.exchange = exchange
+        fromApp = WebSocketMessageReader(keepLimit: keepLimit)
+        fromServer = WebSocketMessageReader(keepLimit: keepLimit)
+        byteBudget = 16 * max(keepLimit, 4096)
+    }
+
+    /// Bytes that went on, from the app (`send`) or the server (`receive`);
+    /// `time` is seconds since the epoch.
+    func read(_ bytes: UnsafeRawBufferPointer, fromApp app: Bool, time: Double) {
+        let type = app ? "send" : "receive"
+        // A direction whose frames broke RFC 6455 is no longer read (its failure is in the comment).
+        if app {
+            try? fromApp.read(bytes) { add($0, type: type, time: time) }
+        } else {
+            try? fromServer.read(bytes) { add($0, type: type, time: time) }
+        }
+    }
+
+    /// Chrome records the data messages (text and binary), not control frames.
+    private func add(_ message: WebSocketMessageReader.Message, type: String, time: Double) {
+        let opcode: Int
+        switch message.opcode {
+        case .text: opcode = 1
+        case .binary: opcode = 2
+        case .continuation, .close, .ping, .pong: return
+        }
+        guard messages.count < Self.maximumMessages, keptBytes + message.data.count <= byteBudget else {
+            leftOut += 1
+            return
+        }
+        keptBytes += message.data.count
+        // Text as text (a cut that splits a character shows as U+FFFD); binary
+        // and deflated data in base64, as Chrome writes binary.
+        let data = opcode == 1 && !message.compressed ? String(decoding: message.data, as: UTF8.self) : Base64.encode(message.data)
+        messages.append(HARWebSocketMessage(type: type, time: time, opcode: opcode, data: data,
+                                            length: message.data.count < message.length ? message.length : nil,
+                                            compressed: message.compressed))
+    }
+
+    /// What the entry's comment adds: messages left out, a direction that stopped being read.
+    var notes: [String] {
+        var notes: [String] = []
+        if leftOut > 0 { notes.append("\(leftOut) WebSocket messages left out (over \(Self.maximumMessages) messages or \(byteBudget) bytes)") }
+        if let failure = fromApp.failure { notes.append("the app's frames stopped being read: \(failure)") }
+        if let failure = fromServer.failure { notes.append("the server's frames stopped being read: \(failure)") }
+        return notes
+    }
+}

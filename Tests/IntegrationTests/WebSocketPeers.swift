@@ -1,0 +1,260 @@
+/// Stdlib-only WebSocket peers (RFC 6455) for the integration tests:
+/// Debian's curl has no WebSocket client, and Python's websockets package is
+/// not among the test peers. The server echoes text ("echo: " first) and
+/// binary (reversed), answers pings and closes; the client runs a fixed
+/// exchange (a text, a fragmented text, a ping, 300 bytes of binary, a
+/// 70,000-byte text, a close) and prints what came back; with `hold`
+/// after its URL, it stays open after the first echo.
+enum WebSocketPeers {
+    static let server = #"""
+#!/usr/bin/env python3
+"""Minimal RFC 6455 echo server (stdlib only). Usage: python3 server.py HOST PORT"""
+import base64, hashlib, socket, struct, sys
+
+GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+MAX_CONNS, TIMEOUT = 10, 30
+
+
+def recv_exact(sock, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("connection closed mid-frame")
+        buf += chunk
+    return buf
+
+
+def read_frame(sock):
+    b0, b1 = recv_exact(sock, 2)
+    fin, opcode, masked, length = b0 & 0x80, b0 & 0x0F, b1 & 0x80, b1 & 0x7F
+    if length == 126:
+        length = struct.unpack("!H", recv_exact(sock, 2))[0]
+    elif length == 127:
+        length = struct.unpack("!Q", recv_exact(sock, 8))[0]
+    mask = recv_exact(sock, 4) if masked else None
+    payload = recv_exact(sock, length)
+    if mask:
+        payload = bytes(c ^ mask[i % 4] for i, c in enumerate(payload))
+    return bool(fin), opcode, payload
+
+
+def send_frame(sock, opcode, payload):
+    n = len(payload)
+    if n < 126:
+        head = struct.pack("!BB", 0x80 | opcode, n)
+    elif n < 65536:
+        head = struct.pack("!BBH", 0x80 | opcode, 126, n)
+    else:
+        head = struct.pack("!BBQ", 0x80 | opcode, 127, n)
+    sock.sendall(head + payload)
+
+
+def handshake(sock):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            if data:
+                raise ConnectionError("closed during handshake")
+            return False  # bare connect (e.g. a readiness probe): not an error
+        data += chunk
+        if len(data) > 65536:
+            raise ValueError("request head too large")
+    headers = {}
+    for line in data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")[1:]:
+        if ":" in line:
+            k, v = line.split(":", 1)
+            headers[k.strip().lower()] = v.strip()
+    key = headers.get("sec-websocket-key")
+    if not key:
+        sock.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+        raise ValueError("missing Sec-WebSocket-Key")
+    accept = base64.b64encode(hashlib.sha1((key + GUID).encode()).digest()).decode()
+    sock.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                  "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n" % accept).encode())
+    return True
+
+
+def serve(sock):
+    if not handshake(sock):
+        return
+    msg_op, parts = None, []
+    while True:
+        fin, opcode, payload = read_frame(sock)
+        if opcode == 0x9:                      # ping -> pong
+            send_frame(sock, 0xA, payload)
+        elif opcode == 0xA:                    # unsolicited pong: ignore
+            pass
+        elif opcode == 0x8:                    # close -> echo status code
+            send_frame(sock, 0x8, payload[:2])
+            return
+        elif opcode in (0x1, 0x2, 0x0):
+            if opcode != 0x0:
+                msg_op, parts = opcode, []
+            elif msg_op is None:
+                raise ValueError("continuation frame without a started message")
+            parts.append(payload)
+            if fin:
+                msg = b"".join(parts)
+                if msg_op == 0x1:
+                    send_frame(sock, 0x1, b"echo: " + msg)
+                else:
+                    send_frame(sock, 0x2, msg[::-1])
+                msg_op, parts = None, []
+        else:
+            raise ValueError("unknown opcode %#x" % opcode)
+
+
+def main():
+    host, port = sys.argv[1], int(sys.argv[2])
+    lsock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lsock.bind((host, port))
+    lsock.listen(5)
+    for _ in range(MAX_CONNS):
+        conn, _addr = lsock.accept()
+        conn.settimeout(TIMEOUT)
+        try:
+            serve(conn)
+        except Exception as e:
+            print("server: connection error: %r" % e, file=sys.stderr)
+        finally:
+            conn.close()
+    lsock.close()
+
+
+if __name__ == "__main__":
+    main()
+"""#
+
+    static let client = #"""
+#!/usr/bin/env python3
+"""Minimal RFC 6455 test client (stdlib only). Usage: python3 client.py ws://HOST:PORT/path"""
+import base64, hashlib, os, socket, struct, sys, time
+from urllib.parse import urlsplit
+
+GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def fail(msg):
+    print("client: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def say(line):
+    print(line, flush=True)
+
+
+def recv_exact(sock, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            fail("connection closed unexpectedly")
+        buf += chunk
+    return buf
+
+
+def send_frame(sock, opcode, payload, fin=True):
+    b0, n, mask = (0x80 if fin else 0) | opcode, len(payload), os.urandom(4)
+    if n < 126:
+        head = struct.pack("!BB", b0, 0x80 | n)
+    elif n < 65536:
+        head = struct.pack("!BBH", b0, 0x80 | 126, n)
+    else:
+        head = struct.pack("!BBQ", b0, 0x80 | 127, n)
+    sock.sendall(head + mask + bytes(c ^ mask[i % 4] for i, c in enumerate(payload)))
+
+
+def read_message(sock):
+    """Return (opcode, payload) of the next message or control frame."""
+    op, parts = None, []
+    while True:
+        b0, b1 = recv_exact(sock, 2)
+        fin, opcode, length = b0 & 0x80, b0 & 0x0F, b1 & 0x7F
+        if b1 & 0x80:
+            fail("server frame is masked")
+        if length == 126:
+            length = struct.unpack("!H", recv_exact(sock, 2))[0]
+        elif length == 127:
+            length = struct.unpack("!Q", recv_exact(sock, 8))[0]
+        payload = recv_exact(sock, length)
+        if opcode >= 0x8:
+            return opcode, payload
+        if opcode != 0:
+            op, parts = opcode, []
+        elif op is None:
+            fail("unexpected continuation frame")
+        parts.append(payload)
+        if fin:
+            return op, b"".join(parts)
+
+
+def expect(sock, want_op):
+    op, payload = read_message(sock)
+    if op != want_op:
+        fail("expected opcode %#x, got %#x (payload %r)" % (want_op, op, payload[:60]))
+    return payload
+
+
+def main():
+    url = urlsplit(sys.argv[1])
+    if url.scheme != "ws" or not url.hostname:
+        fail("URL must be ws://HOST:PORT/path")
+    port = url.port or 80
+    sock = socket.create_connection((url.hostname, port), timeout=10)
+    key = base64.b64encode(os.urandom(16)).decode()
+    host = url.hostname if ":" not in url.hostname else "[%s]" % url.hostname
+    sock.sendall(("GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                  % (url.path or "/", host, port, key)).encode())
+    head = b""
+    while b"\r\n\r\n" not in head:  # read byte-wise so no frame bytes are consumed
+        head += recv_exact(sock, 1)
+    lines = head.decode("latin-1").split("\r\n")
+    if len(lines[0].split()) < 2 or lines[0].split()[1] != "101":
+        fail("bad status line: %r" % lines[0])
+    headers = {k.strip().lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:] if ":" in l)}
+    want = base64.b64encode(hashlib.sha1((key + GUID).encode()).digest()).decode()
+    if headers.get("sec-websocket-accept") != want:
+        fail("bad Sec-WebSocket-Accept: %r" % headers.get("sec-websocket-accept"))
+
+    send_frame(sock, 0x1, b"hello")
+    say(expect(sock, 0x1).decode())
+    if sys.argv[2:] == ["hold"]:  # stays open, for a test that stops Sluice meanwhile
+        time.sleep(30)
+        return
+
+    send_frame(sock, 0x1, b"fragm", fin=False)
+    send_frame(sock, 0x0, b"ented mes", fin=False)
+    send_frame(sock, 0x0, b"sage")
+    say(expect(sock, 0x1).decode())
+
+    send_frame(sock, 0x9, b"p1")
+    if expect(sock, 0xA) != b"p1":
+        fail("pong payload mismatch")
+    say("pong p1")
+
+    send_frame(sock, 0x2, bytes(range(256)) + bytes(44))
+    data = expect(sock, 0x2)
+    say("binary %d %s" % (len(data), hashlib.sha256(data).hexdigest()))
+
+    send_frame(sock, 0x1, b"x" * 70000)
+    say(str(len(expect(sock, 0x1))))
+
+    send_frame(sock, 0x8, struct.pack("!H", 1000) + b"bye")
+    payload = expect(sock, 0x8)
+    if len(payload) < 2:
+        fail("close frame without status code")
+    say("closed %d" % struct.unpack("!H", payload[:2])[0])
+    sock.close()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        fail("error: %r" % e)
+"""#
+}
