@@ -59,6 +59,23 @@ extension Tunnel {
 }
 
 extension HTTPExchange {
+    /// Its phases as Sluice saw them, in nanoseconds (HAR's timings and the
+    /// flow log's): `blocked` from its head to its first byte upstream (the
+    /// upstream's connect, an earlier request's turn), `send` from its first
+    /// byte upstream to its last (a body's upload), `wait` from then to the
+    /// response's head, `receive` from the head to `now`. Without bytes
+    /// upstream (a local answer) there is no blocked and no send; the wait
+    /// counts from its head. Until 2026-12-05 send was always 0 and the
+    /// upload counted as wait.
+    func phases(now: Instant) -> (blocked: UInt64?, send: UInt64?, wait: UInt64?, receive: UInt64?) {
+        func span(_ from: Instant, _ to: Instant) -> UInt64 { UInt64(max(to.nanoseconds - from.nanoseconds, 0)) }
+        let blocked = firstSentAt.map { span(started, $0) }
+        let send = firstSentAt.flatMap { first in lastSentAt.map { span(first, $0) } }
+        let wait = headAt.map { span(lastSentAt.map { min($0, headAt!) } ?? started, $0) }
+        let receive = headAt.map { span($0, now) }
+        return (blocked, send, wait, receive)
+    }
+
     /// The exchange as a HAR entry: the request as forwarded (its URL before
     /// a rewrite in `_rewrittenFrom`), the response as the client received
     /// it. `startedAt` is the wall time (ns since the epoch) of `started`;
@@ -96,10 +113,11 @@ extension HTTPExchange {
             response = HARResponse(status: 0, statusText: failure ?? "no response", content: HARContent(size: 0, mimeType: ""),
                                    redirectURL: "", headersSize: -1, bodySize: -1)
         }
-        let waited = headAt.map { Double($0.nanoseconds - started.nanoseconds) / 1e6 } ?? 0
-        let received = headAt.map { Double(now.nanoseconds - $0.nanoseconds) / 1e6 } ?? 0
+        let phases = phases(now: now)
+        func milliseconds(_ nanoseconds: UInt64?) -> Double { nanoseconds.map { Double($0) / 1e6 } ?? 0 }
         return HAREntry(startedDateTime: CalendarTime.rfc3339(startedAt), request: request, response: response,
-                        timings: HARTimings(send: 0, wait: max(waited, 0), receive: max(received, 0)),
+                        timings: HARTimings(blocked: phases.blocked.map { Double($0) / 1e6 } ?? -1, send: milliseconds(phases.send),
+                                            wait: milliseconds(phases.wait), receive: milliseconds(phases.receive)),
                         serverIPAddress: localAnswer == nil ? serverIPAddress : nil,
                         connection: connection,
                         comment: comment,

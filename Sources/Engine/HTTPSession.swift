@@ -133,6 +133,9 @@ struct HTTPExchange {
     var failureKind: ConnectionErrorKind?
     /// When the response head arrived (the statistics' latency ends there).
     var headAt: Instant?
+    /// When its first and its last byte went upstream (HAR's blocked and send).
+    var firstSentAt: Instant?
+    var lastSentAt: Instant?
     /// For HAR: the heads as forwarded and received, and the first bytes of the bodies.
     var requestHead: HTTPRequestHead?
     var responseHead: HTTPResponseHead?

@@ -131,9 +131,9 @@ extension HTTPExchange {
         line.policy = policy
         line.upstream = upstream
         line.error = failure
-        if let head = headAt {
-            line.timings = HTTPRequestRecord.Timings(wait: UInt64(max(head.nanoseconds - started.nanoseconds, 0)),
-                                                     receive: UInt64(max(now.nanoseconds - head.nanoseconds, 0)))
+        if headAt != nil {
+            let phases = phases(now: now)
+            line.timings = HTTPRequestRecord.Timings(send: phases.send, wait: phases.wait, receive: phases.receive)
         }
         return line
     }

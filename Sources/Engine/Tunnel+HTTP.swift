@@ -85,7 +85,11 @@ extension Tunnel {
             }
             io.statistics.bytesFromApp += n
             countBytes(key, up: n)
-            if let last = session.inFlight.indices.last { session.inFlight[last].requestBytes += n }
+            if n > 0, let last = session.inFlight.indices.last {
+                session.inFlight[last].requestBytes += n
+                if session.inFlight[last].firstSentAt == nil { session.inFlight[last].firstSentAt = now }
+                session.inFlight[last].lastSentAt = now
+            }
             return n
         }
         flushToApp(session, connection: connection)
