@@ -785,6 +785,8 @@ extension Tunnel {
         session.webSocket = nil
         guard let har, var entry = harEntry(webSocket.exchange, session: session) else { return }
         entry.resourceType = "websocket"
+        // Named as the app named it (Chrome's entries too): ws:// and wss://.
+        if entry.request.url.hasPrefix("http") { entry.request.url = "ws" + entry.request.url.dropFirst(4) }
         entry.webSocketMessages = webSocket.messages
         let notes = webSocket.notes
         if !notes.isEmpty { entry.comment = ([entry.comment].compactMap { $0 } + notes).joined(separator: "; ") }

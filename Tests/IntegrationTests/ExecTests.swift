@@ -954,7 +954,7 @@ final class ExecTests {
         let reversed = Data(binary.reversed()).base64EncodedString()
         #expect(summary == """
         1
-        GET http://10.88.0.2:9200/chat 101 websocket 10.88.0.2
+        GET ws://10.88.0.2:9200/chat 101 websocket 10.88.0.2
         send 1 5 None hello True
         receive 1 11 None echo: hello True
         send 1 18 None fragmented message True

@@ -279,6 +279,34 @@ final class InterceptionTests {
     /// added response header; the certificate is for web.test, from the CA
     /// exec made in --ca-dir, which the next exec reuses. The host's own
     /// bundle is never touched.
+    /// A WebSocket inside intercepted TLS (wss://) is recorded as one in
+    /// plain HTTP: the messages both ways in its HAR entry, under its wss://
+    /// URL, the bytes passing through both TLS connections untouched.
+    @Test func aWebSocketInsideInterceptedTLSIsInTheHAR() throws {
+        _ = try makeCADir()
+        let serverScript = pair.path("wss-server.py"), clientScript = pair.path("wss-client.py")
+        try WebSocketPeers.server.write(toFile: serverScript, atomically: true, encoding: .utf8)
+        try WebSocketPeers.client.write(toFile: clientScript, atomically: true, encoding: .utf8)
+        try net.start(["/usr/bin/python3", serverScript, "10.88.0.2", "9443", webCertificate, webKey], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9443"))
+        let har = pair.path("wss.har")
+        let path = try mitmProfile("hostname = web.test:9443")
+        let r = try exec("python3 \(clientScript) wss://web.test:9443/chat", profile: path, options: ["--har", har])
+        #expect(r.stdout.hasPrefix("echo: hello\necho: fragmented message\npong p1\nbinary 300 ") && r.stdout.hasSuffix("70006\nclosed 1000\n"),
+                "\(r.stdout)\n\(r.stderr)")
+        let summary = (try? net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        e = json.load(open(sys.argv[1]))["log"]["entries"]
+        print(len(e), e[0]["request"]["url"], e[0]["response"]["status"], e[0]["_resourceType"])
+        print([(m["type"], m["opcode"], m["data"][:24]) for m in e[0]["_webSocketMessages"]][:4])
+        """, har]).output) ?? "unreadable HAR: \(read(har))"
+        #expect(summary == """
+        1 wss://web.test:9443/chat 101 websocket
+        [('send', 1, 'hello'), ('receive', 1, 'echo: hello'), ('send', 1, 'fragmented message'), ('receive', 1, 'echo: fragmented message')]
+
+        """, "\(summary)")
+    }
+
     @Test func headerRewritesApplyInsideInterceptedHTTPS() throws {
         let caDir = try makeCADir()
         let systemBundle = "/etc/ssl/certs/ca-certificates.crt"

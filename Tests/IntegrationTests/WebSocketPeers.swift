@@ -8,8 +8,8 @@
 enum WebSocketPeers {
     static let server = #"""
 #!/usr/bin/env python3
-"""Minimal RFC 6455 echo server (stdlib only). Usage: python3 server.py HOST PORT"""
-import base64, hashlib, socket, struct, sys
+"""Minimal RFC 6455 echo server (stdlib only). Usage: python3 server.py HOST PORT [CERT KEY] (TLS with them)"""
+import base64, hashlib, socket, ssl, struct, sys
 
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 MAX_CONNS, TIMEOUT = 10, 30
@@ -112,10 +112,16 @@ def main():
     lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     lsock.bind((host, port))
     lsock.listen(5)
+    tls = None
+    if len(sys.argv) > 4:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(sys.argv[3], sys.argv[4])
     for _ in range(MAX_CONNS):
         conn, _addr = lsock.accept()
         conn.settimeout(TIMEOUT)
         try:
+            if tls:
+                conn = tls.wrap_socket(conn, server_side=True)
             serve(conn)
         except Exception as e:
             print("server: connection error: %r" % e, file=sys.stderr)
@@ -130,8 +136,8 @@ if __name__ == "__main__":
 
     static let client = #"""
 #!/usr/bin/env python3
-"""Minimal RFC 6455 test client (stdlib only). Usage: python3 client.py ws://HOST:PORT/path"""
-import base64, hashlib, os, socket, struct, sys, time
+"""Minimal RFC 6455 test client (stdlib only). Usage: python3 client.py ws[s]://HOST:PORT/path [hold]"""
+import base64, hashlib, os, socket, ssl, struct, sys, time
 from urllib.parse import urlsplit
 
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -200,10 +206,12 @@ def expect(sock, want_op):
 
 def main():
     url = urlsplit(sys.argv[1])
-    if url.scheme != "ws" or not url.hostname:
-        fail("URL must be ws://HOST:PORT/path")
-    port = url.port or 80
+    if url.scheme not in ("ws", "wss") or not url.hostname:
+        fail("URL must be ws://HOST:PORT/path or wss://...")
+    port = url.port or (443 if url.scheme == "wss" else 80)
     sock = socket.create_connection((url.hostname, port), timeout=10)
+    if url.scheme == "wss":  # the system's trust store (under sluice exec: with Sluice's CA)
+        sock = ssl.create_default_context().wrap_socket(sock, server_hostname=url.hostname)
     key = base64.b64encode(os.urandom(16)).decode()
     host = url.hostname if ":" not in url.hostname else "[%s]" % url.hostname
     sock.sendall(("GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
