@@ -25,6 +25,8 @@ struct HTTPForwarding {
     var responseStarted = false
     /// After a 101 Switching Protocols: opaque bytes both ways until the connection ends.
     var passthrough = false
+    /// After a 101 to WebSocket, with a HAR: its messages, for its entry at the connection's end.
+    var webSocket: WebSocketRecording?
     /// The connection ends after this exchange: the client asked (HTTP/1.0,
     /// `Connection: close`), the origin did, or its response ran to the close.
     var closeAfter: Bool

@@ -246,8 +246,16 @@ extension ProxyServer {
                 forwarding.passthrough = true
                 forwarding.responses = nil
                 forwarding.requests = nil
+                if let har, WebSocketRecording.isWebSocket(forwarding.exchange) {
+                    let webSocket = WebSocketRecording(exchange: forwarding.exchange, keepLimit: har.bodyLimit)
+                    // The server's first frames may have come with its 101.
+                    webSocket.read(UnsafeRawBufferPointer(rebasing: readable[forwarding.responseScanned...]), fromApp: false, time: wallSeconds)
+                    forwarding.webSocket = webSocket
+                }
                 forwarding.responseScanned = readable.count
                 connection.forwarding = forwarding
+                // Statistics and the flow log have the upgrade now; a WebSocket's HAR entry waits for its end.
+                recordExchange(connection)
                 feedEarlyBytes(connection)
                 return
             }
@@ -262,6 +270,9 @@ extension ProxyServer {
         let n = min(connection.received.count, connection.toUpstream.room)
         guard n > 0 else { return }
         _ = connection.received.withUnsafeBytes { connection.toUpstream.append(UnsafeRawBufferPointer(rebasing: $0[0 ..< n])) }
+        if let webSocket = connection.forwarding?.webSocket {
+            connection.received.withUnsafeBytes { webSocket.read(UnsafeRawBufferPointer(rebasing: $0[0 ..< n]), fromApp: true, time: wallSeconds) }
+        }
         connection.received.removeFirst(n)
     }
 
@@ -426,7 +437,7 @@ extension ProxyServer {
             forwarding.exchange.failureKind = .other
         }
         director.record(forwarding.exchange, now: now)
-        addToHAR(forwarding.exchange, connection)
+        if forwarding.webSocket == nil { addToHAR(forwarding.exchange, connection) }
         logRequest(forwarding.exchange, connection)
         forwarding.recorded = true
         connection.forwarding = forwarding
@@ -441,13 +452,31 @@ extension ProxyServer {
         HTTPChunkedContent.keep(UnsafeRawBufferPointer(rebasing: buffer[offset ..< offset + count]), content: &content, into: &kept, limit: har.bodyLimit)
     }
 
-    func addToHAR(_ exchange: HTTPExchange, _ connection: InboundConnection) {
+    /// A recorded WebSocket's entry, with its messages, as its connection ends.
+    func finishWebSocket(_ connection: InboundConnection) {
+        guard let webSocket = connection.forwarding?.webSocket else { return }
+        connection.forwarding?.webSocket = nil
+        addToHAR(webSocket.exchange, connection, webSocket: webSocket)
+    }
+
+    /// Bytes just read into a relay buffer (`space`'s first `n`), for a recorded WebSocket.
+    func noteWebSocket(_ connection: InboundConnection, _ space: UnsafeMutableRawBufferPointer, _ n: Int, fromClient: Bool) {
+        guard n > 0, let webSocket = connection.forwarding?.webSocket else { return }
+        webSocket.read(UnsafeRawBufferPointer(rebasing: space[0 ..< n]), fromApp: fromClient, time: wallSeconds)
+    }
+
+    /// Now, in seconds since the epoch (HAR's WebSocket message times).
+    var wallSeconds: Double { Double(wallTime(now)) / 1e9 }
+
+    func addToHAR(_ exchange: HTTPExchange, _ connection: InboundConnection, webSocket: WebSocketRecording? = nil) {
         guard let har else { return }
         let server = connection.upstreamAddress.map { "\($0)" }
         let entry = exchange.harEntry(bodyLimit: har.bodyLimit, startedAt: wallTime(exchange.started),
                                       now: now, serverIPAddress: server, connection: "\(connection.id)",
                                       comment: "\(connection.peer) via \(connection.listener) listener", process: connection.owner?.label)
-        if let entry { har.add(entry) }
+        guard var entry else { return }
+        webSocket?.decorate(&entry)
+        har.add(entry)
     }
 
     static func errorKind(for error: RelayError) -> ConnectionErrorKind {

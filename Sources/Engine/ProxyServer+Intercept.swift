@@ -146,8 +146,10 @@ extension ProxyServer {
     func readClientTLS(_ connection: InboundConnection, _ tls: TLSOverSocket<TLSServer>) {
         for _ in 0 ..< 8 {
             guard !connection.clientReadClosed, connection.toUpstream.hasRoom, readsClient(connection) else { return }
-            switch tls.read(into: connection.toUpstream.freeSpace, socket: connection.client, scratch: scratch) {
+            let space = connection.toUpstream.freeSpace
+            switch tls.read(into: space, socket: connection.client, scratch: scratch) {
             case let .plaintext(n):
+                noteWebSocket(connection, space, n, fromClient: true)
                 connection.toUpstream.commit(n)
                 if let forwarding = connection.forwarding, !forwarding.passthrough {
                     scanRequest(connection)
@@ -183,6 +185,7 @@ extension ProxyServer {
             }
             switch tls.read(into: window, socket: upstream.socket, scratch: scratch) {
             case let .plaintext(n):
+                noteWebSocket(connection, window, n, fromClient: false)
                 connection.toClient.commit(n)
             case .again:
                 continue

@@ -47,7 +47,7 @@ extension ProxyServer {
         guard connection.spliced == nil, connection.phase == .relaying, connection.association == nil,
               connection.clientTLS == nil, connection.upstreamTLS == nil,
               connection.bytesUp + connection.bytesDown >= Self.spliceThreshold,
-              connection.forwarding.map({ $0.passthrough }) ?? true,
+              connection.forwarding.map({ $0.passthrough && $0.webSocket == nil }) ?? true,
               connection.received.isEmpty, connection.forwardHead == nil,
               connection.toUpstream.isEmpty, connection.toClient.isEmpty else { return }
         do { connection.spliced = try SplicedRelay() } catch {

@@ -712,11 +712,13 @@ final class ProxyServer {
         for _ in 0 ..< 4 {
             guard !connection.clientReadClosed, connection.toUpstream.hasRoom, readsClient(connection) else { return }
             let result: SysResult<Int>
-            do { result = try connection.client.read(into: connection.toUpstream.freeSpace) } catch {
+            let space = connection.toUpstream.freeSpace
+            do { result = try connection.client.read(into: space) } catch {
                 abort(connection, reason: "client: \(error)")
                 return
             }
             guard case let .value(n) = result else { return }
+            noteWebSocket(connection, space, n, fromClient: true)
             if n == 0 {
                 connection.clientReadClosed = true
                 if let forwarding = connection.forwarding, forwarding.requests != nil, !forwarding.passthrough {
@@ -760,6 +762,7 @@ final class ProxyServer {
                 connection.upstreamReadClosed = true
                 return
             }
+            noteWebSocket(connection, window, n, fromClient: false)
             connection.toClient.commit(n)
         }
     }
@@ -958,6 +961,7 @@ final class ProxyServer {
         statistics.bytesUp += connection.bytesUp
         statistics.bytesDown += connection.bytesDown
         recordExchange(connection)
+        finishWebSocket(connection)
         closeRecord(connection)
         trace("\(connection.description): ends, \(connection.bytesUp) bytes up, \(connection.bytesDown) down")
     }

@@ -770,8 +770,7 @@ extension Tunnel {
     func upgraded(_ session: HTTPSession) {
         guard !session.inFlight.isEmpty else { return }
         let exchange = session.inFlight.removeFirst()
-        let toWebSocket = exchange.status == 101 && exchange.requestHead?.upgrade?.lowercased().contains("websocket") == true
-        guard har != nil, toWebSocket else {
+        guard har != nil, WebSocketRecording.isWebSocket(exchange) else {
             record(exchange, session: session)
             return
         }
@@ -784,12 +783,7 @@ extension Tunnel {
         guard let webSocket = session.webSocket else { return }
         session.webSocket = nil
         guard let har, var entry = harEntry(webSocket.exchange, session: session) else { return }
-        entry.resourceType = "websocket"
-        // Named as the app named it (Chrome's entries too): ws:// and wss://.
-        if entry.request.url.hasPrefix("http") { entry.request.url = "ws" + entry.request.url.dropFirst(4) }
-        entry.webSocketMessages = webSocket.messages
-        let notes = webSocket.notes
-        if !notes.isEmpty { entry.comment = ([entry.comment].compactMap { $0 } + notes).joined(separator: "; ") }
+        webSocket.decorate(&entry)
         har.add(entry)
     }
 

@@ -65,6 +65,20 @@ final class WebSocketRecording {
                                             compressed: message.compressed))
     }
 
+    /// The upgrade's HAR entry made this WebSocket's: Chrome's fields, its
+    /// ws:// or wss:// URL (as the app named it), and notes in the comment.
+    func decorate(_ entry: inout HAREntry) {
+        entry.resourceType = "websocket"
+        entry.webSocketMessages = messages
+        if entry.request.url.hasPrefix("http") { entry.request.url = "ws" + entry.request.url.dropFirst(4) }
+        if !notes.isEmpty { entry.comment = ([entry.comment].compactMap { $0 } + notes).joined(separator: "; ") }
+    }
+
+    /// Whether an upgrade's exchange is a WebSocket's: a 101 to `Upgrade: websocket`.
+    static func isWebSocket(_ exchange: HTTPExchange) -> Bool {
+        exchange.status == 101 && exchange.requestHead?.upgrade?.lowercased().contains("websocket") == true
+    }
+
     /// What the entry's comment adds: messages left out, a direction that stopped being read.
     var notes: [String] {
         var notes: [String] = []

@@ -408,6 +408,41 @@ final class ProxyServerTests {
         #expect(lines[4].hasPrefix("GET http://mock.test/config 200 local True None '{}'"), "\(out)")
     }
 
+    /// A WebSocket through the HTTP listener is one HAR entry with its
+    /// messages, as through exec (`ExecTests.webSocketMessagesAreInTheHAR`);
+    /// it was its upgrade request alone, and spliced past 256 KiB.
+    @Test func harRecordsAWebSocketThroughTheHTTPListener() throws {
+        let serverScript = pair.path("ws-server.py"), clientScript = pair.path("ws-client.py")
+        try WebSocketPeers.server.write(toFile: serverScript, atomically: true, encoding: .utf8)
+        try WebSocketPeers.client.write(toFile: clientScript, atomically: true, encoding: .utf8)
+        try net.start(["/usr/bin/python3", serverScript, "10.88.0.2", "9200"], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9200"))
+        let har = pair.path("proxy-ws.har")
+        let server = try start(["--http-listen", "127.0.0.1:18096", "--har", har, "--har-body-limit", "1000"], ports: [18096])
+        let r = try client("python3 \(clientScript) ws://10.88.0.2:9200/chat proxy 127.0.0.1:18096")
+        let summary = server.stop()
+        #expect(r.status == 0 && r.output.hasPrefix("echo: hello\necho: fragmented message\npong p1\n") && r.output.hasSuffix("70006\nclosed 1000\n"),
+                "\(r.output)\n\(summary)")
+        let entries = (try? net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        e = json.load(open(sys.argv[1]))["log"]["entries"]
+        print(len(e), e[0]["request"]["url"], e[0]["response"]["status"], e[0]["_resourceType"])
+        for m in e[0]["_webSocketMessages"]: print(m["type"], m["opcode"], len(m["data"]), m.get("_length"))
+        """, har]).output) ?? "unreadable HAR"
+        #expect(entries == """
+        1 ws://10.88.0.2:9200/chat 101 websocket
+        send 1 5 None
+        receive 1 11 None
+        send 1 18 None
+        receive 1 24 None
+        send 2 400 None
+        receive 2 400 None
+        send 1 1000 70000
+        receive 1 1000 70006
+
+        """, "\(entries)\n\(summary)")
+    }
+
     /// The HTTP listener's HAR shows chunked bodies as their data, as exec's
     /// does (`ProfileTests.harShowsChunkedBodiesAsTheirData`).
     @Test func harShowsChunkedBodiesAsTheirData() throws {

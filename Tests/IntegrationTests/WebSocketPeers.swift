@@ -4,7 +4,8 @@
 /// binary (reversed), answers pings and closes; the client runs a fixed
 /// exchange (a text, a fragmented text, a ping, 300 bytes of binary, a
 /// 70,000-byte text, a close) and prints what came back; with `hold`
-/// after its URL, it stays open after the first echo.
+/// after its URL, it stays open after the first echo; with `proxy
+/// HOST:PORT`, it goes through that HTTP proxy.
 enum WebSocketPeers {
     static let server = #"""
 #!/usr/bin/env python3
@@ -136,7 +137,8 @@ if __name__ == "__main__":
 
     static let client = #"""
 #!/usr/bin/env python3
-"""Minimal RFC 6455 test client (stdlib only). Usage: python3 client.py ws[s]://HOST:PORT/path [hold]"""
+"""Minimal RFC 6455 test client (stdlib only).
+Usage: python3 client.py ws[s]://HOST:PORT/path [hold | proxy HOST:PORT (plain ws through an HTTP proxy)]"""
 import base64, hashlib, os, socket, ssl, struct, sys, time
 from urllib.parse import urlsplit
 
@@ -209,14 +211,20 @@ def main():
     if url.scheme not in ("ws", "wss") or not url.hostname:
         fail("URL must be ws://HOST:PORT/path or wss://...")
     port = url.port or (443 if url.scheme == "wss" else 80)
-    sock = socket.create_connection((url.hostname, port), timeout=10)
+    target = url.path or "/"
+    if sys.argv[2:3] == ["proxy"]:  # an HTTP proxy takes the request in absolute form
+        proxy_host, proxy_port = sys.argv[3].rsplit(":", 1)
+        sock = socket.create_connection((proxy_host, int(proxy_port)), timeout=10)
+        target = "http://%s:%d%s" % (url.hostname, port, target)
+    else:
+        sock = socket.create_connection((url.hostname, port), timeout=10)
     if url.scheme == "wss":  # the system's trust store (under sluice exec: with Sluice's CA)
         sock = ssl.create_default_context().wrap_socket(sock, server_hostname=url.hostname)
     key = base64.b64encode(os.urandom(16)).decode()
     host = url.hostname if ":" not in url.hostname else "[%s]" % url.hostname
     sock.sendall(("GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                   "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n"
-                  % (url.path or "/", host, port, key)).encode())
+                  % (target, host, port, key)).encode())
     head = b""
     while b"\r\n\r\n" not in head:  # read byte-wise so no frame bytes are consumed
         head += recv_exact(sock, 1)
