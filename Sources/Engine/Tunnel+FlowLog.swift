@@ -52,6 +52,7 @@ extension Tunnel {
 
     /// The flow ended: its line goes to the flow log. Idempotent.
     func finishRecord(_ key: FlowKey, status: FlowRecord.Status = .closed, error: String? = nil) {
+        if !synHopLimits.isEmpty { synHopLimits[key] = nil }
         guard var record = flowRecords.removeValue(forKey: key)?.record else { return }
         record.endTime = wallTime(now)
         record.status = status

@@ -9,8 +9,13 @@ internal import Wire
 /// (Tunnel+UpstreamErrors.swift). Sluice itself is no hop, as a tunnel is
 /// none. A socket's hop limit is set when it differs from the app's last
 /// (once per session for most apps, which keep one), not per datagram.
-/// TCP is not carried: its segments are Sluice's own.
+/// For TCP, a SYN's TTL below the usual 64 is carried to its connect
+/// (`traceroute -T`): a time exceeded about Sluice's SYN answers the app's
+/// (`queuedConnectError`); the segments after it are Sluice's own.
 extension Tunnel {
+    /// Linux's default TTL and hop limit: a SYN with it needs nothing set.
+    static let defaultHopLimit: UInt8 = 64
+
     static func hopLimit(of packet: IPPacketView) -> UInt8 {
         switch packet.network {
         case let .v4(ip): ip.timeToLive

@@ -41,6 +41,21 @@ extension Tunnel {
         return read
     }
 
+    /// A direct TCP connect failed: the ICMP error behind it (a router's
+    /// time exceeded for a SYN whose TTL ran out, its net unreachable or
+    /// prohibition), read from the socket's error queue, with the router as
+    /// its sender; nil when none is queued (a RST, a timeout). Only the
+    /// errno reached the app before, as an unreachable from the destination.
+    func queuedConnectError(_ flow: TCPFlow) -> (error: UpstreamICMPError, router: IPAddress?)? {
+        for _ in 0 ..< 8 {
+            guard case let .value(queued)? = try? flow.socket.receiveQueuedError(into: scratch) else { return nil }
+            guard let error = UpstreamICMPError(isICMPv6: queued.isICMPv6, type: queued.type, code: queued.code) else { continue }
+            trace("\(flow.key): connect: ICMP \(error) from \(queued.offender.map { "\($0)" } ?? "?")")
+            return (error, Self.router(queued.offender.map(\.wireAddress), about: queued.destination.map { $0.address.wireAddress }))
+        }
+        return nil
+    }
+
     /// An ICMP error a raw socket received (pings as root): when it quotes
     /// one of the flows' echo requests, the flow's app hears it.
     func passEchoError(_ message: UpstreamICMPError, quote: UnsafeRawBufferPointer, from sender: IPAddress, v6: Bool,

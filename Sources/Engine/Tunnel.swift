@@ -79,6 +79,8 @@ final class Tunnel {
     /// The hop limit of a flow's first datagrams while they wait (for the
     /// name's address, the owner): a traceroute by name's first probe.
     var heldHopLimits: [FlowKey: UInt8] = [:]
+    /// SYNs whose TTL is below the usual, until their connect (traceroute -T).
+    var synHopLimits: [FlowKey: UInt8] = [:]
     /// Without CAP_NET_RAW: a ping socket per ping flow (Tunnel+PingSockets.swift).
     var echoThroughPingSockets = false
     var pingSockets: [FlowKey: UDPFlow] = [:]
@@ -499,6 +501,9 @@ final class Tunnel {
         for key in tcp.takeEvictedPending() { pendingGaveWay(key, sink: &sink) }
         switch input {
         case let .connectionRequest(key):
+            // A SYN with a TTL of its own (traceroute -T) keeps it upstream (Tunnel+HopLimit.swift).
+            let hopLimit = Self.hopLimit(of: packet)
+            if hopLimit < Self.defaultHopLimit { synHopLimits[key] = hopLimit }
             startTCP(key, sink: &sink)
         case .refusedFull:
             io.statistics.tableFullRefusals += 1
@@ -860,7 +865,10 @@ final class Tunnel {
 
     /// The flow cannot go on: the app sees what a network would show (a flow
     /// already accepted can only be reset).
-    func fail(_ key: FlowKey, with refusal: TCPFlowTable.Refusal, reason: String, sink: inout TunSink) {
+    /// `icmp`: the ICMP error behind the failure, for an app whose SYN still
+    /// waits (it hears that error from that router, rather than `refusal`).
+    func fail(_ key: FlowKey, with refusal: TCPFlowTable.Refusal, reason: String,
+              icmp: (error: UpstreamICMPError, router: IPAddress?)? = nil, sink: inout TunSink) {
         trace("\(key): fails: \(reason)")
         if key.transport == .udp {
             endAssociation(key, reason: reason)
@@ -885,6 +893,8 @@ final class Tunnel {
         if let connection = tcp.connection(key) {
             connection.abort()
             tcp.flush(key, now: now, sink: &sink)
+        } else if let icmp {
+            tcp.refuse(key, with: icmp.error, from: icmp.router, sink: &sink)
         } else {
             tcp.refuse(key, with: refusal, sink: &sink)
         }
@@ -921,6 +931,10 @@ final class Tunnel {
         socket.setKeepalive()
         // The server's urgent byte goes to the app in line, as docs/tcp.md says of urgent data.
         socket.setOutOfBandInline()
+        // A router's ICMP error about the connect, with its code and sender, for
+        // the app's SYN (`queuedConnectError`); off again once connected.
+        socket.setReceiveErrors()
+        if !synHopLimits.isEmpty, let hopLimit = synHopLimits.removeValue(forKey: key), handshake == nil { socket.setHopLimit(hopLimit) }
         let result: SysResult<Void>
         do {
             result = try socket.connect(to: SocketAddress(address, port: port))
@@ -958,6 +972,8 @@ final class Tunnel {
 
     func upstreamConnected(_ flow: TCPFlow, sink: inout TunSink) {
         flow.connected = true
+        // Connected: an ICMP error now is soft (RFC 1122 §4.2.3.9), which IP_RECVERR would make fatal.
+        flow.socket.setReceiveErrors(false)
         if let handshake = flow.handshake {
             trace("\(flow.key): connected to proxy \(handshake.proxy.name), greeting it")
             guard send(handshake.start(), to: flow) else {
@@ -1115,7 +1131,7 @@ final class Tunnel {
                 let pending = flow.socket.pendingError()
                 trace("\(key): connecting, events \(events), error \(pending.map { "\($0)" } ?? "none")")
                 if let error = pending {
-                    fail(key, with: Self.refusal(for: error), reason: "connect: \(error)", sink: &sink)
+                    fail(key, with: Self.refusal(for: error), reason: "connect: \(error)", icmp: queuedConnectError(flow), sink: &sink)
                     removeTCP(flow, keepConnection: true, keepSession: outlivesUpstream(key))
                     return
                 }

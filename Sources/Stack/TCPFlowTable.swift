@@ -236,15 +236,34 @@ public final class TCPFlowTable {
         case .reset:
             if let reply = TCPConnection.resetReply(to: syn, payloadLength: 0) { send(reply, key: key, sink: &sink) }
         case let .unreachable(reason):
-            // Rebuild the SYN's datagram to quote it.
-            withUnsafeTemporaryAllocation(byteCount: 40 + 60, alignment: 8) { original in
-                let n = IPFraming.writeTCP(into: original, source: key.appAddress, destination: key.destinationAddress,
-                                           header: syn, payload: UnsafeRawBufferPointer(start: nil, count: 0), identification: 0)
-                guard n > 0, let view = try? IPPacketView(UnsafeRawBufferPointer(original.sub(0, n))) else { return }
-                sink.send(capacity: 48 + n) { IPFraming.writeUnreachable(into: $0, replyingTo: view, reason: reason) }
+            let error = UpstreamICMPError(reason)
+            withSYNDatagram(syn, key: key) { view in
+                sink.send(capacity: 48 + view.bytes.count) { IPFraming.writeError(into: $0, replyingTo: view, v4: error.v4, v6: error.v6) }
             }
         case .drop:
             break
+        }
+    }
+
+    /// Refuses a pending SYN with the ICMP error a network sent about the
+    /// connect it stood for, from the router that sent it (`sender`; nil:
+    /// from the destination): a time exceeded for a SYN whose TTL ran out
+    /// (`traceroute -T`), a router's net unreachable or prohibition, as the
+    /// app would have heard them without Sluice.
+    public func refuse(_ key: FlowKey, with error: UpstreamICMPError, from sender: IPAddress?, sink: inout some PacketSink) {
+        guard let syn = pending.removeValue(forKey: key) else { return }
+        withSYNDatagram(syn, key: key) { view in
+            sink.send(capacity: 48 + view.bytes.count) { IPFraming.writeError(into: $0, replyingTo: view, v4: error.v4, v6: error.v6, from: sender) }
+        }
+    }
+
+    /// The SYN's datagram, rebuilt to be quoted.
+    private func withSYNDatagram(_ syn: TCPHeader, key: FlowKey, _ body: (IPPacketView) -> Void) {
+        withUnsafeTemporaryAllocation(byteCount: 40 + 60, alignment: 8) { original in
+            let n = IPFraming.writeTCP(into: original, source: key.appAddress, destination: key.destinationAddress,
+                                       header: syn, payload: UnsafeRawBufferPointer(start: nil, count: 0), identification: 0)
+            guard n > 0, let view = try? IPPacketView(UnsafeRawBufferPointer(original.sub(0, n))) else { return }
+            body(view)
         }
     }
 

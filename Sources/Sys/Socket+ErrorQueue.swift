@@ -25,11 +25,15 @@ extension Socket {
     /// for an IPv6 socket): every one the kernel matches to this socket, not
     /// only those it reports as errors by itself. Then `receive` fails once
     /// per error, and EPOLLERR holds until `receiveQueuedError` has read
-    /// the queue empty. False when the kernel refused both.
+    /// the queue empty. False when the kernel refused both. `false` turns it
+    /// off and empties the queue (a TCP socket must not keep it once
+    /// connected: with it, Linux turns an ICMP error about an established
+    /// connection, which RFC 1122 §4.2.3.9 calls soft, into its end).
     @discardableResult
-    public func setReceiveErrors() -> Bool {
-        let v4 = (try? setOption(Int32(IPPROTO_IP), cshim_IP_RECVERR, 1)) != nil
-        let v6 = (try? setOption(Int32(IPPROTO_IPV6), cshim_IPV6_RECVERR, 1)) != nil
+    public func setReceiveErrors(_ on: Bool = true) -> Bool {
+        let value: Int32 = on ? 1 : 0
+        let v4 = (try? setOption(Int32(IPPROTO_IP), cshim_IP_RECVERR, value)) != nil
+        let v6 = (try? setOption(Int32(IPPROTO_IPV6), cshim_IPV6_RECVERR, value)) != nil
         return v4 || v6
     }
 

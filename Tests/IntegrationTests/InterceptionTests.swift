@@ -284,11 +284,7 @@ final class InterceptionTests {
     /// URL, the bytes passing through both TLS connections untouched.
     @Test func aWebSocketInsideInterceptedTLSIsInTheHAR() throws {
         _ = try makeCADir()
-        let serverScript = pair.path("wss-server.py"), clientScript = pair.path("wss-client.py")
-        try WebSocketPeers.server.write(toFile: serverScript, atomically: true, encoding: .utf8)
-        try WebSocketPeers.client.write(toFile: clientScript, atomically: true, encoding: .utf8)
-        try net.start(["/usr/bin/python3", serverScript, "10.88.0.2", "9443", webCertificate, webKey], in: pair.server)
-        #expect(pair.waitForListener("10.88.0.2:9443"))
+        let clientScript = try pair.startWebSocketServer(port: 9443, tls: (webCertificate, webKey))
         let har = pair.path("wss.har")
         let path = try mitmProfile("hostname = web.test:9443")
         let r = try exec("python3 \(clientScript) wss://web.test:9443/chat", profile: path, options: ["--har", har])

@@ -412,11 +412,7 @@ final class ProxyServerTests {
     /// messages, as through exec (`ExecTests.webSocketMessagesAreInTheHAR`);
     /// it was its upgrade request alone, and spliced past 256 KiB.
     @Test func harRecordsAWebSocketThroughTheHTTPListener() throws {
-        let serverScript = pair.path("ws-server.py"), clientScript = pair.path("ws-client.py")
-        try WebSocketPeers.server.write(toFile: serverScript, atomically: true, encoding: .utf8)
-        try WebSocketPeers.client.write(toFile: clientScript, atomically: true, encoding: .utf8)
-        try net.start(["/usr/bin/python3", serverScript, "10.88.0.2", "9200"], in: pair.server)
-        #expect(pair.waitForListener("10.88.0.2:9200"))
+        let clientScript = try pair.startWebSocketServer(port: 9200)
         let har = pair.path("proxy-ws.har")
         let server = try start(["--http-listen", "127.0.0.1:18096", "--har", har, "--har-body-limit", "1000"], ports: [18096])
         let r = try client("python3 \(clientScript) ws://10.88.0.2:9200/chat proxy 127.0.0.1:18096")

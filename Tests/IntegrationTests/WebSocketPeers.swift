@@ -1,3 +1,5 @@
+import Testing
+
 /// Stdlib-only WebSocket peers (RFC 6455) for the integration tests:
 /// Debian's curl has no WebSocket client, and Python's websockets package is
 /// not among the test peers. The server echoes text ("echo: " first) and
@@ -273,4 +275,18 @@ if __name__ == "__main__":
     except (OSError, ValueError, UnicodeDecodeError) as e:
         fail("error: %r" % e)
 """#
+}
+
+extension ServerPair {
+    /// Starts `WebSocketPeers.server` in the server namespace on
+    /// 10.88.0.2:`port` (with TLS when given a certificate and key) and
+    /// returns the path of the client script, for the command to run.
+    func startWebSocketServer(port: Int, tls: (certificate: String, key: String)? = nil) throws -> String {
+        let serverScript = path("ws-server.py"), clientScript = path("ws-client.py")
+        try WebSocketPeers.server.write(toFile: serverScript, atomically: true, encoding: .utf8)
+        try WebSocketPeers.client.write(toFile: clientScript, atomically: true, encoding: .utf8)
+        try net.start(["/usr/bin/python3", serverScript, "10.88.0.2", "\(port)"] + (tls.map { [$0.certificate, $0.key] } ?? []), in: server)
+        #expect(waitForListener("10.88.0.2:\(port)"))
+        return clientScript
+    }
 }

@@ -136,6 +136,39 @@ import Wire
         }
     }
 
+    /// A router's error about the connect answers the app's SYN from the
+    /// router (`traceroute -T`): a time exceeded, quoting the SYN.
+    @Test(arguments: [false, true])
+    func refusalWithARoutersErrorComesFromTheRouter(v6: Bool) throws {
+        let table = plainTable()
+        var sink = CollectingSink()
+        let (app, server) = v6 ? (app6, server6) : (app4, server4)
+        let router: IPAddress = v6 ? .v6(IPv6Address(high: 0xfd00_0088_0000_0000, low: 1)) : .v4(IPv4Address(10, 88, 0, 2))
+        guard case let .connectionRequest(key) = input(table, datagram(fromPeer(remoteISS, .syn), from: app, to: server), sink: &sink) else { return }
+        let timeExceeded = UpstreamICMPError(v4: .timeExceeded(code: 0), v6: .timeExceeded(code: 0))
+        table.refuse(key, with: timeExceeded, from: router, sink: &sink)
+        #expect(sink.packets.count == 1, "and nothing else")
+        #expect(table.pendingCount == 0)
+        try sink.packets[0].withUnsafeBytes { raw in
+            let ip = try IPPacketView(raw)
+            #expect(ip.source == router && ip.destination == app)
+            switch ip.network {
+            case .v4:
+                let icmp = try ICMPv4View(ip.payload)
+                #expect(icmp.verifyChecksum())
+                #expect(icmp.type == 11 && icmp.code == 0)
+                let quoted = try IPPacketView(quoted: icmp.payload)
+                #expect(quoted.source == app && quoted.destination == server && quoted.upperLayerProtocol == .tcp)
+                let syn = try TCPView(quoted.payload)
+                #expect(syn.sequenceNumber == remoteISS)
+            case let .v6(v):
+                let icmp = try ICMPv6View(ip.payload)
+                #expect(icmp.verifyChecksum(source: v.source, destination: v.destination))
+                #expect(icmp.type == 3 && icmp.code == 0)
+            }
+        }
+    }
+
     @Test func refusalWithDropSendsNothing() {
         let table = plainTable()
         var sink = CollectingSink()
