@@ -89,6 +89,7 @@ commands:
                 make both keep only the flows those rules decide.
           --flow-log FILE   one JSON line per connection and per HTTP request
           --har FILE [--har-body-limit BYTES]   HTTP exchanges, as they finish
+                (a WebSocket as one entry with its messages, when it ends)
   run --netns NAME|FILE | --pid PID [--profile FILE] [CAPTURE] [--dns fake|forward|off] [--forward SPEC|auto] [--mtu N] [--busy-poll US]
        [--control PATH | --no-control] [--ca-dir DIR]
         Attach to an existing network namespace: NAME (ip netns), a
