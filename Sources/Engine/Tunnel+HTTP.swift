@@ -490,19 +490,14 @@ extension Tunnel {
                     offset += consumed
                     let rewritten = director.rewriteResponse(head, for: session.inFlight.first)
                     if head.status >= 200, !head.keepAlive { session.upstreamSpent = true }
-                    if head.status >= 200, !session.inFlight.isEmpty {
+                    // The final head, or a 101's (the upgrade's exchange ends with it).
+                    if head.status >= 200 || head.status == 101, !session.inFlight.isEmpty {
                         if har != nil, head.isChunked { session.inFlight[0].responseContent = HTTPChunkedContent() }
                         session.inFlight[0].forwardedOverHTTP2 = flow.h2 != nil
                         session.inFlight[0].status = head.status
                         session.inFlight[0].headAt = now
                         if let remote = flow.remote { session.inFlight[0].serverAddress = "\(remote.address.wireAddress)" }
                         session.inFlight[0].responseHead = rewritten ?? head
-                    }
-                    if head.status == 101, !session.inFlight.isEmpty {
-                        session.inFlight[0].status = 101
-                        session.inFlight[0].headAt = now
-                        session.inFlight[0].responseHead = rewritten ?? head
-                        if let remote = flow.remote { session.inFlight[0].serverAddress = "\(remote.address.wireAddress)" }
                     }
                     let written: Int
                     if rewritten == nil, let whole = session.responses.lastHeadInInput {
