@@ -412,6 +412,17 @@ final class ProfileTests {
         #expect(r.stderr.contains("refused 1"), "\(r.stderr)")
     }
 
+    /// Shell lines that ask origin.test until it answers 200 (a reload that
+    /// allows it has been applied), then print "after CODE".
+    static let untilOriginAnswers = """
+    for i in $(seq 50); do
+      code=$(curl -s -o /dev/null -w '%{http_code}' http://origin.test:8080/hello.txt)
+      [ "$code" = 200 ] && break
+      sleep 0.1
+    done
+    echo "after $code"
+    """
+
     @Test func sighupReloadsWithoutDroppingOpenFlows() throws {
         let path = try profile("""
         [Rule]
@@ -426,12 +437,7 @@ final class ProfileTests {
         sleep 0.5
         sed -i 's/^DOMAIN,origin.test,REJECT$/DOMAIN,origin.test,DIRECT/' \(path)
         kill -HUP $PPID
-        for i in $(seq 50); do
-          code=$(curl -s -o /dev/null -w '%{http_code}' http://origin.test:8080/hello.txt)
-          [ "$code" = 200 ] && break
-          sleep 0.1
-        done
-        echo "after $code"
+        \(Self.untilOriginAnswers)
         printf 'broken line\\n' >> \(path)
         kill -HUP $PPID
         sleep 0.3
@@ -463,12 +469,7 @@ final class ProfileTests {
         let r = try exec("""
         sed -i -e 's/^DOMAIN,origin.test,REJECT$/DOMAIN,origin.test,DIRECT/' -e 's/^filter = tcp port 8080$/filter = udp/' \(path)
         kill -HUP $PPID
-        for i in $(seq 50); do
-          code=$(curl -s -o /dev/null -w '%{http_code}' http://origin.test:8080/hello.txt)
-          [ "$code" = 200 ] && break
-          sleep 0.1
-        done
-        echo "after $code"
+        \(Self.untilOriginAnswers)
         """, profile: path, timeout: 60)
         #expect(r.stdout == "after 200\n", "\(r.stdout) \(r.stderr)")
         #expect(r.stderr.contains("test.conf: a reload does not apply [Capture] filter: it is read only when Sluice starts"), "\(r.stderr)")
