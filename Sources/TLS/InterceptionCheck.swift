@@ -1,4 +1,4 @@
-package import Crypto
+internal import Crypto
 
 /// Before Sluice answers an app's ClientHello itself, whether it can: the
 /// engine looks at the hello it sniffed and passes through, untouched,

@@ -1,4 +1,4 @@
-package import Crypto
+internal import Crypto
 
 /// TLS 1.2's secrets (RFC 5246 §5, §6.3, §7.4.9, §8.1; RFC 7627), for the
 /// client Sluice speaks to servers that have no TLS 1.3. Every TLS 1.2 suite

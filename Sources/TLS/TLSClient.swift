@@ -1,4 +1,4 @@
-package import Crypto
+internal import Crypto
 
 /// The client side of TLS 1.3 (RFC 8446), as Sluice speaks it to the real
 /// server behind an intercepted connection: X25519 (P-256 or P-384 when a
