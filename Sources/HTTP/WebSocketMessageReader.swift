@@ -55,6 +55,9 @@ public struct WebSocketMessageReader: Sendable {
 
     /// Bytes kept of each message.
     public let keepLimit: Int
+    /// Bytes kept of a compressed message (RSV1), which is only readable
+    /// whole: inflated, its text is what the record keeps.
+    public let compressedKeepLimit: Int
     /// The header of the frame being read, until it is whole.
     private var header: [UInt8] = []
     /// Payload bytes of the current frame still to come.
@@ -71,8 +74,9 @@ public struct WebSocketMessageReader: Sendable {
     private var control: Message?
     private(set) public var failure: Failure?
 
-    public init(keepLimit: Int) {
+    public init(keepLimit: Int, compressedKeepLimit: Int? = nil) {
         self.keepLimit = max(0, keepLimit)
+        self.compressedKeepLimit = max(0, compressedKeepLimit ?? keepLimit)
     }
 
     /// Reads `bytes`, calling `each` for every message and control frame
@@ -147,7 +151,9 @@ public struct WebSocketMessageReader: Sendable {
     private mutating func take(_ payload: UnsafeRawBufferPointer) {
         let isControl = frameOpcode.isControl
         let kept = isControl ? control!.data.count : message!.data.count
-        let room = isControl ? payload.count : max(0, min(payload.count, keepLimit - kept))
+        // A control frame is kept whole (125 bytes at most, checked at its header).
+        let limit = isControl ? kept + payload.count : message!.compressed ? compressedKeepLimit : keepLimit
+        let room = max(0, min(payload.count, limit - kept))
         var unmasked = Array(payload.prefix(room))
         if let mask {
             for i in unmasked.indices {

@@ -100,6 +100,15 @@ private func feed(_ reader: inout WSReader, _ bytes: ArraySlice<UInt8>, into got
         ])
     }
 
+    /// A compressed message is kept up to its own limit: it must be whole to be inflated.
+    @Test func compressedMessagesHaveTheirOwnLimit() throws {
+        let bytes = webSocketFrame(0x1, [UInt8](repeating: 0x61, count: 3000), rsv1: true) + webSocketFrame(0x1, [UInt8](repeating: 0x62, count: 3000))
+        var reader = WSReader(keepLimit: 100, compressedKeepLimit: 5000)
+        var got: [WSMessage] = []
+        try feed(&reader, bytes[...], into: &got)
+        #expect(got.map(\.data.count) == [3000, 100] && got.map(\.length) == [3000, 3000])
+    }
+
     @Test(arguments: [
         (webSocketFrame(0x3, []), "reserved opcode 3"),
         (webSocketFrame(0x9, [UInt8](repeating: 0, count: 126)), "a ping frame that is fragmented or over 125 bytes"),
