@@ -10,6 +10,15 @@ internal import HTTP
 /// Bounded: each message keeps the HAR body limit's first bytes, and a
 /// connection keeps at most `maximumMessages` messages and 16 times the
 /// body limit in all; what is left out is counted in the entry's comment.
+///
+/// permessage-deflate (RFC 7692), which browsers offer and many servers
+/// accept: when the 101 accepted it, each direction's compressed messages
+/// are inflated for the record (`Inflater`, with the window the 101 says,
+/// kept from message to message unless it says no_context_takeover). A
+/// compressed message must be whole to be inflated, and, with context
+/// takeover, every message before it: a direction whose compressed message
+/// passes `compressedLimit`, or whose data does not inflate, is recorded
+/// compressed (base64, `_compressed`) from there on.
 /// Until 2026-12-05 such a connection's entry was its upgrade request,
 /// failed ("the app closed the connection"), with no messages.
 final class WebSocketRecording {
@@ -24,11 +33,33 @@ final class WebSocketRecording {
     private(set) var leftOut = 0
     private var keptBytes = 0
     private let byteBudget: Int
+    private let keepLimit: Int
+    /// Each direction's inflation, while the 101 accepted permessage-deflate and its data inflates.
+    private var appInflation: Inflation?
+    private var serverInflation: Inflation?
+
+    /// A compressed message is kept whole up to this, to be inflated.
+    static let compressedLimit = 1 << 20
+
+    struct Inflation {
+        var inflater: Inflater
+        /// no_context_takeover: each message starts afresh.
+        let resets: Bool
+        /// Why it stopped (the direction is recorded compressed from then).
+        var failure: String?
+    }
 
     init(exchange: HTTPExchange, keepLimit: Int) {
         self.exchange = exchange
-        fromApp = WebSocketMessageReader(keepLimit: keepLimit)
-        fromServer = WebSocketMessageReader(keepLimit: keepLimit)
+        self.keepLimit = keepLimit
+        let deflate = exchange.responseHead.flatMap { WebSocketDeflateParameters(acceptedExtensions: $0.headers.values("Sec-WebSocket-Extensions")) }
+        let compressedLimit = deflate == nil ? keepLimit : max(keepLimit, Self.compressedLimit)
+        fromApp = WebSocketMessageReader(keepLimit: keepLimit, compressedKeepLimit: compressedLimit)
+        fromServer = WebSocketMessageReader(keepLimit: keepLimit, compressedKeepLimit: compressedLimit)
+        if let deflate {
+            appInflation = Inflation(inflater: Inflater(windowBits: deflate.clientMaxWindowBits), resets: deflate.clientNoContextTakeover)
+            serverInflation = Inflation(inflater: Inflater(windowBits: deflate.serverMaxWindowBits), resets: deflate.serverNoContextTakeover)
+        }
         byteBudget = 16 * max(keepLimit, 4096)
     }
 
@@ -52,6 +83,11 @@ final class WebSocketRecording {
         case .binary: opcode = 2
         case .continuation, .close, .ping, .pong: return
         }
+        var message = message
+        if message.compressed {
+            // Inflated even when left out below: with context takeover, later messages need its window.
+            if type == "send" { inflate(&message, with: &appInflation) } else { inflate(&message, with: &serverInflation) }
+        }
         guard messages.count < Self.maximumMessages, keptBytes + message.data.count <= byteBudget else {
             leftOut += 1
             return
@@ -63,6 +99,33 @@ final class WebSocketRecording {
         messages.append(HARWebSocketMessage(type: type, time: time, opcode: opcode, data: data,
                                             length: message.data.count < message.length ? message.length : nil,
                                             compressed: message.compressed))
+    }
+
+    /// A compressed message's data inflated in place (its first `keepLimit`
+    /// bytes, its whole length), or left as it is once the direction cannot.
+    private func inflate(_ message: inout WebSocketMessageReader.Message, with inflation: inout Inflation?) {
+        guard var current = inflation, current.failure == nil else { return }
+        defer { inflation = current }
+        guard message.data.count == message.length else {
+            current.failure = "a compressed message over \(Self.compressedLimit) bytes"
+            return
+        }
+        // §7.2.2: the sender took the trailing 00 00 FF FF off each message.
+        let unit = message.data + [0x00, 0x00, 0xFF, 0xFF]
+        var output: [UInt8] = []
+        let limit = keepLimit
+        let result = unit.withUnsafeBytes { raw in Result { () throws(Inflater.Failure) in try current.inflater.inflate(raw, limit: limit, into: &output) } }
+        let total: Int
+        switch result {
+        case let .success(length): total = length
+        case let .failure(error):
+            current.failure = "\(error)"
+            return
+        }
+        if current.resets { current.inflater.reset() }
+        message.data = output
+        message.length = total
+        message.compressed = false
     }
 
     /// The upgrade's HAR entry made this WebSocket's: Chrome's fields, its
@@ -85,6 +148,8 @@ final class WebSocketRecording {
         if leftOut > 0 { notes.append("\(leftOut) WebSocket messages left out (over \(Self.maximumMessages) messages or \(byteBudget) bytes)") }
         if let failure = fromApp.failure { notes.append("the app's frames stopped being read: \(failure)") }
         if let failure = fromServer.failure { notes.append("the server's frames stopped being read: \(failure)") }
+        if let failure = appInflation?.failure { notes.append("the app's messages are recorded compressed from one on: \(failure)") }
+        if let failure = serverInflation?.failure { notes.append("the server's messages are recorded compressed from one on: \(failure)") }
         return notes
     }
 }

@@ -984,6 +984,39 @@ final class ExecTests {
         #expect(flows.contains(#""url":"http://10.88.0.2:9200/chat","status":101,"#), "\(flows)")
     }
 
+    /// With permessage-deflate (RFC 7692: browsers offer it, and the peers
+    /// here speak it through Python's zlib, with context takeover both ways)
+    /// the HAR has the messages inflated, as the apps read them: the same
+    /// record as without compression. They were the compressed bytes.
+    @Test func compressedWebSocketMessagesAreInflatedInTheHAR() throws {
+        let clientScript = try pair.startWebSocketServer(port: 9203, deflate: true)
+        let har = pair.path("ws-deflate.har")
+        let r = try pair.exec("python3 \(clientScript) ws://10.88.0.2:9203/chat deflate",
+                              options: ["--har", har, "--har-body-limit", "1000"], timeout: 60)
+        #expect(r.stdout.hasPrefix("echo: hello\necho: fragmented message\npong p1\nbinary 300 ") && r.stdout.hasSuffix("70006\nclosed 1000\n"),
+                "\(r.stdout)\n\(r.stderr)")
+        let summary = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        e = json.load(open(sys.argv[1]))["log"]["entries"][0]
+        print("compressed" in (e.get("comment") or ""))
+        for m in e["_webSocketMessages"]:
+            print(m["type"], m["opcode"], len(m["data"]), m.get("_length"), m.get("_compressed"), m["data"][:24])
+        """, har]).output
+        let binary = (0 ..< 256).map { UInt8($0) } + [UInt8](repeating: 0, count: 44)
+        #expect(summary == """
+        False
+        send 1 5 None None hello
+        receive 1 11 None None echo: hello
+        send 1 18 None None fragmented message
+        receive 1 24 None None echo: fragmented message
+        send 2 400 None None \(Data(binary).base64EncodedString().prefix(24))
+        receive 2 400 None None \(Data(binary.reversed()).base64EncodedString().prefix(24))
+        send 1 1000 70000 None xxxxxxxxxxxxxxxxxxxxxxxx
+        receive 1 1000 70006 None echo: xxxxxxxxxxxxxxxxxx
+
+        """, "\(summary)")
+    }
+
     /// A WebSocket still open when Sluice stops is in the HAR all the same,
     /// with the messages it had: users capture, then press Ctrl-C.
     @Test func aWebSocketOpenAtTheStopIsInTheHAR() throws {

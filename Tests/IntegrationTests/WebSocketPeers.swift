@@ -7,12 +7,18 @@ import Testing
 /// exchange (a text, a fragmented text, a ping, 300 bytes of binary, a
 /// 70,000-byte text, a close) and prints what came back; with `hold`
 /// after its URL, it stays open after the first echo; with `proxy
-/// HOST:PORT`, it goes through that HTTP proxy.
+/// HOST:PORT`, it goes through that HTTP proxy. With `deflate` both speak
+/// permessage-deflate (RFC 7692), Python's zlib compressing.
 enum WebSocketPeers {
     static let server = #"""
 #!/usr/bin/env python3
-"""Minimal RFC 6455 echo server (stdlib only). Usage: python3 server.py HOST PORT [CERT KEY] (TLS with them)"""
-import base64, hashlib, socket, ssl, struct, sys
+"""Minimal RFC 6455 echo server (stdlib only). Usage: python3 server.py HOST PORT [CERT KEY] (TLS with them) [deflate]
+With deflate it accepts permessage-deflate (RFC 7692, context takeover both ways) when offered."""
+import base64, hashlib, socket, ssl, struct, sys, zlib
+
+DEFLATE = "deflate" in sys.argv
+if DEFLATE:
+    sys.argv.remove("deflate")
 
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 MAX_CONNS, TIMEOUT = 10, 30
@@ -39,17 +45,21 @@ def read_frame(sock):
     payload = recv_exact(sock, length)
     if mask:
         payload = bytes(c ^ mask[i % 4] for i, c in enumerate(payload))
-    return bool(fin), opcode, payload
+    return bool(fin), opcode, payload, bool(b0 & 0x40)
 
 
-def send_frame(sock, opcode, payload):
+def send_frame(sock, opcode, payload, deflater=None):
+    rsv1 = 0
+    if deflater and opcode in (0x1, 0x2):  # RFC 7692 §7.2.1: compress, then drop the trailing 00 00 FF FF
+        payload = (deflater.compress(payload) + deflater.flush(zlib.Z_SYNC_FLUSH))[:-4]
+        rsv1 = 0x40
     n = len(payload)
     if n < 126:
-        head = struct.pack("!BB", 0x80 | opcode, n)
+        head = struct.pack("!BB", 0x80 | rsv1 | opcode, n)
     elif n < 65536:
-        head = struct.pack("!BBH", 0x80 | opcode, 126, n)
+        head = struct.pack("!BBH", 0x80 | rsv1 | opcode, 126, n)
     else:
-        head = struct.pack("!BBQ", 0x80 | opcode, 127, n)
+        head = struct.pack("!BBQ", 0x80 | rsv1 | opcode, 127, n)
     sock.sendall(head + payload)
 
 
@@ -74,17 +84,22 @@ def handshake(sock):
         sock.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
         raise ValueError("missing Sec-WebSocket-Key")
     accept = base64.b64encode(hashlib.sha1((key + GUID).encode()).digest()).decode()
+    deflate = DEFLATE and "permessage-deflate" in headers.get("sec-websocket-extensions", "")
     sock.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-                  "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n" % accept).encode())
-    return True
+                  "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n%s\r\n"
+                  % (accept, "Sec-WebSocket-Extensions: permessage-deflate\r\n" if deflate else "")).encode())
+    return "deflate" if deflate else True
 
 
 def serve(sock):
-    if not handshake(sock):
+    accepted = handshake(sock)
+    if not accepted:
         return
-    msg_op, parts = None, []
+    deflater = zlib.compressobj(6, zlib.DEFLATED, -15) if accepted == "deflate" else None
+    inflater = zlib.decompressobj(-15) if accepted == "deflate" else None
+    msg_op, parts, compressed = None, [], False
     while True:
-        fin, opcode, payload = read_frame(sock)
+        fin, opcode, payload, rsv1 = read_frame(sock)
         if opcode == 0x9:                      # ping -> pong
             send_frame(sock, 0xA, payload)
         elif opcode == 0xA:                    # unsolicited pong: ignore
@@ -94,16 +109,18 @@ def serve(sock):
             return
         elif opcode in (0x1, 0x2, 0x0):
             if opcode != 0x0:
-                msg_op, parts = opcode, []
+                msg_op, parts, compressed = opcode, [], rsv1
             elif msg_op is None:
                 raise ValueError("continuation frame without a started message")
             parts.append(payload)
             if fin:
                 msg = b"".join(parts)
+                if compressed:
+                    msg = inflater.decompress(msg + b"\x00\x00\xff\xff")
                 if msg_op == 0x1:
-                    send_frame(sock, 0x1, b"echo: " + msg)
+                    send_frame(sock, 0x1, b"echo: " + msg, deflater)
                 else:
-                    send_frame(sock, 0x2, msg[::-1])
+                    send_frame(sock, 0x2, msg[::-1], deflater)
                 msg_op, parts = None, []
         else:
             raise ValueError("unknown opcode %#x" % opcode)
@@ -140,8 +157,14 @@ if __name__ == "__main__":
     static let client = #"""
 #!/usr/bin/env python3
 """Minimal RFC 6455 test client (stdlib only).
-Usage: python3 client.py ws[s]://HOST:PORT/path [hold | proxy HOST:PORT (plain ws through an HTTP proxy)]"""
-import base64, hashlib, os, socket, ssl, struct, sys, time
+Usage: python3 client.py ws[s]://HOST:PORT/path [hold | proxy HOST:PORT (plain ws through an HTTP proxy)] [deflate]
+With deflate it offers permessage-deflate (RFC 7692) and compresses its messages when the server accepts."""
+import base64, hashlib, os, socket, ssl, struct, sys, time, zlib
+
+DEFLATE = "deflate" in sys.argv
+if DEFLATE:
+    sys.argv.remove("deflate")
+deflater = inflater = None
 from urllib.parse import urlsplit
 
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -166,8 +189,8 @@ def recv_exact(sock, n):
     return buf
 
 
-def send_frame(sock, opcode, payload, fin=True):
-    b0, n, mask = (0x80 if fin else 0) | opcode, len(payload), os.urandom(4)
+def send_frame(sock, opcode, payload, fin=True, rsv1=False):
+    b0, n, mask = (0x80 if fin else 0) | (0x40 if rsv1 else 0) | opcode, len(payload), os.urandom(4)
     if n < 126:
         head = struct.pack("!BB", b0, 0x80 | n)
     elif n < 65536:
@@ -179,7 +202,7 @@ def send_frame(sock, opcode, payload, fin=True):
 
 def read_message(sock):
     """Return (opcode, payload) of the next message or control frame."""
-    op, parts = None, []
+    op, parts, compressed = None, [], False
     while True:
         b0, b1 = recv_exact(sock, 2)
         fin, opcode, length = b0 & 0x80, b0 & 0x0F, b1 & 0x7F
@@ -193,12 +216,26 @@ def read_message(sock):
         if opcode >= 0x8:
             return opcode, payload
         if opcode != 0:
-            op, parts = opcode, []
+            op, parts, compressed = opcode, [], bool(b0 & 0x40)
         elif op is None:
             fail("unexpected continuation frame")
         parts.append(payload)
         if fin:
-            return op, b"".join(parts)
+            data = b"".join(parts)
+            if compressed:
+                data = inflater.decompress(data + b"\x00\x00\xff\xff")
+            return op, data
+
+
+def send_message(sock, opcode, payload, pieces=1):
+    """A data message, compressed when deflate was accepted, in `pieces` frames."""
+    rsv1 = deflater is not None
+    if rsv1:
+        payload = (deflater.compress(payload) + deflater.flush(zlib.Z_SYNC_FLUSH))[:-4]
+    size = max(1, -(-len(payload) // pieces))
+    chunks = [payload[i:i + size] for i in range(0, len(payload), size)] or [b""]
+    for i, chunk in enumerate(chunks):
+        send_frame(sock, opcode if i == 0 else 0x0, chunk, fin=i == len(chunks) - 1, rsv1=rsv1 and i == 0)
 
 
 def expect(sock, want_op):
@@ -225,8 +262,8 @@ def main():
     key = base64.b64encode(os.urandom(16)).decode()
     host = url.hostname if ":" not in url.hostname else "[%s]" % url.hostname
     sock.sendall(("GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n"
-                  % (target, host, port, key)).encode())
+                  "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n%s\r\n"
+                  % (target, host, port, key, "Sec-WebSocket-Extensions: permessage-deflate\r\n" if DEFLATE else "")).encode())
     head = b""
     while b"\r\n\r\n" not in head:  # read byte-wise so no frame bytes are consumed
         head += recv_exact(sock, 1)
@@ -237,16 +274,24 @@ def main():
     want = base64.b64encode(hashlib.sha1((key + GUID).encode()).digest()).decode()
     if headers.get("sec-websocket-accept") != want:
         fail("bad Sec-WebSocket-Accept: %r" % headers.get("sec-websocket-accept"))
+    global deflater, inflater
+    if DEFLATE:
+        if "permessage-deflate" not in headers.get("sec-websocket-extensions", ""):
+            fail("the server did not accept permessage-deflate")
+        deflater, inflater = zlib.compressobj(6, zlib.DEFLATED, -15), zlib.decompressobj(-15)
 
-    send_frame(sock, 0x1, b"hello")
+    send_message(sock, 0x1, b"hello")
     say(expect(sock, 0x1).decode())
     if sys.argv[2:] == ["hold"]:  # stays open, for a test that stops Sluice meanwhile
         time.sleep(30)
         return
 
-    send_frame(sock, 0x1, b"fragm", fin=False)
-    send_frame(sock, 0x0, b"ented mes", fin=False)
-    send_frame(sock, 0x0, b"sage")
+    if deflater:
+        send_message(sock, 0x1, b"fragmented message", pieces=3)
+    else:
+        send_frame(sock, 0x1, b"fragm", fin=False)
+        send_frame(sock, 0x0, b"ented mes", fin=False)
+        send_frame(sock, 0x0, b"sage")
     say(expect(sock, 0x1).decode())
 
     send_frame(sock, 0x9, b"p1")
@@ -254,11 +299,11 @@ def main():
         fail("pong payload mismatch")
     say("pong p1")
 
-    send_frame(sock, 0x2, bytes(range(256)) + bytes(44))
+    send_message(sock, 0x2, bytes(range(256)) + bytes(44))
     data = expect(sock, 0x2)
     say("binary %d %s" % (len(data), hashlib.sha256(data).hexdigest()))
 
-    send_frame(sock, 0x1, b"x" * 70000)
+    send_message(sock, 0x1, b"x" * 70000)
     say(str(len(expect(sock, 0x1))))
 
     send_frame(sock, 0x8, struct.pack("!H", 1000) + b"bye")
@@ -279,13 +324,15 @@ if __name__ == "__main__":
 
 extension ServerPair {
     /// Starts `WebSocketPeers.server` in the server namespace on
-    /// 10.88.0.2:`port` (with TLS when given a certificate and key) and
+    /// 10.88.0.2:`port` (with TLS when given a certificate and key, and
+    /// accepting permessage-deflate with `deflate`) and
     /// returns the path of the client script, for the command to run.
-    func startWebSocketServer(port: Int, tls: (certificate: String, key: String)? = nil) throws -> String {
+    func startWebSocketServer(port: Int, tls: (certificate: String, key: String)? = nil, deflate: Bool = false) throws -> String {
         let serverScript = path("ws-server.py"), clientScript = path("ws-client.py")
         try WebSocketPeers.server.write(toFile: serverScript, atomically: true, encoding: .utf8)
         try WebSocketPeers.client.write(toFile: clientScript, atomically: true, encoding: .utf8)
-        try net.start(["/usr/bin/python3", serverScript, "10.88.0.2", "\(port)"] + (tls.map { [$0.certificate, $0.key] } ?? []), in: server)
+        try net.start(["/usr/bin/python3", serverScript, "10.88.0.2", "\(port)"] + (tls.map { [$0.certificate, $0.key] } ?? [])
+                      + (deflate ? ["deflate"] : []), in: server)
         #expect(waitForListener("10.88.0.2:\(port)"))
         return clientScript
     }
