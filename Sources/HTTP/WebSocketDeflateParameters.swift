@@ -19,11 +19,11 @@ public struct WebSocketDeflateParameters: Sendable, Equatable {
     public init?(acceptedExtensions fields: [String]) {
         for field in fields {
             for offer in field.split(separator: ",") {
-                let parts = offer.split(separator: ";").map { $0.trimmingBlanks }
+                let parts = offer.split(separator: ";").map { $0.withoutOptionalWhitespace }
                 guard let name = parts.first, name.lowercased() == "permessage-deflate" else { continue }
                 var parameters = WebSocketDeflateParameters()
-                for parameter in parts.dropFirst() {
-                    let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingBlanks }
+                for setting in parts.dropFirst() {
+                    let pair = setting.split(separator: "=", maxSplits: 1).map { $0.withoutOptionalWhitespace }
                     let key = pair[0].lowercased()
                     var value = pair.count > 1 ? pair[1] : nil
                     if let quoted = value, quoted.count >= 2, quoted.hasPrefix("\""), quoted.hasSuffix("\"") {
@@ -54,7 +54,7 @@ public struct WebSocketDeflateParameters: Sendable, Equatable {
 
 extension Substring {
     /// Without spaces and tabs at either end (RFC 9110 §5.6.3's OWS).
-    fileprivate var trimmingBlanks: String {
+    fileprivate var withoutOptionalWhitespace: String {
         var slice = self[...]
         while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
         while let last = slice.last, last == " " || last == "\t" { slice = slice.dropLast() }
