@@ -71,7 +71,8 @@ extension HTTPExchange {
         func span(_ from: Instant, _ to: Instant) -> UInt64 { UInt64(max(to.nanoseconds - from.nanoseconds, 0)) }
         let blocked = firstSentAt.map { span(started, $0) }
         let send = firstSentAt.flatMap { first in lastSentAt.map { span(first, $0) } }
-        let wait = headAt.map { span(lastSentAt.map { min($0, headAt!) } ?? started, $0) }
+        // From the last byte sent, or from a response that came before it (an early 413).
+        let wait = headAt.map { head in span(min(lastSentAt ?? started, head), head) }
         let receive = headAt.map { span($0, now) }
         return (blocked, send, wait, receive)
     }

@@ -186,8 +186,9 @@ extension Tunnel {
             failDNSStream(key, reason: "epoll")
             return
         }
-        stream.upstream = DNSUpstream(socket: socket, token: token)
-        stream.upstream!.connectDeadline = now + DNSStream.connectTimeout
+        let upstream = DNSUpstream(socket: socket, token: token)
+        upstream.connectDeadline = now + DNSStream.connectTimeout
+        stream.upstream = upstream
         stream.answeredOnConnection = 0
         dnsStreamTokens[token] = key
         trace("\(key): DNS over TCP: forwarding to \(server)")

@@ -1774,7 +1774,11 @@ final class Tunnel {
         if let deadline = datagrams.nextDeadline, deadline <= time {
             for key in datagrams.expire(now: time) { endDatagramSession(key) }
         }
-        if let deadline = dnsConnectDeadline, deadline <= time { expireDNSConnects(now: time) }
+        var dnsConnect = dnsConnectDeadline
+        if let deadline = dnsConnect, deadline <= time {
+            expireDNSConnects(now: time)
+            dnsConnect = dnsConnectDeadline
+        }
         // Arm the timer for the next deadline, when it changed.
         // No array here: this runs on every wake-up of the loop.
         func earlier(_ a: Instant?, _ b: Instant?) -> Instant? {
@@ -1786,7 +1790,7 @@ final class Tunnel {
                            earlier(earlier(inboundFaults?.nextRelease, io.outboundFaults?.nextRelease), earlier(earlier(earlier(sniffDeadline, handshakeDeadline), tlsHandshakeDeadline), earlier(earlier(probeDeadline, pooledDeadline), autoForwardDeadline))))
         let nextOwnerDeadline = awaitingOwner.isEmpty ? nil : ownerLookup?.nextDeadline
         let next = earlier(earlier(earlier(nextTimer, nextOwnerDeadline), awaitingName.isEmpty ? nil : nameWaitDeadline),
-                           dnsConnectDeadline)
+                           dnsConnect)
         // Only an earlier deadline re-arms the timer: a later one (the usual
         // case: each ACK pushes the retransmission deadline out) waits for the
         // armed one to fire, which costs a spurious wake-up instead of a

@@ -66,17 +66,16 @@ final class WebSocketRecording {
     /// Bytes that went on, from the app (`send`) or the server (`receive`);
     /// `time` is seconds since the epoch.
     func read(_ bytes: UnsafeRawBufferPointer, fromApp app: Bool, time: Double) {
-        let type = app ? "send" : "receive"
         // A direction whose frames broke RFC 6455 is no longer read (its failure is in the comment).
         if app {
-            try? fromApp.read(bytes) { add($0, type: type, time: time) }
+            try? fromApp.read(bytes) { add($0, fromApp: true, time: time) }
         } else {
-            try? fromServer.read(bytes) { add($0, type: type, time: time) }
+            try? fromServer.read(bytes) { add($0, fromApp: false, time: time) }
         }
     }
 
     /// Chrome records the data messages (text and binary), not control frames.
-    private func add(_ message: WebSocketMessageReader.Message, type: String, time: Double) {
+    private func add(_ message: WebSocketMessageReader.Message, fromApp app: Bool, time: Double) {
         let opcode: Int
         switch message.opcode {
         case .text: opcode = 1
@@ -86,7 +85,9 @@ final class WebSocketRecording {
         var message = message
         if message.compressed {
             // Inflated even when left out below: with context takeover, later messages need its window.
-            if type == "send" { inflate(&message, with: &appInflation) } else { inflate(&message, with: &serverInflation) }
+            if app { inflate(&message, with: &appInflation) } else { inflate(&message, with: &serverInflation) }
+            // Not inflated: kept to the body limit like any message (it was kept whole to be inflated).
+            if message.compressed, message.data.count > keepLimit { message.data.removeLast(message.data.count - keepLimit) }
         }
         guard messages.count < Self.maximumMessages, keptBytes + message.data.count <= byteBudget else {
             leftOut += 1
@@ -96,7 +97,7 @@ final class WebSocketRecording {
         // Text as text (a cut that splits a character shows as U+FFFD); binary
         // and deflated data in base64, as Chrome writes binary.
         let data = opcode == 1 && !message.compressed ? String(decoding: message.data, as: UTF8.self) : Base64.encode(message.data)
-        messages.append(HARWebSocketMessage(type: type, time: time, opcode: opcode, data: data,
+        messages.append(HARWebSocketMessage(type: app ? "send" : "receive", time: time, opcode: opcode, data: data,
                                             length: message.data.count < message.length ? message.length : nil,
                                             compressed: message.compressed))
     }

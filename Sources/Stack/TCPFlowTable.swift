@@ -236,10 +236,7 @@ public final class TCPFlowTable {
         case .reset:
             if let reply = TCPConnection.resetReply(to: syn, payloadLength: 0) { send(reply, key: key, sink: &sink) }
         case let .unreachable(reason):
-            let error = UpstreamICMPError(reason)
-            withSYNDatagram(syn, key: key) { view in
-                sink.send(capacity: 48 + view.bytes.count) { IPFraming.writeError(into: $0, replyingTo: view, v4: error.v4, v6: error.v6) }
-            }
+            sendError(UpstreamICMPError(reason), from: nil, quoting: syn, key: key, sink: &sink)
         case .drop:
             break
         }
@@ -252,18 +249,17 @@ public final class TCPFlowTable {
     /// app would have heard them without Sluice.
     public func refuse(_ key: FlowKey, with error: UpstreamICMPError, from sender: IPAddress?, sink: inout some PacketSink) {
         guard let syn = pending.removeValue(forKey: key) else { return }
-        withSYNDatagram(syn, key: key) { view in
-            sink.send(capacity: 48 + view.bytes.count) { IPFraming.writeError(into: $0, replyingTo: view, v4: error.v4, v6: error.v6, from: sender) }
-        }
+        sendError(error, from: sender, quoting: syn, key: key, sink: &sink)
     }
 
-    /// The SYN's datagram, rebuilt to be quoted.
-    private func withSYNDatagram(_ syn: TCPHeader, key: FlowKey, _ body: (IPPacketView) -> Void) {
+    /// An ICMP error to the app about its SYN, whose datagram is rebuilt to be quoted.
+    private func sendError(_ error: UpstreamICMPError, from sender: IPAddress?, quoting syn: TCPHeader, key: FlowKey,
+                           sink: inout some PacketSink) {
         withUnsafeTemporaryAllocation(byteCount: 40 + 60, alignment: 8) { original in
             let n = IPFraming.writeTCP(into: original, source: key.appAddress, destination: key.destinationAddress,
                                        header: syn, payload: UnsafeRawBufferPointer(start: nil, count: 0), identification: 0)
             guard n > 0, let view = try? IPPacketView(UnsafeRawBufferPointer(original.sub(0, n))) else { return }
-            body(view)
+            sink.send(capacity: 48 + n) { IPFraming.writeError(into: $0, replyingTo: view, v4: error.v4, v6: error.v6, from: sender) }
         }
     }
 
