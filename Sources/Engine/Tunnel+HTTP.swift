@@ -59,6 +59,7 @@ extension Tunnel {
         }
         var h2Failure: String?
         let upstreamReady = flow.map { $0.connected && $0.handshake == nil && !$0.upstreamWriteClosed && ($0.tls?.isConnected ?? true) } ?? false
+        if let flow { letGiveWayIfAppLeft(flow, connection, upstreamReady: upstreamReady || flow.upstreamWriteClosed) }
         func writeUpstream(_ bytes: UnsafeRawBufferPointer) -> Int {
             guard upstreamReady, let flow, !upstreamBlocked else { return 0 }
             let n: Int

@@ -499,6 +499,7 @@ final class Tunnel {
         let time = now
         let input = tcp.input(packet, now: time, sink: &sink)
         for key in tcp.takeEvictedPending() { pendingGaveWay(key, sink: &sink) }
+        for key in tcp.takeEvictedConnections() { connectionGaveWay(key) }
         switch input {
         case let .connectionRequest(key):
             // A SYN with a TTL of its own (traceroute -T) keeps it upstream (Tunnel+HopLimit.swift).
@@ -507,7 +508,8 @@ final class Tunnel {
             startTCP(key, sink: &sink)
         case .refusedFull:
             io.statistics.tableFullRefusals += 1
-            warnTableFull("TCP connections", limit: tcp.configuration.maximumFlows, rule: "new connections are refused (a RST)")
+            warnTableFull("TCP connections", limit: tcp.configuration.maximumFlows,
+                          rule: "new connections are refused (a RST): every flow in it is live")
         case let .segment(key):
             // Pumped once at the end of the batch (pumpTouched), unless the segment owes a duplicate ACK now.
             let first = !touched.contains(key)
@@ -956,6 +958,8 @@ final class Tunnel {
         flow.interest = [.writable]
         tcpFlows[key] = flow
         tokens[token] = key
+        // An app that sniffing decided on its FIN has left already.
+        if let connection = tcp.connection(key) { letGiveWayIfAppLeft(flow, connection) }
         if case .value = result { upstreamConnected(flow, sink: &sink) }
     }
 
@@ -1253,6 +1257,7 @@ final class Tunnel {
             flow.socket.setResetOnClose()
         }
         if events.contains(.peerKeepalive) { followKeepalive(flow, connection) }
+        letGiveWayIfAppLeft(flow, connection)
         var upstreamBlocked = false
         if flow.resetOnceDelivered, connection.unacknowledgedCount == 0 { connection.abort() }
         if flow.connected, !flow.upstreamWriteClosed, !flow.resetOnceDelivered {
@@ -1289,6 +1294,17 @@ final class Tunnel {
         if resumesReading, !flow.upstreamClosed, tcpFlows[flow.key] != nil {
             readUpstream(flow, sink: &sink)
         }
+    }
+
+    /// A connection whose app has left (its FIN came) while its upstream is
+    /// not ready (connecting, or a proxy's handshake) may give way when the
+    /// table is full (`TCPFlowTable.letGiveWay`); once the upstream is ready
+    /// it may not. A half-closed app that still waits for an answer loses it
+    /// only when the table is full, where a new connection would be refused.
+    func letGiveWayIfAppLeft(_ flow: TCPFlow, _ connection: TCPConnection, upstreamReady: Bool? = nil) {
+        guard connection.finReceived else { return }
+        let mayGiveWay = !(upstreamReady ?? (flow.connected && flow.handshake == nil))
+        if connection.givesWayWhenFull != mayGiveWay { tcp.letGiveWay(flow.key, mayGiveWay) }
     }
 
     /// Writes the app's bytes to the upstream socket; true when the socket is full.
@@ -1605,8 +1621,22 @@ final class Tunnel {
         trace("\(key): gave way to newer connections (the pending queue was full)")
         awaitingOwner[key] = nil
         awaitingAddress[key] = nil
-        if let flow = tcpFlows[key] { removeTCP(flow) }
+        // The record first: removeTCP's would say only "closed".
         finishRecord(key, status: .timedOut, error: "gave way to newer connections: too many waited for their upstream")
+        if let flow = tcpFlows[key] { removeTCP(flow) }
+        releasePin(key)
+    }
+
+    /// A connection whose app had left before its upstream was ready gave
+    /// way to a new one (the table was full; `letGiveWayIfAppLeft`): the
+    /// table reset it towards the app, and its upstream attempt goes.
+    func connectionGaveWay(_ key: FlowKey) {
+        io.statistics.evictions += 1
+        warnTableFull("TCP connections", limit: tcp.configuration.maximumFlows,
+                      rule: "connections whose app left before their upstream answered give way (a RST)")
+        trace("\(key): gave way to a new connection (the table was full; the app had left before the upstream answered)")
+        finishRecord(key, status: .reset, error: "gave way to a new connection: the table was full, and the app had left before the upstream answered")
+        if let flow = tcpFlows[key] { removeTCP(flow) }
         releasePin(key)
     }
 

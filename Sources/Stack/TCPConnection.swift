@@ -71,6 +71,8 @@ public final class TCPConnection: CustomStringConvertible {
     var delayedAckDeadline: Instant?
     /// The deadline of this connection's live entry in its table's timer queue.
     var queuedDeadline: Instant?
+    /// Its table may reset it to make room for a new connection (`TCPFlowTable.letGiveWay`).
+    public internal(set) var givesWayWhenFull = false
     var persistDeadline: Instant?
     /// RFC 8985 §7: the tail loss probe timeout, armed while data is outstanding.
     var probeDeadline: Instant?

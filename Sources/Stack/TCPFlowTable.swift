@@ -33,7 +33,8 @@ public final class TCPFlowTable {
         case connectionRequest(FlowKey)
         /// The table answered by itself (a RST for an unknown flow).
         case answered
-        /// A SYN past `maximumFlows`, answered with a RST.
+        /// A SYN past `maximumFlows` when nothing could make room
+        /// (`makeRoom`), answered with a RST.
         case refusedFull
         case dropped(DropReason)
     }
@@ -75,6 +76,13 @@ public final class TCPFlowTable {
     var pendingHead = 0
     /// SYNs that gave way to newer ones (`takeEvictedPending`).
     var evictedPending: [FlowKey] = []
+    /// The connections the engine let give way (`letGiveWay`), in the order
+    /// it did from `givingWayHead` on; an entry may be stale (the connection
+    /// left, or was taken back): `makeRoom` skips those.
+    var givingWayOrder: [FlowKey] = []
+    var givingWayHead = 0
+    /// Connections that gave way to new ones (`takeEvictedConnections`).
+    var evictedConnections: [FlowKey] = []
     var identification: UInt16 = 0
 
     public init(configuration: Configuration = Configuration()) {
@@ -157,7 +165,7 @@ public final class TCPFlowTable {
             return .dropped(.resetForUnknownFlow)
         }
         if pending[key] != nil { return .dropped(.duplicateSyn) }
-        guard count + pending.count < configuration.maximumFlows else {
+        guard count + pending.count < configuration.maximumFlows || makeRoom(now: now, sink: &sink) else {
             if let reply = TCPConnection.resetReply(to: header, payloadLength: tcp.payload.count) { send(reply, key: key, sink: &sink) }
             return .refusedFull
         }
@@ -188,6 +196,68 @@ public final class TCPFlowTable {
             pendingOrder.removeFirst(pendingHead)
             pendingHead = 0
         }
+    }
+
+    /// Makes room in a full table for a new SYN, the cheapest loss first:
+    /// the oldest flow in TIME-WAIT goes without a word (as Linux's do past
+    /// tcp_max_tw_buckets: it only waited to ACK a retransmitted FIN again),
+    /// else the oldest connection the engine let give way is reset. False
+    /// when there is neither.
+    func makeRoom(now: Instant, sink: inout some PacketSink) -> Bool {
+        while timeWaitHead < timeWaitQueue.count {
+            let key = timeWaitQueue[timeWaitHead].key
+            timeWaitHead += 1
+            if timeWaiting.removeValue(forKey: key) != nil {
+                compactTimeWaitQueue()
+                return true
+            }
+        }
+        compactTimeWaitQueue()
+        while givingWayHead < givingWayOrder.count {
+            let key = givingWayOrder[givingWayHead]
+            givingWayHead += 1
+            guard let connection = connections[key], connection.givesWayWhenFull else { continue }
+            connection.givesWayWhenFull = false
+            connection.abort()
+            flush(key, connection: connection, now: now, sink: &sink)
+            evictedConnections.append(key)
+            return true
+        }
+        return false
+    }
+
+    /// Lets `key`'s connection give way, reset, when the table is full and a
+    /// new SYN comes (or takes that back: `false`). The engine lets those
+    /// whose app has left (its FIN came) before anything upstream answered:
+    /// a scan through a profile that sniffs (every port's handshake is
+    /// Sluice's own, then the app closes), or apps that gave up on servers
+    /// that never answer, would otherwise hold their place for as long as
+    /// the upstream connects try (the kernel's SYN retries: 127 s), and every
+    /// new connection would be refused meanwhile.
+    public func letGiveWay(_ key: FlowKey, _ on: Bool = true) {
+        guard let connection = connections[key], connection.givesWayWhenFull != on else { return }
+        connection.givesWayWhenFull = on
+        guard on else { return }
+        givingWayOrder.append(key)
+        if givingWayOrder.count - givingWayHead > 2 * connections.count + 64 {
+            // Stale entries are most of it: keep each live one once, in order.
+            var seen = Set<FlowKey>()
+            givingWayOrder = givingWayOrder[givingWayHead...].filter { key in
+                connections[key]?.givesWayWhenFull == true && seen.insert(key).inserted
+            }
+            givingWayHead = 0
+        } else if givingWayHead >= 1024, givingWayHead * 2 >= givingWayOrder.count {
+            givingWayOrder.removeFirst(givingWayHead)
+            givingWayHead = 0
+        }
+    }
+
+    /// The connections that gave way since the last call (`letGiveWay`):
+    /// reset towards the app already; the engine ends what served them.
+    public func takeEvictedConnections() -> [FlowKey] {
+        guard !evictedConnections.isEmpty else { return [] }
+        defer { evictedConnections.removeAll(keepingCapacity: true) }
+        return evictedConnections
     }
 
     /// The SYNs that gave way since the last call: the engine drops what it

@@ -1160,6 +1160,37 @@ final class ExecTests {
         #expect(r.stdout == "200\n", "\(r.stdout)\n\(r.stderr)")
         #expect(r.stderr.contains("the table of connections waiting for their upstream is full (1024): the oldest give way"), "\(r.stderr)")
     }
+    /// A scan through a profile that sniffs: Sluice completes every
+    /// handshake itself, the app closes at once, and the upstream connects to
+    /// addresses that never answer. Those connections give way once the
+    /// table is full, so the next app's connection goes on. They held the
+    /// table for the kernel's SYN retries (127 s), and every new connection
+    /// was refused meanwhile.
+    @Test func connectionsWhoseAppLeftGiveWayInAFullTable() throws {
+        try net.run(["ip", "route", "replace", "10.88.9.0/24", "via", "10.88.0.2"], in: host)
+        let profile = pair.path("sniff.conf")
+        try "[Rule]\nDOMAIN-SUFFIX,ads.test,REJECT\nFINAL,DIRECT\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        let r = try pair.exec("""
+        python3 -c '
+        import socket, time
+        deadline = time.monotonic() + 60
+        opened = 0
+        for i in range(16500):
+            if time.monotonic() > deadline: break
+            s = socket.socket(); s.settimeout(2)
+            try:
+                s.connect(("10.88.9.%d" % (1 + i % 250), 1000 + i // 250)); opened += 1
+            except OSError: pass
+            s.close()
+        print("opened", opened)
+        '
+        for i in $(seq 5); do curl -s -m 3 -o /dev/null -w '%{http_code}\\n' http://10.88.0.2:8080/1m.bin && break; done
+        """, options: ["--profile", profile], timeout: 150)
+        #expect(r.stdout == "opened 16500\n200\n", "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stderr.contains("the table of TCP connections is full (16384): connections whose app left before their upstream answered give way (a RST)"),
+                "\(r.stderr)")
+        #expect(r.stderr.contains(" flows gave way, 0 refused"), "\(r.stderr)")
+    }
     /// The host's search list reaches the command: a short name resolves as
     /// on the host (the stub applies `search`, never a resolver). The
     /// command's resolv.conf had only Sluice's nameservers.

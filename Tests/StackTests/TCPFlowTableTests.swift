@@ -237,6 +237,86 @@ import Wire
         #expect(table.count == 2)
     }
 
+    /// Opens a connection from `port` and takes the app's FIN on it: the app
+    /// has left, as a scan's connect-then-close does, and the engine is still
+    /// connecting upstream (it never closes its own side here).
+    func openAndLeave(_ table: TCPFlowTable, port: UInt16, sink: inout CollectingSink) -> FlowKey? {
+        var syn = fromPeer(remoteISS, .syn)
+        syn.header.sourcePort = port
+        guard case let .connectionRequest(key) = input(table, datagram(syn, from: app4, to: server4), sink: &sink),
+              table.accept(key, now: .milliseconds(5), sink: &sink) != nil else { return nil }
+        let iss = tcp(sink.packets.removeLast()).segment.header.sequenceNumber
+        var fin = fromPeer(remoteISS + 1, ack: iss + 1, .fin)
+        fin.header.sourcePort = port
+        _ = input(table, datagram(fin, from: app4, to: server4), sink: &sink)
+        table.flush(key, now: .milliseconds(5), sink: &sink)
+        return table.connection(key)?.state == .closeWait ? key : nil
+    }
+
+    /// A full table makes room for a new SYN with the oldest connection the
+    /// engine let give way: it is reset towards its app, the engine hears of
+    /// it, and the SYN is the engine's to decide. One taken back stays.
+    @Test func aFullTableResetsTheOldestConnectionLetGiveWay() {
+        let table = plainTable(maximumFlows: 3)
+        var sink = CollectingSink()
+        guard let first = openAndLeave(table, port: 1000, sink: &sink),
+              let second = openAndLeave(table, port: 1001, sink: &sink),
+              let third = openAndLeave(table, port: 1002, sink: &sink) else {
+            Issue.record("the connections did not open")
+            return
+        }
+        table.letGiveWay(first)
+        table.letGiveWay(first, false)
+        table.letGiveWay(second)
+        table.letGiveWay(third)
+        sink.packets.removeAll()
+        var syn = fromPeer(remoteISS, .syn)
+        syn.header.sourcePort = 2000
+        guard case let .connectionRequest(key) = input(table, datagram(syn, from: app4, to: server4), sink: &sink) else {
+            Issue.record("the new SYN was refused")
+            return
+        }
+        #expect(key.appPort == 2000)
+        #expect(table.takeEvictedConnections() == [second])
+        #expect(table.takeEvictedConnections().isEmpty, "told once")
+        #expect(sink.packets.count == 1, "the reset, and nothing else")
+        let reset = tcp(sink.packets[0])
+        #expect(reset.segment.header.flags.contains(.rst) && reset.segment.header.destinationPort == 1001)
+        #expect(table.connection(second) == nil && table.connection(first) != nil && table.connection(third) != nil)
+        #expect(table.accept(key, now: .milliseconds(6), sink: &sink) != nil)
+        // The next one makes room with the third; then only the first is left, which was taken back.
+        sink.packets.removeAll()
+        syn.header.sourcePort = 2001
+        if case .connectionRequest = input(table, datagram(syn, from: app4, to: server4), sink: &sink) {} else { Issue.record("2001 was refused") }
+        #expect(table.takeEvictedConnections() == [third])
+        sink.packets.removeAll()
+        syn.header.sourcePort = 2002
+        #expect(input(table, datagram(syn, from: app4, to: server4), sink: &sink) == .refusedFull)
+        #expect(table.takeEvictedConnections().isEmpty && table.connection(first) != nil)
+    }
+
+    /// A full table makes room with a TIME-WAIT flow first, without a word,
+    /// before any connection the engine let give way.
+    @Test func aFullTableDropsTheOldestTimeWaitFlowFirst() {
+        let table = plainTable(maximumFlows: 3)
+        var sink = CollectingSink()
+        guard let waiting = closeIntoTimeWait(table, port: 1000, now: .milliseconds(5), sink: &sink),
+              let newerWaiting = closeIntoTimeWait(table, port: 1001, now: .milliseconds(7), sink: &sink),
+              let left = openAndLeave(table, port: 1002, sink: &sink) else {
+            Issue.record("the connections did not open")
+            return
+        }
+        table.letGiveWay(left)
+        sink.packets.removeAll()
+        var syn = fromPeer(remoteISS, .syn)
+        syn.header.sourcePort = 2000
+        if case .connectionRequest = input(table, datagram(syn, from: app4, to: server4), sink: &sink) {} else { Issue.record("2000 was refused") }
+        #expect(sink.packets.isEmpty, "nothing sent")
+        #expect(table.takeEvictedConnections().isEmpty)
+        #expect(table.connection(waiting) == nil && table.connection(newerWaiting)?.state == .timeWait)
+        #expect(table.timeWaitCount == 1)
+    }
+
     /// A full pending queue makes room: the oldest SYN gives way (the engine
     /// drops its upstream attempt), so SYNs to addresses that never answer
     /// cannot stop every new connection until the kernel gives up on them.
