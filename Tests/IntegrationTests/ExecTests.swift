@@ -1143,6 +1143,7 @@ final class ExecTests {
     /// instead, and nothing connected until the kernel gave up on the
     /// waiting ones, a minute later.
     @Test func synsToSilentAddressesDoNotHoldUpOthers() throws {
+        let log = pair.path("silent.flows")
         // Beyond the server, which does not forward: what goes there is dropped.
         try net.run(["ip", "route", "replace", "10.88.9.0/24", "via", "10.88.0.2"], in: host)
         let r = try pair.exec("""
@@ -1156,9 +1157,12 @@ final class ExecTests {
             if i % 100 == 0: time.sleep(0.05)
         '
         for i in $(seq 5); do curl -s -m 3 -o /dev/null -w '%{http_code}\\n' http://10.88.0.2:8080/1m.bin && break; done
-        """, timeout: 90)
+        """, options: ["--flow-log", log], timeout: 90)
         #expect(r.stdout == "200\n", "\(r.stdout)\n\(r.stderr)")
         #expect(r.stderr.contains("the table of connections waiting for their upstream is full (1024): the oldest give way"), "\(r.stderr)")
+        // Their records say why they ended (they said "closed", without a reason).
+        let records = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(records.contains("gave way to newer connections: too many waited for their upstream"), "\(records.prefix(2000))")
     }
     /// A scan through a profile that sniffs: Sluice completes every
     /// handshake itself, the app closes at once, and the upstream connects to
