@@ -1,4 +1,5 @@
 internal import HTTP
+internal import Stack
 
 /// One plain-HTTP exchange of `sluice proxy`'s HTTP listener, as its bytes
 /// cross the connection's two relay buffers: the request (the planned head,
@@ -13,6 +14,9 @@ struct HTTPForwarding {
     var requests: HTTPRequestParser? = HTTPRequestParser()
     /// How much of `toUpstream` the request parser has seen.
     var requestScanned = 0
+    /// How much of `toUpstream` is this request, once the parser found its
+    /// end: when it has all gone, the exchange's `lastSentAt` is set.
+    var requestEnd: Int?
     /// Reads the response as it enters `toClient`; nil once it has ended.
     var responses: HTTPResponseParser?
     /// How much of `toClient` the response parser has seen.
@@ -80,7 +84,19 @@ struct HTTPForwarding {
         responseScanned -= n
     }
 
-    mutating func sentUpstream(_ n: Int) {
+    /// `n` bytes of `toUpstream` went upstream at `now`: the request's
+    /// upload (HAR's and the flow log's `send`) runs from its first byte
+    /// sent to its last.
+    mutating func sentUpstream(_ n: Int, now: Instant) {
         requestScanned -= n
+        guard n > 0, !passthrough else { return }
+        if exchange.firstSentAt == nil { exchange.firstSentAt = now }
+        if let end = requestEnd {
+            guard end > 0 else { return }
+            requestEnd = end - n
+            exchange.lastSentAt = now
+        } else if requests != nil {
+            exchange.lastSentAt = now
+        }
     }
 }

@@ -166,6 +166,7 @@ extension ProxyServer {
                     connection.toUpstream.truncate(to: next)
                 }
                 forwarding.requests = nil
+                forwarding.requestEnd = next
                 connection.forwarding = forwarding
                 return
             }

@@ -241,8 +241,7 @@ extension ProxyServer {
             while !connection.toUpstream.isEmpty, !connection.upstreamWriteClosed {
                 let sent = tls.write(connection.toUpstream.readable, to: upstream.socket)
                 if sent.taken > 0 {
-                    connection.sentUpstream(sent.taken)
-                    connection.bytesUp += sent.taken
+                    connection.sentUpstream(sent.taken, now: now)
                 }
                 if sent.blocked || sent.taken == 0 {
                     blocked = sent.blocked

@@ -830,8 +830,7 @@ final class ProxyServer {
                     return
                 }
                 guard case let .value(n) = result, n > 0 else { break }
-                connection.sentUpstream(n)
-                connection.bytesUp += n
+                connection.sentUpstream(n, now: now)
             }
             if let forwarding = connection.forwarding, !forwarding.passthrough {
                 // Plain HTTP: the messages' framing says when an exchange ends, not the sockets' closes.

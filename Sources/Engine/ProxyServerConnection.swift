@@ -241,9 +241,10 @@ final class InboundConnection {
     }
 
     /// The upstream took `n` bytes.
-    func sentUpstream(_ n: Int) {
+    func sentUpstream(_ n: Int, now: Instant) {
         toUpstream.consume(n)
-        forwarding?.sentUpstream(n)
+        bytesUp += n
+        forwarding?.sentUpstream(n, now: now)
     }
 
     var description: String {

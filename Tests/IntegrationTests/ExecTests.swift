@@ -1041,42 +1041,11 @@ final class ExecTests {
     /// think time: `send` is the body going upstream, `wait` the server's
     /// delay after it. Send was always 0 and the upload counted as wait.
     @Test func timingsTellTheUploadFromTheWait() throws {
-        let script = pair.path("slow-reply.py")
-        try """
-        import socket, time
-        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("10.88.0.2", 9202)); s.listen(4); s.settimeout(60)
-        c, _ = s.accept(); c.settimeout(60)
-        data = b""
-        while b"\\r\\n\\r\\n" not in data: data += c.recv(65536)
-        head, body = data.split(b"\\r\\n\\r\\n", 1)
-        length = int([l.split(b":")[1] for l in head.split(b"\\r\\n") if l.lower().startswith(b"content-length:")][0])
-        while len(body) < length: body += c.recv(65536)
-        time.sleep(0.4)
-        c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\nok")
-        c.close()
-        """.write(toFile: script, atomically: true, encoding: .utf8)
-        try net.start(["/usr/bin/python3", script], in: server)
-        #expect(pair.waitForListener("10.88.0.2:9202"))
+        try pair.startSlowReplyServer(port: 9202)
         let har = pair.path("timings.har"), log = pair.path("timings.flows")
-        let r = try pair.exec("""
-        head -c 300000 /dev/zero > /tmp/upload.bin
-        curl -s -m 30 --limit-rate 300k --data-binary @/tmp/upload.bin http://10.88.0.2:9202/up; echo
-        """, options: ["--har", har, "--flow-log", log], timeout: 60)
+        let r = try pair.exec(ServerPair.slowUpload(port: 9202), options: ["--har", har, "--flow-log", log], timeout: 60)
         #expect(r.stdout == "ok\n", "\(r.stdout)\n\(r.stderr)")
-        let timings = try net.run(["/usr/bin/python3", "-c", """
-        import json, sys
-        t = json.load(open(sys.argv[1]))["log"]["entries"][0]["timings"]
-        line = [json.loads(l) for l in open(sys.argv[2]) if '"kind":"http"' in l][0]["timings"]
-        print(int(t["send"]), int(t["wait"]), int(line["sendMs"]), int(line["waitMs"]))
-        """, har, log]).output
-        let values = timings.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
-        #expect(values.count == 4, "\(timings)")
-        if values.count == 4 {
-            // 300 kB at 300 kB/s is about a second of upload; the server then thinks for 400 ms.
-            #expect(values[0] >= 500 && values[2] >= 500, "send: \(timings)")
-            #expect(values[1] >= 300 && values[1] < 900 && values[3] >= 300 && values[3] < 900, "wait: \(timings)")
-        }
+        try pair.expectUploadTimings(har: har, log: log)
     }
 
     /// HTTP mode refuses a request over its parser's limits with the status

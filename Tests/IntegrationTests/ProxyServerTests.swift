@@ -408,6 +408,19 @@ final class ProxyServerTests {
         #expect(lines[4].hasPrefix("GET http://mock.test/config 200 local True None '{}'"), "\(out)")
     }
 
+    /// The HTTP listener's HAR and flow log split an upload from the
+    /// origin's think time as exec's do (`ExecTests.timingsTellTheUploadFromTheWait`):
+    /// they had no send, and the upload counted as wait.
+    @Test func timingsTellTheUploadFromTheWait() throws {
+        try pair.startSlowReplyServer(port: 9203)
+        let har = pair.path("proxy-timings.har"), log = pair.path("proxy-timings.flows")
+        let server = try start(["--http-listen", "127.0.0.1:18097", "--har", har, "--flow-log", log], ports: [18097])
+        let r = try client(ServerPair.slowUpload(port: 9203, curlOptions: "--proxy http://127.0.0.1:18097"))
+        let summary = server.stop(once: log, has: 2)
+        #expect(r.output == "ok\n", "\(r.output)\n\(summary)")
+        try pair.expectUploadTimings(har: har, log: log)
+    }
+
     /// A WebSocket through the HTTP listener is one HAR entry with its
     /// messages, as through exec (`ExecTests.webSocketMessagesAreInTheHAR`);
     /// it was its upgrade request alone, and spliced past 256 KiB.
