@@ -499,7 +499,7 @@ final class Tunnel {
         let time = now
         let input = tcp.input(packet, now: time, sink: &sink)
         for key in tcp.takeEvictedPending() { pendingGaveWay(key, sink: &sink) }
-        for key in tcp.takeEvictedConnections() { connectionGaveWay(key) }
+        for key in tcp.takeEvictedConnections() { connectionGaveWay(key, sink: &sink) }
         switch input {
         case let .connectionRequest(key):
             // A SYN with a TTL of its own (traceroute -T) keeps it upstream (Tunnel+HopLimit.swift).
@@ -1630,13 +1630,22 @@ final class Tunnel {
     /// A connection whose app had left before its upstream was ready gave
     /// way to a new one (the table was full; `letGiveWayIfAppLeft`): the
     /// table reset it towards the app, and its upstream attempt goes.
-    func connectionGaveWay(_ key: FlowKey) {
+    func connectionGaveWay(_ key: FlowKey, sink: inout TunSink) {
         io.statistics.evictions += 1
         warnTableFull("TCP connections", limit: tcp.configuration.maximumFlows,
                       rule: "connections whose app left before their upstream answered give way (a RST)")
         trace("\(key): gave way to a new connection (the table was full; the app had left before the upstream answered)")
-        finishRecord(key, status: .reset, error: "gave way to a new connection: the table was full, and the app had left before the upstream answered")
-        if let flow = tcpFlows[key] { removeTCP(flow) }
+        let reason = "gave way to a new connection: the table was full, and the app had left before the upstream answered"
+        finishRecord(key, status: .reset, error: reason)
+        if let session = httpSessions[key] {
+            // Its requests are recorded as failed, with the reason.
+            for index in session.inFlight.indices where session.inFlight[index].failure == nil {
+                session.inFlight[index].failure = reason
+            }
+            endHTTP(session, sink: &sink)
+        } else if let flow = tcpFlows[key] {
+            removeTCP(flow)
+        }
         releasePin(key)
     }
 

@@ -1141,7 +1141,7 @@ final class ExecTests {
     /// was refused meanwhile.
     @Test func connectionsWhoseAppLeftGiveWayInAFullTable() throws {
         try net.run(["ip", "route", "replace", "10.88.9.0/24", "via", "10.88.0.2"], in: host)
-        let profile = pair.path("sniff.conf")
+        let profile = pair.path("sniff.conf"), log = pair.path("scan.flows")
         try "[Rule]\nDOMAIN-SUFFIX,ads.test,REJECT\nFINAL,DIRECT\n".write(toFile: profile, atomically: true, encoding: .utf8)
         let r = try pair.exec("""
         python3 -c '
@@ -1152,17 +1152,30 @@ final class ExecTests {
             if time.monotonic() > deadline: break
             s = socket.socket(); s.settimeout(2)
             try:
-                s.connect(("10.88.9.%d" % (1 + i % 250), 1000 + i // 250)); opened += 1
+                address = "10.88.9.%d" % (1 + i % 250)
+                s.connect((address, 1000 + i // 250)); opened += 1
+                # Every other one asks something first: an HTTP session (HTTP mode, for --har).
+                if i % 2: s.sendall(b"GET /%d HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n" % (i, address.encode()))
             except OSError: pass
             s.close()
         print("opened", opened)
         '
         for i in $(seq 5); do curl -s -m 3 -o /dev/null -w '%{http_code}\\n' http://10.88.0.2:8080/1m.bin && break; done
-        """, options: ["--profile", profile], timeout: 150)
+        """, options: ["--profile", profile, "--flow-log", log, "--har", pair.path("scan.har")], timeout: 150)
         #expect(r.stdout == "opened 16500\n200\n", "\(r.stdout)\n\(r.stderr)")
         #expect(r.stderr.contains("the table of TCP connections is full (16384): connections whose app left before their upstream answered give way (a RST)"),
                 "\(r.stderr)")
         #expect(r.stderr.contains(" flows gave way, 0 refused"), "\(r.stderr)")
+        // Their records say why they ended: the connections', and the requests' of those that asked.
+        let kinds = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        kinds = set()
+        for l in open(sys.argv[1]):
+            r = json.loads(l)
+            if "gave way to a new connection" in (r.get("error") or ""): kinds.add(r["kind"])
+        print(" ".join(sorted(kinds)))
+        """, log]).output
+        #expect(kinds == "connection http\n", "\(kinds)")
     }
     /// The host's search list reaches the command: a short name resolves as
     /// on the host (the stub applies `search`, never a resolver). The
