@@ -216,7 +216,21 @@ extension Tunnel {
         guard !session.appProbed, !session.passthrough, session.awaitsUpstream || session.waiting != nil,
               appIsReadClosed(session, connection) else { return }
         session.appProbed = true
-        trace("\(session.key): the app's FIN came while its request waits; probing it")
+        trace("\(session.key): the app's FIN came while its request waits")
+        probeClosedApp(session.key, connection)
+    }
+
+    /// Probes an app whose FIN came (`FlowFacts.closedClientProbe`): its
+    /// kernel answers for a half-closed socket as long as it lives, and for
+    /// a closed one's orphan until it drops it (tcp_fin_timeout, 60 s by
+    /// default); then the probes go unanswered and the connection resets.
+    /// HTTP mode probes while a request waits (`probeAppThatClosed`); a
+    /// plain flow once the FIN went upstream, where a server that stays
+    /// silent and open held the flow and its socket for good after the app
+    /// was gone (without Sluice, the app's kernel forgets it after
+    /// tcp_fin_timeout).
+    func probeClosedApp(_ key: FlowKey, _ connection: TCPConnection) {
+        trace("\(key): probing the app, whose FIN came")
         let probe = FlowFacts.closedClientProbe
         connection.startKeepalive(idle: .seconds(probe.idleSeconds), interval: .seconds(probe.intervalSeconds), probes: probe.count, now: now)
     }

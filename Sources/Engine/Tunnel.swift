@@ -1265,6 +1265,7 @@ final class Tunnel {
             if connection.isReadClosed, connection.readableCount == 0 {
                 flow.socket.shutdown(.write)
                 flow.upstreamWriteClosed = true
+                if !flow.upstreamClosed { probeClosedApp(flow.key, connection) }
             }
         }
         // Backpressure: watch the socket for reading only while the app's side has room.
