@@ -372,8 +372,16 @@ extension ProxyServer {
     /// (nginx and Squid take any FIN for an abort, and so fail half-closing
     /// clients; a probe every 5 s costs nothing.)
     func clientHalfClosed(_ connection: InboundConnection) {
+        trace("\(connection.description): the client's FIN came while it waits for the response")
+        probeClient(connection)
+    }
+
+    /// Keepalive probes on the client's socket, once its FIN came
+    /// (`FlowFacts.closedClientProbe`): while an exchange waits
+    /// (`clientHalfClosed`), and on a plain relay once the FIN went upstream.
+    func probeClient(_ connection: InboundConnection) {
         connection.clientFinSeen = true
-        trace("\(connection.description): the client's FIN came while it waits for the response; probing it")
+        trace("\(connection.description): probing the client, whose FIN came")
         let probe = FlowFacts.closedClientProbe
         connection.client.setKeepalive(idleSeconds: probe.idleSeconds, intervalSeconds: probe.intervalSeconds, count: probe.count)
     }

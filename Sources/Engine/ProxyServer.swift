@@ -245,6 +245,10 @@ final class ProxyServer {
                     return
                 }
                 if events.contains(.readHangup) { clientHalfClosed(connection) }
+            } else if connection.phase == .relaying, connection.clientReadClosed, events.contains(.error) {
+                // A reset after the client's FIN (its probes met one: it is gone): the relay ends.
+                abort(connection, reason: "the client went away after its FIN")
+                return
             }
             if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { readClient(connection) }
         case .sniffing:
@@ -864,6 +868,9 @@ final class ProxyServer {
         if connection.clientReadClosed, !upstreamOwed, !connection.upstreamWriteClosed {
             upstream.socket.shutdown(.write)
             connection.upstreamWriteClosed = true
+            // As the tunnel does (`Tunnel.probeClosedApp`): a client gone for
+            // good would leave a silent server's connection open forever.
+            if !connection.upstreamReadClosed, !connection.clientFinSeen { probeClient(connection) }
         }
         if connection.upstreamReadClosed, !clientOwed, !connection.clientWriteClosed {
             connection.client.shutdown(.write)

@@ -942,44 +942,10 @@ final class ExecTests {
     /// the socket, the probe meets a reset and the server's connection is
     /// reset too. A half-closed app answers the probes and keeps its flow.
     @Test func aPlainFlowEndsOnceItsAppIsGone() throws {
-        let events = pair.path("silent-plain.events")
-        try net.start(["python3", "-c", """
-        import socket, struct, time
-        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("10.88.0.2", 9113)); s.listen(4); s.settimeout(60)
-        # Unanswered, the probes (after 5 s, then every 5 s, three) end a flow at 20 s: the half-closed one outlives that.
-        for name, window in (("closed", 40), ("half-closed", 24)):
-            c, _ = s.accept(); c.settimeout(60)
-            while c.recv(65536): pass
-            start = time.time()
-            # Silent and open after the client's FIN: the connection ends only if reset (TCP_CLOSE).
-            while time.time() - start < window and c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] != 7: time.sleep(0.2)
-            state = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0]
-            with open("\(events)", "a") as f: f.write("%s %s %.0f\\n" % (name, "reset" if state == 7 else "open", time.time() - start))
-            if name == "half-closed": c.sendall(b"bye")
-        """], in: server)
-        #expect(pair.waitForListener("10.88.0.2:9113"))
-        let r = try pair.exec("""
-        sysctl -qw net.ipv4.tcp_fin_timeout=5
-        python3 -c '
-        import socket
-        s = socket.create_connection(("10.88.0.2", 9113)); s.sendall(b"hello"); s.close()
-        '
-        for i in $(seq 250); do [ -s \(events) ] && break; sleep 0.2; done
-        python3 -c '
-        import socket
-        s = socket.create_connection(("10.88.0.2", 9113)); s.settimeout(60); s.sendall(b"hello"); s.shutdown(socket.SHUT_WR)
-        print("answer", s.recv(100).decode())
-        '
-        for i in $(seq 250); do [ $(wc -l < \(events) 2>/dev/null || echo 0) -ge 2 ] && break; sleep 0.2; done
-        cat \(events)
-        """, timeout: 150)
-        let lines = r.stdout.split(separator: "\n").map { $0.split(separator: " ") }
-        #expect(lines.count == 3 && lines[0] == ["answer", "bye"] && lines[1].prefix(2) == ["closed", "reset"]
-                && lines[2].prefix(2) == ["half-closed", "open"], "\(r.stdout)\n\(r.stderr)")
-        if lines.count == 3, lines[1].count == 3, let seconds = Int(lines[1][2]) {
-            #expect(seconds <= 25, "\(r.stdout)")
-        }
+        let events = try pair.startSilentAfterFINServer(port: 9113)
+        let r = try pair.exec(ServerPair.closedThenHalfClosedClients(events: events, connect: "socket.create_connection((\"10.88.0.2\", 9113))"),
+                              timeout: 150)
+        ServerPair.expectClosedClientReset(r.stdout, log: r.stderr)
     }
     /// A WebSocket through HTTP mode is one HAR entry, written when it
     /// ends, with its messages both ways as Chrome writes them

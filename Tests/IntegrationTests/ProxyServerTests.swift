@@ -408,6 +408,27 @@ final class ProxyServerTests {
         #expect(lines[4].hasPrefix("GET http://mock.test/config 200 local True None '{}'"), "\(out)")
     }
 
+    /// A relayed client whose FIN went upstream is probed, as exec's apps
+    /// are (`ExecTests.aPlainFlowEndsOnceItsAppIsGone`): once a closed
+    /// client's socket is gone, the relay ends and the silent server's
+    /// connection is reset; a half-closed client keeps its relay. The relay
+    /// stayed for good.
+    @Test func aRelayEndsOnceItsClientIsGone() throws {
+        let events = try pair.startSilentAfterFINServer(port: 9114)
+        let server = try start(["--listen", "127.0.0.1:11097"], ports: [11097])
+        let prelude = """
+        import socket, struct
+        def socks(host, port):
+            s = socket.create_connection(("127.0.0.1", 11097)); s.sendall(b"\\x05\\x01\\x00"); s.recv(2)
+            s.sendall(b"\\x05\\x01\\x00\\x01" + socket.inet_aton(host) + struct.pack(">H", port)); s.recv(10)
+            return s
+        """
+        let r = try client(ServerPair.closedThenHalfClosedClients(events: events, connect: "socks(\"10.88.0.2\", 9114)", prelude: prelude),
+                           timeout: 150)
+        let summary = server.stop()
+        ServerPair.expectClosedClientReset(r.output, log: summary)
+    }
+
     /// The HTTP listener's HAR and flow log split an upload from the
     /// origin's think time as exec's do (`ExecTests.timingsTellTheUploadFromTheWait`):
     /// they had no send, and the upload counted as wait.
