@@ -70,17 +70,15 @@ public final class TCPFlowTable {
     /// `poll`'s list of due flows, kept to spare an allocation per poll.
     var due: [FlowKey] = []
     var pending: [FlowKey: TCPHeader] = [:]
-    /// Pending SYNs in arrival order from `pendingHead` on; an entry may be
-    /// stale (accepted or refused since): eviction skips those.
-    var pendingOrder: [FlowKey] = []
-    var pendingHead = 0
+    /// Pending SYNs in arrival order; an entry is stale once accepted or
+    /// refused: eviction skips those.
+    var pendingOrder = ArrivalOrder<FlowKey>()
     /// SYNs that gave way to newer ones (`takeEvictedPending`).
     var evictedPending: [FlowKey] = []
     /// The connections the engine let give way (`letGiveWay`), in the order
-    /// it did from `givingWayHead` on; an entry may be stale (the connection
-    /// left, or was taken back): `makeRoom` skips those.
-    var givingWayOrder: [FlowKey] = []
-    var givingWayHead = 0
+    /// it did; an entry is stale once its connection left or was taken
+    /// back: `makeRoom` skips those.
+    var givingWayOrder = ArrivalOrder<FlowKey>()
     /// Connections that gave way to new ones (`takeEvictedConnections`).
     var evictedConnections: [FlowKey] = []
     var identification: UInt16 = 0
@@ -175,27 +173,14 @@ public final class TCPFlowTable {
         // theirs, a minute or two later.
         if pending.count >= configuration.maximumPending { evictOldestPending() }
         pending[key] = header
-        pendingOrder.append(key)
-        if pendingOrder.count - pendingHead > 2 * pending.count + 64 {
-            pendingOrder = pendingOrder[pendingHead...].filter { pending[$0] != nil }
-            pendingHead = 0
-        }
+        pendingOrder.append(key, liveCount: pending.count) { pending[$0] != nil }
         return .connectionRequest(key)
     }
 
     func evictOldestPending() {
-        while pendingHead < pendingOrder.count {
-            let key = pendingOrder[pendingHead]
-            pendingHead += 1
-            if pending.removeValue(forKey: key) != nil {
-                evictedPending.append(key)
-                break
-            }
-        }
-        if pendingHead >= 1024, pendingHead * 2 >= pendingOrder.count {
-            pendingOrder.removeFirst(pendingHead)
-            pendingHead = 0
-        }
+        guard let key = pendingOrder.popOldest(where: { pending[$0] != nil }) else { return }
+        pending[key] = nil
+        evictedPending.append(key)
     }
 
     /// Makes room in a full table for a new SYN, the cheapest loss first:
@@ -213,17 +198,13 @@ public final class TCPFlowTable {
             }
         }
         compactTimeWaitQueue()
-        while givingWayHead < givingWayOrder.count {
-            let key = givingWayOrder[givingWayHead]
-            givingWayHead += 1
-            guard let connection = connections[key], connection.givesWayWhenFull else { continue }
-            connection.givesWayWhenFull = false
-            connection.abort()
-            flush(key, connection: connection, now: now, sink: &sink)
-            evictedConnections.append(key)
-            return true
-        }
-        return false
+        guard let key = givingWayOrder.popOldest(where: { connections[$0]?.givesWayWhenFull == true }),
+              let connection = connections[key] else { return false }
+        connection.givesWayWhenFull = false
+        connection.abort()
+        flush(key, connection: connection, now: now, sink: &sink)
+        evictedConnections.append(key)
+        return true
     }
 
     /// Lets `key`'s connection give way, reset, when the table is full and a
@@ -238,18 +219,7 @@ public final class TCPFlowTable {
         guard let connection = connections[key], connection.givesWayWhenFull != on else { return }
         connection.givesWayWhenFull = on
         guard on else { return }
-        givingWayOrder.append(key)
-        if givingWayOrder.count - givingWayHead > 2 * connections.count + 64 {
-            // Stale entries are most of it: keep each live one once, in order.
-            var seen = Set<FlowKey>()
-            givingWayOrder = givingWayOrder[givingWayHead...].filter { key in
-                connections[key]?.givesWayWhenFull == true && seen.insert(key).inserted
-            }
-            givingWayHead = 0
-        } else if givingWayHead >= 1024, givingWayHead * 2 >= givingWayOrder.count {
-            givingWayOrder.removeFirst(givingWayHead)
-            givingWayHead = 0
-        }
+        givingWayOrder.append(key, liveCount: connections.count) { connections[$0]?.givesWayWhenFull == true }
     }
 
     /// The connections that gave way since the last call (`letGiveWay`):

@@ -241,16 +241,10 @@ import Wire
     /// has left, as a scan's connect-then-close does, and the engine is still
     /// connecting upstream (it never closes its own side here).
     func openAndLeave(_ table: TCPFlowTable, port: UInt16, sink: inout CollectingSink) -> FlowKey? {
-        var syn = fromPeer(remoteISS, .syn)
-        syn.header.sourcePort = port
-        guard case let .connectionRequest(key) = input(table, datagram(syn, from: app4, to: server4), sink: &sink),
-              table.accept(key, now: .milliseconds(5), sink: &sink) != nil else { return nil }
-        let iss = tcp(sink.packets.removeLast()).segment.header.sequenceNumber
-        var fin = fromPeer(remoteISS + 1, ack: iss + 1, .fin)
-        fin.header.sourcePort = port
-        _ = input(table, datagram(fin, from: app4, to: server4), sink: &sink)
+        guard let (key, connection, iss) = open(table, port: port, now: .milliseconds(5), sink: &sink) else { return nil }
+        _ = input(table, fromApp(port: port, remoteISS + 1, ack: iss + 1, .fin), sink: &sink)
         table.flush(key, now: .milliseconds(5), sink: &sink)
-        return table.connection(key)?.state == .closeWait ? key : nil
+        return connection.state == .closeWait ? key : nil
     }
 
     /// A full table makes room for a new SYN with the oldest connection the
@@ -270,9 +264,7 @@ import Wire
         table.letGiveWay(second)
         table.letGiveWay(third)
         sink.packets.removeAll()
-        var syn = fromPeer(remoteISS, .syn)
-        syn.header.sourcePort = 2000
-        guard case let .connectionRequest(key) = input(table, datagram(syn, from: app4, to: server4), sink: &sink) else {
+        guard case let .connectionRequest(key) = input(table, fromApp(port: 2000, remoteISS, .syn), sink: &sink) else {
             Issue.record("the new SYN was refused")
             return
         }
@@ -286,12 +278,10 @@ import Wire
         #expect(table.accept(key, now: .milliseconds(6), sink: &sink) != nil)
         // The next one makes room with the third; then only the first is left, which was taken back.
         sink.packets.removeAll()
-        syn.header.sourcePort = 2001
-        if case .connectionRequest = input(table, datagram(syn, from: app4, to: server4), sink: &sink) {} else { Issue.record("2001 was refused") }
+        if case .connectionRequest = input(table, fromApp(port: 2001, remoteISS, .syn), sink: &sink) {} else { Issue.record("2001 was refused") }
         #expect(table.takeEvictedConnections() == [third])
         sink.packets.removeAll()
-        syn.header.sourcePort = 2002
-        #expect(input(table, datagram(syn, from: app4, to: server4), sink: &sink) == .refusedFull)
+        #expect(input(table, fromApp(port: 2002, remoteISS, .syn), sink: &sink) == .refusedFull)
         #expect(table.takeEvictedConnections().isEmpty && table.connection(first) != nil)
     }
 
@@ -308,9 +298,7 @@ import Wire
         }
         table.letGiveWay(left)
         sink.packets.removeAll()
-        var syn = fromPeer(remoteISS, .syn)
-        syn.header.sourcePort = 2000
-        if case .connectionRequest = input(table, datagram(syn, from: app4, to: server4), sink: &sink) {} else { Issue.record("2000 was refused") }
+        if case .connectionRequest = input(table, fromApp(port: 2000, remoteISS, .syn), sink: &sink) {} else { Issue.record("2000 was refused") }
         #expect(sink.packets.isEmpty, "nothing sent")
         #expect(table.takeEvictedConnections().isEmpty)
         #expect(table.connection(waiting) == nil && table.connection(newerWaiting)?.state == .timeWait)
@@ -387,21 +375,28 @@ import Wire
         #expect(input(table, datagram(fromPeer(remoteISS + 100_000, .syn), from: app4, to: server4), sink: &sink) == .connectionRequest(key))
     }
 
+    /// A segment from the app's port `port`.
+    func fromApp(port: UInt16, _ sequence: SequenceNumber, ack: SequenceNumber? = nil, _ flags: TCPFlags) -> [UInt8] {
+        var segment = fromPeer(sequence, ack: ack, flags)
+        segment.header.sourcePort = port
+        return datagram(segment, from: app4, to: server4)
+    }
+
+    /// Accepts a SYN from port `port` at `now`: the flow, its connection and our initial sequence number.
+    func open(_ table: TCPFlowTable, port: UInt16, now: Instant, sink: inout CollectingSink)
+        -> (key: FlowKey, connection: TCPConnection, iss: SequenceNumber)? {
+        guard case let .connectionRequest(key) = input(table, fromApp(port: port, remoteISS, .syn), sink: &sink, now: now),
+              let connection = table.accept(key, now: now, sink: &sink) else { return nil }
+        return (key, connection, tcp(sink.packets.removeLast()).segment.header.sequenceNumber)
+    }
+
     /// Takes a flow from port `port` through a close we start into TIME-WAIT at `now`.
     func closeIntoTimeWait(_ table: TCPFlowTable, port: UInt16, now: Instant, sink: inout CollectingSink) -> FlowKey? {
-        var syn = fromPeer(remoteISS, .syn)
-        syn.header.sourcePort = port
-        guard case let .connectionRequest(key) = input(table, datagram(syn, from: app4, to: server4), sink: &sink, now: now),
-              let connection = table.accept(key, now: now, sink: &sink) else { return nil }
-        let iss = tcp(sink.packets.removeLast()).segment.header.sequenceNumber
-        var ack = fromPeer(remoteISS + 1, ack: iss + 1, [])
-        ack.header.sourcePort = port
-        _ = input(table, datagram(ack, from: app4, to: server4), sink: &sink, now: now)
+        guard let (key, connection, iss) = open(table, port: port, now: now, sink: &sink) else { return nil }
+        _ = input(table, fromApp(port: port, remoteISS + 1, ack: iss + 1, []), sink: &sink, now: now)
         connection.shutdownWrite()
         table.flush(key, now: now, sink: &sink)
-        var fin = fromPeer(remoteISS + 1, ack: iss + 2, .fin)
-        fin.header.sourcePort = port
-        _ = input(table, datagram(fin, from: app4, to: server4), sink: &sink, now: now)
+        _ = input(table, fromApp(port: port, remoteISS + 1, ack: iss + 2, .fin), sink: &sink, now: now)
         table.flush(key, now: now, sink: &sink)
         return connection.state == .timeWait ? key : nil
     }
