@@ -35,18 +35,20 @@ extension ServerPair {
     /// The client's script: with tcp_fin_timeout at 5 s, a client that
     /// sends "hello" and closes, then (once the server has written its
     /// line) one that half-closes and waits for "bye"; then the server's
-    /// lines. `connect` is a Python expression for the connected socket.
-    static func closedThenHalfClosedClients(events: String, connect: String, prelude: String = "import socket") -> String {
+    /// lines. `connect` is a Python expression for the connected socket;
+    /// `payload` one for the bytes each client sends before its FIN.
+    static func closedThenHalfClosedClients(events: String, connect: String, prelude: String = "import socket",
+                                            payload: String = "b\"hello\"") -> String {
         """
         sysctl -qw net.ipv4.tcp_fin_timeout=5
         python3 -c '
         \(prelude)
-        s = \(connect); s.sendall(b"hello"); s.close()
+        s = \(connect); s.sendall(\(payload)); s.close()
         '
         for i in $(seq 250); do [ -s \(events) ] && break; sleep 0.2; done
         python3 -c '
         \(prelude)
-        s = \(connect); s.settimeout(60); s.sendall(b"hello"); s.shutdown(socket.SHUT_WR)
+        s = \(connect); s.settimeout(60); s.sendall(\(payload)); s.shutdown(socket.SHUT_WR)
         print("answer", s.recv(100).decode())
         '
         for i in $(seq 250); do [ $(wc -l < \(events) 2>/dev/null || echo 0) -ge 2 ] && break; sleep 0.2; done

@@ -429,6 +429,30 @@ final class ProxyServerTests {
         ServerPair.expectClosedClientReset(r.output, log: summary)
     }
 
+    /// The same through an HTTP CONNECT tunnel that moved to pipes (past
+    /// 256 KiB, `spliceIfWorthIt`): there the client's socket is no longer
+    /// read once its FIN came, so only its probes' failure can end the relay.
+    @Test func aSplicedRelayEndsOnceItsClientIsGone() throws {
+        let events = try pair.startSilentAfterFINServer(port: 9115)
+        let server = try start(["--http-listen", "127.0.0.1:18098"], ports: [18098], through: ["env", "SLUICE_DEBUG=1"])
+        let prelude = """
+        import socket
+        def tunnel(host, port):
+            s = socket.create_connection(("127.0.0.1", 18098))
+            s.sendall(("CONNECT %s:%d HTTP/1.1\\r\\nHost: %s:%d\\r\\n\\r\\n" % (host, port, host, port)).encode())
+            head = b""
+            while b"\\r\\n\\r\\n" not in head: head += s.recv(1)
+            assert head.startswith(b"HTTP/1.1 200"), head
+            return s
+        """
+        let r = try client(ServerPair.closedThenHalfClosedClients(events: events, connect: "tunnel(\"10.88.0.2\", 9115)", prelude: prelude,
+                                                                  payload: "b\"x\" * 400000"),
+                           timeout: 150)
+        let summary = server.stop()
+        ServerPair.expectClosedClientReset(r.output, log: summary)
+        #expect(summary.components(separatedBy: "spliced from here on").count - 1 == 2, "both tunnels spliced\n\(summary)")
+    }
+
     /// The HTTP listener's HAR and flow log split an upload from the
     /// origin's think time as exec's do (`ExecTests.timingsTellTheUploadFromTheWait`):
     /// they had no send, and the upload counted as wait.
