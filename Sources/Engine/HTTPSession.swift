@@ -40,6 +40,12 @@ final class HTTPSession {
     /// The upstream's last response said it closes (`Connection: close`, or
     /// HTTP/1.0's default): the next request goes on a new connection.
     var upstreamSpent = false
+    /// An HTTP/1.1 origin closed with requests pipelined to it unanswered,
+    /// without warning or after a single response: the session's later
+    /// requests go one at a time.
+    var pipeliningRefused = false
+    /// Responses the current upstream connection has given.
+    var answeredOnUpstream = 0
     /// Requests seen on this connection (the flow log numbers them).
     var requestCount = 0
     /// The app closed its side while a request waited, and is probed since (`Tunnel.probeAppThatClosed`).
@@ -157,11 +163,16 @@ struct HTTPExchange {
     var serverAddress: String?
     /// HTTP/2: its stream gets no HTTP/1.1 response, but this, when its turn comes.
     var streamEnding: StreamEnding?
-    /// HTTP/2 to an h2 origin: the head as sent, for a request without a
-    /// body, so that one the origin left unprocessed (GOAWAY) goes again on
-    /// a new connection (RFC 9113 §8.7). Sent again once at most (`resent`).
+    /// An h2 app's request without a body: the head as sent, so that one
+    /// the origin left unanswered goes again on a new connection: to an h2
+    /// origin that left it unprocessed (GOAWAY, RFC 9113 §8.7), once; to an
+    /// HTTP/1.1 origin that closed with it pipelined (RFC 9112 §9.3.1), up
+    /// to `Tunnel.pipelineDepth` times (`resends`).
     var resendHead: [UInt8]?
-    var resent = false
+    var resends = 0
+    /// It went to an HTTP/1.1 origin behind another request still waiting
+    /// for its response (`Tunnel.pipelines`).
+    var pipelined = false
     /// The statistics, HAR and flow log have it already (a refusal, a
     /// failure): its local answer, if any, only goes to the app.
     var recorded = false

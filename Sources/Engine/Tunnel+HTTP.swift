@@ -321,21 +321,22 @@ extension Tunnel {
     /// there and may take it now, else on a new connection once the
     /// responses in flight have finished.
     ///
-    /// HTTP/2's streams go on to an HTTP/1.1 origin one at a time, not
-    /// pipelined: an origin that closes after a response (`Connection:
-    /// close`, its keep-alive limit) leaves the requests pipelined behind it
-    /// unanswered, and HTTP/1.1 cannot say whether it read them, so each
-    /// would fail its stream. To an h2 origin they go on together
-    /// (`takesAnotherStream`): there GOAWAY says which were not processed,
-    /// and those go again (`resendUnprocessed`).
+    /// HTTP/2's streams go on together (`takesAnotherStream`): to an h2
+    /// origin as streams of its own, where GOAWAY says which were not
+    /// processed and those go again (`resendUnprocessed`); to an HTTP/1.1
+    /// origin pipelined, as far as they could safely go again
+    /// (`pipelines`); the others wait for the responses before them.
     func dispatch(_ planned: PlannedRequest, in session: HTTPSession, sink: inout TunSink) {
         if session.upstream == planned.target, !session.upstreamSpent, let flow = tcpFlows[session.key] {
-            guard !session.isHTTP2 || !session.awaitsUpstream || takesAnotherStream(session, flow) else {
+            let behind = session.isHTTP2 && session.awaitsUpstream
+            guard !behind || takesAnotherStream(session, flow, planned) else {
                 session.waiting = planned
                 return
             }
+            var exchange = planned.exchange
+            exchange.pipelined = behind && flow.h2 == nil
             session.toUpstream.append(planned.head)
-            session.inFlight.append(planned.exchange)
+            session.inFlight.append(exchange)
             session.responses.expectResponse(to: HTTPMethod(rawValue: planned.exchange.method))
         } else if session.inFlight.isEmpty {
             switchUpstream(session, to: planned, sink: &sink)
@@ -345,19 +346,21 @@ extension Tunnel {
     }
 
     /// An h2 app's request may join those in flight: the upstream speaks
-    /// h2, has not gone away, and takes as many streams at once.
-    func takesAnotherStream(_ session: HTTPSession, _ flow: TCPFlow) -> Bool {
+    /// h2, has not gone away, and takes as many streams at once; or it
+    /// speaks HTTP/1.1 and the request may be pipelined to it.
+    func takesAnotherStream(_ session: HTTPSession, _ flow: TCPFlow, _ planned: PlannedRequest) -> Bool {
         // Counted by HTTP mode, not the session: requests whose heads wait in `toUpstream` count too.
-        guard let h2 = flow.h2, !h2.goneAway else { return false }
         var waiting = 0
         for exchange in session.inFlight where exchange.localAnswer == nil { waiting += 1 }
-        return waiting < h2.concurrentStreamLimit
+        guard let h2 = flow.h2 else { return pipelines(planned, behind: waiting, in: session, on: flow) }
+        return !h2.goneAway && waiting < h2.concurrentStreamLimit
     }
 
     /// The request that waited for its upstream goes, when it may now.
     func dispatchWaiting(_ session: HTTPSession, sink: inout TunSink) {
         guard let waiting = session.waiting else { return }
-        let joins = session.upstream == waiting.target && !session.upstreamSpent && tcpFlows[session.key].map { takesAnotherStream(session, $0) } == true
+        let joins = session.upstream == waiting.target && !session.upstreamSpent
+            && tcpFlows[session.key].map { takesAnotherStream(session, $0, waiting) } == true
         guard session.inFlight.isEmpty || joins else { return }
         session.waiting = nil
         dispatch(waiting, in: session, sink: &sink)
@@ -385,6 +388,7 @@ extension Tunnel {
         session.upstream = target
         session.upstreamRoute = route
         session.upstreamSpent = false
+        session.answeredOnUpstream = 0
         switch route {
         case .direct:
             // The origin the app itself connected to (by its fake IP's name, the
@@ -535,7 +539,17 @@ extension Tunnel {
                     noteResponseBody(rest[0 ..< consumed], session: session)
                     offset += consumed
                     if !session.inFlight.isEmpty { record(session.inFlight.removeFirst(), session: session) }
+                    session.answeredOnUpstream += 1
                     deliverLocalAnswers(session, connection: connection)
+                    // It said it closes (`Connection: close`): the requests pipelined behind it will not be
+                    // answered here. An origin that said so at its keep-alive limit may be pipelined to again;
+                    // one that says so after every response may not.
+                    if session.upstreamSpent,
+                       sendPipelinedAgain(flow, session: session, reason: "the origin closed after the response before them", kind: .other,
+                                          refusing: session.answeredOnUpstream == 1, sink: &sink) {
+                        tcp.flush(flow.key, now: now, sink: &sink)
+                        return
+                    }
                     // A request waits for another upstream: this one has nothing more to say
                     // unless responses pipelined behind this one (h2) are still to come.
                     if session.waiting != nil && !session.awaitsUpstream || tcpFlows[flow.key] !== flow { break parseLoop }
@@ -575,8 +589,9 @@ extension Tunnel {
             record(session.inFlight.removeFirst(), session: session)
             endedByClose = true
         }
-        let unanswered = session.awaitsUpstream
         let reason = closedBeforeAnswering(flow, session: session)
+        if sendPipelinedAgain(flow, session: session, reason: reason, kind: .other, sink: &sink) { return }
+        let unanswered = session.awaitsUpstream
         removeTCP(flow, keepConnection: true, keepSession: true)
         session.upstream = nil
         if unanswered {
@@ -601,6 +616,7 @@ extension Tunnel {
     /// The upstream failed: the request waiting for it gets a 502 and the app's connection ends after it.
     func upstreamFailed(_ flow: TCPFlow?, session: HTTPSession, reason: String, kind: ConnectionErrorKind = .protocolError, sink: inout TunSink) {
         io.statistics.upstreamErrors += 1
+        if let flow, sendPipelinedAgain(flow, session: session, reason: reason, kind: kind, sink: &sink) { return }
         if let flow { removeTCP(flow, keepConnection: true, keepSession: true) }
         session.upstream = nil
         guard let connection = tcp.connection(session.key) else { return }

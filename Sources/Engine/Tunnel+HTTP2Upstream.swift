@@ -102,30 +102,8 @@ extension Tunnel {
     /// and only once: the others' streams get REFUSED_STREAM, which tells
     /// the app the same.
     func resendUnprocessed(_ flow: TCPFlow, session: HTTPSession, reason: String, sink: inout TunSink) {
-        trace("\(flow.key): \(reason): sending those requests again on a new connection")
-        removeTCP(flow, keepConnection: true, keepSession: true)
-        let target = session.upstream, route = session.upstreamRoute
-        session.upstream = nil
-        session.toUpstream = OutgoingBytes()
-        session.responses = HTTPResponseParser()
-        var heads: [UInt8] = []
-        for index in session.inFlight.indices where session.inFlight[index].localAnswer == nil {
-            // (Not one the origin began to answer after all: that answer went to the app.)
-            if target != nil, route != nil, let head = session.inFlight[index].resendHead, !session.inFlight[index].resent,
-               session.inFlight[index].responseBytes == 0 {
-                heads += head
-                session.inFlight[index].resent = true
-                session.responses.expectResponse(to: HTTPMethod(rawValue: session.inFlight[index].method))
-            } else {
-                failStream(session, at: index, reason: reason, kind: .reset, unanswered: .reset(.refusedStream))
-                // The newest request may still be sending its body: it goes nowhere now.
-                if index == session.inFlight.indices.last { session.skippingRequestBody = true }
-            }
+        sendUnansweredAgain(flow, session: session, reason: reason, otherwise: .reset(.refusedStream), kind: .reset, sink: &sink) { exchange in
+            exchange.resends == 0
         }
-        if let target, let route, !heads.isEmpty {
-            session.toUpstream.append(heads)
-            connectSession(session, to: target, through: route, sink: &sink)
-        }
-        if !touched.contains(session.key) { touched.append(session.key) }
     }
 }

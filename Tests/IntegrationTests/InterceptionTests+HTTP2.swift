@@ -127,6 +127,135 @@ extension InterceptionTests {
         #expect(most >= 6, "the backend served at most \(most) requests at once")
     }
 
+    /// An HTTP/1.1 origin (one that answers each batch of requests it has
+    /// read 300 ms later, as across a network, and writes down how many a
+    /// batch held and how many connections it took, and in `stats.batches`
+    /// each batch's connection and how many requests it had read by then),
+    /// for the pipelining tests. With
+    /// `limit`, it closes a connection once it has answered that many
+    /// requests on it, as at a keep-alive limit: without a word, or with
+    /// `announce` saying `Connection: close` in the last response.
+    func startPipelineOrigin(port: Int, limit: Int, announce: Bool = false) throws -> String {
+        let stats = pair.path("pipeline-\(port).txt")
+        let server = Self.pythonTLSOrigin(port: port, backlog: 16, timeout: 120) + """
+        import threading, time
+        most = 0; connections = 0; limit = \(limit); announce = \(announce ? "True" : "False")
+        def serve(raw):
+            global most, connections
+            try:
+                c = context.wrap_socket(raw, server_side=True); c.settimeout(30)
+                connections += 1; number = connections
+                buf = b""; answered = 0
+                while limit == 0 or answered < limit:
+                    while b"\\r\\n\\r\\n" not in buf:
+                        chunk = c.recv(65536)
+                        if not chunk: return
+                        buf += chunk
+                    deadline = time.time() + 0.3
+                    while time.time() < deadline:
+                        c.settimeout(max(0.01, deadline - time.time()))
+                        try:
+                            chunk = c.recv(65536)
+                        except (socket.timeout, ssl.SSLWantReadError):
+                            continue
+                        if not chunk: break
+                        buf += chunk
+                    c.settimeout(30)
+                    heads = []
+                    while b"\\r\\n\\r\\n" in buf and (limit == 0 or answered + len(heads) < limit):
+                        head, _, buf = buf.partition(b"\\r\\n\\r\\n"); heads.append(head)
+                    most = max(most, len(heads)); answered += len(heads)
+                    open("\(stats)", "w").write("%d %d" % (most, connections))
+                    # Every request read so far: those answered now, and those the limit leaves unanswered.
+                    open("\(stats).batches", "a").write("%d %d\\n" % (number, len(heads) + buf.count(b"\\r\\n\\r\\n")))
+                    out = b""
+                    for i, head in enumerate(heads):
+                        method, path = head.split(b" ")[:2]
+                        body = path + b"\\n"
+                        last = announce and answered - len(heads) + i + 1 == limit
+                        out += b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n%s\\r\\n" % (len(body), b"Connection: close\\r\\n" if last else b"") + (b"" if method == b"HEAD" else body)
+                    c.sendall(out)
+            except Exception:
+                pass
+            finally:
+                raw.close()
+        for _ in range(100):
+            raw, _ = s.accept()
+            threading.Thread(target=serve, args=(raw,), daemon=True).start()
+        """
+        try server.write(toFile: pair.path("pipeline-origin-\(port).py"), atomically: true, encoding: .utf8)
+        try net.start(["/usr/bin/python3", pair.path("pipeline-origin-\(port).py"), webCertificate, webKey], in: pair.server,
+                      log: pair.path("pipeline-origin-\(port).log"))
+        #expect(pair.waitForListener("10.88.0.2:\(port)"), "\(read(pair.path("pipeline-origin-\(port).log")))")
+        return stats
+    }
+
+    /// `count` GETs curl multiplexes on one h2 connection, to `port`, each
+    /// saved to its own file; then the files, which must each hold their path.
+    static func pipelinedGETs(_ count: Int = 8, port: Int, folder: String) -> String {
+        let urls = (1 ... count).map { "-o \(folder)/n\($0) https://web.test:\(port)/n\($0)" }.joined(separator: " ")
+        return """
+        rm -rf \(folder) && mkdir -p \(folder)
+        curl -sS -Z --parallel-max \(count) -m 20 -w '%{http_code} %{http_version} %{num_connects}\\n' \(urls) | sort | uniq -c | sed 's/^ *//'
+        cat \((1 ... count).map { "\(folder)/n\($0)" }.joined(separator: " "))
+        """
+    }
+
+    /// What `pipelinedGETs` prints when every request got its own answer on one app connection.
+    static func pipelinedAnswers(_ count: Int = 8) -> String {
+        "\(count - 1) 200 2 0\n1 200 2 1\n" + (1 ... count).map { "/n\($0)\n" }.joined()
+    }
+
+    /// An h2 app's streams reach an HTTP/1.1 origin together, pipelined on
+    /// one connection, and each gets its own response. Sent one at a time,
+    /// each waited for the one before it: eight round trips (here 2.4 s),
+    /// and the origin never read two requests at once.
+    @Test func http2StreamsArePipelinedToAnHTTP11Origin() throws {
+        _ = try makeCADir()
+        let stats = try startPipelineOrigin(port: 9448, limit: 0)
+        let path = try mitmProfile("hostname = web.test:9448\nh2 = true", name: "h2-pipelined.conf")
+        let r = try exec(Self.pipelinedGETs(port: 9448, folder: pair.path("pipelined")), profile: path, timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
+        // One app connection: the transfer that opened it counts 1, the other seven 0.
+        #expect(r.stdout == Self.pipelinedAnswers(), "\(r.stdout) \(r.stderr)")
+        let seen = read(stats).split(separator: " ").compactMap { Int($0) }
+        // All eight in one read, unless curl opened its streams a little apart; one origin connection.
+        #expect(seen.count == 2 && seen[0] >= 6 && seen[1] == 1, "the origin's most requests at once, and connections: \(seen)")
+    }
+
+    /// An HTTP/1.1 origin that closes after three requests, without saying
+    /// so (a keep-alive limit), with more pipelined to it: those go again on
+    /// a new connection, and every stream gets its own response.
+    @Test func pipelinedRequestsGoAgainWhenTheOriginCloses() throws {
+        _ = try makeCADir()
+        let stats = try startPipelineOrigin(port: 9449, limit: 3)
+        let path = try mitmProfile("hostname = web.test:9449\nh2 = true", name: "h2-pipelined-closing.conf")
+        let r = try exec(Self.pipelinedGETs(port: 9449, folder: pair.path("pipelined-closing")), profile: path, timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == Self.pipelinedAnswers(), "\(r.stdout) \(r.stderr)")
+        let seen = read(stats).split(separator: " ").compactMap { Int($0) }
+        // Three, three and two: each connection answered as many as it would.
+        #expect(seen.count == 2 && seen[1] == 3, "the origin's most requests at once, and connections: \(seen)")
+    }
+
+    /// An origin that says `Connection: close` at its keep-alive limit (here
+    /// after three requests) is pipelined to again on the next connection:
+    /// the requests that wait join those sent again there. (One that closes
+    /// without a word is not: its next connection would get the five sent
+    /// again alone.)
+    @Test func pipeliningGoesOnPastAnAnnouncedKeepAliveLimit() throws {
+        _ = try makeCADir()
+        let stats = try startPipelineOrigin(port: 9450, limit: 3, announce: true)
+        let path = try mitmProfile("hostname = web.test:9450\nh2 = true", name: "h2-pipelined-limit.conf")
+        let r = try exec(Self.pipelinedGETs(16, port: 9450, folder: pair.path("pipelined-limit")), profile: path, timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == Self.pipelinedAnswers(16), "\(r.stdout) \(r.stderr)")
+        // The second connection's first batch: the five sent again, and those that joined them (up to 8).
+        let batches = read(stats + ".batches").split(separator: "\n").map { $0.split(separator: " ").compactMap { Int($0) } }
+        let second = batches.first { $0.first == 2 }?.last ?? 0
+        #expect(second > 5, "batches (connection, requests): \(batches)")
+    }
+
     /// Uploads over h2 reach the origin intact: with a content-length (curl's
     /// --data-binary) and without one (the gateway sends it on chunked).
     @Test func http2UploadsCrossTheGatewayIntact() throws {
