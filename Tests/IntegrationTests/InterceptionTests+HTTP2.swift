@@ -130,8 +130,9 @@ extension InterceptionTests {
     /// An HTTP/1.1 origin (one that answers each batch of requests it has
     /// read 300 ms later, as across a network, and writes down how many a
     /// batch held and how many connections it took, and in `stats.batches`
-    /// each batch's connection and how many requests it had read by then),
-    /// for the pipelining tests. With
+    /// each batch's connection and how many requests it had read by then,
+    /// and in `stats.methods` the methods of those it answered), for the
+    /// pipelining tests. With
     /// `limit`, it closes a connection once it has answered that many
     /// requests on it, as at a keep-alive limit: without a word, or with
     /// `announce` saying `Connection: close` in the last response.
@@ -168,6 +169,7 @@ extension InterceptionTests {
                     open("\(stats)", "w").write("%d %d" % (most, connections))
                     # Every request read so far: those answered now, and those the limit leaves unanswered.
                     open("\(stats).batches", "a").write("%d %d\\n" % (number, len(heads) + buf.count(b"\\r\\n\\r\\n")))
+                    open("\(stats).methods", "a").write(" ".join(h.split(b" ")[0].decode() for h in heads) + "\\n")
                     out = b""
                     for i, head in enumerate(heads):
                         method, path = head.split(b" ")[:2]
@@ -236,6 +238,28 @@ extension InterceptionTests {
         let seen = read(stats).split(separator: " ").compactMap { Int($0) }
         // Three, three and two: each connection answered as many as it would.
         #expect(seen.count == 2 && seen[1] == 3, "the origin's most requests at once, and connections: \(seen)")
+    }
+
+    /// Only requests that may go again are pipelined: a DELETE (without a
+    /// body, but not safe) waits for the responses before it, and is the
+    /// first of what the origin reads with it.
+    @Test func onlySafeRequestsArePipelined() throws {
+        _ = try makeCADir()
+        let stats = try startPipelineOrigin(port: 9451, limit: 0)
+        let path = try mitmProfile("hostname = web.test:9451\nh2 = true", name: "h2-pipelined-safe.conf")
+        let folder = pair.path("pipelined-safe")
+        func get(_ n: Int) -> String { "-o \(folder)/n\(n) https://web.test:9451/n\(n)" }
+        let r = try exec("""
+        rm -rf \(folder) && mkdir -p \(folder)
+        curl -sS -Z --parallel-max 8 -m 20 \(get(1)) \(get(2)) \(get(3)) --next -X DELETE \(get(4)) --next \(get(5)) \(get(6)) \
+          --next -X DELETE \(get(7)) --next \(get(8))
+        cat \((1 ... 8).map { "\(folder)/n\($0)" }.joined(separator: " "))
+        """, profile: path, timeout: 60)
+        #expect(r.status == 0 && r.stdout == (1 ... 8).map { "/n\($0)\n" }.joined(), "\(r.stdout) \(r.stderr)")
+        let batches = read(stats + ".methods").split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(batches.flatMap { $0 }.sorted() == ["DELETE", "DELETE"] + Array(repeating: "GET", count: 6), "\(batches)")
+        #expect(batches.allSatisfy { !$0.dropFirst().contains("DELETE") }, "a DELETE went behind another request: \(batches)")
+        #expect(batches.contains { $0.count > 1 }, "nothing was pipelined: \(batches)")
     }
 
     /// An origin that says `Connection: close` at its keep-alive limit (here
