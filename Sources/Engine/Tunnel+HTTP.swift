@@ -615,8 +615,9 @@ extension Tunnel {
 
     /// The upstream failed: the request waiting for it gets a 502 and the app's connection ends after it.
     func upstreamFailed(_ flow: TCPFlow?, session: HTTPSession, reason: String, kind: ConnectionErrorKind = .protocolError, sink: inout TunSink) {
-        io.statistics.upstreamErrors += 1
+        // Requests pipelined to it go again (an origin that closes with them unread resets its connection): no error yet.
         if let flow, sendPipelinedAgain(flow, session: session, reason: reason, kind: kind, sink: &sink) { return }
+        io.statistics.upstreamErrors += 1
         if let flow { removeTCP(flow, keepConnection: true, keepSession: true) }
         session.upstream = nil
         guard let connection = tcp.connection(session.key) else { return }

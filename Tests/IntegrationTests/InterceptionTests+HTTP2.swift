@@ -127,6 +127,23 @@ extension InterceptionTests {
         #expect(most >= 6, "the backend served at most \(most) requests at once")
     }
 
+    /// A Python TLS origin on 10.88.0.2:`port` (the web.test certificate)
+    /// whose `serve(raw)`, given as Python with `context` in scope, runs in a
+    /// thread for each of up to `connections` connections; started in the
+    /// server namespace as `name`.py, and listening when this returns.
+    func startThreadedTLSOrigin(_ name: String, port: Int, connections: Int, serve: String) throws {
+        let server = Self.pythonTLSOrigin(port: port, backlog: 16, timeout: 120) + "import threading\n" + serve + """
+
+        for _ in range(\(connections)):
+            raw, _ = s.accept()
+            threading.Thread(target=serve, args=(raw,), daemon=True).start()
+        """
+        try server.write(toFile: pair.path("\(name).py"), atomically: true, encoding: .utf8)
+        try net.start(["/usr/bin/python3", pair.path("\(name).py"), webCertificate, webKey], in: pair.server,
+                      log: pair.path("\(name).log"))
+        #expect(pair.waitForListener("10.88.0.2:\(port)"), "\(read(pair.path("\(name).log")))")
+    }
+
     /// An HTTP/1.1 origin (one that answers each batch of requests it has
     /// read 300 ms later, as across a network, and writes down how many a
     /// batch held and how many connections it took, and in `stats.batches`
@@ -138,8 +155,8 @@ extension InterceptionTests {
     /// `announce` saying `Connection: close` in the last response.
     func startPipelineOrigin(port: Int, limit: Int, announce: Bool = false) throws -> String {
         let stats = pair.path("pipeline-\(port).txt")
-        let server = Self.pythonTLSOrigin(port: port, backlog: 16, timeout: 120) + """
-        import threading, time
+        try startThreadedTLSOrigin("pipeline-origin-\(port)", port: port, connections: 100, serve: """
+        import time
         most = 0; connections = 0; limit = \(limit); announce = \(announce ? "True" : "False")
         def serve(raw):
             global most, connections
@@ -181,14 +198,7 @@ extension InterceptionTests {
                 pass
             finally:
                 raw.close()
-        for _ in range(100):
-            raw, _ = s.accept()
-            threading.Thread(target=serve, args=(raw,), daemon=True).start()
-        """
-        try server.write(toFile: pair.path("pipeline-origin-\(port).py"), atomically: true, encoding: .utf8)
-        try net.start(["/usr/bin/python3", pair.path("pipeline-origin-\(port).py"), webCertificate, webKey], in: pair.server,
-                      log: pair.path("pipeline-origin-\(port).log"))
-        #expect(pair.waitForListener("10.88.0.2:\(port)"), "\(read(pair.path("pipeline-origin-\(port).log")))")
+        """)
         return stats
     }
 
@@ -412,8 +422,7 @@ extension InterceptionTests {
     /// the origin cuts off in the middle resets its stream alone.
     @Test func http2OutlivesAnOriginThatClosesAfterEachResponse() throws {
         _ = try makeCADir()
-        let server = Self.pythonTLSOrigin(port: 9444, backlog: 16, timeout: 120) + """
-        import threading
+        try startThreadedTLSOrigin("closing-server", port: 9444, connections: 200, serve: """
         count = 0
         def serve(raw):
             global count
@@ -439,14 +448,7 @@ extension InterceptionTests {
                 pass
             finally:
                 raw.close()
-        for _ in range(200):
-            raw, _ = s.accept()
-            threading.Thread(target=serve, args=(raw,), daemon=True).start()
-        """
-        try server.write(toFile: pair.path("closing-server.py"), atomically: true, encoding: .utf8)
-        try net.start(["/usr/bin/python3", pair.path("closing-server.py"), webCertificate, webKey], in: pair.server,
-                      log: pair.path("closing-server.log"))
-        #expect(pair.waitForListener("10.88.0.2:9444"), "\(read(pair.path("closing-server.log")))")
+        """)
         let path = try mitmProfile("hostname = web.test:9444\nh2 = true", name: "h2-closing.conf")
         let urls = ["r1", "r2", "r3", "cut", "r4", "r5", "r6"].map { "-o \($0 == "cut" ? "/dev/null" : "-") https://web.test:9444/\($0)" }
         let r = try exec("""
