@@ -61,7 +61,7 @@ commands:
         (bound over the system's, and in SSL_CERT_FILE, CURL_CA_BUNDLE,
         REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS, GIT_SSL_CAINFO). Apps speak HTTP/1.1 inside ([MITM] h2 = true:
         HTTP/2 when they offer it, each stream one request, and HTTP/2 on
-        to servers that offer it). Apps that offer only TLS 1.2, or only
+        to servers that offer it, pipelined HTTP/1.1 to the others). Apps that offer only TLS 1.2, or only
         HTTP/2 (gRPC) without h2 = true, pass through untouched; QUIC to
         those names is refused so apps use TCP.
         --host-loopback lets CMD reach services on Sluice's own loopback
