@@ -163,16 +163,19 @@ struct HTTPExchange {
     var serverAddress: String?
     /// HTTP/2: its stream gets no HTTP/1.1 response, but this, when its turn comes.
     var streamEnding: StreamEnding?
-    /// An h2 app's request without a body: the head as sent, so that one
-    /// the origin left unanswered goes again on a new connection: to an h2
-    /// origin that left it unprocessed (GOAWAY, RFC 9113 §8.7), once; to an
-    /// HTTP/1.1 origin that closed with it pipelined (RFC 9112 §9.3.1), up
-    /// to `Tunnel.pipelineDepth` times (`resends`).
+    /// A request without a body: the head as sent, so that one the origin
+    /// left unanswered goes again on a new connection: to an h2 origin that
+    /// left it unprocessed (GOAWAY, RFC 9113 §8.7), once; to an HTTP/1.1
+    /// origin that closed with it pipelined, or with it sent alone after an
+    /// earlier response (RFC 9112 §9.3.1), up to `Tunnel.pipelineDepth`
+    /// times in all (`resends`, `Tunnel.mayGoAgain`).
     var resendHead: [UInt8]?
     var resends = 0
     /// It went to an HTTP/1.1 origin behind another request still waiting
     /// for its response (`Tunnel.pipelines`).
     var pipelined = false
+    /// It went on an upstream connection that had answered a request before.
+    var reusedConnection = false
     /// The statistics, HAR and flow log have it already (a refusal, a
     /// failure): its local answer, if any, only goes to the app.
     var recorded = false

@@ -282,7 +282,7 @@ extension Tunnel {
     /// Decides one request: answered here, or sent to the session's upstream (switching upstreams if the plan says so).
     func plan(_ head: HTTPRequestHead, in session: HTTPSession, sink: inout TunSink) {
         var planned = director.plan(head, facts: session.facts, now: now, scheme: session.app == nil ? "http" : "https")
-        if session.isHTTP2, !head.hasBody { planned.exchange.resendHead = planned.head }
+        if !head.hasBody { planned.exchange.resendHead = planned.head }
         trace("\(session.key): \(head.method.rawValue) \(planned.exchange.url) → \(planned.route) (\(planned.exchange.rule))")
         session.skippingRequestBody = false
         switch planned.route {
@@ -335,6 +335,7 @@ extension Tunnel {
             }
             var exchange = planned.exchange
             exchange.pipelined = behind && flow.h2 == nil
+            exchange.reusedConnection = session.answeredOnUpstream > 0
             session.toUpstream.append(planned.head)
             session.inFlight.append(exchange)
             session.responses.expectResponse(to: HTTPMethod(rawValue: planned.exchange.method))
@@ -544,8 +545,8 @@ extension Tunnel {
                     // It said it closes (`Connection: close`): the requests pipelined behind it will not be
                     // answered here. An origin that said so at its keep-alive limit may be pipelined to again;
                     // one that says so after every response may not.
-                    if session.upstreamSpent,
-                       sendPipelinedAgain(flow, session: session, reason: "the origin closed after the response before them", kind: .other,
+                    if session.upstreamSpent, session.isHTTP2,
+                       sendAgainIfSafe(flow, session: session, reason: "the origin closed after the response before them", kind: .other,
                                           refusing: session.answeredOnUpstream == 1, sink: &sink) {
                         tcp.flush(flow.key, now: now, sink: &sink)
                         return
@@ -572,7 +573,9 @@ extension Tunnel {
     /// gRPC server): the reason says so, and what to change.
     func closedBeforeAnswering(_ flow: TCPFlow, session: HTTPSession) -> String {
         let reason = "the upstream closed before answering"
-        guard let tls = flow.tls, tls.isConnected, tls.machine.applicationProtocol == nil, !session.isHTTP2 else { return reason }
+        // (Not one that answered before: that one speaks HTTP/1.1.)
+        guard let tls = flow.tls, tls.isConnected, tls.machine.applicationProtocol == nil, !session.isHTTP2,
+              session.answeredOnUpstream == 0 else { return reason }
         if director.profile?.mitm.prefersHTTP2 ?? false {
             return reason + " (its TLS chose no protocol: a server that speaks only HTTP/2 does that; Sluice speaks h2 to it only for an app that speaks h2)"
         }
@@ -590,7 +593,7 @@ extension Tunnel {
             endedByClose = true
         }
         let reason = closedBeforeAnswering(flow, session: session)
-        if sendPipelinedAgain(flow, session: session, reason: reason, kind: .other, sink: &sink) { return }
+        if sendAgainIfSafe(flow, session: session, reason: reason, kind: .other, sink: &sink) { return }
         let unanswered = session.awaitsUpstream
         removeTCP(flow, keepConnection: true, keepSession: true)
         session.upstream = nil
@@ -615,8 +618,8 @@ extension Tunnel {
 
     /// The upstream failed: the request waiting for it gets a 502 and the app's connection ends after it.
     func upstreamFailed(_ flow: TCPFlow?, session: HTTPSession, reason: String, kind: ConnectionErrorKind = .protocolError, sink: inout TunSink) {
-        // Requests pipelined to it go again (an origin that closes with them unread resets its connection): no error yet.
-        if let flow, sendPipelinedAgain(flow, session: session, reason: reason, kind: kind, sink: &sink) { return }
+        // Requests that may go again do (an origin that closes with requests unread resets its connection): no error yet.
+        if let flow, sendAgainIfSafe(flow, session: session, reason: reason, kind: kind, sink: &sink) { return }
         io.statistics.upstreamErrors += 1
         if let flow { removeTCP(flow, keepConnection: true, keepSession: true) }
         session.upstream = nil

@@ -152,12 +152,17 @@ extension InterceptionTests {
     /// pipelining tests. With
     /// `limit`, it closes a connection once it has answered that many
     /// requests on it, as at a keep-alive limit: without a word, or with
-    /// `announce` saying `Connection: close` in the last response.
-    func startPipelineOrigin(port: Int, limit: Int, announce: Bool = false) throws -> String {
+    /// `announce` saying `Connection: close` in the last response. With
+    /// `dropAfter`, it closes a connection that has answered that many when
+    /// the next request comes, unanswered: an idle close that crossed it.
+    /// With `resetFirst`, its first connection resets (SO_LINGER 0) once it
+    /// has read more than one request, answering none: as a close with
+    /// requests unread does, when the reset takes the response just written.
+    func startPipelineOrigin(port: Int, limit: Int, announce: Bool = false, dropAfter: Int = 0, resetFirst: Bool = false) throws -> String {
         let stats = pair.path("pipeline-\(port).txt")
         try startThreadedTLSOrigin("pipeline-origin-\(port)", port: port, connections: 100, serve: """
         import time
-        most = 0; connections = 0; limit = \(limit); announce = \(announce ? "True" : "False")
+        most = 0; connections = 0; limit = \(limit); announce = \(announce ? "True" : "False"); drop = \(dropAfter); reset = \(resetFirst ? "True" : "False")
         def serve(raw):
             global most, connections
             try:
@@ -169,6 +174,7 @@ extension InterceptionTests {
                         chunk = c.recv(65536)
                         if not chunk: return
                         buf += chunk
+                    if drop and answered >= drop: return
                     deadline = time.time() + 0.3
                     while time.time() < deadline:
                         c.settimeout(max(0.01, deadline - time.time()))
@@ -182,6 +188,10 @@ extension InterceptionTests {
                     heads = []
                     while b"\\r\\n\\r\\n" in buf and (limit == 0 or answered + len(heads) < limit):
                         head, _, buf = buf.partition(b"\\r\\n\\r\\n"); heads.append(head)
+                    if reset and number == 1 and len(heads) + buf.count(b"\\r\\n\\r\\n") > 1:
+                        import struct
+                        raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        return
                     most = max(most, len(heads)); answered += len(heads)
                     open("\(stats)", "w").write("%d %d" % (most, connections))
                     # Every request read so far: those answered now, and those the limit leaves unanswered.
@@ -255,6 +265,20 @@ extension InterceptionTests {
         #expect(seen.count == 2 && seen[1] == 3, "the origin's most requests at once, and connections: \(seen)")
     }
 
+    /// An origin that resets its connection with pipelined requests unread
+    /// (and, as a reset may, its answer to the first with them): the first
+    /// goes again with the others. It was a 502: sent first, it was not
+    /// pipelined.
+    @Test func theRequestAheadOfAPipelineGoesAgainAfterAReset() throws {
+        _ = try makeCADir()
+        let stats = try startPipelineOrigin(port: 9453, limit: 0, resetFirst: true)
+        let path = try mitmProfile("hostname = web.test:9453\nh2 = true", name: "h2-pipelined-reset.conf")
+        let r = try exec(Self.pipelinedGETs(port: 9453, folder: pair.path("pipelined-reset")), profile: path, timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == Self.pipelinedAnswers(), "\(r.stdout) \(r.stderr)")
+        #expect(read(stats).split(separator: " ").last == "2", "connections: \(read(stats))")
+    }
+
     /// Only requests that may go again are pipelined: a DELETE (without a
     /// body, but not safe) waits for the responses before it, and is the
     /// first of what the origin reads with it.
@@ -275,6 +299,26 @@ extension InterceptionTests {
         #expect(batches.flatMap { $0 }.sorted() == ["DELETE", "DELETE"] + Array(repeating: "GET", count: 6), "\(batches)")
         #expect(batches.allSatisfy { !$0.dropFirst().contains("DELETE") }, "a DELETE went behind another request: \(batches)")
         #expect(batches.contains { $0.count > 1 }, "nothing was pipelined: \(batches)")
+    }
+
+    /// A request that crosses the origin's idle close (it came on a
+    /// kept-alive connection as the origin closed it, unanswered) goes again
+    /// on a new connection, as curl and browsers would send it again
+    /// themselves: for an HTTP/1.1 app and for an h2 app's lone request.
+    /// It was a 502.
+    @Test func aRequestThatCrossesAnIdleCloseGoesAgain() throws {
+        _ = try makeCADir()
+        let stats = try startPipelineOrigin(port: 9452, limit: 0, dropAfter: 1)
+        let path = try mitmProfile("hostname = web.test:9452\nh2 = true", name: "keepalive-race.conf")
+        let urls = ["a", "b", "c"].map { "https://web.test:9452/\($0)" }.joined(separator: " ")
+        let r = try exec("""
+        curl -sS --http1.1 -w '%{http_code} %{num_connects}\\n' \(urls)
+        curl -sS --http2 -w '%{http_code} %{http_version} %{num_connects}\\n' \(urls)
+        """, profile: path, timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
+        // Each app used one connection; the origin answered one request on each of its six.
+        #expect(r.stdout == "/a\n200 1\n/b\n200 0\n/c\n200 0\n/a\n200 2 1\n/b\n200 2 0\n/c\n200 2 0\n", "\(r.stdout) \(r.stderr)")
+        #expect(read(stats).split(separator: " ").last == "6", "\(read(stats))")
     }
 
     /// An origin that says `Connection: close` at its keep-alive limit (here
