@@ -593,7 +593,8 @@ extension Tunnel {
             endedByClose = true
         }
         let reason = closedBeforeAnswering(flow, session: session)
-        if sendAgainIfSafe(flow, session: session, reason: reason, kind: .other, sink: &sink) { return }
+        // (Not behind a response that ended with the close: the app learns its end only from the app connection's.)
+        if !endedByClose, sendAgainIfSafe(flow, session: session, reason: reason, kind: .other, sink: &sink) { return }
         let unanswered = session.awaitsUpstream
         removeTCP(flow, keepConnection: true, keepSession: true)
         session.upstream = nil
