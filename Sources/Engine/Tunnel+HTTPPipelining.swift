@@ -76,7 +76,8 @@ extension Tunnel {
     /// and nothing done, when none may go again.
     func sendAgainIfSafe(_ flow: TCPFlow, session: HTTPSession, reason: String, kind: ConnectionErrorKind,
                          refusing: Bool = true, sink: inout TunSink) -> Bool {
-        guard flow.h2 == nil else { return false }
+        // (Without a target to go to, nothing can go again: an HTTP/1.1 app's requests must not fail as streams.)
+        guard flow.h2 == nil, session.upstream != nil, session.upstreamRoute != nil else { return false }
         let unanswered = session.inFlight.filter { $0.localAnswer == nil }
         let pipelined = unanswered.contains { $0.pipelined }
         let mayGoAgain = { (exchange: HTTPExchange) in Self.mayGoAgain(exchange, pipelinedBehind: pipelined) }
@@ -90,15 +91,14 @@ extension Tunnel {
         return true
     }
 
-    /// A request an HTTP/1.1 origin left unanswered may go again: nothing
-    /// of its response came, it went at most `pipelineDepth` times, and it
-    /// was pipelined, or is `repeatable` and went on a connection that had
-    /// answered before or with requests pipelined behind it (whose reset
-    /// may have taken its response).
+    /// A request an HTTP/1.1 origin left unanswered may go again: it is
+    /// `repeatable`, nothing of its response came, it went at most
+    /// `pipelineDepth` times, and it was pipelined, or went on a connection
+    /// that had answered before or with requests pipelined behind it (whose
+    /// reset may have taken its response).
     static func mayGoAgain(_ exchange: HTTPExchange, pipelinedBehind: Bool) -> Bool {
-        exchange.responseBytes == 0 && exchange.resends < pipelineDepth
-            && (exchange.pipelined && exchange.resendHead != nil
-                || (exchange.reusedConnection || pipelinedBehind) && repeatable(exchange))
+        repeatable(exchange) && exchange.responseBytes == 0 && exchange.resends < pipelineDepth
+            && (exchange.pipelined || exchange.reusedConnection || pipelinedBehind)
     }
 
     /// The requests `flow` left unanswered go again, in their places, on a
