@@ -161,7 +161,7 @@ struct HTTPExchange {
     /// The address its response came from (HAR's serverIPAddress): the
     /// origin's real one behind a fake IP, or the proxy's.
     var serverAddress: String?
-    /// HTTP/2: its stream gets no HTTP/1.1 response, but this, when its turn comes.
+    /// HTTP/2: its stream gets no HTTP/1.1 response (or no more of one), but this, when its turn comes.
     var streamEnding: StreamEnding?
     /// A request without a body: the head as sent, so that one the origin
     /// left unanswered goes again on a new connection: to an h2 origin that
@@ -181,13 +181,15 @@ struct HTTPExchange {
     var recorded = false
 }
 
-/// How HTTP/2's gateway ends a stream the session gives no response
-/// (HTTP/1.1 would end the app's whole connection instead).
+/// How HTTP/2's gateway ends a stream the session gives no response, or
+/// no more of one (HTTP/1.1 would end the app's whole connection instead).
 enum StreamEnding {
     /// RST_STREAM: a refused request (REJECT-RST, REJECT), a response the upstream cut off.
     case reset(HTTP2ErrorCode)
     /// Nothing at all (REJECT-DROP): the app gives up on the stream in its own time.
     case unanswered
+    /// END_STREAM: its response's body ran to the origin's close, and all of it went.
+    case atClose
 }
 
 /// A planned request that waits for its upstream.

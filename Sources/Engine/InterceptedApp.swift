@@ -191,6 +191,7 @@ final class InterceptedApp {
         switch ending {
         case let .reset(code): gateway!.resetNextResponse(code)
         case .unanswered: gateway!.leaveNextResponseUnanswered()
+        case .atClose: gateway!.endResponseAtClose()
         }
         sendFrames()
         flush(to: connection)

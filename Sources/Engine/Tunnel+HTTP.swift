@@ -133,6 +133,12 @@ extension Tunnel {
                 if taken < n { break }
                 continue
             }
+            if session.closeAfterAnswer, !session.isHTTP2 {
+                // An HTTP/1.1 app's connection that closes after what is
+                // queued: nothing could answer a new request on it.
+                appConsume(data.count, session, connection)
+                continue
+            }
             guard session.toUpstream.isEmpty else { break }
             let step: HTTPParseStep<HTTPRequestHead>?
             do { step = try session.requests.parse(data) } catch {
@@ -424,6 +430,12 @@ extension Tunnel {
         guard let connection = tcp.connection(flow.key) else { return }
         readLoop: for _ in 0 ..< 16 {
             flushToApp(session, connection: connection)
+            if session.inFlight.first?.localAnswer != nil {
+                // An answer whose turn came as those bytes went (a stream that
+                // ended at an earlier connection's close) goes before the next response.
+                deliverLocalAnswers(session, connection: connection)
+                if tcpFlows[flow.key] !== flow { break }
+            }
             guard session.toApp.isEmpty, !flow.upstreamClosed else { break }
             let handshaking = flow.tls.map { !$0.isConnected } ?? false
             let room = min(handshaking ? scratch.count : appRoom(session, connection), scratch.count)
@@ -582,29 +594,66 @@ extension Tunnel {
         return reason + " (its TLS chose no protocol: a server that speaks only HTTP/2 does that; with h2 = true in [MITM], apps that speak h2 reach it)"
     }
 
-    /// The upstream closed: a response read until close ends here; requests still waiting get a 502.
+    /// The upstream closed: a response read until close ends here; requests
+    /// still waiting go again when they may (`sendAgainIfSafe`), else fail.
     func upstreamEnded(_ flow: TCPFlow, session: HTTPSession, sink: inout TunSink) {
         guard let connection = tcp.connection(flow.key) else { return }
         // An h2 origin that went away and closed: the requests it left unprocessed go again.
         if takeH2Failures(flow, session: session, sink: &sink) { return }
         var endedByClose = false
         if case .end? = try? session.responses.finish(), !session.inFlight.isEmpty {
-            record(session.inFlight.removeFirst(), session: session)
             endedByClose = true
+            if session.isHTTP2 {
+                // Its stream ends once all of its body went (the gateway read it as running to the close too).
+                var exchange = session.inFlight[0]
+                record(exchange, session: session)
+                exchange.recorded = true
+                exchange.localAnswer = []
+                exchange.streamEnding = .atClose
+                session.inFlight[0] = exchange
+            } else {
+                record(session.inFlight.removeFirst(), session: session)
+            }
         }
+        session.answeredOnUpstream += endedByClose ? 1 : 0
         let reason = closedBeforeAnswering(flow, session: session)
-        // (Not behind a response that ended with the close: the app learns its end only from the app connection's.)
-        if !endedByClose, sendAgainIfSafe(flow, session: session, reason: reason, kind: .other, sink: &sink) { return }
+        // (Not behind a response that ended with the close for an HTTP/1.1
+        // app: it learns that body's end only from its connection's close.)
+        if !endedByClose || session.isHTTP2, sendAgainIfSafe(flow, session: session, reason: reason, kind: .other, sink: &sink) { return }
         let unanswered = session.awaitsUpstream
         removeTCP(flow, keepConnection: true, keepSession: true)
         session.upstream = nil
+        if endedByClose, !session.isHTTP2, !session.inFlight.isEmpty || session.waiting != nil {
+            // Behind a response that ended with the close, which only the
+            // app connection's close tells the app: nothing can follow it
+            // (a 502, or Map Local's answer, would read as that body's
+            // tail). The requests behind it go unanswered, as they would
+            // directly, and the app sends them again on a new connection
+            // if it may.
+            if unanswered { io.statistics.upstreamErrors += 1 }
+            let behind = session.inFlight + (session.waiting.map { [$0.exchange] } ?? [])
+            for var exchange in behind where !exchange.recorded {
+                exchange.failure = reason
+                exchange.failureKind = .other
+                record(exchange, session: session)
+            }
+            session.inFlight.removeAll()
+            session.waiting = nil
+            session.skippingRequestBody = true
+            session.closeAfterAnswer = true
+            flushToApp(session, connection: connection)
+            if session.toApp.isEmpty { appShutdownWrite(session, connection) }
+            tcp.flush(flow.key, now: now, sink: &sink)
+            return
+        }
         if unanswered {
             upstreamFailed(nil, session: session, reason: reason, sink: &sink)
             return
         }
-        if session.isHTTP2, !endedByClose {
-            // The origin closed between responses (its keep-alive ran out):
-            // the app's streams go on, the next request on a new connection.
+        if session.isHTTP2 {
+            // The origin closed between responses (its keep-alive ran out),
+            // or to end one: the app's streams go on, the next request on a
+            // new connection.
             deliverLocalAnswers(session, connection: connection)
             tcp.flush(flow.key, now: now, sink: &sink)
             return

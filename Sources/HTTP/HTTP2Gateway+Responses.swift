@@ -199,6 +199,19 @@ extension HTTP2Gateway {
         flushResponses()
     }
 
+    /// The session's upstream closed, and with it ended a response whose
+    /// body runs to the close (no length, RFC 9112 §6.3): its stream ends
+    /// after the last byte (END_STREAM), and the responses still to come
+    /// are read from their heads, as they come on a new connection.
+    /// (HTTP/1.1 tells the app such a body's end only by closing its
+    /// connection; HTTP/2 ends the stream, and the connection goes on.)
+    public mutating func endResponseAtClose() {
+        let step = try? responses.finish()
+        responses.startAfterClose()
+        if case .end? = step, !answering.isEmpty { endResponse() }
+        flushResponses()
+    }
+
     /// Takes the oldest stream off the list of those awaiting a response,
     /// with whatever of its response was read or waits for the windows.
     private mutating func skipNextResponse() -> UInt32? {

@@ -90,4 +90,11 @@ public struct HTTPResponseParser: Sendable {
         if case .end = step { completeExchange() }
         return step
     }
+
+    /// After `finish`: the responses still expected come from another
+    /// connection (their requests went again there), each from its head.
+    public mutating func startAfterClose() {
+        headReader = HeadReader()
+        state = .head
+    }
 }

@@ -282,6 +282,29 @@ private extension H2Peer {
         #expect(peer.violations == [])
     }
 
+    /// A body that runs to the origin's close (no length) ends its stream
+    /// with END_STREAM when the session says the close came; the responses
+    /// after it, from a new connection, are read from their heads.
+    @Test(arguments: splits)
+    func aBodyThatRunsToTheCloseEndsItsStreamThere(split: H2Split) {
+        var peer = connectedPeer()
+        #expect(peer.getRequests([1, 3]) == getText(1) + getText(3))
+        peer.respondAll(response(["HTTP/1.0 200 OK"], pattern(3000)), split: split)
+        var events = peer.take()
+        #expect(byStream(events) == [1: [.headers(stream: 1, fields: [H2Field(":status", "200")], endStream: false),
+                                         .data(stream: 1, bytes: pattern(3000), endStream: false)]], "\(events)")
+        peer.gateway.endResponseAtClose()
+        peer.collect()
+        events = peer.take()
+        #expect(events == [.data(stream: 1, bytes: [], endStream: true)], "\(events)")
+        peer.respondAll(ok("three"), split: split)
+        events = peer.take()
+        #expect(events.normalized == okFrames(3, "three"), "\(events)")
+        #expect(peer.gateway.openStreams == 0)
+        #expect(peer.error == nil && peer.respondError == nil)
+        #expect(peer.violations == [])
+    }
+
     /// Stream 3 is a HEAD: once stream 1's half-read response is skipped, the
     /// next head is read as a HEAD's, without the 100 bytes its content-length names.
     @Test(arguments: splits)

@@ -73,6 +73,26 @@ import HTTP
         #expect(try parser.finish() == nil)
     }
 
+    /// The requests behind a response that ran to the close went again on a
+    /// new connection: their responses are read from their heads, a HEAD's
+    /// without the body its content-length names.
+    @Test(arguments: Split.all)
+    func responsesAfterACloseAreReadFromTheirHeads(split: Split) throws {
+        var parser = HTTPResponseParser()
+        parser.expectResponse(to: .get)
+        parser.expectResponse(to: .head)
+        parser.expectResponse(to: .get)
+        _ = try drive(&parser, bytes("HTTP/1.0 200 OK\r\n\r\nto the close"), split)
+        #expect(try parser.finish() == .end(consumed: 0))
+        parser.startAfterClose()
+        #expect(parser.pendingResponses == 2)
+        let trace = try drive(&parser, bytes("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"), split)
+        #expect(trace.messages.map(\.head.status) == [200, 200])
+        #expect(trace.messages.map(\.body) == [[], bytes("abc")])
+        #expect(trace.messages.map(\.ended) == [true, true])
+        #expect(parser.pendingResponses == 0)
+    }
+
     @Test func unknownFinalCodingRunsToClose() throws {
         var parser = HTTPResponseParser()
         let trace = try drive(&parser, bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n\u{1F}x"), .whole,

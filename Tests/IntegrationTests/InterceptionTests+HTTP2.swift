@@ -529,6 +529,70 @@ extension InterceptionTests {
         """, "\(trailers.stdout) \(trailers.stderr)")
     }
 
+    /// A response whose body runs until the origin closes (no length, as
+    /// HTTP/1.0 servers send) ends its stream whole (END_STREAM after the
+    /// last byte), and the app's h2 connection goes on: the requests behind
+    /// it, pipelined to the origin, go again on a new connection.
+    @Test func http2StreamsEndWhereAnOriginsCloseEndsTheBody() throws {
+        _ = try makeCADir()
+        let stats = pair.path("close-body-stats.txt")
+        try startThreadedTLSOrigin("close-body-server", port: 9454, connections: 50, serve: """
+        import time
+        connections = 0
+        def serve(raw):
+            global connections
+            try:
+                connections += 1
+                c = context.wrap_socket(raw, server_side=True); c.settimeout(30)
+                buf = b""
+                while True:
+                    while b"\\r\\n\\r\\n" not in buf:
+                        chunk = c.recv(65536)
+                        if not chunk: return
+                        buf += chunk
+                    head, _, buf = buf.partition(b"\\r\\n\\r\\n")
+                    path = head.split(b" ")[1]
+                    if path == b"/close":
+                        # Those pipelined behind it are all read first (a close
+                        # with requests unread would reset the connection).
+                        time.sleep(0.3)
+                        c.setblocking(False)
+                        try:
+                            while True:
+                                chunk = c.recv(65536)
+                                if not chunk: break
+                                buf += chunk
+                        except (ssl.SSLWantReadError, BlockingIOError):
+                            pass
+                        c.setblocking(True)
+                        open("\(stats)", "w").write("%d behind" % buf.count(b"\\r\\n\\r\\n"))
+                        c.sendall(b"HTTP/1.1 200 OK\\r\\nConnection: close\\r\\n\\r\\n" + b"to the close " * 100 + b"\\n")
+                        c.close(); return
+                    body = path + b" answered on %d\\n" % connections
+                    c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
+            except Exception:
+                pass
+            finally:
+                raw.close()
+        """)
+        let path = try mitmProfile("hostname = web.test:9454\nh2 = true", name: "h2-close-body.conf")
+        let folder = pair.path("close-body")
+        let names = ["a", "close", "b", "c", "d"]
+        let r = try exec("""
+        rm -rf \(folder) && mkdir -p \(folder)
+        curl -sS -Z --parallel-max 5 -m 20 -w '%{http_code} %{http_version} %{exitcode}\\n' \(names.map { "-o \(folder)/\($0) https://web.test:9454/\($0)" }.joined(separator: " ")) | sort | uniq -c | sed 's/^ *//'
+        wc -c < \(folder)/close
+        cat \(names.filter { $0 != "close" }.map { "\(folder)/\($0)" }.joined(separator: " "))
+        """, profile: path, timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
+        // The body whole and its stream ended cleanly (curl's 92 is a stream reset); /a on the
+        // first connection, ahead of it; the rest on the second, as they went again.
+        #expect(r.stdout == "5 200 2 0\n1301\n/a answered on 1\n/b answered on 2\n/c answered on 2\n/d answered on 2\n",
+                "\(r.stdout) \(r.stderr)")
+        // They were pipelined behind it (all three, unless curl opened its streams a little apart).
+        #expect(["1 behind", "2 behind", "3 behind"].contains(read(stats)), "\(read(stats))")
+    }
+
     /// An upload the app cancels (RST_STREAM while its body goes on) ends
     /// its stream alone: the origin's connection for it is reset, never
     /// handed a whole request (a chunked one used to get its last chunk:
