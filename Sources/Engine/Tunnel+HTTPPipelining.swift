@@ -44,16 +44,19 @@ extension Tunnel {
     static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
 
     /// `planned` may be pipelined behind `waiting` requests on `flow`, an
-    /// HTTP/1.1 connection: its TLS is up (so its protocol is known), the
-    /// origin has not closed on pipelined requests before, and the request
-    /// could go again, as could every request it would wait behind. (An
+    /// HTTP/1.1 connection to the origin itself (plain HTTP, or TLS that is
+    /// up, so that ALPN said which protocol; not a forward proxy's
+    /// connection, which serves every origin behind it), the origin has not
+    /// closed on pipelined requests before, and the request could go
+    /// again, as could every request it would wait behind. (An
     /// origin that closes with requests unread resets the connection, and a
     /// reset may take the response it had just written with it: the request
     /// answered there must be one that can go again too.)
     func pipelines(_ planned: PlannedRequest, behind waiting: Int, in session: HTTPSession, on flow: TCPFlow) -> Bool {
         guard !session.pipeliningRefused, waiting < Self.pipelineDepth, Self.repeatable(planned.exchange),
               flow.connected, flow.handshake == nil, !flow.upstreamWriteClosed, flow.h2 == nil,
-              let tls = flow.tls, tls.isConnected else { return false }
+              let target = session.upstream, !target.host.isEmpty,
+              target.tls ? flow.tls?.isConnected == true : flow.tls == nil else { return false }
         return session.inFlight.allSatisfy { $0.localAnswer != nil || Self.repeatable($0) }
     }
 

@@ -158,7 +158,9 @@ extension InterceptionTests {
     /// With `resetFirst`, its first connection resets (SO_LINGER 0) once it
     /// has read more than one request, answering none: as a close with
     /// requests unread does, when the reset takes the response just written.
-    func startPipelineOrigin(port: Int, limit: Int, announce: Bool = false, dropAfter: Int = 0, resetFirst: Bool = false) throws -> String {
+    /// With `plain`, it speaks plain HTTP/1.1, without TLS.
+    func startPipelineOrigin(port: Int, limit: Int, announce: Bool = false, dropAfter: Int = 0, resetFirst: Bool = false,
+                             plain: Bool = false) throws -> String {
         let stats = pair.path("pipeline-\(port).txt")
         try startThreadedTLSOrigin("pipeline-origin-\(port)", port: port, connections: 100, serve: """
         import time
@@ -166,7 +168,7 @@ extension InterceptionTests {
         def serve(raw):
             global most, connections
             try:
-                c = context.wrap_socket(raw, server_side=True); c.settimeout(30)
+                c = \(plain ? "raw" : "context.wrap_socket(raw, server_side=True)"); c.settimeout(30)
                 connections += 1; number = connections
                 buf = b""; answered = 0
                 while limit == 0 or answered < limit:
@@ -212,10 +214,11 @@ extension InterceptionTests {
         return stats
     }
 
-    /// `count` GETs curl multiplexes on one h2 connection, to `port`, each
-    /// saved to its own file; then the files, which must each hold their path.
-    static func pipelinedGETs(_ count: Int = 8, port: Int, folder: String) -> String {
-        let urls = (1 ... count).map { "-o \(folder)/n\($0) https://web.test:\(port)/n\($0)" }.joined(separator: " ")
+    /// `count` GETs curl multiplexes on one h2 connection, to `port` (or
+    /// under `base`), each saved to its own file; then the files, which
+    /// must each hold their path.
+    static func pipelinedGETs(_ count: Int = 8, port: Int, folder: String, base: String? = nil) -> String {
+        let urls = (1 ... count).map { "-o \(folder)/n\($0) \(base ?? "https://web.test:\(port)")/n\($0)" }.joined(separator: " ")
         return """
         rm -rf \(folder) && mkdir -p \(folder)
         curl -sS -Z --parallel-max \(count) -m 20 -w '%{http_code} %{http_version} %{num_connects}\\n' \(urls) | sort | uniq -c | sed 's/^ *//'
@@ -243,6 +246,33 @@ extension InterceptionTests {
         let seen = read(stats).split(separator: " ").compactMap { Int($0) }
         // All eight in one read, unless curl opened its streams a little apart; one origin connection.
         #expect(seen.count == 2 && seen[0] >= 6 && seen[1] == 1, "the origin's most requests at once, and connections: \(seen)")
+    }
+
+    /// The same to an origin that speaks plain HTTP, where a URL Rewrite
+    /// sends the app's requests (a test environment on the developer's own
+    /// machine): HTTP/1.1 with no ALPN to wait for. Those a plain origin
+    /// leaves unanswered when it closes go again as over TLS.
+    @Test func http2StreamsArePipelinedToAPlainHTTPOrigin() throws {
+        _ = try makeCADir()
+        let stats = try startPipelineOrigin(port: 9455, limit: 0, plain: true)
+        let closing = try startPipelineOrigin(port: 9456, limit: 3, plain: true)
+        let path = try mitmProfile("hostname = web.test\nh2 = true", """
+        [URL Rewrite]
+        ^https://web\\.test/pipe/(.*) http://web.test:9455/$1 header
+        ^https://web\\.test/closing/(.*) http://web.test:9456/$1 header
+        """, name: "h2-pipelined-plain.conf")
+        let r = try exec(Self.pipelinedGETs(port: 443, folder: pair.path("pipelined-plain"), base: "https://web.test/pipe"), profile: path, timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == Self.pipelinedAnswers(), "\(r.stdout) \(r.stderr)")
+        let seen = read(stats).split(separator: " ").compactMap { Int($0) }
+        #expect(seen.count == 2 && seen[0] >= 6 && seen[1] == 1, "the origin's most requests at once, and connections: \(seen)")
+
+        let again = try exec(Self.pipelinedGETs(port: 443, folder: pair.path("closing-plain"), base: "https://web.test/closing"), profile: path, timeout: 60)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout == Self.pipelinedAnswers(), "\(again.stdout) \(again.stderr)")
+        // Three, three and one: each connection answered as many as it would.
+        let closed = read(closing).split(separator: " ").compactMap { Int($0) }
+        #expect(closed.count == 2 && closed[1] == 3, "the origin's most requests at once, and connections: \(closed)")
     }
 
     /// An HTTP/1.1 origin that closes after three requests, without saying
