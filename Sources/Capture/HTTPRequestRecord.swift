@@ -35,6 +35,8 @@ public struct HTTPRequestRecord: Sendable, Equatable {
     public var rule: String?
     public var policy: String?
     public var upstream: String?
+    /// How many times it went again on a new connection (the origin closed with it unanswered).
+    public var retries = 0
     public var error: String?
 
     public init(connectionID: UInt64, requestIndex: Int, startTime: UInt64, method: String, url: String) {
@@ -77,6 +79,7 @@ public struct HTTPRequestRecord: Sendable, Equatable {
         json.field("rule", rule)
         json.field("policy", policy)
         json.field("upstream", upstream)
+        json.field("retries", retries)
         json.field("error", error)
         json.endObject()
         return json.text
@@ -89,6 +92,7 @@ extension HTTPRequestRecord: CustomStringConvertible {
         var text = "#\(connectionID).\(requestIndex) \(method) \(url) \(status.map(String.init) ?? "-")"
         if let rule { text += " rule=\(rule)" }
         if let policy { text += " policy=\(policy)" }
+        if retries > 0 { text += " retries=\(retries)" }
         if let error { text += ": \(error)" }
         return text
     }

@@ -116,13 +116,15 @@ extension HTTPExchange {
         }
         let phases = phases(now: now)
         func milliseconds(_ nanoseconds: UInt64?) -> Double { nanoseconds.map { Double($0) / 1e6 } ?? 0 }
-        return HAREntry(startedDateTime: CalendarTime.rfc3339(startedAt), request: request, response: response,
-                        timings: HARTimings(blocked: phases.blocked.map { Double($0) / 1e6 } ?? -1, send: milliseconds(phases.send),
-                                            wait: milliseconds(phases.wait), receive: milliseconds(phases.receive)),
-                        serverIPAddress: localAnswer == nil ? serverIPAddress : nil,
-                        connection: connection,
-                        comment: comment,
-                        rule: rule, policy: policy, rewrittenFrom: rewrittenFrom,
-                        mocked: mocked || localAnswer != nil, process: process)
+        var entry = HAREntry(startedDateTime: CalendarTime.rfc3339(startedAt), request: request, response: response,
+                             timings: HARTimings(blocked: phases.blocked.map { Double($0) / 1e6 } ?? -1, send: milliseconds(phases.send),
+                                                 wait: milliseconds(phases.wait), receive: milliseconds(phases.receive)),
+                             serverIPAddress: localAnswer == nil ? serverIPAddress : nil,
+                             connection: connection,
+                             comment: comment,
+                             rule: rule, policy: policy, rewrittenFrom: rewrittenFrom,
+                             mocked: mocked || localAnswer != nil, process: process)
+        entry.retries = resends > 0 ? resends : nil
+        return entry
     }
 }

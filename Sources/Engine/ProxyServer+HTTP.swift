@@ -288,6 +288,7 @@ extension ProxyServer {
                                    closeAfter: old.closeAfter, responseHeadLimit: responseHeadLimit,
                                    bytesUp: old.bytesUpAtStart, bytesDown: old.bytesDownAtStart)
         fresh.retried = true
+        fresh.exchange.resends += 1
         // Until the new connection is up, what the client still has to take of earlier responses goes on.
         fresh.heldFrom = connection.toClient.count
         fresh.responseScanned = connection.toClient.count

@@ -131,6 +131,7 @@ extension HTTPExchange {
         line.rule = rule
         line.policy = policy
         line.upstream = upstream
+        line.retries = resends
         line.error = failure
         if headAt != nil {
             let phases = phases(now: now)

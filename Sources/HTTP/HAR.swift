@@ -505,6 +505,9 @@ public struct HAREntry: Sendable, Equatable {
     public var mocked: Bool?
     /// The program that sent it (`curl[4242]`), when an owner rule made Sluice ask.
     public var process: String?
+    /// How many times Sluice sent the request again on a new connection
+    /// (the origin closed with it unanswered); nil when it went once.
+    public var retries: Int?
     /// Chrome's `_resourceType`: "websocket" for an upgrade to WebSocket.
     public var resourceType: String?
     /// Chrome's `_webSocketMessages`: the messages both ways after the 101, in order.
@@ -565,6 +568,7 @@ public struct HAREntry: Sendable, Equatable {
         if let rewrittenFrom { json.field("_rewrittenFrom", rewrittenFrom) }
         if let mocked { json.field("_mocked", mocked) }
         if let process { json.field("_process", process) }
+        if let retries { json.field("_retries", retries) }
         if let resourceType { json.field("_resourceType", resourceType) }
         if let webSocketMessages {
             json.key("_webSocketMessages")
