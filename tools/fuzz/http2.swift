@@ -7,8 +7,9 @@
 // bytes were cut; every request that comes out parses as HTTP/1.1 with the
 // engine's own parser, which starts afresh where a request is cut (its
 // stream reset while its body went on); and answering each request it parsed (a small
-// response, chunked or not; part of one then a reset; a reset; no answer at
-// all, as the session's stream endings do) keeps the gateway whole.
+// response, chunked or not, or one that runs to the origin's close; part of
+// one then a reset; a reset; no answer at all, as the session's stream
+// endings do) keeps the gateway whole.
 
 private let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
@@ -123,8 +124,12 @@ public func fuzzHTTP2(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             switch choice >> 61 {
             case 0, 1:
                 _ = Array("HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: keep-alive\r\n\r\nhello".utf8).withUnsafeBytes { try? gateway.respond($0) }
-            case 2, 3:
+            case 2:
                 _ = Array("HTTP/1.1 404 Not Found\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n".utf8).withUnsafeBytes { try? gateway.respond($0) }
+            case 3:
+                // A body that runs to the origin's close; the next response comes on a new connection.
+                _ = Array("HTTP/1.0 200 OK\r\n\r\nto the close".utf8).withUnsafeBytes { try? gateway.respond($0) }
+                gateway.endResponseAtClose()
             case 4:
                 // The upstream failed in the middle of the response.
                 _ = Array("HTTP/1.1 200 OK\r\ncontent-length: 50\r\n\r\nhal".utf8).withUnsafeBytes { try? gateway.respond($0) }
