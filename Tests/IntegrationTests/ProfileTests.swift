@@ -66,6 +66,28 @@ final class ProfileTests {
         return received
     }
 
+    /// A command that opens a connection to origin.test:`port` for each
+    /// list of paths, sends their GETs at once (pipelined, when more than
+    /// one), reads until the close, and prints what came as Python's repr,
+    /// a line a connection.
+    func rawClient(port: Int, connections: [[String]]) throws -> String {
+        let client = work.appendingPathComponent("raw-client-\(port).py").path
+        let lists = connections.map { "[" + $0.map { "b\"\($0)\"" }.joined(separator: ", ") + "]" }.joined(separator: ", ")
+        try """
+        import socket
+        for paths in [\(lists)]:
+            c = socket.create_connection(("origin.test", \(port)), timeout=10)
+            c.sendall(b"".join(b"GET " + p + b" HTTP/1.1\\r\\nHost: origin.test:\(port)\\r\\n\\r\\n" for p in paths))
+            data = b""
+            while True:
+                chunk = c.recv(4096)
+                if not chunk: break
+                data += chunk
+            print(repr(data))
+        """.write(toFile: client, atomically: true, encoding: .utf8)
+        return "/usr/bin/python3 \(client)"
+    }
+
     static let hosts = """
     [Host]
     origin.test = 10.88.0.2
@@ -266,19 +288,7 @@ final class ProfileTests {
             c.sendall(b"HTTP/1.1 200 Fine\\r\\nX-Odd:tight\\r\\nX-Trail: v \\r\\nContent-Length: 3\\r\\nConnection: close\\r\\n\\r\\nok\\n"); c.close()
         """], in: pair.server)
         #expect(pair.waitForListener("10.88.0.2:9103"))
-        let client = work.appendingPathComponent("raw-head-client.py").path
-        try """
-        import socket
-        for path in ["/raw", "/changed"]:
-            c = socket.create_connection(("origin.test", 9103), timeout=10)
-            c.sendall(b"GET " + path.encode() + b" HTTP/1.1\\r\\nHost: origin.test:9103\\r\\n\\r\\n")
-            data = b""
-            while True:
-                chunk = c.recv(4096)
-                if not chunk: break
-                data += chunk
-            print(repr(data))
-        """.write(toFile: client, atomically: true, encoding: .utf8)
+        let client = try rawClient(port: 9103, connections: [["/raw"], ["/changed"]])
         let path = try profile("""
         [Rule]
         FINAL,DIRECT
@@ -288,7 +298,7 @@ final class ProfileTests {
         http-request ^http://origin\\.test:9103/ header-add X-Env staging
         http-response ^http://origin\\.test:9103/changed header-add X-Seen-By sluice
         """)
-        let r = try exec("/usr/bin/python3 \(client)", profile: path)
+        let r = try exec(client, profile: path)
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 2, "\(r.stdout)")
@@ -320,19 +330,7 @@ final class ProfileTests {
             c.sendall(b"HTTP/1.1 200 OK\\r\\nConnection: close\\r\\n\\r\\nthe body, to the close\\n"); c.close()
         """], in: pair.server)
         #expect(pair.waitForListener("10.88.0.2:9104"))
-        let client = work.appendingPathComponent("close-body-client.py").path
-        try """
-        import socket
-        for paths in [[b"first", b"second"], [b"first", b"mapped"]]:
-            c = socket.create_connection(("origin.test", 9104), timeout=10)
-            c.sendall(b"".join(b"GET /%s HTTP/1.1\\r\\nHost: origin.test:9104\\r\\n\\r\\n" % p for p in paths))
-            data = b""
-            while True:
-                chunk = c.recv(4096)
-                if not chunk: break
-                data += chunk
-            print(repr(data))
-        """.write(toFile: client, atomically: true, encoding: .utf8)
+        let client = try rawClient(port: 9104, connections: [["/first", "/second"], ["/first", "/mapped"]])
         let path = try profile("""
         [Rule]
         FINAL,DIRECT
@@ -344,7 +342,7 @@ final class ProfileTests {
         [Map Local]
         ^http://origin\\.test:9104/mapped$ data-type=text data="mapped" status-code=200
         """)
-        let r = try exec("/usr/bin/python3 \(client)", profile: path)
+        let r = try exec(client, profile: path)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == String(repeating: #"b'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nthe body, to the close\n'"# + "\n", count: 2), "\(r.stdout)")
         // The request left unanswered counts as the upstream's failure.
