@@ -615,7 +615,7 @@ extension Tunnel {
                 record(session.inFlight.removeFirst(), session: session)
             }
         }
-        session.answeredOnUpstream += endedByClose ? 1 : 0
+        if endedByClose { session.answeredOnUpstream += 1 }
         let reason = closedBeforeAnswering(flow, session: session)
         // (Not behind a response that ended with the close for an HTTP/1.1
         // app: it learns that body's end only from its connection's close.)
@@ -633,7 +633,7 @@ extension Tunnel {
             if unanswered { io.statistics.upstreamErrors += 1 }
             let behind = session.inFlight + (session.waiting.map { [$0.exchange] } ?? [])
             for var exchange in behind where !exchange.recorded {
-                exchange.failure = reason
+                exchange.failure = "the response before it ended with the origin's close"
                 exchange.failureKind = .other
                 record(exchange, session: session)
             }

@@ -342,11 +342,24 @@ final class ProfileTests {
         [Map Local]
         ^http://origin\\.test:9104/mapped$ data-type=text data="mapped" status-code=200
         """)
-        let r = try exec(client, profile: path)
+        let log = work.appendingPathComponent("close-body.jsonl").path
+        let r = try pair.exec(client, options: ["--profile", path, "--flow-log", log], timeout: 60)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == String(repeating: #"b'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nthe body, to the close\n'"# + "\n", count: 2), "\(r.stdout)")
-        // The request left unanswered counts as the upstream's failure.
+        // The request left unanswered counts as the upstream's failure; the log says why both went unanswered.
         #expect(r.stderr.contains(" 1 upstream errors,"), "\(r.stderr)")
+        let errors = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+        print("\\n".join("%s %s %s" % (l["url"].split("/")[-1], l["status"], l["error"]) for l in lines if l["kind"] == "http"))
+        """, log]).output
+        #expect(errors == """
+        first 200 None
+        second None the response before it ended with the origin's close
+        first 200 None
+        mapped 200 the response before it ended with the origin's close
+
+        """, "\(errors)")
     }
 
     @Test func headerModeRewriteKeepsMethodAndBody() throws {
