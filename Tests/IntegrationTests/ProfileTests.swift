@@ -310,13 +310,14 @@ final class ProfileTests {
     /// the origin closes (no length) reads that body to its end and then the
     /// close, as it would directly: nothing after it. A 502 for the request
     /// left unanswered, or Map Local's answer to the one after it, written
-    /// there, would read as the body's tail.
+    /// there, would read as the body's tail; a request that waited for
+    /// another upstream (a rewrite to another port) does not go there.
     @Test func aBodyThatEndsWithTheCloseIsAllTheAppReads() throws {
         _ = try net.start(["/usr/bin/python3", "-c", """
         import socket, time
         s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("10.88.0.2", 9104)); s.listen(4); s.settimeout(30)
-        for _ in range(2):
+        for _ in range(3):
             c, _ = s.accept(); c.settimeout(30)
             c.recv(4096)
             # What came pipelined behind the first request is read before the close (else it resets).
@@ -330,11 +331,14 @@ final class ProfileTests {
             c.sendall(b"HTTP/1.1 200 OK\\r\\nConnection: close\\r\\n\\r\\nthe body, to the close\\n"); c.close()
         """], in: pair.server)
         #expect(pair.waitForListener("10.88.0.2:9104"))
-        let client = try rawClient(port: 9104, connections: [["/first", "/second"], ["/first", "/mapped"]])
+        let client = try rawClient(port: 9104, connections: [["/first", "/second"], ["/first", "/mapped"], ["/first", "/elsewhere"]])
         let path = try profile("""
         [Rule]
         FINAL,DIRECT
         \(Self.hosts)
+
+        [URL Rewrite]
+        ^http://origin\\.test:9104/elsewhere http://origin.test:8080/hello.txt header
 
         [Header Rewrite]
         http-request ^http://origin\\.test:9104/ header-add X-Env staging
@@ -345,8 +349,8 @@ final class ProfileTests {
         let log = work.appendingPathComponent("close-body.jsonl").path
         let r = try pair.exec(client, options: ["--profile", path, "--flow-log", log], timeout: 60)
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout == String(repeating: #"b'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nthe body, to the close\n'"# + "\n", count: 2), "\(r.stdout)")
-        // The request left unanswered counts as the upstream's failure; the log says why both went unanswered.
+        #expect(r.stdout == String(repeating: #"b'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nthe body, to the close\n'"# + "\n", count: 3), "\(r.stdout)")
+        // The request left unanswered counts as the upstream's failure; the log says why each went unanswered.
         #expect(r.stderr.contains(" 1 upstream errors,"), "\(r.stderr)")
         let errors = try net.run(["/usr/bin/python3", "-c", """
         import json, sys
@@ -358,6 +362,8 @@ final class ProfileTests {
         second None the response before it ended with the origin's close
         first 200 None
         mapped 200 the response before it ended with the origin's close
+        first 200 None
+        hello.txt None the response before it ended with the origin's close
 
         """, "\(errors)")
     }
