@@ -623,13 +623,13 @@ extension Tunnel {
         let unanswered = session.awaitsUpstream
         removeTCP(flow, keepConnection: true, keepSession: true)
         session.upstream = nil
-        if endedByClose, !session.isHTTP2, !session.inFlight.isEmpty || session.waiting != nil {
+        if endedByClose, !session.isHTTP2 {
             // Behind a response that ended with the close, which only the
-            // app connection's close tells the app: nothing can follow it
+            // app connection's close tells the app, nothing can follow it
             // (a 502, or Map Local's answer, would read as that body's
-            // tail). The requests behind it go unanswered, as they would
+            // tail): the requests behind it go unanswered, as they would
             // directly, and the app sends them again on a new connection
-            // if it may.
+            // if it may. Its connection closes below, as after any close.
             if unanswered { io.statistics.upstreamErrors += 1 }
             let behind = session.inFlight + (session.waiting.map { [$0.exchange] } ?? [])
             for var exchange in behind where !exchange.recorded {
@@ -640,13 +640,7 @@ extension Tunnel {
             session.inFlight.removeAll()
             session.waiting = nil
             session.skippingRequestBody = true
-            session.closeAfterAnswer = true
-            flushToApp(session, connection: connection)
-            if session.toApp.isEmpty { appShutdownWrite(session, connection) }
-            tcp.flush(flow.key, now: now, sink: &sink)
-            return
-        }
-        if unanswered {
+        } else if unanswered {
             upstreamFailed(nil, session: session, reason: reason, sink: &sink)
             return
         }
