@@ -1,3 +1,7 @@
+#if canImport(CryptoAVX2) && arch(x86_64)
+internal import CryptoAVX2
+#endif
+
 /// The ChaCha20 stream cipher of RFC 8439 §2.3-2.4: a 256-bit key, a 96-bit
 /// nonce and a 32-bit block counter expanded into 64-byte keystream blocks that
 /// are XORed with the data.
@@ -8,9 +12,10 @@
 ///
 /// The key and nonce are loaded into words once, at `init`; the state of a block
 /// lives in sixteen local words and the keystream of a block in a fixed-size
-/// tuple on the stack, so encrypting allocates nothing per block. Runs of 256
-/// bytes go four blocks at a time through SIMD lanes (ChaCha20+FourBlocks.swift);
-/// the tail goes one block at a time.
+/// tuple on the stack, so encrypting allocates nothing per block. Runs of 512
+/// bytes go eight blocks at a time when the CPU has AVX2
+/// (`CryptoAcceleration`), runs of 256 four blocks at a time through SSE2's
+/// lanes (ChaCha20+FourBlocks.swift), and the tail one block at a time.
 struct ChaCha20 {
     static let keySize = 32
     static let nonceSize = 12
@@ -122,14 +127,23 @@ struct ChaCha20 {
 
     /// The encryption of §2.4 (its own inverse): XORs `bytes` in place with the
     /// keystream whose first block has counter `initialCounter` (§2.4.1, with
-    /// the blocks taken four at a time while 256 bytes remain). The caller has
-    /// checked `canProcess(byteCount:initialCounter:)`; the counter wraps rather
-    /// than traps if it did not.
-    func xorKeyStream(_ bytes: UnsafeMutableRawBufferPointer, initialCounter: UInt32) {
+    /// the blocks taken eight or four at a time while 512 or 256 bytes remain).
+    /// The caller has checked `canProcess(byteCount:initialCounter:)`; the
+    /// counter wraps rather than traps if it did not. `eightLanes` is for the
+    /// tests, which compare the paths.
+    func xorKeyStream(_ bytes: UnsafeMutableRawBufferPointer, initialCounter: UInt32,
+                      eightLanes: Bool = CryptoAcceleration.avx2) {
         guard let base = bytes.baseAddress else { return }
         let count = bytes.count
         var counter = initialCounter
         var offset = 0
+        #if canImport(CryptoAVX2) && arch(x86_64)
+        if eightLanes, count >= 8 * Self.blockSize {
+            offset = chaCha20XorEightBlockRuns(base, byteCount: count, key: (key0, key1, key2, key3, key4, key5, key6, key7),
+                                               nonce: (nonce0, nonce1, nonce2), counter: counter)
+            counter &+= UInt32(truncatingIfNeeded: offset / Self.blockSize)
+        }
+        #endif
         while count - offset >= Self.fourBlockSize {
             xorFourBlocks(base + offset, counter: counter)
             counter &+= 4

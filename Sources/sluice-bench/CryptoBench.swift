@@ -5,12 +5,18 @@
 // the optimiser once miscompiled the P-256 code in release only (docs/tls.md),
 // which the debug-built unit tests cannot see. `--check` stops after them.
 import Crypto
+import Sys
 import TLS
 import X509
 
 private func hexBytes(_ text: String) -> [UInt8] {
     let digits = text.unicodeScalars.compactMap { UInt8(String($0), radix: 16) }
     return stride(from: 0, to: digits.count - 1, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
+}
+
+/// As `sluice` does at start (Engine's `CPUAcceleration`): AVX2's ChaCha20 when the CPU has it.
+func enableCryptoAcceleration() {
+    CryptoAcceleration.avx2 = CryptoAcceleration.avx2Built && CPUFeatures.current().avx2
 }
 
 /// RFC 7748 §6.1, RFC 6979 A.2.5 ("sample", SHA-256), RFC 8439 §2.8.2's tag,
@@ -38,6 +44,18 @@ func checkCryptoKnownAnswers() -> Bool {
         plaintext: Array("Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.".utf8),
         additionalData: hexBytes("50515253c0c1c2c3c4c5c6c7"))
     check("ChaCha20-Poly1305, RFC 8439 §2.8.2", sealed?.tag == hexBytes("1ae10b594f09e26a7e902ecbd0600691"))
+    if CryptoAcceleration.avx2 {
+        // The eight-block path starts at 512 bytes, past the RFC's message: it must give the four-block path's bytes.
+        let key = hexBytes("808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f")
+        let nonce = hexBytes("070000004041424344454647")
+        let message = (0 ..< 4133).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let eight = ChaCha20Poly1305.seal(key: key, nonce: nonce, plaintext: message, additionalData: [])
+        CryptoAcceleration.avx2 = false
+        let four = ChaCha20Poly1305.seal(key: key, nonce: nonce, plaintext: message, additionalData: [])
+        CryptoAcceleration.avx2 = true
+        check("ChaCha20 eight blocks at a time (AVX2) as four at a time, 4,133 bytes",
+              eight != nil && eight?.ciphertext == four?.ciphertext && eight?.tag == four?.tag)
+    }
     let gcm = AESGCM.seal(key: [UInt8](repeating: 0, count: 16), nonce: [UInt8](repeating: 0, count: 12),
                           plaintext: [UInt8](repeating: 0, count: 16), additionalData: [])
     check("AES-128-GCM, the GCM specification's test case 2",
@@ -102,6 +120,14 @@ func benchCrypto(rounds: Int) {
     for suite in CipherSuite.allCases {
         var protection = RecordProtection(suite: suite, trafficSecret: [UInt8](repeating: 7, count: 32))
         let ns = nanosecondsPerCall(rounds: rounds, iterations: 50, calls: 1) { _ = protection.seal(record, type: .applicationData) }
-        print("  \(suite) record of 16 KiB: \(format1(ns / 1000)) µs (\(format1(16384 / ns * 1000)) MB/s)")
+        let path = suite == .chacha20Poly1305SHA256 ? (CryptoAcceleration.avx2 ? ", AVX2" : ", SSE2") : ""
+        print("  \(suite) record of 16 KiB\(path): \(format1(ns / 1000)) µs (\(format1(16384 / ns * 1000)) MB/s)")
+        if suite == .chacha20Poly1305SHA256, CryptoAcceleration.avx2 {
+            // The baseline path too, on this CPU, for the ratio.
+            CryptoAcceleration.avx2 = false
+            defer { CryptoAcceleration.avx2 = true }
+            let baseline = nanosecondsPerCall(rounds: rounds, iterations: 50, calls: 1) { _ = protection.seal(record, type: .applicationData) }
+            print("  \(suite) record of 16 KiB, SSE2: \(format1(baseline / 1000)) µs (\(format1(16384 / baseline * 1000)) MB/s)")
+        }
     }
 }

@@ -173,6 +173,7 @@ case "quic":
     if let i = arguments.firstIndex(of: "--rounds"), i + 1 < arguments.count, let n = Int(arguments[i + 1]) { rounds = max(1, n) }
     benchQUIC(rounds: rounds)
 case "crypto":
+    enableCryptoAcceleration()
     print("Known answers in this build:")
     guard checkCryptoKnownAnswers() else { print("crypto: a known answer differs in this build"); exit(1) }
     if arguments.contains("--check") { break }

@@ -313,6 +313,8 @@ func summarize(_ text: String) {
 }
 ProcessControl.lineBufferStandardOutput()
 if let command = arguments.first, !command.hasPrefix("__") {
+    // Before any thread, and not in the helpers that only start the command.
+    CPUAcceleration.enable()
     switch OptionScreen.screen(command, arguments.dropFirst()) {
     case .proceed: break
     case .help:

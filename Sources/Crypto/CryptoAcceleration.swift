@@ -1,0 +1,20 @@
+/// Which wider SIMD paths Crypto may take. The process that can ask the
+/// kernel sets it once, before any cipher runs (the engine, from Sys's
+/// `CPUFeatures`); everything else (the fuzz harnesses, other
+/// architectures) keeps the baseline paths.
+public enum CryptoAcceleration {
+    /// ChaCha20 eight blocks at a time in AVX2 (the CryptoAVX2 module),
+    /// instead of four in SSE2: about twice the keystream per cycle. Set it
+    /// only when the CPU has AVX2: that module's instructions trap on one
+    /// without. Set once, before threads start, and only read afterwards.
+    nonisolated(unsafe) public static var avx2 = false
+
+    /// This build has the AVX2 path (x86-64, built by the package).
+    public static var avx2Built: Bool {
+        #if canImport(CryptoAVX2) && arch(x86_64)
+        return true
+        #else
+        return false
+        #endif
+    }
+}
