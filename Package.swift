@@ -69,7 +69,7 @@ let package = Package(
 
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StackTests", dependencies: ["Stack", "Wire", "TestSupport"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Sys", "TestSupport"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "CryptoAVX2", "Sys", "TestSupport"]),
         .testTarget(name: "X509Tests", dependencies: ["X509", "Crypto", "TestSupport"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "Crypto", "X509", "TestSupport"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto", "TestSupport"]),

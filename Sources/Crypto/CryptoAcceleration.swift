@@ -4,7 +4,8 @@
 /// architectures) keeps the baseline paths.
 public enum CryptoAcceleration {
     /// ChaCha20 eight blocks at a time in AVX2 (the CryptoAVX2 module),
-    /// instead of four in SSE2: about twice the keystream per cycle. Set it
+    /// instead of four in SSE2: about twice the keystream per cycle; and
+    /// Poly1305 four blocks at a time, about 1.8 times as fast. Set it
     /// only when the CPU has AVX2: that module's instructions trap on one
     /// without. Set once, before threads start, and only read afterwards.
     nonisolated(unsafe) public static var avx2 = false

@@ -1,3 +1,7 @@
+#if canImport(CryptoAVX2) && arch(x86_64)
+internal import CryptoAVX2
+#endif
+
 /// The Poly1305 one-time authenticator of RFC 8439 §2.5: the message, read as
 /// 16-byte little-endian blocks each with a bit set above its last byte, is
 /// evaluated as a polynomial at the clamped key half `r` modulo p = 2^130 - 5,
@@ -123,9 +127,19 @@ struct Poly1305 {
     }
 
     /// The bytes followed by pad16 (§2.8): zeros up to a multiple of 16. A padded
-    /// short block is then an ordinary full block, 2^128 bit included.
-    mutating func absorbZeroPadded(_ bytes: UnsafeRawBufferPointer) {
+    /// short block is then an ordinary full block, 2^128 bit included. A long
+    /// message's 64-byte chunks go four blocks at a time when the CPU has AVX2
+    /// (CryptoAVX2's `poly1305AbsorbFourLaneRuns`; `fourLanes` is for the
+    /// tests, which compare the paths).
+    mutating func absorbZeroPadded(_ bytes: UnsafeRawBufferPointer, fourLanes: Bool = CryptoAcceleration.avx2) {
         var offset = 0
+        #if canImport(CryptoAVX2) && arch(x86_64)
+        if fourLanes, bytes.count >= poly1305LaneMinimum, let base = bytes.baseAddress {
+            var accumulator = (h0, h1, h2)
+            offset = poly1305AbsorbFourLaneRuns(&accumulator, r: (r0, r1), base, byteCount: bytes.count)
+            (h0, h1, h2) = accumulator
+        }
+        #endif
         while bytes.count - offset >= Self.blockSize {
             let m = Self.block(bytes, at: offset)
             absorbBlock(low: m.low, high: m.high, highBit: 1)

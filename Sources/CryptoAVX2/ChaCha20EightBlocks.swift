@@ -1,6 +1,6 @@
 // This module alone is compiled for Haswell-class x86-64 (AVX2, in
 // Package.swift), and nothing in it may run unless the CPU has AVX2: Crypto
-// calls it only when `ChaCha20.eightLanes` says so, which the engine sets
+// calls it only when `CryptoAcceleration.avx2` says so, which the engine sets
 // from the kernel's CPU flags (Sys's `CPUFeatures`). Its interface takes
 // and returns scalars and pointers only: a SIMD argument would be passed
 // in YMM registers on this side and not on the caller's, compiled for

@@ -45,7 +45,7 @@ func checkCryptoKnownAnswers() -> Bool {
         additionalData: hexBytes("50515253c0c1c2c3c4c5c6c7"))
     check("ChaCha20-Poly1305, RFC 8439 §2.8.2", sealed?.tag == hexBytes("1ae10b594f09e26a7e902ecbd0600691"))
     if CryptoAcceleration.avx2 {
-        // The eight-block path starts at 512 bytes, past the RFC's message: it must give the four-block path's bytes.
+        // The AVX2 paths start at 512 bytes (ChaCha20) and 256 (Poly1305), past the RFC's message: they must give the SSE2 paths' bytes.
         let key = hexBytes("808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f")
         let nonce = hexBytes("070000004041424344454647")
         let message = (0 ..< 4133).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
@@ -53,7 +53,7 @@ func checkCryptoKnownAnswers() -> Bool {
         CryptoAcceleration.avx2 = false
         let four = ChaCha20Poly1305.seal(key: key, nonce: nonce, plaintext: message, additionalData: [])
         CryptoAcceleration.avx2 = true
-        check("ChaCha20 eight blocks at a time (AVX2) as four at a time, 4,133 bytes",
+        check("ChaCha20-Poly1305 in AVX2 as in SSE2, 4,133 bytes",
               eight != nil && eight?.ciphertext == four?.ciphertext && eight?.tag == four?.tag)
     }
     let gcm = AESGCM.seal(key: [UInt8](repeating: 0, count: 16), nonce: [UInt8](repeating: 0, count: 12),
