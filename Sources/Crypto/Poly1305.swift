@@ -90,6 +90,15 @@ struct Poly1305 {
         h2 = (top & 3) &+ UInt64(truncatingIfNeeded: carried &>> 64)
     }
 
+    /// The accumulator's limbs and the clamped r, for the four-lane path
+    /// (and the fuzz harness that compares it with this one).
+    var accumulatorWords: (UInt64, UInt64, UInt64) {
+        get { (h0, h1, h2) }
+        set { (h0, h1, h2) = newValue }
+    }
+
+    var clampedR: (UInt64, UInt64) { (r0, r1) }
+
     /// The 16 bytes at `offset`, as the little-endian number of §2.5.
     @inline(__always)
     private static func block(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> (low: UInt64, high: UInt64) {
@@ -135,9 +144,7 @@ struct Poly1305 {
         var offset = 0
         #if canImport(CryptoAVX2) && arch(x86_64)
         if fourLanes, bytes.count >= poly1305LaneMinimum, let base = bytes.baseAddress {
-            var accumulator = (h0, h1, h2)
-            offset = poly1305AbsorbFourLaneRuns(&accumulator, r: (r0, r1), base, byteCount: bytes.count)
-            (h0, h1, h2) = accumulator
+            offset = poly1305AbsorbFourLaneRuns(&accumulatorWords, r: clampedR, base, byteCount: bytes.count)
         }
         #endif
         while bytes.count - offset >= Self.blockSize {
