@@ -39,9 +39,9 @@ let package = Package(
         .target(name: "Stack", dependencies: ["Wire"], swiftSettings: strict),
         // Hashes, ciphers and signatures for QUIC sniffing and TLS.
         .target(name: "Crypto", dependencies: ["CryptoAVX2"], swiftSettings: strict),
-        // ChaCha20 eight blocks at a time, compiled for AVX2 (Haswell, 2013, and
-        // later) while the rest stays baseline x86-64: Crypto calls it only when
-        // the engine has found AVX2 in the CPU's flags.
+        // ChaCha20 eight blocks and Poly1305 four blocks at a time, compiled for
+        // AVX2 (Haswell, 2013, and later) while the rest stays baseline x86-64:
+        // Crypto calls it only when the engine has found AVX2 in the CPU's flags.
         .target(name: "CryptoAVX2", swiftSettings: strict + wide),
         .target(name: "HTTP", dependencies: ["Wire", "Crypto"], swiftSettings: strict),
         // DER, PEM and X.509: reading chains, checking them, issuing certificates.
