@@ -14,7 +14,7 @@ private func hexBytes(_ text: String) -> [UInt8] {
     return stride(from: 0, to: digits.count - 1, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
 }
 
-/// As `sluice` does at start (Engine's `CPUAcceleration`): AVX2's ChaCha20 when the CPU has it.
+/// As `sluice` does at start (Engine's `CPUAcceleration`): AVX2's ChaCha20 and Poly1305 when the CPU has it.
 func enableCryptoAcceleration() {
     CryptoAcceleration.avx2 = CryptoAcceleration.avx2Built && CPUFeatures.current().avx2
 }
