@@ -10,8 +10,15 @@ public enum CryptoAcceleration {
     /// without. Set once, before threads start, and only read afterwards.
     nonisolated(unsafe) public static var avx2 = false
 
-    /// This build has the AVX2 path (x86-64, built by the package).
-    public static var avx2Built: Bool {
+    /// Whether the AVX2 paths may run: the CPU has AVX2 (the caller asked
+    /// the kernel) and this build has them. What `avx2` is set to, and what
+    /// the tests of those paths are enabled by.
+    public static func usable(onCPUWithAVX2 cpuHasAVX2: Bool) -> Bool {
+        avx2Built && cpuHasAVX2
+    }
+
+    /// This build has the AVX2 paths (x86-64, built by the package).
+    static var avx2Built: Bool {
         #if canImport(CryptoAVX2) && arch(x86_64)
         return true
         #else

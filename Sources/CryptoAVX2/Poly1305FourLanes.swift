@@ -143,18 +143,17 @@ struct LaneMultiplier {
             UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 24, as: UInt64.self)),
             UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 40, as: UInt64.self)),
             UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 56, as: UInt64.self)))
-        let limb = SIMD4<UInt64>(repeating: 0x3ff_ffff)
-        let h0 = lanes.0 &+ (low & limb)
-        let h1 = lanes.1 &+ ((low &>> 26) & limb)
-        let h2 = lanes.2 &+ (((low &>> 52) | (high &<< 12)) & limb)
-        let h3 = lanes.3 &+ ((high &>> 14) & limb)
+        let mask = SIMD4<UInt64>(repeating: 0x3ff_ffff)
+        let h0 = lanes.0 &+ (low & mask)
+        let h1 = lanes.1 &+ ((low &>> 26) & mask)
+        let h2 = lanes.2 &+ (((low &>> 52) | (high &<< 12)) & mask)
+        let h3 = lanes.3 &+ ((high &>> 14) & mask)
         let h4 = lanes.4 &+ ((high &>> 40) | SIMD4(repeating: 1 << 24))
         var d0 = Self.mul(h0, r0) &+ Self.mul(h1, s4) &+ Self.mul(h2, s3) &+ Self.mul(h3, s2) &+ Self.mul(h4, s1)
         var d1 = Self.mul(h0, r1) &+ Self.mul(h1, r0) &+ Self.mul(h2, s4) &+ Self.mul(h3, s3) &+ Self.mul(h4, s2)
         var d2 = Self.mul(h0, r2) &+ Self.mul(h1, r1) &+ Self.mul(h2, r0) &+ Self.mul(h3, s4) &+ Self.mul(h4, s3)
         var d3 = Self.mul(h0, r3) &+ Self.mul(h1, r2) &+ Self.mul(h2, r1) &+ Self.mul(h3, r0) &+ Self.mul(h4, s4)
         var d4 = Self.mul(h0, r4) &+ Self.mul(h1, r3) &+ Self.mul(h2, r2) &+ Self.mul(h3, r1) &+ Self.mul(h4, r0)
-        let mask = SIMD4<UInt64>(repeating: 0x3ff_ffff)
         var c = d0 &>> 26; d0 &= mask; d1 &+= c
         c = d1 &>> 26; d1 &= mask; d2 &+= c
         c = d2 &>> 26; d2 &= mask; d3 &+= c

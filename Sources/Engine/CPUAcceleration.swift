@@ -7,6 +7,6 @@ internal import Sys
 /// which give the same bytes.
 public enum CPUAcceleration {
     public static func enable() {
-        CryptoAcceleration.avx2 = CryptoAcceleration.avx2Built && CPUFeatures.current().avx2
+        CryptoAcceleration.avx2 = CryptoAcceleration.usable(onCPUWithAVX2: CPUFeatures.current().avx2)
     }
 }

@@ -16,7 +16,7 @@ private func hexBytes(_ text: String) -> [UInt8] {
 
 /// As `sluice` does at start (Engine's `CPUAcceleration`): AVX2's ChaCha20 and Poly1305 when the CPU has it.
 func enableCryptoAcceleration() {
-    CryptoAcceleration.avx2 = CryptoAcceleration.avx2Built && CPUFeatures.current().avx2
+    CryptoAcceleration.avx2 = CryptoAcceleration.usable(onCPUWithAVX2: CPUFeatures.current().avx2)
 }
 
 /// RFC 7748 §6.1, RFC 6979 A.2.5 ("sample", SHA-256), RFC 8439 §2.8.2's tag,

@@ -8,7 +8,7 @@ import Testing
 /// scalar path, whose RFC 8439 vectors Poly1305Tests checks: the tags must
 /// be equal for every key, message and accumulator the scalar path meets.
 /// Only where the CPU has AVX2 (elsewhere its instructions would trap).
-@Suite(.enabled(if: CryptoAcceleration.avx2Built && CPUFeatures.current().avx2, "the CPU has no AVX2"))
+@Suite(.enabled(if: CryptoAcceleration.usable(onCPUWithAVX2: CPUFeatures.current().avx2), "the CPU has no AVX2"))
 struct Poly1305FourLaneTests {
     /// xorshift64: the same "random" cases on every run.
     struct Generator {
