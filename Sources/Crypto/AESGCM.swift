@@ -50,8 +50,9 @@ package enum AESGCM {
 /// key: each record then costs only its own blocks. Immutable and Sendable,
 /// so one value can serve concurrent seals or opens.
 ///
-/// Each call loads the nonce into words once and allocates only the tag it
-/// returns; nothing is allocated per 16-byte block (the counter block is
+/// Each call loads the nonce into words once; the array forms allocate only
+/// the tag they return, the raw-memory forms nothing, and nothing is
+/// allocated per 16-byte block (the counter block is
 /// built in registers, the text is read and written through the caller's
 /// buffer).
 package struct AESGCMKey: Sendable {
@@ -77,22 +78,16 @@ package struct AESGCMKey: Sendable {
     /// buffer untouched, if the nonce is not 12 bytes, `range` is not within
     /// the buffer, or the plaintext or additional data exceeds §7.1's limits.
     package func sealInPlace(nonce: [UInt8], buffer: inout [UInt8], range: Range<Int>, additionalData: [UInt8]) -> [UInt8]? {
-        guard let counter = Self.counterWords(nonce),
-              range.lowerBound >= 0, range.upperBound <= buffer.count,
-              UInt64(range.count) <= Self.maximumTextCount, UInt64(additionalData.count) <= Self.maximumAdditionalDataCount
-        else { return nil }
-        var s: (high: UInt64, low: UInt64) = (0, 0)
-        additionalData.withUnsafeBytes { ghash.absorb($0, into: &s) }
-        buffer.withUnsafeMutableBytes { whole in
-            counterMode(counter, UnsafeMutableRawBufferPointer(rebasing: whole[range]), absorbingInto: &s)
+        guard range.lowerBound >= 0, range.upperBound <= buffer.count else { return nil }
+        var tag = [UInt8](repeating: 0, count: AESGCM.tagSize)
+        let sealed = buffer.withUnsafeMutableBytes { whole in
+            additionalData.withUnsafeBytes { aad in
+                tag.withUnsafeMutableBytes { tagBytes in
+                    seal(nonce: nonce, inPlace: UnsafeMutableRawBufferPointer(rebasing: whole[range]), additionalData: aad, tag: tagBytes)
+                }
+            }
         }
-        let tag = finish(counter, s, additionalDataCount: additionalData.count, textCount: range.count)
-        var bytes = [UInt8](repeating: 0, count: AESGCM.tagSize)
-        for i in 0 ..< 8 {
-            bytes[i] = UInt8(truncatingIfNeeded: tag.high >> UInt64(56 - 8 * i))
-            bytes[8 + i] = UInt8(truncatingIfNeeded: tag.low >> UInt64(56 - 8 * i))
-        }
-        return bytes
+        return sealed ? tag : nil
     }
 
     /// Checks the tag over additionalData and buffer[range] BEFORE
@@ -103,22 +98,48 @@ package struct AESGCMKey: Sendable {
     /// that is not 16, a range not within the buffer, a text or additional
     /// data over §7.1's limits, or a tag that does not match.
     package func openInPlace(nonce: [UInt8], buffer: inout [UInt8], range: Range<Int>, tag: ArraySlice<UInt8>, additionalData: [UInt8]) -> Bool {
+        guard range.lowerBound >= 0, range.upperBound <= buffer.count else { return false }
+        return buffer.withUnsafeMutableBytes { whole in
+            additionalData.withUnsafeBytes { aad in
+                tag.withUnsafeBytes { tagBytes in
+                    open(nonce: nonce, inPlace: UnsafeMutableRawBufferPointer(rebasing: whole[range]), additionalData: aad, tag: tagBytes)
+                }
+            }
+        }
+    }
+
+    /// `sealInPlace` on the caller's memory (a record sealed where it will
+    /// be sent from): the tag goes to `tag`'s 16 bytes. false, with nothing
+    /// written, for a nonce that is not 12 bytes, a tag buffer that is not
+    /// 16, or sizes over §7.1's limits.
+    package func seal(nonce: [UInt8], inPlace text: UnsafeMutableRawBufferPointer, additionalData: UnsafeRawBufferPointer,
+                      tag: UnsafeMutableRawBufferPointer) -> Bool {
         guard let counter = Self.counterWords(nonce), tag.count == AESGCM.tagSize,
-              range.lowerBound >= 0, range.upperBound <= buffer.count,
-              UInt64(range.count) <= Self.maximumTextCount, UInt64(additionalData.count) <= Self.maximumAdditionalDataCount
+              UInt64(text.count) <= Self.maximumTextCount, UInt64(additionalData.count) <= Self.maximumAdditionalDataCount
         else { return false }
-        let computed = buffer.withUnsafeBytes { whole in
-            authenticate(counter, additionalData: additionalData, ciphertext: UnsafeRawBufferPointer(rebasing: whole[range]))
-        }
-        let received = tag.withUnsafeBytes { bytes in
-            (high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-             low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-        }
+        var s: (high: UInt64, low: UInt64) = (0, 0)
+        ghash.absorb(additionalData, into: &s)
+        counterMode(counter, text, absorbingInto: &s)
+        let words = finish(counter, s, additionalDataCount: additionalData.count, textCount: text.count)
+        tag.storeBytes(of: words.high.bigEndian, toByteOffset: 0, as: UInt64.self)
+        tag.storeBytes(of: words.low.bigEndian, toByteOffset: 8, as: UInt64.self)
+        return true
+    }
+
+    /// `openInPlace` on the caller's memory (a record opened where it was
+    /// read): the tag is checked first, and `text` is left as it was unless
+    /// it verifies.
+    package func open(nonce: [UInt8], inPlace text: UnsafeMutableRawBufferPointer, additionalData: UnsafeRawBufferPointer,
+                      tag: UnsafeRawBufferPointer) -> Bool {
+        guard let counter = Self.counterWords(nonce), tag.count == AESGCM.tagSize,
+              UInt64(text.count) <= Self.maximumTextCount, UInt64(additionalData.count) <= Self.maximumAdditionalDataCount
+        else { return false }
+        let computed = authenticate(counter, additionalData: additionalData, ciphertext: UnsafeRawBufferPointer(text))
+        let received = (high: UInt64(bigEndian: tag.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                        low: UInt64(bigEndian: tag.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
         // Only the final yes/no, which the caller learns anyway, is branched on.
         guard (computed.high ^ received.high) | (computed.low ^ received.low) == 0 else { return false }
-        buffer.withUnsafeMutableBytes { whole in
-            counterMode(counter, UnsafeMutableRawBufferPointer(rebasing: whole[range]))
-        }
+        counterMode(counter, text)
         return true
     }
 
@@ -210,9 +231,9 @@ package struct AESGCMKey: Sendable {
 
     /// GHASH over additionalData and the ciphertext, then the tag (§7.1
     /// steps 5-6), for `openInPlace`, which must check it before decrypting.
-    private func authenticate(_ nonce: (UInt32, UInt32, UInt32), additionalData: [UInt8], ciphertext: UnsafeRawBufferPointer) -> (high: UInt64, low: UInt64) {
+    private func authenticate(_ nonce: (UInt32, UInt32, UInt32), additionalData: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer) -> (high: UInt64, low: UInt64) {
         var s: (high: UInt64, low: UInt64) = (0, 0)
-        additionalData.withUnsafeBytes { ghash.absorb($0, into: &s) }
+        ghash.absorb(additionalData, into: &s)
         ghash.absorb(ciphertext, into: &s)
         return finish(nonce, s, additionalDataCount: additionalData.count, textCount: ciphertext.count)
     }

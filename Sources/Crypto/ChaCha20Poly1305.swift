@@ -3,9 +3,9 @@
 ///
 /// The in-place forms work on a range of the caller's buffer so the record
 /// layer can encrypt and decrypt a record where it lies, without copying.
-/// Each call loads the key and nonce into words once and allocates only the
-/// returned tag; nothing is allocated per 64-byte ChaCha20 block or per
-/// 16-byte Poly1305 block.
+/// Each call loads the key and nonce into words once; the array forms
+/// allocate only the returned tag, the raw-memory forms nothing, and nothing
+/// is allocated per 64-byte ChaCha20 block or per 16-byte Poly1305 block.
 package enum ChaCha20Poly1305 {
     package static let keySize = 32, nonceSize = 12, tagSize = 16
 
@@ -19,17 +19,17 @@ package enum ChaCha20Poly1305 {
     /// the buffer, or if the plaintext exceeds the 2^32 - 1 blocks the 32-bit
     /// counter allows (§2.8 note 1).
     package static func sealInPlace(key: [UInt8], nonce: [UInt8], buffer: inout [UInt8], range: Range<Int>, additionalData: [UInt8]) -> [UInt8]? {
-        guard let cipher = ChaCha20(key: key, nonce: nonce),
-              range.lowerBound >= 0, range.upperBound <= buffer.count,
-              ChaCha20.canProcess(byteCount: range.count, initialCounter: initialCounter)
-        else { return nil }
-        var authenticator = oneTimeAuthenticator(cipher)
-        buffer.withUnsafeMutableBytes { whole in
-            let text = UnsafeMutableRawBufferPointer(rebasing: whole[range])
-            cipher.xorKeyStream(text, initialCounter: initialCounter)
-            authenticate(&authenticator, additionalData: additionalData, ciphertext: UnsafeRawBufferPointer(text))
+        guard range.lowerBound >= 0, range.upperBound <= buffer.count else { return nil }
+        var tag = [UInt8](repeating: 0, count: tagSize)
+        let sealed = buffer.withUnsafeMutableBytes { whole in
+            additionalData.withUnsafeBytes { aad in
+                tag.withUnsafeMutableBytes { tagBytes in
+                    seal(key: key, nonce: nonce, inPlace: UnsafeMutableRawBufferPointer(rebasing: whole[range]),
+                         additionalData: aad, tag: tagBytes)
+                }
+            }
         }
-        return authenticator.tag()
+        return sealed ? tag : nil
     }
 
     /// Checks the tag (constant-time comparison) over additionalData and
@@ -39,29 +39,56 @@ package enum ChaCha20Poly1305 {
     /// a tag that does not match (§2.8: "authenticated if and only if the tags
     /// match"; §4: the comparison must not reveal where they differ).
     package static func openInPlace(key: [UInt8], nonce: [UInt8], buffer: inout [UInt8], range: Range<Int>, tag: ArraySlice<UInt8>, additionalData: [UInt8]) -> Bool {
-        guard let cipher = ChaCha20(key: key, nonce: nonce),
-              tag.count == tagSize,
-              range.lowerBound >= 0, range.upperBound <= buffer.count,
-              ChaCha20.canProcess(byteCount: range.count, initialCounter: initialCounter)
+        guard range.lowerBound >= 0, range.upperBound <= buffer.count else { return false }
+        return buffer.withUnsafeMutableBytes { whole in
+            additionalData.withUnsafeBytes { aad in
+                tag.withUnsafeBytes { tagBytes in
+                    open(key: key, nonce: nonce, inPlace: UnsafeMutableRawBufferPointer(rebasing: whole[range]),
+                         additionalData: aad, tag: tagBytes)
+                }
+            }
+        }
+    }
+
+    /// `sealInPlace` on the caller's memory, for a record sealed where it
+    /// will be sent from (a TCP send ring, a socket's scratch): `text` is
+    /// encrypted where it lies and the tag written to `tag`'s 16 bytes. false,
+    /// with nothing written, on a wrong key, nonce or tag size, or a text too
+    /// long for the counter.
+    package static func seal(key: [UInt8], nonce: [UInt8], inPlace text: UnsafeMutableRawBufferPointer,
+                             additionalData: UnsafeRawBufferPointer, tag: UnsafeMutableRawBufferPointer) -> Bool {
+        guard let cipher = ChaCha20(key: key, nonce: nonce), tag.count == tagSize,
+              ChaCha20.canProcess(byteCount: text.count, initialCounter: initialCounter)
         else { return false }
         var authenticator = oneTimeAuthenticator(cipher)
-        buffer.withUnsafeBytes { whole in
-            authenticate(&authenticator, additionalData: additionalData, ciphertext: UnsafeRawBufferPointer(rebasing: whole[range]))
-        }
+        cipher.xorKeyStream(text, initialCounter: initialCounter)
+        authenticate(&authenticator, additionalData: additionalData, ciphertext: UnsafeRawBufferPointer(text))
+        let words = authenticator.tagWords()
+        tag.storeBytes(of: words.low.littleEndian, toByteOffset: 0, as: UInt64.self)
+        tag.storeBytes(of: words.high.littleEndian, toByteOffset: 8, as: UInt64.self)
+        return true
+    }
+
+    /// `openInPlace` on the caller's memory, for a record opened where it was
+    /// read: the tag is checked before anything is decrypted, and `text` is
+    /// left as it was unless it verifies.
+    package static func open(key: [UInt8], nonce: [UInt8], inPlace text: UnsafeMutableRawBufferPointer,
+                             additionalData: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer) -> Bool {
+        guard let cipher = ChaCha20(key: key, nonce: nonce), tag.count == tagSize,
+              ChaCha20.canProcess(byteCount: text.count, initialCounter: initialCounter)
+        else { return false }
+        var authenticator = oneTimeAuthenticator(cipher)
+        authenticate(&authenticator, additionalData: additionalData, ciphertext: UnsafeRawBufferPointer(text))
         let computed = authenticator.tagWords()
-        let received = tag.withUnsafeBytes { bytes in
-            (
-                UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-                UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            )
-        }
+        let received = (
+            UInt64(littleEndian: tag.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+            UInt64(littleEndian: tag.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        )
         // Every bit of both tags is looked at whatever the data; only the
         // final yes/no, which the caller learns anyway, is branched on.
         let difference = (computed.low ^ received.0) | (computed.high ^ received.1)
         guard difference == 0 else { return false }
-        buffer.withUnsafeMutableBytes { whole in
-            cipher.xorKeyStream(UnsafeMutableRawBufferPointer(rebasing: whole[range]), initialCounter: initialCounter)
-        }
+        cipher.xorKeyStream(text, initialCounter: initialCounter)
         return true
     }
 
@@ -106,8 +133,8 @@ package enum ChaCha20Poly1305 {
 
     /// The Poly1305 message of §2.8: AAD, pad16, ciphertext, pad16, then the
     /// two lengths as 64-bit little-endian numbers, which fill one full block.
-    private static func authenticate(_ authenticator: inout Poly1305, additionalData: [UInt8], ciphertext: UnsafeRawBufferPointer) {
-        additionalData.withUnsafeBytes { authenticator.absorbZeroPadded($0) }
+    private static func authenticate(_ authenticator: inout Poly1305, additionalData: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer) {
+        authenticator.absorbZeroPadded(additionalData)
         authenticator.absorbZeroPadded(ciphertext)
         authenticator.absorbBlock(low: UInt64(additionalData.count), high: UInt64(ciphertext.count), highBit: 1)
     }
