@@ -14,6 +14,14 @@ package struct RecordFramer {
 
     package var bufferedCount: Int { buffer.count - start }
 
+    /// The bytes not yet framed, taken out.
+    package mutating func takeBuffered() -> [UInt8] {
+        let rest = Array(buffer[start...])
+        buffer.removeAll(keepingCapacity: true)
+        start = 0
+        return rest
+    }
+
     package mutating func append(_ bytes: [UInt8]) {
         // Drop what was handed out before growing, so the buffer holds at most
         // one partial record plus one arrival.

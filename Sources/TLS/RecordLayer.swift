@@ -100,27 +100,79 @@ package struct RecordLayer {
                 type = record.type
                 content = record.body
             }
-            switch type {
-            case .handshake:
-                guard !content.isEmpty else { throw TLSError(.unexpectedMessage, "an empty handshake record") }
-                handshakeFramer.append(content)
-            case .alert:
-                guard content.count == 2 else { throw TLSError(.decodeError, "an alert of \(content.count) bytes") }
-                let alert = TLSAlert(rawValue: content[1]) ?? .internalError
-                if alert == .closeNotify || alert == .userCanceled { return .closeNotify }
-                // RFC 5246 §7.2: TLS 1.2 warnings (no_renegotiation, say) do not end the connection.
-                if tls12, content[0] == 1 { continue }
-                throw TLSError(alert, "alert \(content[1])", sentByPeer: true)
-            case .applicationData:
-                guard reading != nil else { throw TLSError(.unexpectedMessage, "application data in the clear") }
-                guard handshakeFramer.isEmpty else {
-                    throw TLSError(.unexpectedMessage, "application data inside a handshake message")
-                }
-                if !content.isEmpty { return .applicationData(content) }
-            case .changeCipherSpec:
-                throw TLSError(.unexpectedMessage, "a protected change_cipher_spec")
-            }
+            if let content = try accept(type, content) { return content }
         }
+    }
+
+    /// One record's content, opened (or in the clear): a handshake record's
+    /// goes to the handshake framer, an alert ends the connection or is a
+    /// warning, application data is handed out. Nil: nothing to hand out.
+    private mutating func accept(_ type: ContentType, _ content: [UInt8]) throws(TLSError) -> RecordContent? {
+        switch type {
+        case .handshake:
+            guard !content.isEmpty else { throw TLSError(.unexpectedMessage, "an empty handshake record") }
+            handshakeFramer.append(content)
+        case .alert:
+            guard content.count == 2 else { throw TLSError(.decodeError, "an alert of \(content.count) bytes") }
+            let alert = TLSAlert(rawValue: content[1]) ?? .internalError
+            if alert == .closeNotify || alert == .userCanceled { return .closeNotify }
+            // RFC 5246 §7.2: TLS 1.2 warnings (no_renegotiation, say) do not end the connection.
+            if tls12, content[0] == 1 { return nil }
+            throw TLSError(alert, "alert \(content[1])", sentByPeer: true)
+        case .applicationData:
+            guard reading != nil else { throw TLSError(.unexpectedMessage, "application data in the clear") }
+            guard handshakeFramer.isEmpty else {
+                throw TLSError(.unexpectedMessage, "application data inside a handshake message")
+            }
+            if !content.isEmpty { return .applicationData(content) }
+        case .changeCipherSpec:
+            throw TLSError(.unexpectedMessage, "a protected change_cipher_spec")
+        }
+        return nil
+    }
+
+    /// Whether the next record may be opened where it lies (`openInPlace`):
+    /// keys are set, no handshake message is half read, and nothing special
+    /// (early data to skip, a TLS 1.2 key change pending) is under way.
+    package var opensInPlace: Bool {
+        reading != nil && handshakeFramer.isEmpty && earlyDataToSkip == 0 && pendingReading == nil
+    }
+
+    /// Bytes appended but not yet framed into a whole record (a record's
+    /// start), taken out so that the caller can go on with them in place.
+    package mutating func takeUnframedBytes() -> [UInt8] { framer.takeBuffered() }
+
+    package var hasUnframedBytes: Bool { framer.bufferedCount > 0 }
+
+    /// The record at the start of `buffer`, opened where it lies: for
+    /// application data, its content's range in `buffer`; other content is
+    /// taken as `next` takes it. Only a protected application_data record
+    /// with a TLS 1.2 version and a plausible length is opened here; any
+    /// other header is `.notInPlace`, and the caller hands the bytes from
+    /// there to `append`, where `next` reads (or refuses) them.
+    package mutating func openInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> InPlaceRecord {
+        guard opensInPlace, !hasUnframedBytes else { return .notInPlace }
+        guard buffer.count >= RecordFramer.headerSize else { return .needMore }
+        guard buffer[0] == ContentType.applicationData.rawValue, buffer[1] == 0x03, buffer[2] == 0x03 else { return .notInPlace }
+        let length = Int(buffer[3]) << 8 | Int(buffer[4])
+        guard length <= RecordFramer.maximumCiphertextLength else { return .notInPlace }
+        let consumed = RecordFramer.headerSize + length
+        guard buffer.count >= consumed else { return .needMore }
+        let record = UnsafeMutableRawBufferPointer(rebasing: buffer[0 ..< consumed])
+        let (type, content) = try reading!.open(inPlace: record)
+        if type == .applicationData { return .applicationData(consumed: consumed, content: content) }
+        return .other(consumed: consumed, try accept(type, Array(UnsafeRawBufferPointer(rebasing: record[content]))))
+    }
+
+    /// What sealing in place puts around a record's content, once keys are set.
+    package var sealing: (prefix: Int, suffix: Int)? {
+        writing.map { ($0.sealedPrefixCount, $0.sealedSuffixCount) }
+    }
+
+    /// An application_data record sealed in `record` around the content the
+    /// caller put at `sealing.prefix`; returns its length.
+    package mutating func sealInPlace(_ record: UnsafeMutableRawBufferPointer, contentCount: Int) -> Int {
+        writing!.seal(inPlace: record, contentCount: contentCount, type: .applicationData)
     }
 
     private mutating func skipEarlyData(_ record: TLSRecord) throws(TLSError) {
@@ -130,6 +182,19 @@ package struct RecordLayer {
 
     /// §5.1: keys change only between messages.
     package var isBetweenHandshakeMessages: Bool { handshakeFramer.isEmpty }
+}
+
+/// One record as `RecordLayer.openInPlace` found it.
+package enum InPlaceRecord: Equatable {
+    /// Not a whole record yet.
+    case needMore
+    /// This one takes the general path (`append`, `next`).
+    case notInPlace
+    /// Application data, decrypted in the caller's buffer.
+    case applicationData(consumed: Int, content: Range<Int>)
+    /// Other content, taken: close_notify, or nil (a handshake record's
+    /// content is in the handshake framer, for `next`; an ignored warning).
+    case other(consumed: Int, RecordContent?)
 }
 
 package enum RecordContent: Sendable, Equatable {

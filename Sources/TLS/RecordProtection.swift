@@ -62,12 +62,14 @@ package struct RecordProtection {
         }
     }
 
-    private var sequenceBytes: [UInt8] { (0 ..< 8).map { UInt8(truncatingIfNeeded: sequenceNumber >> UInt64(56 - 8 * $0)) } }
+    /// What sealing puts before a record's content (the header, and TLS 1.2
+    /// AES-GCM's explicit nonce) and after it (TLS 1.3's inner type byte,
+    /// the tag): a caller that seals in its own memory leaves room for both.
+    package var sealedPrefixCount: Int { 5 + explicitNonceCount }
+    package var sealedSuffixCount: Int { (tls12 ? 0 : 1) + 16 }
 
-    /// RFC 5246 §6.2.3.3: seq_num + type + version + length of the plaintext.
-    private func tls12AdditionalData(type: ContentType, length: Int) -> [UInt8] {
-        sequenceBytes + [type.rawValue, 0x03, 0x03, UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
-    }
+    /// The 8 big-endian bytes of the sequence number, in a UInt64's memory.
+    private var sequenceWord: UInt64 { sequenceNumber.bigEndian }
 
     /// §5.3: the IV with the sequence number, big-endian, xored into its last 8 bytes.
     private func nonce() -> [UInt8] {
@@ -78,100 +80,150 @@ package struct RecordProtection {
         return nonce
     }
 
+    /// TLS 1.2 AES-GCM's nonce: the fixed 4 bytes, then the record's explicit 8.
+    private func tls12GCMNonce(explicit: UnsafeRawBufferPointer) -> [UInt8] {
+        iv + explicit
+    }
+
+    /// RFC 5246 §6.2.3.3: seq_num + type + version + length of the plaintext,
+    /// 13 bytes, handed to `body` from the stack.
+    private func withTLS12AdditionalData<R>(type: ContentType, length: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        var words: (UInt64, UInt64) = (sequenceWord, 0)
+        return withUnsafeMutableBytes(of: &words) { bytes in
+            bytes[8] = type.rawValue
+            bytes[9] = 0x03
+            bytes[10] = 0x03
+            bytes[11] = UInt8(truncatingIfNeeded: length >> 8)
+            bytes[12] = UInt8(truncatingIfNeeded: length)
+            return body(UnsafeRawBufferPointer(rebasing: bytes[0 ..< 13]))
+        }
+    }
+
+    private func seal(nonce: [UInt8], text: UnsafeMutableRawBufferPointer, additionalData: UnsafeRawBufferPointer,
+                      tag: UnsafeMutableRawBufferPointer) -> Bool {
+        switch cipher {
+        case .aes128GCM(let key):
+            key.seal(nonce: nonce, inPlace: text, additionalData: additionalData, tag: tag)
+        case .chacha20Poly1305(let key):
+            ChaCha20Poly1305.seal(key: key, nonce: nonce, inPlace: text, additionalData: additionalData, tag: tag)
+        }
+    }
+
+    private func open(nonce: [UInt8], text: UnsafeMutableRawBufferPointer, additionalData: UnsafeRawBufferPointer,
+                      tag: UnsafeRawBufferPointer) -> Bool {
+        switch cipher {
+        case .aes128GCM(let key):
+            key.open(nonce: nonce, inPlace: text, additionalData: additionalData, tag: tag)
+        case .chacha20Poly1305(let key):
+            ChaCha20Poly1305.open(key: key, nonce: nonce, inPlace: text, additionalData: additionalData, tag: tag)
+        }
+    }
+
     /// A whole protected record: TLSInnerPlaintext (content, then its real
-    /// type; no padding) sealed in place behind an application_data header
-    /// (§5.2). `content` must fit one record (2^14 bytes); callers split longer data.
+    /// type; no padding) sealed behind an application_data header (§5.2).
+    /// `content` must fit one record (2^14 bytes); callers split longer data.
     package mutating func seal(_ content: [UInt8], type: ContentType) -> [UInt8] {
-        if tls12 { return sealTLS12(content, type: type) }
-        let length = content.count + 1 + 16
-        var record: [UInt8] = []
-        record.reserveCapacity(5 + length)
-        record += [ContentType.applicationData.rawValue, 0x03, 0x03, UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
-        let header = record
-        record += content
-        record.append(type.rawValue)
-        let tag: [UInt8]?
-        switch cipher {
-        case .aes128GCM(let key):
-            tag = key.sealInPlace(nonce: nonce(), buffer: &record, range: 5 ..< record.count, additionalData: header)
-        case .chacha20Poly1305(let key):
-            tag = ChaCha20Poly1305.sealInPlace(key: key, nonce: nonce(), buffer: &record, range: 5 ..< record.count, additionalData: header)
+        let total = sealedPrefixCount + content.count + sealedSuffixCount
+        return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+            let record = UnsafeMutableRawBufferPointer(buffer)
+            content.withUnsafeBytes { record.baseAddress!.advanced(by: sealedPrefixCount).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            count = seal(inPlace: record, contentCount: content.count, type: type)
         }
-        sequenceNumber &+= 1
+    }
+
+    /// Seals a record where it lies: the caller has put `contentCount` bytes
+    /// of content at `sealedPrefixCount` in `record`, which has room for
+    /// `sealedSuffixCount` more after them; the header goes before, the tag
+    /// after. Returns the record's length. At most 2^14 bytes of content.
+    package mutating func seal(inPlace record: UnsafeMutableRawBufferPointer, contentCount: Int, type: ContentType) -> Int {
+        let prefix = sealedPrefixCount
+        let total = prefix + contentCount + sealedSuffixCount
+        precondition(contentCount <= 16384 && record.count >= total, "a record sealed in too little room")
+        let length = total - 5
+        record[0] = tls12 ? type.rawValue : ContentType.applicationData.rawValue
+        record[1] = 0x03
+        record[2] = 0x03
+        record[3] = UInt8(truncatingIfNeeded: length >> 8)
+        record[4] = UInt8(truncatingIfNeeded: length)
+        let sealed: Bool
+        if tls12 {
+            let text = UnsafeMutableRawBufferPointer(rebasing: record[prefix ..< prefix + contentCount])
+            let tag = UnsafeMutableRawBufferPointer(rebasing: record[prefix + contentCount ..< total])
+            if prefix > 5 {
+                // RFC 5288 §3: the explicit part must never repeat under one key; the sequence number never does.
+                record.storeBytes(of: sequenceWord, toByteOffset: 5, as: UInt64.self)
+                let nonce = tls12GCMNonce(explicit: UnsafeRawBufferPointer(rebasing: record[5 ..< prefix]))
+                sealed = withTLS12AdditionalData(type: type, length: contentCount) { seal(nonce: nonce, text: text, additionalData: $0, tag: tag) }
+            } else {
+                sealed = withTLS12AdditionalData(type: type, length: contentCount) { seal(nonce: nonce(), text: text, additionalData: $0, tag: tag) }
+            }
+        } else {
+            record[prefix + contentCount] = type.rawValue
+            let text = UnsafeMutableRawBufferPointer(rebasing: record[prefix ..< prefix + contentCount + 1])
+            let tag = UnsafeMutableRawBufferPointer(rebasing: record[prefix + contentCount + 1 ..< total])
+            sealed = seal(nonce: nonce(), text: text, additionalData: UnsafeRawBufferPointer(rebasing: record[0 ..< 5]), tag: tag)
+        }
         // Sizes are the suite's own, so sealing cannot fail.
-        record += tag ?? []
-        return record
-    }
-
-    private mutating func sealTLS12(_ content: [UInt8], type: ContentType) -> [UInt8] {
-        let explicit = explicitNonceCount
-        let length = explicit + content.count + 16
-        var record: [UInt8] = []
-        record.reserveCapacity(5 + length)
-        record += [type.rawValue, 0x03, 0x03, UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
-        // RFC 5288 §3: the explicit part must never repeat under one key; the sequence number never does.
-        if explicit > 0 { record += sequenceBytes }
-        record += content
-        let additionalData = tls12AdditionalData(type: type, length: content.count)
-        let text = 5 + explicit ..< record.count
-        let tag: [UInt8]?
-        switch cipher {
-        case .aes128GCM(let key):
-            tag = key.sealInPlace(nonce: iv + sequenceBytes, buffer: &record, range: text, additionalData: additionalData)
-        case .chacha20Poly1305(let key):
-            tag = ChaCha20Poly1305.sealInPlace(key: key, nonce: nonce(), buffer: &record, range: text, additionalData: additionalData)
-        }
+        precondition(sealed, "a record the AEAD refused to seal")
         sequenceNumber &+= 1
-        record += tag ?? []
-        return record
+        return total
     }
 
-    /// The content and real type of a protected record (§5.2, §5.4), opened in place.
+    /// The content and real type of a protected record (§5.2, §5.4).
     package mutating func open(_ record: TLSRecord) throws(TLSError) -> (type: ContentType, content: [UInt8]) {
-        if tls12 { return try openTLS12(record) }
-        guard record.body.count >= 17 else { throw TLSError(.badRecordMAC, "a protected record of \(record.body.count) bytes") }
-        var inner = record.body
-        let textCount = inner.count - 16
-        let tag = record.body[textCount...]
-        let opened: Bool
-        switch cipher {
-        case .aes128GCM(let key):
-            opened = key.openInPlace(nonce: nonce(), buffer: &inner, range: 0 ..< textCount, tag: tag, additionalData: record.header)
-        case .chacha20Poly1305(let key):
-            opened = ChaCha20Poly1305.openInPlace(key: key, nonce: nonce(), buffer: &inner, range: 0 ..< textCount, tag: tag,
-                                                  additionalData: record.header)
+        var bytes = record.header + record.body
+        let result = bytes.withUnsafeMutableBytes { whole in
+            Result { () throws(TLSError) in
+                let opened = try open(inPlace: whole)
+                return (opened.type, Array(UnsafeRawBufferPointer(rebasing: whole[opened.content])))
+            }
         }
+        return try result.get()
+    }
+
+    /// Opens a whole record (its 5-byte header, then its body) where it
+    /// lies: its content is decrypted in `record` at the range returned.
+    /// On a failure the record's bytes are left as they came.
+    package mutating func open(inPlace record: UnsafeMutableRawBufferPointer) throws(TLSError) -> (type: ContentType, content: Range<Int>) {
+        if tls12 { return try openTLS12(inPlace: record) }
+        let bodyCount = record.count - 5
+        guard bodyCount >= 17 else { throw TLSError(.badRecordMAC, "a protected record of \(bodyCount) bytes") }
+        let textEnd = record.count - 16
+        let opened = open(nonce: nonce(), text: UnsafeMutableRawBufferPointer(rebasing: record[5 ..< textEnd]),
+                          additionalData: UnsafeRawBufferPointer(rebasing: record[0 ..< 5]),
+                          tag: UnsafeRawBufferPointer(rebasing: record[textEnd...]))
         guard opened else { throw TLSError(.badRecordMAC, "a record does not decrypt") }
         sequenceNumber &+= 1
-        inner.removeLast(16)
         // §5.4: the real type is the last non-zero byte; zeros after it are padding.
-        while let last = inner.last, last == 0 { inner.removeLast() }
-        guard let typeByte = inner.popLast() else { throw TLSError(.unexpectedMessage, "a record of padding alone") }
+        var end = textEnd
+        while end > 5, record[end - 1] == 0 { end -= 1 }
+        guard end > 5 else { throw TLSError(.unexpectedMessage, "a record of padding alone") }
+        let typeByte = record[end - 1]
         guard let type = ContentType(rawValue: typeByte), type != .changeCipherSpec else {
             throw TLSError(.unexpectedMessage, "a protected record of type \(typeByte)")
         }
-        guard inner.count <= 16384 else { throw TLSError(.recordOverflow, "a record holding \(inner.count) bytes") }
-        return (type, inner)
+        let content = 5 ..< end - 1
+        guard content.count <= 16384 else { throw TLSError(.recordOverflow, "a record holding \(content.count) bytes") }
+        return (type, content)
     }
 
-    private mutating func openTLS12(_ record: TLSRecord) throws(TLSError) -> (type: ContentType, content: [UInt8]) {
+    private mutating func openTLS12(inPlace record: UnsafeMutableRawBufferPointer) throws(TLSError) -> (type: ContentType, content: Range<Int>) {
         let explicit = explicitNonceCount
-        guard record.body.count >= explicit + 16 else { throw TLSError(.badRecordMAC, "a protected record of \(record.body.count) bytes") }
-        var body = record.body
-        let textCount = body.count - explicit - 16
+        let bodyCount = record.count - 5
+        guard bodyCount >= explicit + 16 else { throw TLSError(.badRecordMAC, "a protected record of \(bodyCount) bytes") }
+        let textCount = bodyCount - explicit - 16
         guard textCount <= 16384 else { throw TLSError(.recordOverflow, "a record holding \(textCount) bytes") }
-        let tag = record.body[(explicit + textCount)...]
-        let additionalData = tls12AdditionalData(type: record.type, length: textCount)
-        let text = explicit ..< explicit + textCount
-        let opened: Bool
-        switch cipher {
-        case .aes128GCM(let key):
-            opened = key.openInPlace(nonce: iv + body[0 ..< explicit], buffer: &body, range: text, tag: tag, additionalData: additionalData)
-        case .chacha20Poly1305(let key):
-            opened = ChaCha20Poly1305.openInPlace(key: key, nonce: nonce(), buffer: &body, range: text, tag: tag, additionalData: additionalData)
+        guard let type = ContentType(rawValue: record[0]) else {
+            throw TLSError(.unexpectedMessage, "a record of unknown type \(record[0])")
+        }
+        let text = 5 + explicit ..< 5 + explicit + textCount
+        let nonce = explicit > 0 ? tls12GCMNonce(explicit: UnsafeRawBufferPointer(rebasing: record[5 ..< 5 + explicit])) : nonce()
+        let opened = withTLS12AdditionalData(type: type, length: textCount) {
+            open(nonce: nonce, text: UnsafeMutableRawBufferPointer(rebasing: record[text]), additionalData: $0,
+                 tag: UnsafeRawBufferPointer(rebasing: record[text.upperBound...]))
         }
         guard opened else { throw TLSError(.badRecordMAC, "a record does not decrypt") }
         sequenceNumber &+= 1
-        return (record.type, Array(body[text]))
+        return (type, text)
     }
 }

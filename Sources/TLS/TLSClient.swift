@@ -137,6 +137,23 @@ package struct TLSClient: TLSEndpoint {
     /// The alert an error owes the peer.
     package mutating func alertRecord(for error: TLSError) -> [UInt8] { alert(for: error) }
 
+    /// The record at the start of `buffer`, opened where it lies (`TLSEndpoint.receiveInPlace`).
+    package mutating func receive(inPlace buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> InPlaceReceipt {
+        try receiveInPlace(buffer)
+    }
+
+    /// A record's start that `receive` kept: `receive(inPlace:)` waits until it is taken.
+    package var hasUnframedBytes: Bool { records.hasUnframedBytes }
+    package mutating func takeUnframedBytes() -> [UInt8] { records.takeUnframedBytes() }
+
+    /// What `send(inPlace:contentCount:)` puts before and after a record's content; nil before the handshake ends.
+    package var sealing: (prefix: Int, suffix: Int)? { state == .connected ? records.sealing : nil }
+
+    /// An application_data record sealed where it lies (`TLSEndpoint.sealInPlace`).
+    package mutating func send(inPlace record: UnsafeMutableRawBufferPointer, contentCount: Int) -> Int {
+        sealInPlace(record, contentCount: contentCount)
+    }
+
     mutating func handle(_ message: HandshakeMessage, into output: inout TLSOutput) throws(TLSError) {
         switch (state, message.type) {
         case (.awaitingServerHello(let retried), .serverHello):

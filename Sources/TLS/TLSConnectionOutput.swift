@@ -12,6 +12,14 @@ package struct TLSOutput: Sendable, Equatable {
     package init() {}
 }
 
+/// What `receiveInPlace` made of the record at the start of a buffer.
+package enum InPlaceReceipt: Equatable {
+    case needMore
+    case notInPlace
+    case applicationData(consumed: Int, content: Range<Int>)
+    case output(consumed: Int, TLSOutput)
+}
+
 /// Where a connection is, for both sides. One `switch` over it decides
 /// what each arriving handshake message may be (RFC 8446 §A.1, §A.2).
 package enum TLSHandshakeState: Sendable, Equatable, CustomStringConvertible {

@@ -27,6 +27,36 @@ extension TLSEndpoint {
         return output
     }
 
+    /// The record at the start of `buffer`, opened where it lies once the
+    /// handshake is over (the engine's path for bulk data, which copies no
+    /// record): `.applicationData` gives the content's range in `buffer`;
+    /// other records (a NewSessionTicket, a KeyUpdate, close_notify) are
+    /// taken as `receive` takes them. `.notInPlace`: hand the bytes from here
+    /// on to `receive`, which reads or refuses them; so too while
+    /// `hasUnframedBytes` (take them with `takeUnframedBytes` to go on here).
+    mutating func receiveInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> InPlaceReceipt {
+        guard state == .connected else { return .notInPlace }
+        switch try records.openInPlace(buffer) {
+        case .needMore: return .needMore
+        case .notInPlace: return .notInPlace
+        case let .applicationData(consumed, content): return .applicationData(consumed: consumed, content: content)
+        case let .other(consumed, content):
+            // A handshake message waits in the framer: `receiveRecords` handles it as it would have.
+            var output = try receiveRecords([])
+            if content == .closeNotify { output.peerClosed = true }
+            return .output(consumed: consumed, output)
+        }
+    }
+
+    /// An application_data record sealed where it lies, around `contentCount`
+    /// bytes the caller put at `sealing.prefix` in `record` (which has
+    /// `sealing.suffix` more bytes of room after them). Its length; 0 before
+    /// the handshake ends or after close.
+    mutating func sealInPlace(_ record: UnsafeMutableRawBufferPointer, contentCount: Int) -> Int {
+        guard state == .connected, records.sealing != nil else { return 0 }
+        return records.sealInPlace(record, contentCount: contentCount)
+    }
+
     /// Application data for the peer, as records (none before the handshake ends).
     mutating func sendData(_ plaintext: [UInt8]) -> [UInt8] {
         guard state == .connected, !plaintext.isEmpty else { return [] }
