@@ -155,6 +155,7 @@ final class InterceptedApp {
         if gateway != nil { return writeFrames(bytes, to: connection) }
         var taken = 0
         let limit = min(bytes.count, room(in: connection))
+        if let sealing = server.sealing { taken = writeSealedInPlace(bytes, limit: limit, sealing: sealing, to: connection) }
         while taken < limit {
             let n = min(16 * 1024, limit - taken)
             let sealed = server.send(Array(UnsafeRawBufferPointer(rebasing: bytes[taken ..< taken + n])))
@@ -164,6 +165,34 @@ final class InterceptedApp {
                 records.append(Array(sealed[written...]))
                 break
             }
+        }
+        return taken
+    }
+
+    /// Records sealed in the connection's send buffer itself, each around
+    /// its content copied there: no other copy of a response's bytes. Stops
+    /// where the buffer's free space wraps with too little before the wrap
+    /// for a whole record; `write` seals the rest apart and copies it in.
+    private func writeSealedInPlace(_ bytes: UnsafeRawBufferPointer, limit: Int, sealing: (prefix: Int, suffix: Int),
+                                    to connection: TCPConnection) -> Int {
+        let overhead = sealing.prefix + sealing.suffix
+        var taken = 0
+        // Bounded: each pass seals a record or ends.
+        while taken < limit {
+            let wanted = min(16 * 1024, limit - taken)
+            var content = 0
+            let written = connection.write { space in
+                // A record cut short at the wrap would only add a record's overhead.
+                content = min(wanted, space.count - overhead)
+                guard content == wanted || content >= 4096 else {
+                    content = 0
+                    return 0
+                }
+                (space.baseAddress! + sealing.prefix).copyMemory(from: bytes.baseAddress! + taken, byteCount: content)
+                return server.send(inPlace: space, contentCount: content)
+            }
+            guard written > 0 else { break }
+            taken += content
         }
         return taken
     }

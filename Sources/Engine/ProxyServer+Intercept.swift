@@ -92,10 +92,11 @@ extension ProxyServer {
 
     /// Decrypted bytes the last exchange's reads left, into `received`.
     func takeDecryptedRequest(_ connection: InboundConnection) {
-        guard let tls = connection.clientTLS, !tls.plaintext.isEmpty else { return }
+        guard let tls = connection.clientTLS, tls.hasPlaintextWaiting else { return }
         let room = Self.interceptedHeadLimit - connection.received.count
         guard room > 0 else { return }
-        let n = tls.plaintext.take(into: plaintextScratch.sub(0, min(room, plaintextScratch.count)))
+        guard case let .plaintext(n) = tls.takeWaiting(into: plaintextScratch.sub(0, min(room, plaintextScratch.count)), socket: connection.client)
+        else { return }
         connection.received += UnsafeRawBufferPointer(plaintextScratch.sub(0, n))
     }
 
@@ -224,7 +225,7 @@ extension ProxyServer {
                 }
             }
             if connection.sendableToClient == 0 { tls.flush(to: connection.client) }
-            guard !blocked, connection.phase == .relaying, let origin = connection.upstreamTLS, !origin.plaintext.isEmpty,
+            guard !blocked, connection.phase == .relaying, let origin = connection.upstreamTLS, origin.hasPlaintextWaiting,
                   !connection.upstreamReadClosed, upstreamHasRoom(connection) else { break }
             readUpstream(connection)
             guard connections[connection.id] === connection else { return false }
@@ -249,7 +250,7 @@ extension ProxyServer {
                 }
             }
             if connection.toUpstream.isEmpty { tls.flush(to: upstream.socket) }
-            guard !blocked, let client = connection.clientTLS, !client.plaintext.isEmpty, !connection.clientReadClosed,
+            guard !blocked, let client = connection.clientTLS, client.hasPlaintextWaiting, !connection.clientReadClosed,
                   connection.toUpstream.hasRoom, readsClient(connection) else { break }
             readClient(connection)
             guard connections[connection.id] === connection else { return false }
@@ -260,11 +261,11 @@ extension ProxyServer {
     /// Reads what a TLS side decrypted earlier than its buffer had room for
     /// (epoll says nothing of it); true when the connection ended meanwhile.
     func takeWaitingPlaintext(_ connection: InboundConnection) -> Bool {
-        if let tls = connection.upstreamTLS, !tls.plaintext.isEmpty, !connection.upstreamReadClosed, upstreamHasRoom(connection) {
+        if let tls = connection.upstreamTLS, tls.hasPlaintextWaiting, !connection.upstreamReadClosed, upstreamHasRoom(connection) {
             readUpstream(connection)
             guard connections[connection.id] === connection else { return true }
         }
-        if let tls = connection.clientTLS, !tls.plaintext.isEmpty, connection.toUpstream.hasRoom, readsClient(connection) {
+        if let tls = connection.clientTLS, tls.hasPlaintextWaiting, connection.toUpstream.hasRoom, readsClient(connection) {
             readClient(connection)
             guard connections[connection.id] === connection else { return true }
         }

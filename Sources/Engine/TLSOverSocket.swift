@@ -9,6 +9,11 @@ protocol TLSMachine {
     mutating func send(_ plaintext: [UInt8]) -> [UInt8]
     mutating func close() -> [UInt8]
     mutating func alertRecord(for error: TLSError) -> [UInt8]
+    mutating func receive(inPlace buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> InPlaceReceipt
+    var hasUnframedBytes: Bool { get }
+    mutating func takeUnframedBytes() -> [UInt8]
+    var sealing: (prefix: Int, suffix: Int)? { get }
+    mutating func send(inPlace record: UnsafeMutableRawBufferPointer, contentCount: Int) -> Int
 }
 
 extension TLSClient: TLSMachine {
@@ -29,19 +34,47 @@ typealias InterceptedUpstream = TLSOverSocket<TLSClient>
 /// plaintext in as far as the reader has room. The tunnel's upstreams and
 /// `sluice proxy`'s both sides use it; the tunnel's app side is a TCP
 /// connection of Sluice's own stack instead (`InterceptedApp`).
+///
+/// Once the handshake is over, records are opened and sealed where they
+/// lie: the socket is read into `incoming` and each record decrypted there,
+/// and plaintext for the peer is copied once into a buffer where its record
+/// is sealed around it and written from. The handshake, and any record the
+/// in-place path leaves alone, go through the machine's `receive` and `send`.
 final class TLSOverSocket<Machine: TLSMachine> {
     var machine: Machine
     /// The peer's name, for messages.
     let host: String
     /// Records for the peer that the socket did not take yet.
     var records = OutgoingBytes()
-    /// Decrypted bytes the reader had no room for yet.
+    /// Decrypted bytes the reader had no room for yet (from `receive`).
     let plaintext = PlaintextQueue(capacity: 16 * 1024)
     var peerClosed = false
+    /// Records read and not yet opened (`incoming[start ..< end]`), after the
+    /// content of the last one opened that the reader has not taken
+    /// (`opened`). Allocated at the first record after the handshake and
+    /// kept: freed while empty, it went back to the kernel and was faulted
+    /// in again on every read (malloc trims the heap's top past 128 KiB).
+    private var incoming: UnsafeMutableRawBufferPointer?
+    private var start = 0
+    private var end = 0
+    private var opened = 0 ..< 0
+    /// Where records for the peer are sealed (`writeSealedInPlace`).
+    private var outgoing: UnsafeMutableRawBufferPointer?
+
+    /// Four whole records and a read's worth: reads large enough to batch
+    /// the socket's data, and room for a record's start carried over.
+    static var incomingCapacity: Int { 4 * (RecordFramer.headerSize + RecordFramer.maximumCiphertextLength) }
+    /// Plaintext sealed per write to the socket: four records' worth.
+    static var sealedPerWrite: Int { 4 * 16 * 1024 }
 
     init(_ machine: Machine, host: String) {
         self.machine = machine
         self.host = host
+    }
+
+    deinit {
+        incoming?.deallocate()
+        outgoing?.deallocate()
     }
 
     var isConnected: Bool { machine.isConnected }
@@ -66,12 +99,45 @@ final class TLSOverSocket<Machine: TLSMachine> {
     func write(_ bytes: UnsafeRawBufferPointer, to socket: borrowing Socket) -> (taken: Int, blocked: Bool) {
         guard flush(to: socket) else { return (0, true) }
         guard isConnected else { return (0, false) }
+        if let sealing = machine.sealing { return writeSealedInPlace(bytes, sealing: sealing, to: socket) }
         var taken = 0
         while taken < bytes.count {
             let n = min(16 * 1024, bytes.count - taken)
             records.append(machine.send(Array(UnsafeRawBufferPointer(rebasing: bytes[taken ..< taken + n]))))
             taken += n
             guard flush(to: socket) else { return (taken, true) }
+        }
+        return (taken, false)
+    }
+
+    /// Up to four records at a time, each sealed where its content was
+    /// copied, written with one system call; what the socket leaves waits in
+    /// `records`.
+    private func writeSealedInPlace(_ bytes: UnsafeRawBufferPointer, sealing: (prefix: Int, suffix: Int),
+                                    to socket: borrowing Socket) -> (taken: Int, blocked: Bool) {
+        let overhead = sealing.prefix + sealing.suffix
+        let buffer = outgoingBuffer(byteCount: min(bytes.count, Self.sealedPerWrite) + 4 * overhead)
+        var taken = 0
+        // Bounded: each pass takes up to 64 KiB of `bytes`.
+        while taken < bytes.count {
+            var sealed = 0
+            for _ in 0 ..< 4 where taken < bytes.count {
+                let n = min(16 * 1024, bytes.count - taken)
+                let record = UnsafeMutableRawBufferPointer(rebasing: buffer[sealed ..< sealed + n + overhead])
+                (record.baseAddress! + sealing.prefix).copyMemory(from: bytes.baseAddress! + taken, byteCount: n)
+                sealed += machine.send(inPlace: record, contentCount: n)
+                taken += n
+            }
+            let out = UnsafeRawBufferPointer(rebasing: buffer[0 ..< sealed])
+            let written: Int
+            switch try? socket.write(out) {
+            case let .value(n)?: written = n
+            case .wouldBlock?, nil: written = 0
+            }
+            if written < sealed {
+                records.append(Array(out[written...]))
+                return (taken, true)
+            }
         }
         return (taken, false)
     }
@@ -90,10 +156,108 @@ final class TLSOverSocket<Machine: TLSMachine> {
     }
 
     /// Plaintext into `buffer` (at most its size): what waits first, then
-    /// what the socket has, decrypted. `scratch` holds the records read.
+    /// what the socket has, decrypted. During the handshake `scratch` holds
+    /// the records read; after it they are read into `incoming` and opened
+    /// there, as many as `buffer` has room for.
     func read(into buffer: UnsafeMutableRawBufferPointer, socket: borrowing Socket, scratch: UnsafeMutableRawBufferPointer) -> Arrival {
         if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
-        if peerClosed { return .closed }
+        let opened = takeOpened(into: buffer)
+        if opened > 0 { return .plaintext(opened) }
+        if !isConnected, !peerClosed {
+            if let arrival = handRecordsToMachine(into: buffer, socket: socket) { return arrival }
+            return readThroughMachine(socket: socket, scratch: scratch, into: buffer)
+        }
+        return readInPlace(into: buffer, socket: socket, readingSocket: true)
+    }
+
+    /// Not connected (the handshake, or Sluice sent close_notify, after
+    /// which the machine reads what still comes): records already read go
+    /// to the machine first, in order. Nil when they held nothing to report.
+    private func handRecordsToMachine(into buffer: UnsafeMutableRawBufferPointer, socket: borrowing Socket) -> Arrival? {
+        guard start < end, let incoming else { return nil }
+        let rest = Array(UnsafeRawBufferPointer(rebasing: incoming[start ..< end]))
+        start = end
+        do { try absorb(rest, socket: socket) } catch { return .failed(error) }
+        if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
+        return peerClosed ? .closed : nil
+    }
+
+    /// Decrypted bytes, or whole records, already read: epoll says nothing
+    /// of them, so whoever makes room for them must look.
+    var hasPlaintextWaiting: Bool {
+        guard plaintext.isEmpty, opened.isEmpty else { return true }
+        guard let incoming, end - start >= RecordFramer.headerSize else { return false }
+        let length = Int(incoming[start + 3]) << 8 | Int(incoming[start + 4])
+        return end - start >= RecordFramer.headerSize + length
+    }
+
+    /// What `hasPlaintextWaiting` reports, into `buffer`, without reading the
+    /// socket: the plaintext's count, or what ended the connection.
+    func takeWaiting(into buffer: UnsafeMutableRawBufferPointer, socket: borrowing Socket) -> Arrival {
+        if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
+        if !isConnected, !peerClosed {
+            let opened = takeOpened(into: buffer)
+            if opened > 0 { return .plaintext(opened) }
+            return handRecordsToMachine(into: buffer, socket: socket) ?? .wouldBlock
+        }
+        return readInPlace(into: buffer, socket: socket, readingSocket: false)
+    }
+
+    private func readInPlace(into buffer: UnsafeMutableRawBufferPointer, socket: borrowing Socket, readingSocket: Bool) -> Arrival {
+        var produced = takeOpened(into: buffer)
+        if peerClosed || produced == buffer.count { return produced > 0 ? .plaintext(produced) : .closed }
+        // Bounded: each pass opens a record, reads the socket or ends.
+        for _ in 0 ..< 64 {
+            if machine.hasUnframedBytes { carry(machine.takeUnframedBytes()) }
+            if start < end {
+                let receipt: InPlaceReceipt
+                do { receipt = try machine.receive(inPlace: UnsafeMutableRawBufferPointer(rebasing: incoming![start ..< end])) } catch {
+                    // What was opened before the bad record goes first; the error comes on the next read.
+                    if produced > 0 { return .plaintext(produced) }
+                    return fail(error, socket: socket)
+                }
+                switch receipt {
+                case let .applicationData(consumed, content):
+                    opened = start + content.lowerBound ..< start + content.upperBound
+                    start += consumed
+                    produced += takeOpened(into: UnsafeMutableRawBufferPointer(rebasing: buffer[produced...]))
+                    if produced == buffer.count { return .plaintext(produced) }
+                    continue
+                case let .output(consumed, output):
+                    start += consumed
+                    take(output, socket: socket)
+                    if produced > 0 { return .plaintext(produced) }
+                    if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
+                    if peerClosed { return .closed }
+                    continue
+                case .notInPlace:
+                    if produced > 0 { return .plaintext(produced) }
+                    // The machine reads the rest as it reads the handshake.
+                    let rest = Array(UnsafeRawBufferPointer(rebasing: incoming![start ..< end]))
+                    start = end
+                    do { try absorb(rest, socket: socket) } catch { return .failed(error) }
+                    if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
+                    return peerClosed ? .closed : .again(handshakeFinished: false)
+                case .needMore:
+                    break
+                }
+            }
+            // The socket is read only for a call that has nothing yet: once per call, as during the handshake.
+            if produced > 0 { return .plaintext(produced) }
+            guard readingSocket else { return .wouldBlock }
+            switch readSocket(socket) {
+            case .value(0): return .closed
+            case .value: continue
+            case .wouldBlock: return .wouldBlock
+            case let .failed(error): return .socketFailed(error)
+            }
+        }
+        return produced > 0 ? .plaintext(produced) : .again(handshakeFinished: false)
+    }
+
+    /// The handshake's records, through the machine.
+    private func readThroughMachine(socket: borrowing Socket, scratch: UnsafeMutableRawBufferPointer,
+                                    into buffer: UnsafeMutableRawBufferPointer) -> Arrival {
         let result: SysResult<Int>
         do { result = try socket.read(into: scratch) } catch { return .socketFailed(error) }
         guard case let .value(n) = result else { return .wouldBlock }
@@ -111,6 +275,78 @@ final class TLSOverSocket<Machine: TLSMachine> {
         return peerClosed ? .closed : .again(handshakeFinished: false)
     }
 
+    private enum SocketRead {
+        case value(Int)
+        case wouldBlock
+        case failed(Errno)
+    }
+
+    /// More records into `incoming`, after those not yet opened (moved to
+    /// its start: less than a record, since whole ones are opened first).
+    private func readSocket(_ socket: borrowing Socket) -> SocketRead {
+        let buffer = incomingBuffer()
+        if start > 0 {
+            if start < end { buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + start, byteCount: end - start) }
+            end -= start
+            start = 0
+        }
+        let result: SysResult<Int>
+        do { result = try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end...])) } catch { return .failed(error) }
+        guard case let .value(n) = result else { return .wouldBlock }
+        end += n
+        return .value(n)
+    }
+
+    /// Grown to the largest write so far: a connection that only sends
+    /// requests keeps a small one. Kept, not freed after each write: freeing
+    /// 64 KiB lets malloc give the heap's top back to the kernel, and the
+    /// next write faults it in again.
+    private func outgoingBuffer(byteCount: Int) -> UnsafeMutableRawBufferPointer {
+        if let outgoing, outgoing.count >= byteCount { return outgoing }
+        outgoing?.deallocate()
+        let made = UnsafeMutableRawBufferPointer.allocate(byteCount: byteCount, alignment: 16)
+        outgoing = made
+        return made
+    }
+
+    private func incomingBuffer() -> UnsafeMutableRawBufferPointer {
+        if let incoming { return incoming }
+        let made = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.incomingCapacity, alignment: 16)
+        incoming = made
+        return made
+    }
+
+    /// A record's start the machine had framed during the handshake: in
+    /// front of what the socket brings next.
+    private func carry(_ bytes: [UInt8]) {
+        let buffer = incomingBuffer()
+        precondition(start == end && bytes.count < buffer.count, "carried bytes behind unopened records")
+        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        start = 0
+        end = bytes.count
+    }
+
+    private func takeOpened(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let n = min(buffer.count, opened.count)
+        guard n > 0 else { return 0 }
+        buffer.baseAddress!.copyMemory(from: incoming!.baseAddress! + opened.lowerBound, byteCount: n)
+        opened = opened.lowerBound + n ..< opened.upperBound
+        return n
+    }
+
+    private func take(_ output: TLSOutput, socket: borrowing Socket) {
+        records.append(output.toPeer)
+        flush(to: socket)
+        plaintext.append(output.applicationData)
+        if output.peerClosed { peerClosed = true }
+    }
+
+    private func fail(_ error: TLSError, socket: borrowing Socket) -> Arrival {
+        records.append(machine.alertRecord(for: error))
+        flush(to: socket)
+        return .failed(error)
+    }
+
     /// Records already read (a proxy client's ClientHello, read while its
     /// tunnel was sniffed): what they answer goes out, their plaintext waits.
     /// Returns whether they finished the handshake; a thrown error's alert
@@ -119,14 +355,10 @@ final class TLSOverSocket<Machine: TLSMachine> {
     func absorb(_ bytes: [UInt8], socket: borrowing Socket) throws(TLSError) -> Bool {
         let output: TLSOutput
         do { output = try machine.receive(bytes) } catch {
-            records.append(machine.alertRecord(for: error))
-            flush(to: socket)
+            _ = fail(error, socket: socket)
             throw error
         }
-        records.append(output.toPeer)
-        flush(to: socket)
-        plaintext.append(output.applicationData)
-        if output.peerClosed { peerClosed = true }
+        take(output, socket: socket)
         return output.handshakeCompleted
     }
 

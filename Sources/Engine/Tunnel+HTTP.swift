@@ -199,7 +199,7 @@ extension Tunnel {
             // Room opened for the upstream's bytes: read them now. Decrypted bytes
             // that already wait (the read loop's bound stopped before them) get
             // no epoll event of their own: they are read now too.
-            let decryptedWaiting = flow.tls.map { !$0.plaintext.isEmpty } ?? false || h2HasTurn(flow)
+            let decryptedWaiting = flow.tls.map(\.hasPlaintextWaiting) ?? false || h2HasTurn(flow)
             if events.contains(.writable) || decryptedWaiting, wanted.contains(.readable) { readHTTPUpstream(flow, session: session, sink: &sink) }
         } else if appIsReadClosed(session, connection), session.inFlight.isEmpty, session.waiting == nil, session.toApp.isEmpty {
             appShutdownWrite(session, connection)
