@@ -58,6 +58,9 @@ final class TLSOverSocket<Machine: TLSMachine> {
     private var start = 0
     private var end = 0
     private var opened = 0 ..< 0
+    /// A record failed after others had been opened into the reader's room:
+    /// they went first, and this is the next read's answer (its alert went).
+    private var failure: TLSError?
     /// Where records for the peer are sealed (`writeSealedInPlace`).
     private var outgoing: UnsafeMutableRawBufferPointer?
 
@@ -163,6 +166,7 @@ final class TLSOverSocket<Machine: TLSMachine> {
         if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
         let opened = takeOpened(into: buffer)
         if opened > 0 { return .plaintext(opened) }
+        if let failure { return .failed(failure) }
         if !isConnected, !peerClosed {
             if let arrival = handRecordsToMachine(into: buffer, socket: socket) { return arrival }
             return readThroughMachine(socket: socket, scratch: scratch, into: buffer)
@@ -185,7 +189,7 @@ final class TLSOverSocket<Machine: TLSMachine> {
     /// Decrypted bytes, or whole records, already read: epoll says nothing
     /// of them, so whoever makes room for them must look.
     var hasPlaintextWaiting: Bool {
-        guard plaintext.isEmpty, opened.isEmpty else { return true }
+        guard plaintext.isEmpty, opened.isEmpty, failure == nil else { return true }
         guard let incoming, end - start >= RecordFramer.headerSize else { return false }
         let length = Int(incoming[start + 3]) << 8 | Int(incoming[start + 4])
         return end - start >= RecordFramer.headerSize + length
@@ -195,11 +199,10 @@ final class TLSOverSocket<Machine: TLSMachine> {
     /// socket: the plaintext's count, or what ended the connection.
     func takeWaiting(into buffer: UnsafeMutableRawBufferPointer, socket: borrowing Socket) -> Arrival {
         if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
-        if !isConnected, !peerClosed {
-            let opened = takeOpened(into: buffer)
-            if opened > 0 { return .plaintext(opened) }
-            return handRecordsToMachine(into: buffer, socket: socket) ?? .wouldBlock
-        }
+        let opened = takeOpened(into: buffer)
+        if opened > 0 { return .plaintext(opened) }
+        if let failure { return .failed(failure) }
+        if !isConnected, !peerClosed { return handRecordsToMachine(into: buffer, socket: socket) ?? .wouldBlock }
         return readInPlace(into: buffer, socket: socket, readingSocket: false)
     }
 
@@ -212,9 +215,11 @@ final class TLSOverSocket<Machine: TLSMachine> {
             if start < end {
                 let receipt: InPlaceReceipt
                 do { receipt = try machine.receive(inPlace: UnsafeMutableRawBufferPointer(rebasing: incoming![start ..< end])) } catch {
-                    // What was opened before the bad record goes first; the error comes on the next read.
-                    if produced > 0 { return .plaintext(produced) }
-                    return fail(error, socket: socket)
+                    let failed = fail(error, socket: socket)
+                    guard produced > 0 else { return failed }
+                    // What was opened before the bad record goes first; the failure is the next read's.
+                    failure = error
+                    return .plaintext(produced)
                 }
                 switch receipt {
                 case let .applicationData(consumed, content):
@@ -230,14 +235,21 @@ final class TLSOverSocket<Machine: TLSMachine> {
                     if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
                     if peerClosed { return .closed }
                     continue
-                case .notInPlace:
-                    if produced > 0 { return .plaintext(produced) }
-                    // The machine reads the rest as it reads the handshake.
-                    let rest = Array(UnsafeRawBufferPointer(rebasing: incoming![start ..< end]))
-                    start = end
-                    do { try absorb(rest, socket: socket) } catch { return .failed(error) }
+                case let .notInPlace(count):
+                    // A whole record the machine reads as it reads the handshake's (or a header it refuses).
+                    let record = Array(UnsafeRawBufferPointer(rebasing: incoming![start ..< start + count]))
+                    start += count
+                    do { try absorb(record, socket: socket) } catch {
+                        guard produced > 0 else { return .failed(error) }
+                        // What was opened before it goes first; the failure is the next read's.
+                        failure = error
+                        return .plaintext(produced)
+                    }
+                    // Its plaintext, if any, follows what was opened before it.
+                    if produced > 0 { if plaintext.isEmpty, !peerClosed { continue } else { return .plaintext(produced) } }
                     if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
-                    return peerClosed ? .closed : .again(handshakeFinished: false)
+                    if peerClosed { return .closed }
+                    continue
                 case .needMore:
                     break
                 }

@@ -147,17 +147,23 @@ package struct RecordLayer {
     /// The record at the start of `buffer`, opened where it lies: for
     /// application data, its content's range in `buffer`; other content is
     /// taken as `next` takes it. Only a protected application_data record
-    /// with a TLS 1.2 version and a plausible length is opened here; any
-    /// other header is `.notInPlace`, and the caller hands the bytes from
-    /// there to `append`, where `next` reads (or refuses) them.
+    /// with a TLS 1.2 version is opened here. Any other whole record, or one
+    /// read while the layer is mid-message, is `.notInPlace` with its
+    /// length: the caller hands exactly those bytes to `append`, where `next`
+    /// reads them, so the framer never keeps a record's start for itself. A
+    /// header no TLS peer sends is `.notInPlace` with all of `buffer`, which
+    /// `next` refuses at once. A record not yet whole is `.needMore`,
+    /// whatever its type.
     package mutating func openInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> InPlaceRecord {
-        guard opensInPlace, !hasUnframedBytes else { return .notInPlace }
+        guard !hasUnframedBytes else { return .notInPlace(count: buffer.count) }
         guard buffer.count >= RecordFramer.headerSize else { return .needMore }
-        guard buffer[0] == ContentType.applicationData.rawValue, buffer[1] == 0x03, buffer[2] == 0x03 else { return .notInPlace }
+        // The framer's checks (§5.1), so that what it would refuse goes to it whole.
+        guard ContentType(rawValue: buffer[0]) != nil, buffer[1] == 0x03, buffer[2] <= 0x04 else { return .notInPlace(count: buffer.count) }
         let length = Int(buffer[3]) << 8 | Int(buffer[4])
-        guard length <= RecordFramer.maximumCiphertextLength else { return .notInPlace }
+        guard length <= RecordFramer.maximumCiphertextLength else { return .notInPlace(count: buffer.count) }
         let consumed = RecordFramer.headerSize + length
         guard buffer.count >= consumed else { return .needMore }
+        guard opensInPlace, buffer[0] == ContentType.applicationData.rawValue, buffer[2] == 0x03 else { return .notInPlace(count: consumed) }
         let record = UnsafeMutableRawBufferPointer(rebasing: buffer[0 ..< consumed])
         let (type, content) = try reading!.open(inPlace: record)
         if type == .applicationData { return .applicationData(consumed: consumed, content: content) }
@@ -188,8 +194,8 @@ package struct RecordLayer {
 package enum InPlaceRecord: Equatable {
     /// Not a whole record yet.
     case needMore
-    /// This one takes the general path (`append`, `next`).
-    case notInPlace
+    /// The next `count` bytes take the general path (`append`, `next`).
+    case notInPlace(count: Int)
     /// Application data, decrypted in the caller's buffer.
     case applicationData(consumed: Int, content: Range<Int>)
     /// Other content, taken: close_notify, or nil (a handshake record's

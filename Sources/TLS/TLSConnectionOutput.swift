@@ -15,7 +15,8 @@ package struct TLSOutput: Sendable, Equatable {
 /// What `receiveInPlace` made of the record at the start of a buffer.
 package enum InPlaceReceipt: Equatable {
     case needMore
-    case notInPlace
+    /// The next `count` bytes are for `receive`.
+    case notInPlace(count: Int)
     case applicationData(consumed: Int, content: Range<Int>)
     case output(consumed: Int, TLSOutput)
 }

@@ -31,14 +31,16 @@ extension TLSEndpoint {
     /// handshake is over (the engine's path for bulk data, which copies no
     /// record): `.applicationData` gives the content's range in `buffer`;
     /// other records (a NewSessionTicket, a KeyUpdate, close_notify) are
-    /// taken as `receive` takes them. `.notInPlace`: hand the bytes from here
-    /// on to `receive`, which reads or refuses them; so too while
-    /// `hasUnframedBytes` (take them with `takeUnframedBytes` to go on here).
+    /// taken as `receive` takes them. `.notInPlace(count)`: hand that many
+    /// bytes to `receive`, which reads or refuses them (a whole record, or
+    /// everything before the handshake ends, while `hasUnframedBytes`, or
+    /// from a header no peer sends). A record's start that `receive` kept is
+    /// taken back with `takeUnframedBytes` to go on here.
     mutating func receiveInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> InPlaceReceipt {
-        guard state == .connected else { return .notInPlace }
+        guard state == .connected else { return .notInPlace(count: buffer.count) }
         switch try records.openInPlace(buffer) {
         case .needMore: return .needMore
-        case .notInPlace: return .notInPlace
+        case let .notInPlace(count): return .notInPlace(count: count)
         case let .applicationData(consumed, content): return .applicationData(consumed: consumed, content: content)
         case let .other(consumed, content):
             // A handshake message waits in the framer: `receiveRecords` handles it as it would have.

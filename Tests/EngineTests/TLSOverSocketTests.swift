@@ -24,7 +24,7 @@ import Testing
         mutating func close() -> [UInt8] { [] }
         mutating func alertRecord(for error: TLSError) -> [UInt8] { [] }
         // Nothing in place: every record goes through `receive`, as a handshake's do.
-        mutating func receive(inPlace buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> InPlaceReceipt { .notInPlace }
+        mutating func receive(inPlace buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> InPlaceReceipt { .notInPlace(count: buffer.count) }
         var hasUnframedBytes: Bool { false }
         mutating func takeUnframedBytes() -> [UInt8] { [] }
         var sealing: (prefix: Int, suffix: Int)? { nil }
@@ -142,11 +142,19 @@ import Testing
         try #require(tls.isConnected && server.state == .connected)
     }
 
-    func interception() throws -> (Interception, String) {
+    /// Sluice's client through `TLSOverSocket` on `near`, connected to
+    /// Sluice's server (a leaf from a CA made for the test) behind `far`.
+    func withTLS(_ body: (InterceptedUpstream, inout TLSServer, borrowing Socket, borrowing Socket) throws -> Void) throws {
         let directory = FileManager.default.temporaryDirectory.path + "/sluice-tls-socket-test-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let interception = Interception(ca: try InterceptionCA.load(directory: directory, create: true))
         interception.skipsVerification = true
-        return (interception, directory)
+        try withConnection { near, far in
+            let tls = InterceptedUpstream(interception.client(host: "origin.test"), host: "origin.test")
+            var server = interception.server(address: "127.0.0.1")
+            try handshake(tls, &server, near: near, far: far)
+            try body(tls, &server, near, far)
+        }
     }
 
     /// Reads through `tls` with rooms of every size while the test writes
@@ -182,12 +190,7 @@ import Testing
 
     @Test(arguments: [UInt64(1), 2, 3, 4, 5, 6])
     func everyByteComesOutWhateverThePiecesAndTheReadersRoom(seed: UInt64) throws {
-        let (interception, directory) = try interception()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try withConnection { near, far in
-            let tls = InterceptedUpstream(interception.client(host: "origin.test"), host: "origin.test")
-            var server = interception.server(address: "127.0.0.1")
-            try handshake(tls, &server, near: near, far: far)
+        try withTLS { tls, server, near, far in
             var random = Seeded(state: seed &* 0x9E37_79B9_7F4A_7C15 | 1)
             // Records of every size, the last ones small, then close_notify.
             var content: [UInt8] = []
@@ -208,12 +211,7 @@ import Testing
     /// A record's start that the handshake's path kept (records read with
     /// the proxy client's hello, `absorb`) goes on in place with the rest.
     @Test func aRecordStartedOnTheGeneralPathEndsInPlace() throws {
-        let (interception, directory) = try interception()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try withConnection { near, far in
-            let tls = InterceptedUpstream(interception.client(host: "origin.test"), host: "origin.test")
-            var server = interception.server(address: "127.0.0.1")
-            try handshake(tls, &server, near: near, far: far)
+        try withTLS { tls, server, near, far in
             let content = Self.content(50000, seed: 9)
             let stream = server.send(content)
             try tls.absorb(Array(stream.prefix(10000)), socket: near)
@@ -229,12 +227,7 @@ import Testing
     /// What a small room left behind is reported waiting without the socket
     /// (epoll says nothing of it), and taken without reading the socket.
     @Test func plaintextLeftBehindIsReportedAndTakenWithoutTheSocket() throws {
-        let (interception, directory) = try interception()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try withConnection { near, far in
-            let tls = InterceptedUpstream(interception.client(host: "origin.test"), host: "origin.test")
-            var server = interception.server(address: "127.0.0.1")
-            try handshake(tls, &server, near: near, far: far)
+        try withTLS { tls, server, near, far in
             let content = Self.content(40000, seed: 10)
             try writeAll(server.send(content)[...], to: far)
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
@@ -271,12 +264,7 @@ import Testing
     /// comes (RFC 8446 §6.1), records already read first: the origin's own
     /// close_notify, read with the response's last record, ends the read cleanly.
     @Test func afterSluicesCloseNotifyRecordsAlreadyReadGoToTheMachine() throws {
-        let (interception, directory) = try interception()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try withConnection { near, far in
-            let tls = InterceptedUpstream(interception.client(host: "origin.test"), host: "origin.test")
-            var server = interception.server(address: "127.0.0.1")
-            try handshake(tls, &server, near: near, far: far)
+        try withTLS { tls, server, near, far in
             let content = Self.content(3000, seed: 13)
             try writeAll((server.send(content) + server.close())[...], to: far)
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: content.count, alignment: 16)
@@ -303,15 +291,36 @@ import Testing
         }
     }
 
+    /// A record for the general path (an alert in the clear) cut across two
+    /// reads is read whole and refused; the engine does not sit on its start.
+    @Test func aRecordForTheGeneralPathCutAcrossReadsIsReadWhole() throws {
+        try withTLS { tls, server, near, far in
+            let content = Self.content(100, seed: 14)
+            let stream = server.send(content) + [21, 3, 3, 0, 2, 2, 10]
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536 + 512, alignment: 16)
+            defer { buffer.deallocate(); scratch.deallocate() }
+            try writeAll(stream.dropLast(3), to: far)
+            var arrivals: [String] = []
+            // Bounded: loopback delivers within milliseconds.
+            for pass in 0 ..< 2000 where arrivals.last.map({ !$0.hasPrefix("failed") }) ?? true {
+                if pass == 200 { try writeAll(stream.suffix(3), to: far) }
+                switch tls.read(into: buffer, socket: near, scratch: scratch) {
+                case let .plaintext(n): arrivals.append("plaintext \(n)")
+                case .wouldBlock: usleep(200)
+                case let other: arrivals.append("\(other)")
+                }
+            }
+            #expect(arrivals.first == "plaintext 100")
+            #expect(arrivals.last?.hasPrefix("failed") == true, "\(arrivals)")
+            #expect(arrivals.count == 2, "\(arrivals)")
+        }
+    }
+
     /// Records for a peer that reads slowly: sealed where they are written
     /// from, what the socket does not take waits, and arrives whole.
     @Test func recordsSealedInPlaceReachASlowPeerWhole() throws {
-        let (interception, directory) = try interception()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try withConnection { near, far in
-            let tls = InterceptedUpstream(interception.client(host: "origin.test"), host: "origin.test")
-            var server = interception.server(address: "127.0.0.1")
-            try handshake(tls, &server, near: near, far: far)
+        try withTLS { tls, server, near, far in
             // Small, but not below loopback's MSS, where the window stalls on its own.
             near.setBufferSizes(send: 65536)
             far.setBufferSizes(receive: 131_072)
