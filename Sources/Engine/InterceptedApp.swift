@@ -64,11 +64,11 @@ final class InterceptedApp {
                     finished = true
                     if server.applicationProtocol == Interception.http2 {
                         gateway = HTTP2Gateway()
-                        sendFrames()
+                        sendFrames(to: connection)
                     }
                 }
                 if gateway != nil {
-                    receiveFrames(output.applicationData)
+                    receiveFrames(output.applicationData, connection: connection)
                 } else {
                     appendPlaintext(output.applicationData)
                 }
@@ -90,15 +90,15 @@ final class InterceptedApp {
     }
 
     /// The app's HTTP/2 bytes: requests for HTTP mode, frames back to the app.
-    private func receiveFrames(_ bytes: [UInt8]) {
+    private func receiveFrames(_ bytes: [UInt8], connection: TCPConnection) {
         guard !bytes.isEmpty, http2Failure == nil else { return }
         do { try gateway!.receive(bytes) } catch {
-            endHTTP2(error)
+            endHTTP2(error, connection: connection)
         }
         let requests = gateway!.takeRequests()
         cuts += requests.cuts.map { plaintextAppended + $0 }
         appendPlaintext(requests.bytes)
-        sendFrames()
+        sendFrames(to: connection)
     }
 
     private func appendPlaintext(_ bytes: [UInt8]) {
@@ -133,18 +133,25 @@ final class InterceptedApp {
         if atCut { cuts.removeFirst() }
     }
 
-    /// The gateway's frames, sealed into records behind what is queued.
-    private func sendFrames() {
+    /// The gateway's frames, sealed into records: in the connection's send
+    /// buffer itself when nothing is queued before them (as `write` seals
+    /// HTTP/1.1), else behind what is queued.
+    private func sendFrames(to connection: TCPConnection) {
         guard gateway!.hasOutput else { return }
-        records.append(server.send(gateway!.takeOutput()))
+        let frames = gateway!.takeOutput()
+        var taken = 0
+        if records.isEmpty, let sealing = server.sealing {
+            taken = frames.withUnsafeBytes { writeSealedInPlace($0, limit: $0.count, sealing: sealing, to: connection) }
+        }
+        if taken < frames.count { records.append(server.send(Array(frames[taken...]))) }
     }
 
     /// A broken HTTP/2 connection: its GOAWAY is queued; nothing more is read
     /// from the app, and close_notify and FIN follow what is queued.
-    private func endHTTP2(_ error: HTTP2ConnectionError) {
+    private func endHTTP2(_ error: HTTP2ConnectionError, connection: TCPConnection) {
         http2Failure = error
         peerClosed = true
-        sendFrames()
+        sendFrames(to: connection)
         closing = true
         records.append(server.close())
     }
@@ -203,12 +210,12 @@ final class InterceptedApp {
         guard limit > 0 else { return 0 }
         let taken: Int
         do { taken = try gateway!.respond(UnsafeRawBufferPointer(rebasing: bytes[0 ..< limit])) } catch {
-            endHTTP2(error)
+            endHTTP2(error, connection: connection)
             flush(to: connection)
             // Nothing more can reach the app: what HTTP mode still writes is dropped.
             return bytes.count
         }
-        sendFrames()
+        sendFrames(to: connection)
         flush(to: connection)
         return taken
     }
@@ -222,7 +229,7 @@ final class InterceptedApp {
         case .unanswered: gateway!.leaveNextResponseUnanswered()
         case .atClose: gateway!.endResponseAtClose()
         }
-        sendFrames()
+        sendFrames(to: connection)
         flush(to: connection)
     }
 
@@ -240,7 +247,7 @@ final class InterceptedApp {
         guard !closing else { return }
         if gateway != nil {
             gateway!.goAway()
-            sendFrames()
+            sendFrames(to: connection)
         }
         closing = true
         records.append(server.close())
