@@ -1,6 +1,7 @@
 import Foundation
 import Sys
 import TLS
+import TestSupport
 import Testing
 @testable import Engine
 
@@ -64,17 +65,6 @@ import Testing
 /// where they are written from; every byte must come out as it went in,
 /// whatever the pieces and the reader's room.
 @Suite(.serialized) struct TLSOverSocketRecordTests {
-    /// xorshift64*, so each case is the same on every run.
-    struct Seeded {
-        var state: UInt64
-        mutating func next(_ bound: Int) -> Int {
-            state ^= state >> 12
-            state ^= state << 25
-            state ^= state >> 27
-            return Int((state &* 0x2545_F491_4F6C_DD1D) >> 33) % bound
-        }
-    }
-
     static func content(_ count: Int, seed: Int) -> [UInt8] {
         (0 ..< count).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ seed &+ $0 >> 11) }
     }
@@ -160,7 +150,7 @@ import Testing
     /// Reads through `tls` with rooms of every size while the test writes
     /// `stream` to `far` in pieces of every size; the plaintext, and how it ended.
     func readAll(_ tls: InterceptedUpstream, stream: [UInt8], near: borrowing Socket, far: borrowing Socket,
-                 random: inout Seeded) throws -> (plaintext: [UInt8], ending: String) {
+                 random: inout SeededRandom) throws -> (plaintext: [UInt8], ending: String) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 70000, alignment: 16)
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536 + 512, alignment: 16)
         defer { buffer.deallocate(); scratch.deallocate() }
@@ -168,12 +158,12 @@ import Testing
         var written = 0
         // Bounded: each pass writes a piece or reads.
         for _ in 0 ..< 20000 {
-            if written < stream.count, random.next(3) > 0 {
-                let piece = min(stream.count - written, [1, 5, 700, 16406, 40000, 70000][random.next(6)])
+            if written < stream.count, Int.random(in: 0 ..< 3, using: &random) > 0 {
+                let piece = min(stream.count - written, [1, 5, 700, 16406, 40000, 70000][Int.random(in: 0 ..< 6, using: &random)])
                 try writeAll(stream[written ..< written + piece], to: far)
                 written += piece
             }
-            let room = [1, 100, 4096, 16383, 16384, 65536, 70000][random.next(7)]
+            let room = [1, 100, 4096, 16383, 16384, 65536, 70000][Int.random(in: 0 ..< 7, using: &random)]
             switch tls.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0 ..< room]), socket: near, scratch: scratch) {
             case let .plaintext(n): plaintext += UnsafeRawBufferPointer(rebasing: buffer[0 ..< n])
             case .wouldBlock, .again:
@@ -191,7 +181,7 @@ import Testing
     @Test(arguments: [UInt64(1), 2, 3, 4, 5, 6])
     func everyByteComesOutWhateverThePiecesAndTheReadersRoom(seed: UInt64) throws {
         try withTLS { tls, server, near, far in
-            var random = Seeded(state: seed &* 0x9E37_79B9_7F4A_7C15 | 1)
+            var random = SeededRandom(seed: seed)
             // Records of every size, the last ones small, then close_notify.
             var content: [UInt8] = []
             var stream: [UInt8] = []
@@ -216,7 +206,7 @@ import Testing
             let stream = server.send(content)
             try tls.absorb(Array(stream.prefix(10000)), socket: near)
             #expect(tls.machine.hasUnframedBytes)
-            var random = Seeded(state: 77)
+            var random = SeededRandom(seed: 77)
             let (plaintext, ending) = try readAll(tls, stream: Array(stream[10000...]) + server.close(), near: near, far: far,
                                                   random: &random)
             #expect(firstDifference(plaintext, content) == nil)
@@ -254,7 +244,7 @@ import Testing
             #expect(!tls.hasPlaintextWaiting)
             // Only whole records were opened; the rest comes with the socket's next read.
             #expect(plaintext.count % 16384 == 0 || plaintext.count == content.count)
-            var random = Seeded(state: 5)
+            var random = SeededRandom(seed: 5)
             let (rest, _) = try readAll(tls, stream: server.close(), near: near, far: far, random: &random)
             #expect(firstDifference(plaintext + rest, content) == nil)
         }
@@ -328,11 +318,11 @@ import Testing
             var taken = 0
             var received: [UInt8] = []
             var blocked = 0
-            var random = Seeded(state: 12)
+            var random = SeededRandom(seed: 12)
             // Bounded: each pass moves what the sockets take.
             for _ in 0 ..< 100_000 where received.count < upload.count {
                 if taken < upload.count {
-                    let piece = min(upload.count - taken, [1, 1000, 16384, 70000, 200_000][random.next(5)])
+                    let piece = min(upload.count - taken, [1, 1000, 16384, 70000, 200_000][Int.random(in: 0 ..< 5, using: &random)])
                     let sent = upload[taken ..< taken + piece].withUnsafeBytes { tls.write($0, to: near) }
                     taken += sent.taken
                     if sent.blocked { blocked += 1 }
@@ -340,7 +330,7 @@ import Testing
                     tls.flush(to: near)
                 }
                 // The peer reads on every other pass or so: the socket fills.
-                guard random.next(2) == 0 || taken == upload.count else { continue }
+                guard Int.random(in: 0 ..< 2, using: &random) == 0 || taken == upload.count else { continue }
                 let bytes = try readAvailable(far)
                 if !bytes.isEmpty { received += try server.receive(bytes).applicationData } else { usleep(50) }
             }
