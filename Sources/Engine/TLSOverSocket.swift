@@ -6,7 +6,6 @@ internal import TLS
 protocol TLSMachine {
     var isConnected: Bool { get }
     mutating func receive(_ bytes: [UInt8]) throws(TLSError) -> TLSOutput
-    mutating func send(_ plaintext: [UInt8]) -> [UInt8]
     mutating func close() -> [UInt8]
     mutating func alertRecord(for error: TLSError) -> [UInt8]
     mutating func receive(inPlace buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> InPlaceReceipt
@@ -38,8 +37,8 @@ typealias InterceptedUpstream = TLSOverSocket<TLSClient>
 /// Once the handshake is over, records are opened and sealed where they
 /// lie: the socket is read into `incoming` and each record decrypted there,
 /// and plaintext for the peer is copied once into a buffer where its record
-/// is sealed around it and written from. The handshake, and any record the
-/// in-place path leaves alone, go through the machine's `receive` and `send`.
+/// is sealed around it and written from. The handshake's records, and any
+/// record the in-place path leaves alone, go through the machine's `receive`.
 final class TLSOverSocket<Machine: TLSMachine> {
     var machine: Machine
     /// The peer's name, for messages.
@@ -101,16 +100,9 @@ final class TLSOverSocket<Machine: TLSMachine> {
     /// (nothing before the handshake ends or while records wait).
     func write(_ bytes: UnsafeRawBufferPointer, to socket: borrowing Socket) -> (taken: Int, blocked: Bool) {
         guard flush(to: socket) else { return (0, true) }
-        guard isConnected else { return (0, false) }
-        if let sealing = machine.sealing { return writeSealedInPlace(bytes, sealing: sealing, to: socket) }
-        var taken = 0
-        while taken < bytes.count {
-            let n = min(16 * 1024, bytes.count - taken)
-            records.append(machine.send(Array(UnsafeRawBufferPointer(rebasing: bytes[taken ..< taken + n]))))
-            taken += n
-            guard flush(to: socket) else { return (taken, true) }
-        }
-        return (taken, false)
+        // Keys for sealing exist exactly while the machine is connected.
+        guard let sealing = machine.sealing else { return (0, false) }
+        return writeSealedInPlace(bytes, sealing: sealing, to: socket)
     }
 
     /// Up to four records at a time, each sealed where its content was
@@ -190,9 +182,8 @@ final class TLSOverSocket<Machine: TLSMachine> {
     /// of them, so whoever makes room for them must look.
     var hasPlaintextWaiting: Bool {
         guard plaintext.isEmpty, opened.isEmpty, failure == nil else { return true }
-        guard let incoming, end - start >= RecordFramer.headerSize else { return false }
-        let length = Int(incoming[start + 3]) << 8 | Int(incoming[start + 4])
-        return end - start >= RecordFramer.headerSize + length
+        guard let incoming, let header = RecordFramer.peekHeader(UnsafeRawBufferPointer(rebasing: incoming[start ..< end])) else { return false }
+        return end - start >= header.count
     }
 
     /// What `hasPlaintextWaiting` reports, into `buffer`, without reading the
@@ -206,9 +197,10 @@ final class TLSOverSocket<Machine: TLSMachine> {
         return readInPlace(into: buffer, socket: socket, readingSocket: false)
     }
 
+    /// After the handshake; the callers have handed out what was opened before.
     private func readInPlace(into buffer: UnsafeMutableRawBufferPointer, socket: borrowing Socket, readingSocket: Bool) -> Arrival {
-        var produced = takeOpened(into: buffer)
-        if peerClosed || produced == buffer.count { return produced > 0 ? .plaintext(produced) : .closed }
+        if peerClosed { return .closed }
+        var produced = 0
         // Bounded: each pass opens a record, reads the socket or ends.
         for _ in 0 ..< 64 {
             if machine.hasUnframedBytes { carry(machine.takeUnframedBytes()) }

@@ -35,6 +35,17 @@ package struct RecordFramer {
         buffer += bytes
     }
 
+    /// What the header at the start of `bytes` says without framing it:
+    /// the whole record's length (header included), and whether
+    /// `nextRecord` would take such a header (§5.1: a known type, a TLS 1.x
+    /// version, a length a record may have). Nil for fewer than 5 bytes.
+    package static func peekHeader(_ bytes: UnsafeRawBufferPointer) -> (count: Int, plausible: Bool)? {
+        guard bytes.count >= headerSize else { return nil }
+        let length = Int(bytes[3]) << 8 | Int(bytes[4])
+        let plausible = ContentType(rawValue: bytes[0]) != nil && bytes[1] == 0x03 && bytes[2] <= 0x04 && length <= maximumCiphertextLength
+        return (headerSize + length, plausible)
+    }
+
     /// The next whole record: its type, its 5-byte header (the AEAD's
     /// additional data) and its body.
     package mutating func nextRecord() throws(TLSError) -> TLSRecord? {

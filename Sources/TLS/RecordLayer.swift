@@ -156,12 +156,9 @@ package struct RecordLayer {
     /// whatever its type.
     package mutating func openInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> InPlaceRecord {
         guard !hasUnframedBytes else { return .notInPlace(count: buffer.count) }
-        guard buffer.count >= RecordFramer.headerSize else { return .needMore }
-        // The framer's checks (§5.1), so that what it would refuse goes to it whole.
-        guard ContentType(rawValue: buffer[0]) != nil, buffer[1] == 0x03, buffer[2] <= 0x04 else { return .notInPlace(count: buffer.count) }
-        let length = Int(buffer[3]) << 8 | Int(buffer[4])
-        guard length <= RecordFramer.maximumCiphertextLength else { return .notInPlace(count: buffer.count) }
-        let consumed = RecordFramer.headerSize + length
+        guard let (consumed, plausible) = RecordFramer.peekHeader(UnsafeRawBufferPointer(buffer)) else { return .needMore }
+        // What the framer would refuse goes to it at once, whole.
+        guard plausible else { return .notInPlace(count: buffer.count) }
         guard buffer.count >= consumed else { return .needMore }
         guard opensInPlace, buffer[0] == ContentType.applicationData.rawValue, buffer[2] == 0x03 else { return .notInPlace(count: consumed) }
         let record = UnsafeMutableRawBufferPointer(rebasing: buffer[0 ..< consumed])

@@ -126,7 +126,7 @@ package struct RecordProtection {
         let total = sealedPrefixCount + content.count + sealedSuffixCount
         return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
             let record = UnsafeMutableRawBufferPointer(buffer)
-            content.withUnsafeBytes { record.baseAddress!.advanced(by: sealedPrefixCount).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            content.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: record[sealedPrefixCount...]).copyMemory(from: $0) }
             count = seal(inPlace: record, contentCount: content.count, type: type)
         }
     }
@@ -149,14 +149,10 @@ package struct RecordProtection {
         if tls12 {
             let text = UnsafeMutableRawBufferPointer(rebasing: record[prefix ..< prefix + contentCount])
             let tag = UnsafeMutableRawBufferPointer(rebasing: record[prefix + contentCount ..< total])
-            if prefix > 5 {
-                // RFC 5288 §3: the explicit part must never repeat under one key; the sequence number never does.
-                record.storeBytes(of: sequenceWord, toByteOffset: 5, as: UInt64.self)
-                let nonce = tls12GCMNonce(explicit: UnsafeRawBufferPointer(rebasing: record[5 ..< prefix]))
-                sealed = withTLS12AdditionalData(type: type, length: contentCount) { seal(nonce: nonce, text: text, additionalData: $0, tag: tag) }
-            } else {
-                sealed = withTLS12AdditionalData(type: type, length: contentCount) { seal(nonce: nonce(), text: text, additionalData: $0, tag: tag) }
-            }
+            // RFC 5288 §3: GCM's explicit part must never repeat under one key; the sequence number never does.
+            if prefix > 5 { record.storeBytes(of: sequenceWord, toByteOffset: 5, as: UInt64.self) }
+            let nonce = prefix > 5 ? tls12GCMNonce(explicit: UnsafeRawBufferPointer(rebasing: record[5 ..< prefix])) : nonce()
+            sealed = withTLS12AdditionalData(type: type, length: contentCount) { seal(nonce: nonce, text: text, additionalData: $0, tag: tag) }
         } else {
             record[prefix + contentCount] = type.rawValue
             let text = UnsafeMutableRawBufferPointer(rebasing: record[prefix ..< prefix + contentCount + 1])

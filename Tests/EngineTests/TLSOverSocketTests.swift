@@ -21,7 +21,6 @@ import Testing
             output.applicationData = bytes
             return output
         }
-        mutating func send(_ plaintext: [UInt8]) -> [UInt8] { plaintext }
         mutating func close() -> [UInt8] { [] }
         mutating func alertRecord(for error: TLSError) -> [UInt8] { [] }
         // Nothing in place: every record goes through `receive`, as a handshake's do.
