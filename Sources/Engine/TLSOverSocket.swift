@@ -48,24 +48,14 @@ final class TLSOverSocket<Machine: TLSMachine> {
     /// Decrypted bytes the reader had no room for yet (from `receive`).
     let plaintext = PlaintextQueue(capacity: 16 * 1024)
     var peerClosed = false
-    /// Records read and not yet opened (`incoming[start ..< end]`), after the
-    /// content of the last one opened that the reader has not taken
-    /// (`opened`). Allocated at the first record after the handshake and
-    /// kept: freed while empty, it went back to the kernel and was faulted
-    /// in again on every read (malloc trims the heap's top past 128 KiB).
-    private var incoming: UnsafeMutableRawBufferPointer?
-    private var start = 0
-    private var end = 0
-    private var opened = 0 ..< 0
+    /// Records read from the socket after the handshake, opened there.
+    private let incoming = RecordInbox()
     /// A record failed after others had been opened into the reader's room:
     /// they went first, and this is the next read's answer (its alert went).
     private var failure: TLSError?
     /// Where records for the peer are sealed (`writeSealedInPlace`).
     private var outgoing: UnsafeMutableRawBufferPointer?
 
-    /// Four whole records and a read's worth: reads large enough to batch
-    /// the socket's data, and room for a record's start carried over.
-    static var incomingCapacity: Int { 4 * (RecordFramer.headerSize + RecordFramer.maximumCiphertextLength) }
     /// Plaintext sealed per write to the socket: four records' worth.
     static var sealedPerWrite: Int { 4 * 16 * 1024 }
 
@@ -75,7 +65,6 @@ final class TLSOverSocket<Machine: TLSMachine> {
     }
 
     deinit {
-        incoming?.deallocate()
         outgoing?.deallocate()
     }
 
@@ -156,7 +145,7 @@ final class TLSOverSocket<Machine: TLSMachine> {
     /// there, as many as `buffer` has room for.
     func read(into buffer: UnsafeMutableRawBufferPointer, socket: borrowing Socket, scratch: UnsafeMutableRawBufferPointer) -> Arrival {
         if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
-        let opened = takeOpened(into: buffer)
+        let opened = incoming.takeOpened(into: buffer)
         if opened > 0 { return .plaintext(opened) }
         if let failure { return .failed(failure) }
         if !isConnected, !peerClosed {
@@ -170,9 +159,8 @@ final class TLSOverSocket<Machine: TLSMachine> {
     /// which the machine reads what still comes): records already read go
     /// to the machine first, in order. Nil when they held nothing to report.
     private func handRecordsToMachine(into buffer: UnsafeMutableRawBufferPointer, socket: borrowing Socket) -> Arrival? {
-        guard start < end, let incoming else { return nil }
-        let rest = Array(UnsafeRawBufferPointer(rebasing: incoming[start ..< end]))
-        start = end
+        let rest = incoming.takeUnopened()
+        guard !rest.isEmpty else { return nil }
         do { try absorb(rest, socket: socket) } catch { return .failed(error) }
         if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
         return peerClosed ? .closed : nil
@@ -181,16 +169,14 @@ final class TLSOverSocket<Machine: TLSMachine> {
     /// Decrypted bytes, or whole records, already read: epoll says nothing
     /// of them, so whoever makes room for them must look.
     var hasPlaintextWaiting: Bool {
-        guard plaintext.isEmpty, opened.isEmpty, failure == nil else { return true }
-        guard let incoming, let header = RecordFramer.peekHeader(UnsafeRawBufferPointer(rebasing: incoming[start ..< end])) else { return false }
-        return end - start >= header.count
+        !plaintext.isEmpty || failure != nil || incoming.hasWholeRecord
     }
 
     /// What `hasPlaintextWaiting` reports, into `buffer`, without reading the
     /// socket: the plaintext's count, or what ended the connection.
     func takeWaiting(into buffer: UnsafeMutableRawBufferPointer, socket: borrowing Socket) -> Arrival {
         if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
-        let opened = takeOpened(into: buffer)
+        let opened = incoming.takeOpened(into: buffer)
         if opened > 0 { return .plaintext(opened) }
         if let failure { return .failed(failure) }
         if !isConnected, !peerClosed { return handRecordsToMachine(into: buffer, socket: socket) ?? .wouldBlock }
@@ -203,48 +189,28 @@ final class TLSOverSocket<Machine: TLSMachine> {
         var produced = 0
         // Bounded: each pass opens a record, reads the socket or ends.
         for _ in 0 ..< 64 {
-            if machine.hasUnframedBytes { carry(machine.takeUnframedBytes()) }
-            if start < end {
-                let receipt: InPlaceReceipt
-                do { receipt = try machine.receive(inPlace: UnsafeMutableRawBufferPointer(rebasing: incoming![start ..< end])) } catch {
-                    let failed = fail(error, socket: socket)
-                    guard produced > 0 else { return failed }
-                    // What was opened before the bad record goes first; the failure is the next read's.
-                    failure = error
-                    return .plaintext(produced)
-                }
-                switch receipt {
-                case let .applicationData(consumed, content):
-                    opened = start + content.lowerBound ..< start + content.upperBound
-                    start += consumed
-                    produced += takeOpened(into: UnsafeMutableRawBufferPointer(rebasing: buffer[produced...]))
-                    if produced == buffer.count { return .plaintext(produced) }
-                    continue
-                case let .output(consumed, output):
-                    start += consumed
-                    take(output, socket: socket)
-                    if produced > 0 { return .plaintext(produced) }
-                    if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
-                    if peerClosed { return .closed }
-                    continue
-                case let .notInPlace(count):
-                    // A whole record the machine reads as it reads the handshake's (or a header it refuses).
-                    let record = Array(UnsafeRawBufferPointer(rebasing: incoming![start ..< start + count]))
-                    start += count
-                    do { try absorb(record, socket: socket) } catch {
-                        guard produced > 0 else { return .failed(error) }
-                        // What was opened before it goes first; the failure is the next read's.
-                        failure = error
-                        return .plaintext(produced)
-                    }
-                    // Its plaintext, if any, follows what was opened before it.
-                    if produced > 0 { if plaintext.isEmpty, !peerClosed { continue } else { return .plaintext(produced) } }
-                    if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
-                    if peerClosed { return .closed }
-                    continue
-                case .needMore:
-                    break
-                }
+            let step: RecordInbox.Step
+            do { step = try incoming.open(&machine) } catch {
+                let failed = fail(error, socket: socket)
+                guard produced > 0 else { return failed }
+                // What was opened before the bad record goes first; the failure is the next read's.
+                failure = error
+                return .plaintext(produced)
+            }
+            switch step {
+            case .opened:
+                produced += incoming.takeOpened(into: UnsafeMutableRawBufferPointer(rebasing: buffer[produced...]))
+                if produced == buffer.count { return .plaintext(produced) }
+                continue
+            case let .output(output):
+                take(output, socket: socket)
+                // Its plaintext, if any, follows what was opened before it.
+                if produced > 0 { if plaintext.isEmpty, !peerClosed { continue } else { return .plaintext(produced) } }
+                if !plaintext.isEmpty { return .plaintext(plaintext.take(into: buffer)) }
+                if peerClosed { return .closed }
+                continue
+            case .needMore:
+                break
             }
             // The socket is read only for a call that has nothing yet: once per call, as during the handshake.
             if produced > 0 { return .plaintext(produced) }
@@ -285,19 +251,12 @@ final class TLSOverSocket<Machine: TLSMachine> {
         case failed(Errno)
     }
 
-    /// More records into `incoming`, after those not yet opened (moved to
-    /// its start: less than a record, since whole ones are opened first).
+    /// More records into `incoming`.
     private func readSocket(_ socket: borrowing Socket) -> SocketRead {
-        let buffer = incomingBuffer()
-        if start > 0 {
-            if start < end { buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + start, byteCount: end - start) }
-            end -= start
-            start = 0
-        }
         let result: SysResult<Int>
-        do { result = try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end...])) } catch { return .failed(error) }
+        do { result = try socket.read(into: incoming.room()) } catch { return .failed(error) }
         guard case let .value(n) = result else { return .wouldBlock }
-        end += n
+        incoming.filled(n)
         return .value(n)
     }
 
@@ -311,31 +270,6 @@ final class TLSOverSocket<Machine: TLSMachine> {
         let made = UnsafeMutableRawBufferPointer.allocate(byteCount: byteCount, alignment: 16)
         outgoing = made
         return made
-    }
-
-    private func incomingBuffer() -> UnsafeMutableRawBufferPointer {
-        if let incoming { return incoming }
-        let made = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.incomingCapacity, alignment: 16)
-        incoming = made
-        return made
-    }
-
-    /// A record's start the machine had framed during the handshake: in
-    /// front of what the socket brings next.
-    private func carry(_ bytes: [UInt8]) {
-        let buffer = incomingBuffer()
-        precondition(start == end && bytes.count < buffer.count, "carried bytes behind unopened records")
-        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        start = 0
-        end = bytes.count
-    }
-
-    private func takeOpened(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        let n = min(buffer.count, opened.count)
-        guard n > 0 else { return 0 }
-        buffer.baseAddress!.copyMemory(from: incoming!.baseAddress! + opened.lowerBound, byteCount: n)
-        opened = opened.lowerBound + n ..< opened.upperBound
-        return n
     }
 
     private func take(_ output: TLSOutput, socket: borrowing Socket) {

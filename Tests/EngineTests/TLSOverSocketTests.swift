@@ -339,11 +339,4 @@ import Testing
             #expect(firstDifference(received, upload) == nil)
         }
     }
-
-    /// Where two byte strings first differ, for a message that fits on a screen.
-    func firstDifference(_ a: [UInt8], _ b: [UInt8]) -> Int? {
-        let n = min(a.count, b.count)
-        for i in 0 ..< n where a[i] != b[i] { return i }
-        return a.count == b.count ? nil : n
-    }
 }
