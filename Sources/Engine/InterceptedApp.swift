@@ -15,6 +15,12 @@ internal import TLS
 /// An app that speaks HTTP/2 (ALPN h2) gets an `HTTP2Gateway` between the
 /// TLS and HTTP mode: the plaintext HTTP mode reads is the gateway's
 /// HTTP/1.1 requests, and what it writes becomes frames on their streams.
+///
+/// Once the handshake is over, records are opened and sealed where they
+/// lie: the app's are copied from the connection's receive ring into
+/// `incoming` and decrypted there (a record may wrap in the ring), their
+/// content copied once into `plaintext`; ours are sealed in the
+/// connection's send buffer itself (`writeSealedInPlace`).
 final class InterceptedApp {
     var server: TLSServer
     /// Small until a transfer needs more: most intercepted connections carry a few requests.
@@ -27,6 +33,8 @@ final class InterceptedApp {
     var closing = false
     /// Why the handshake or a record failed; the alert went to the app.
     var failure: TLSError?
+    /// The app's records after the handshake, opened there.
+    private let incoming = RecordInbox()
     /// HTTP/2 inside, once the handshake chose h2.
     var gateway: HTTP2Gateway?
     /// Why the HTTP/2 connection ended (its GOAWAY went to the app).
@@ -53,35 +61,84 @@ final class InterceptedApp {
     func exchange(with connection: TCPConnection) -> Bool {
         flush(to: connection)
         var finished = false
-        for _ in 0 ..< 64 {
-            guard failure == nil, !peerClosed, plaintext.count < Self.readAhead, connection.readableCount > 0 else { break }
-            let chunk = Array(connection.peekReadable(maxLength: 16 * 1024))
-            connection.consume(chunk.count)
-            do {
-                let output = try server.receive(chunk)
-                records.append(output.toPeer)
-                if output.handshakeCompleted {
-                    finished = true
-                    if server.applicationProtocol == Interception.http2 {
-                        gateway = HTTP2Gateway()
-                        sendFrames(to: connection)
+        // Bounded: each pass opens a record, takes bytes from the connection or ends.
+        reading: for _ in 0 ..< 64 {
+            guard failure == nil, !peerClosed, plaintext.count < Self.readAhead else { break }
+            if !isConnected {
+                // The handshake (or what comes after Sluice's close_notify): records through `receive`.
+                var chunk = incoming.takeUnopened()
+                if chunk.isEmpty {
+                    guard connection.readableCount > 0 else { break }
+                    chunk = Array(connection.peekReadable(maxLength: 16 * 1024))
+                    connection.consume(chunk.count)
+                }
+                do {
+                    let output = try server.receive(chunk)
+                    // Records go in the order they were sealed: the handshake's before the gateway's first frames.
+                    records.append(output.toPeer)
+                    if output.handshakeCompleted {
+                        finished = true
+                        if server.applicationProtocol == Interception.http2 {
+                            gateway = HTTP2Gateway()
+                            sendFrames(to: connection)
+                        }
                     }
+                    deliver(output, connection: connection)
+                } catch {
+                    fail(error)
+                    break
                 }
-                if gateway != nil {
-                    receiveFrames(output.applicationData, connection: connection)
-                } else {
-                    appendPlaintext(output.applicationData)
-                }
-                if output.peerClosed { peerClosed = true }
-            } catch {
-                failure = error
-                records.append(server.alertRecord(for: error))
-                closing = true
+                continue
+            }
+            let step: RecordInbox.Step
+            do { step = try incoming.open(&server) } catch {
+                fail(error)
                 break
+            }
+            switch step {
+            case .opened:
+                if gateway != nil {
+                    receiveFrames(Array(incoming.openedBytes), connection: connection)
+                } else {
+                    appendPlaintext(incoming.openedBytes)
+                }
+                incoming.discardOpened()
+            case let .output(output):
+                records.append(output.toPeer)
+                deliver(output, connection: connection)
+            case .needMore:
+                guard connection.readableCount > 0 else { break reading }
+                let room = incoming.room()
+                // The ring's readable bytes may wrap: two copies at most fill the room.
+                var n = 0
+                for _ in 0 ..< 2 where n < room.count && connection.readableCount > 0 {
+                    let part = connection.peekReadable(maxLength: room.count - n)
+                    (room.baseAddress! + n).copyMemory(from: part.baseAddress!, byteCount: part.count)
+                    connection.consume(part.count)
+                    n += part.count
+                }
+                incoming.filled(n)
             }
         }
         flush(to: connection)
         return finished
+    }
+
+    /// What records read whole gave: plaintext, and close_notify.
+    private func deliver(_ output: TLSOutput, connection: TCPConnection) {
+        if gateway != nil {
+            receiveFrames(output.applicationData, connection: connection)
+        } else {
+            output.applicationData.withUnsafeBytes { appendPlaintext($0) }
+        }
+        if output.peerClosed { peerClosed = true }
+    }
+
+    /// The app's records failed: the alert goes, then FIN.
+    private func fail(_ error: TLSError) {
+        failure = error
+        records.append(server.alertRecord(for: error))
+        closing = true
     }
 
     func flush(to connection: TCPConnection) {
@@ -97,11 +154,11 @@ final class InterceptedApp {
         }
         let requests = gateway!.takeRequests()
         cuts += requests.cuts.map { plaintextAppended + $0 }
-        appendPlaintext(requests.bytes)
+        requests.bytes.withUnsafeBytes { appendPlaintext($0) }
         sendFrames(to: connection)
     }
 
-    private func appendPlaintext(_ bytes: [UInt8]) {
+    private func appendPlaintext(_ bytes: UnsafeRawBufferPointer) {
         plaintext.append(bytes)
         plaintextAppended += bytes.count
     }
@@ -256,6 +313,12 @@ final class InterceptedApp {
 
     /// Nothing more will come from the app (close_notify or FIN) and all of it was read.
     func isReadClosed(_ connection: TCPConnection) -> Bool {
-        plaintext.isEmpty && (peerClosed || failure != nil || connection.isReadClosed)
+        plaintext.isEmpty && (peerClosed || failure != nil || (connection.isReadClosed && connection.readableCount == 0 && incoming.isEmpty))
+    }
+
+    /// More plaintext may come without the app sending anything: its
+    /// records wait in the connection, or read from it and not yet opened.
+    func hasRecordsWaiting(in connection: TCPConnection) -> Bool {
+        connection.readableCount > 0 || incoming.hasWholeRecord
     }
 }

@@ -28,6 +28,10 @@ final class PlaintextQueue {
     }
 
     func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         if storage.count - end < bytes.count {
             let live = count
@@ -43,7 +47,7 @@ final class PlaintextQueue {
             start = 0
             end = live
         }
-        bytes.withUnsafeBytes { (storage.baseAddress! + end).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        (storage.baseAddress! + end).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
         end += bytes.count
     }
 

@@ -99,7 +99,7 @@ extension Tunnel {
 
         requestLoop: for _ in 0 ..< 64 {
             session.toUpstream.drain(writeUpstream)
-            if let app = session.app, app.plaintext.isEmpty, connection.readableCount > 0 {
+            if let app = session.app, app.plaintext.isEmpty, app.hasRecordsWaiting(in: connection) {
                 // The app's records wait in the connection (decrypted only as
                 // far as the read-ahead allows): more plaintext, now that it is read.
                 _ = app.exchange(with: connection)
