@@ -232,9 +232,15 @@ extension HealthCheckingLoop {
         var earliest: Instant?
         for probe in probes.values where earliest.map({ probe.deadline < $0 }) ?? true { earliest = probe.deadline }
         for awaited in probesAwaitingAddress where earliest.map({ awaited.nextTry < $0 }) ?? true { earliest = awaited.nextTry }
-        let next = director.groups.values.lazy.filter { if case .select = $0.kind { return false } else { return true } }
-            .map(\.nextCheckNs).min()
-        if let next, director.hasHealthChecks {
+        // Asked on every wake-up of the loop: most profiles have no checks, and
+        // the groups are looked at only when some do.
+        guard director.hasHealthChecks else { return earliest }
+        var next: UInt64?
+        for group in director.groups.values {
+            if case .select = group.kind { continue }
+            if next.map({ group.nextCheckNs < $0 }) ?? true { next = group.nextCheckNs }
+        }
+        if let next {
             let instant = Instant(nanoseconds: Int64(min(next, UInt64(Int64.max))))
             if earliest.map({ instant < $0 }) ?? true { earliest = instant }
         }
