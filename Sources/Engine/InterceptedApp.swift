@@ -313,7 +313,8 @@ final class InterceptedApp {
 
     /// Nothing more will come from the app (close_notify or FIN) and all of it was read.
     func isReadClosed(_ connection: TCPConnection) -> Bool {
-        plaintext.isEmpty && (peerClosed || failure != nil || (connection.isReadClosed && connection.readableCount == 0 && incoming.isEmpty))
+        // A record's start the app left behind its FIN never ends: it counts for nothing, as before.
+        plaintext.isEmpty && (peerClosed || failure != nil || (connection.isReadClosed && !hasRecordsWaiting(in: connection)))
     }
 
     /// More plaintext may come without the app sending anything: its

@@ -164,6 +164,25 @@ import Wire
         #expect(!c.app.hasRecordsWaiting(in: c.pair.sluice))
     }
 
+    /// The app's FIN after half a record: what came before it is read, and
+    /// the app's side is then closed for reading (the half record waits
+    /// for nothing). With whole records still unopened it is not.
+    @Test func aFINAfterHalfARecordClosesTheAppsSide() throws {
+        var c = try connected()
+        let content = Self.content(20000, seed: 7)
+        let records = c.client.send(content)
+        let half = c.client.send(Self.content(1000, seed: 8))
+        c.pending += records + half.prefix(500)
+        for _ in 0 ..< 20 where !c.pending.isEmpty || c.pair.sluice.readableCount > 0 { _ = try c.step() }
+        c.pair.app.shutdownWrite()
+        _ = try c.step()
+        #expect(c.pair.sluice.isReadClosed)
+        #expect(!c.app.isReadClosed(c.pair.sluice), "closed with plaintext unread")
+        #expect(read(c.app, room: .max) == content)
+        #expect(c.app.isReadClosed(c.pair.sluice))
+        #expect(c.app.failure == nil)
+    }
+
     /// A damaged record fails the connection: an alert for the app, the
     /// content before it delivered, nothing after.
     @Test func aDamagedRecordFailsWithAnAlert() throws {
