@@ -15,7 +15,7 @@ final class RecordInbox {
     private var start = 0
     private var end = 0
     /// The content of the last record opened that the reader has not taken.
-    private(set) var opened = 0 ..< 0
+    private var opened = 0 ..< 0
 
     /// Four whole records and a read's worth: reads large enough to batch
     /// what arrived, and room for a record's start carried over.
@@ -82,8 +82,6 @@ final class RecordInbox {
         guard let buffer, let header = RecordFramer.peekHeader(UnsafeRawBufferPointer(rebasing: buffer[start ..< end])) else { return false }
         return end - start >= header.count
     }
-
-    var isEmpty: Bool { start == end && opened.isEmpty }
 
     /// Everything read and not opened, for the machine's `receive` (the
     /// connection left the connected state: Sluice sent close_notify).
