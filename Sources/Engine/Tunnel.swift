@@ -227,6 +227,10 @@ final class Tunnel {
     /// Flows that packets touched in the current TUN batch: pumped once at the
     /// end of the batch, so ACKs and upstream writes coalesce across segments.
     var touched: [FlowKey] = []
+    /// Flows whose last short upstream read waits for what follows it
+    /// (`ShortReadHold`), and when the first of them must go.
+    var heldFlows: [TCPFlow] = []
+    var heldDeadline: Int64 = .max
     /// `touched`'s twin: `pumpTouched` swaps the two, so that taking the batch's
     /// keys neither copies nor allocates (a copy would share the buffer, and
     /// emptying `touched` would then allocate a new one every batch).
@@ -311,6 +315,8 @@ final class Tunnel {
         acceptChecksumOffload()
         var events = Epoll.EventBuffer(capacity: 256)
         var poll = BusyPollWindow(maximumMicroseconds: configuration.busyPollMicroseconds)
+        // What a hold kept back goes before the loop's caller closes flows.
+        defer { flushHeld(force: true) }
         while !shouldStop() {
             let ready = try waitForEvents(into: &events, poll: &poll)
             tick()
@@ -335,6 +341,7 @@ final class Tunnel {
                     if !handleOther(event.token) { return }
                 }
             }
+            flushHeld(force: false)
             fireTimers()
         }
     }
@@ -360,9 +367,11 @@ final class Tunnel {
     private func waitForEvents(into events: inout Epoll.EventBuffer, poll: inout BusyPollWindow) throws(EngineError) -> Int {
         do {
             if !touched.isEmpty { return try epoll.wait(into: &events, timeoutMilliseconds: 0) }
+            // No read is held without polling (`ShortReadHold.shouldHold`).
             guard poll.maximum > 0 else { return try epoll.wait(into: &events, timeoutMilliseconds: 1000) }
             let start = MonotonicClock.now()
-            if poll.current > 0 {
+            // A held read makes the loop poll for its window even when its own is closed.
+            if poll.current > 0 || !heldFlows.isEmpty {
                 let deadline = start &+ poll.current
                 repeat {
                     let ready = try epoll.wait(into: &events, timeoutMilliseconds: 0)
@@ -370,11 +379,16 @@ final class Tunnel {
                         poll.observe(idle: MonotonicClock.now() &- start, caught: true)
                         return ready
                     }
+                    // A held read's window passed: the loop sends it (`flushHeld`).
+                    if !heldFlows.isEmpty, MonotonicClock.now() >= heldDeadline { return 0 }
                     // Polling takes only CPU time nobody else on this CPU wants:
                     // a runnable app or server goes first.
                     ProcessControl.yieldProcessor()
-                } while MonotonicClock.now() < deadline
+                    // Held reads keep the loop polling past its window, for theirs at most.
+                } while MonotonicClock.now() < deadline || !heldFlows.isEmpty
             }
+            // Nothing waits in a hold through a sleep.
+            flushHeld(force: true)
             let ready = try epoll.wait(into: &events, timeoutMilliseconds: 1000)
             poll.observe(idle: MonotonicClock.now() &- start, caught: false)
             return ready
@@ -1210,6 +1224,9 @@ final class Tunnel {
                     return 0
                 }
             }
+            // Whatever comes after a held read ends its hold: bytes go with it.
+            let wasHeld = flow.held
+            if wasHeld { releaseHold(flow) }
             if let failure {
                 // ECONNRESET and friends: the app sees a RST, this flow only,
                 // but after the bytes read before it (a server's answer, then a
@@ -1233,6 +1250,12 @@ final class Tunnel {
             if n == 0 { return }
             io.statistics.bytesToApp += n
             countBytes(flow.key, down: n)
+            if wasHeld {
+                flow.shortReads.joined()
+            } else if flow.shortReads.shouldHold(count: n, socketEmptied: n < offered, mayPoll: configuration.busyPollMicroseconds > 0) {
+                hold(flow)
+                return
+            }
             tcp.flush(flow.key, connection: connection, now: now, sink: &sink)
             // A short read emptied the socket: asking again would only return EAGAIN
             // (epoll is level-triggered and says when more arrives).
@@ -1280,7 +1303,7 @@ final class Tunnel {
                 flow.interest = wanted
             }
         }
-        tcp.flush(flow.key, connection: connection, now: time, sink: &sink)
+        if !flow.held { tcp.flush(flow.key, connection: connection, now: time, sink: &sink) }
         flow.counters = connection.counters
         let state = connection.state
         if state == .closed || state == .timeWait || (flow.upstreamClosed && flow.upstreamWriteClosed && connection.unacknowledgedCount == 0) {
@@ -1961,6 +1984,9 @@ final class TCPFlow {
     var counters: TCPConnection.Counters?
     /// The keepalive idle the upstream socket was given to follow the app's (`followKeepalive`).
     var keepaliveIdleSeconds: Int?
+    /// Whether its short upstream reads wait for what follows (`ShortReadHold`), and whether one does now.
+    var shortReads = ShortReadHold()
+    var held = false
     /// Sluice's TLS to an https origin (HTTP mode), once the socket is connected.
     var tls: InterceptedUpstream?
     /// HTTP/2 inside that TLS, when the origin chose it (Tunnel+HTTP2Upstream.swift),

@@ -1774,6 +1774,50 @@ final class ExecTests {
         #expect(badRun.stderr.contains("--busy-poll wants microseconds from 0 to 1000"), "\(badRun.stderr)")
     }
 
+    /// A server that answers in two writes a few microseconds apart (a head,
+    /// then a body, as nginx does with sendfile): a polling loop read the head
+    /// alone and sent the app two segments, 3,250-3,470 data segments for
+    /// these 2,000 answers (five runs before `ShortReadHold`), and the app's
+    /// kernel acknowledged each pair at once. A short read now waits up to
+    /// 20 µs for what follows: 2,030-2,200. The app's socket counts the
+    /// segments it got (`ss -ti`, data_segs_in); every answer must arrive whole.
+    @Test func aServersHeadAndBodyReachTheAppAsOneSegment() throws {
+        try net.start(["python3", "-c", """
+        import socket, time
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9115)); s.listen(4); s.settimeout(30)
+        c, _ = s.accept(); c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(2000):
+            if not c.recv(100): break
+            c.send(b"h" * 200)
+            t = time.perf_counter() + 3e-6
+            while time.perf_counter() < t: pass
+            c.send(b"b" * 800)
+        """], in: server)
+        #expect(pair.waitForListener("10.88.0.2:9115"))
+        let r = try exec("""
+        python3 -c '
+        import socket, subprocess, re
+        s = socket.create_connection(("10.88.0.2", 9115), timeout=10); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        whole = 0
+        for i in range(2000):
+            s.send(b"q"); got = b""
+            while len(got) < 1000:
+                d = s.recv(1000 - len(got))
+                if not d: raise SystemExit("eof after %d answers" % whole)
+                got += d
+            whole += got == b"h" * 200 + b"b" * 800
+        info = subprocess.run(["ss", "-tin", "dst", "10.88.0.2:9115"], capture_output=True, text=True).stdout
+        print(whole, re.search(r"data_segs_in:(\\d+)", info).group(1))
+        '
+        """, timeout: 60)
+        let numbers = r.stdout.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        #expect(numbers.count == 2, "\(r.stdout)\n\(r.stderr)")
+        guard numbers.count == 2 else { return }
+        #expect(numbers[0] == 2000, "answers that arrived whole")
+        #expect(numbers[1] <= 2400, "\(numbers[1]) data segments for 2,000 answers of two writes each")
+    }
+
     /// The loop allocates nothing per packet once a flow is under way: two
     /// runs of the same work, the second with eight times the requests,
     /// downloads and pings, make the same number of heap allocations, counted

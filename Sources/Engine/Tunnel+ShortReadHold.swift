@@ -1,0 +1,38 @@
+internal import Sys
+
+/// The loop's side of `ShortReadHold`: a held flow's bytes sit in its send
+/// ring unsent until more come (`readUpstream` releases it) or its window
+/// passes (`flushHeld`, asked after every batch of events and before every
+/// sleep, so nothing is held through a sleep).
+extension Tunnel {
+    func hold(_ flow: TCPFlow) {
+        flow.held = true
+        heldFlows.append(flow)
+        heldDeadline = min(heldDeadline, MonotonicClock.now() &+ ShortReadHold.window)
+    }
+
+    /// Ends `flow`'s hold without sending: the caller sends what it owes.
+    func releaseHold(_ flow: TCPFlow) {
+        flow.held = false
+        if let i = heldFlows.firstIndex(where: { $0 === flow }) { heldFlows.remove(at: i) }
+        if heldFlows.isEmpty { heldDeadline = .max }
+    }
+
+    /// Sends what held flows owe once the first window has passed (or at
+    /// once, with `force`). All go together: the deadline is the earliest's,
+    /// and a later one's few microseconds are not worth another pass.
+    func flushHeld(force: Bool) {
+        guard !heldFlows.isEmpty, force || MonotonicClock.now() >= heldDeadline else { return }
+        var sink = TunSink(io: io)
+        let time = now
+        for flow in heldFlows {
+            flow.held = false
+            flow.shortReads.expired()
+            // A flow closed or replaced while held has nothing to send here.
+            guard tcpFlows[flow.key] === flow, let connection = tcp.connection(flow.key) else { continue }
+            tcp.flush(flow.key, connection: connection, now: time, sink: &sink)
+        }
+        heldFlows.removeAll(keepingCapacity: true)
+        heldDeadline = .max
+    }
+}
