@@ -1224,9 +1224,14 @@ final class Tunnel {
                     return 0
                 }
             }
-            // Whatever comes after a held read ends its hold: bytes go with it.
-            let wasHeld = flow.held
-            if wasHeld { releaseHold(flow) }
+            // Whatever comes after a held read ends its hold: bytes go with it;
+            // an end or an error goes after what was held, as without the hold.
+            // (A read that found nothing leaves the hold as it was.)
+            let wasHeld = flow.held && (n > 0 || eof || failure != nil)
+            if wasHeld {
+                releaseHold(flow)
+                if n == 0 { tcp.flush(flow.key, connection: connection, now: now, sink: &sink) }
+            }
             if let failure {
                 // ECONNRESET and friends: the app sees a RST, this flow only,
                 // but after the bytes read before it (a server's answer, then a
