@@ -6,15 +6,21 @@ internal import Sys
 /// sleep, so nothing is held through a sleep).
 extension Tunnel {
     func hold(_ flow: TCPFlow) {
-        flow.held = true
+        flow.heldAt = heldFlows.count
         heldFlows.append(flow)
         heldDeadline = min(heldDeadline, MonotonicClock.now() &+ ShortReadHold.window)
     }
 
     /// Ends `flow`'s hold without sending: the caller sends what it owes.
+    /// The last held flow takes its place: no search, however many are held.
     func releaseHold(_ flow: TCPFlow) {
-        flow.held = false
-        if let i = heldFlows.firstIndex(where: { $0 === flow }) { heldFlows.remove(at: i) }
+        guard let i = flow.heldAt else { return }
+        flow.heldAt = nil
+        let last = heldFlows.removeLast()
+        if i < heldFlows.count {
+            heldFlows[i] = last
+            last.heldAt = i
+        }
         if heldFlows.isEmpty { heldDeadline = .max }
     }
 
@@ -26,7 +32,7 @@ extension Tunnel {
         var sink = TunSink(io: io)
         let time = now
         for flow in heldFlows {
-            flow.held = false
+            flow.heldAt = nil
             flow.shortReads.expired()
             // A flow closed or replaced while held has nothing to send here.
             guard tcpFlows[flow.key] === flow, let connection = tcp.connection(flow.key) else { continue }

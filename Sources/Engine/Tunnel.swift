@@ -1989,9 +1989,11 @@ final class TCPFlow {
     var counters: TCPConnection.Counters?
     /// The keepalive idle the upstream socket was given to follow the app's (`followKeepalive`).
     var keepaliveIdleSeconds: Int?
-    /// Whether its short upstream reads wait for what follows (`ShortReadHold`), and whether one does now.
+    /// Whether its short upstream reads wait for what follows (`ShortReadHold`),
+    /// and, while one does, its place in `Tunnel.heldFlows`.
     var shortReads = ShortReadHold()
-    var held = false
+    var heldAt: Int?
+    var held: Bool { heldAt != nil }
     /// Sluice's TLS to an https origin (HTTP mode), once the socket is connected.
     var tls: InterceptedUpstream?
     /// HTTP/2 inside that TLS, when the origin chose it (Tunnel+HTTP2Upstream.swift),
