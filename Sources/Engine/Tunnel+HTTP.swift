@@ -204,7 +204,8 @@ extension Tunnel {
         } else if appIsReadClosed(session, connection), session.inFlight.isEmpty, session.waiting == nil, session.toApp.isEmpty {
             appShutdownWrite(session, connection)
         }
-        tcp.flush(key, now: now, sink: &sink)
+        // A response read part-way waits for its rest (`holdsResponse`) unless an ACK is owed.
+        if !(flow.map { keepsHold($0, connection) } ?? false) { tcp.flush(key, now: now, sink: &sink) }
         if connection.state == .closed || connection.state == .timeWait { endHTTP(session, sink: &sink) }
     }
 
@@ -441,12 +442,15 @@ extension Tunnel {
             let room = min(handshaking ? scratch.count : appRoom(session, connection), scratch.count)
             guard room > 0 else { break }
             var n: Int
+            // Whether this read ends a hold (`ShortReadHold`): what it brings goes with the held bytes.
+            var wasHeld = false
             if let tls = flow.tls {
                 // HTTP/2's responses (or failed streams) that wait in its session go first.
                 let waiting = h2HasTurn(flow)
                 switch waiting ? .plaintext(0) : tls.read(into: scratch.sub(0, room), socket: flow.socket, scratch: relayScratch) {
                 case let .plaintext(count):
                     n = count
+                    if count > 0 { wasHeld = endHold(flow, sendingNow: false, sink: &sink) }
                     if flow.h2 != nil {
                         switch readH2(flow, received: count, room: room, session: session) {
                         case let .success(bytes): n = bytes
@@ -470,23 +474,28 @@ extension Tunnel {
                     }
                     continue readLoop
                 case .closed:
+                    _ = endHold(flow, sendingNow: true, sink: &sink)
                     flow.upstreamClosed = true
                     upstreamEnded(flow, session: session, sink: &sink)
                     break readLoop
                 case let .failed(error):
+                    _ = endHold(flow, sendingNow: true, sink: &sink)
                     upstreamFailed(flow, session: session, reason: Interception.failureReason(error, host: tls.host), sink: &sink)
                     return
                 case let .socketFailed(error):
+                    _ = endHold(flow, sendingNow: true, sink: &sink)
                     upstreamFailed(flow, session: session, reason: "\(error)", kind: error == .connectionReset ? .reset : .other, sink: &sink)
                     return
                 }
             } else {
                 let result: SysResult<Int>
                 do { result = try flow.socket.read(into: scratch.sub(0, room)) } catch {
+                    _ = endHold(flow, sendingNow: true, sink: &sink)
                     upstreamFailed(flow, session: session, reason: "\(error)", kind: error == .connectionReset ? .reset : .other, sink: &sink)
                     return
                 }
                 guard case let .value(count) = result else { break }
+                wasHeld = endHold(flow, sendingNow: count == 0, sink: &sink)
                 if count == 0 {
                     flow.upstreamClosed = true
                     upstreamEnded(flow, session: session, sink: &sink)
@@ -511,6 +520,8 @@ extension Tunnel {
                 }
                 let step: HTTPParseStep<HTTPResponseHead>?
                 do { step = try session.responses.parse(rest) } catch {
+                    // What a hold kept goes before the failure, as it would have without the hold.
+                    if wasHeld { tcp.flush(flow.key, now: now, sink: &sink) }
                     upstreamFailed(flow, session: session, reason: "bad response: \(error)", sink: &sink)
                     return
                 }
@@ -573,10 +584,33 @@ extension Tunnel {
                     upgraded(session)
                 }
             }
+            if tcpFlows[flow.key] !== flow {
+                tcp.flush(flow.key, now: now, sink: &sink)
+                return
+            }
+            if wasHeld {
+                flow.shortReads.joined()
+            } else if holdsResponse(flow, session: session, read: n, room: room) {
+                // The rest of this response is likely a few microseconds away (a
+                // head, then its body from sendfile): it goes with what came.
+                hold(flow)
+                // Plain, a short read emptied the socket; TLS may have records waiting.
+                if flow.tls == nil { break readLoop }
+                continue readLoop
+            }
             tcp.flush(flow.key, now: now, sink: &sink)
-            if tcpFlows[flow.key] !== flow { return }
         }
         pumpHTTP(flow.key, sink: &sink)
+    }
+
+    /// Whether a short read from the origin waits for what follows
+    /// (`ShortReadHold`). HTTP mode knows what relayed flows guess: only a
+    /// response read part-way is held, never one whose end came (its bytes
+    /// go at once, however few). HTTP/2's session and upgraded connections
+    /// are not held.
+    func holdsResponse(_ flow: TCPFlow, session: HTTPSession, read n: Int, room: Int) -> Bool {
+        guard flow.h2 == nil, !session.passthrough, session.toApp.isEmpty, !session.responses.isIdle else { return false }
+        return flow.shortReads.shouldHold(count: n, socketEmptied: n < room, mayPoll: configuration.busyPollMicroseconds > 0)
     }
 
     /// Why an upstream closed before answering, as the 502 says it. An origin

@@ -1,7 +1,9 @@
+internal import Stack
 internal import Sys
 
 /// The loop's side of `ShortReadHold`: a held flow's bytes sit in its send
-/// ring unsent until more come (`readUpstream` releases it) or its window
+/// ring unsent until more come (`readUpstream` and `readHTTPUpstream` end
+/// the hold, as does an ACK the app is owed: `keepsHold`) or its window
 /// passes (`flushHeld`, asked after every batch of events and before every
 /// sleep, so nothing is held through a sleep).
 extension Tunnel {
@@ -22,6 +24,30 @@ extension Tunnel {
             last.heldAt = i
         }
         if heldFlows.isEmpty { heldDeadline = .max }
+    }
+
+    /// Whether a held flow's pump leaves its bytes unsent: only while the
+    /// app is owed nothing else. An ACK its bytes earned goes at once (the
+    /// anchors' rule: ACKs go out as soon as the engine has drained the
+    /// data), the hold ends, and the held bytes ride on that ACK.
+    func keepsHold(_ flow: TCPFlow, _ connection: TCPConnection) -> Bool {
+        guard flow.held else { return false }
+        if connection.acknowledgmentDue {
+            releaseHold(flow)
+            return false
+        }
+        return true
+    }
+
+    /// Something came after a held read: the hold ends. Bytes go to the app
+    /// with what was held (the caller flushes); before an end or an error
+    /// (`sendingNow`), what was held goes first, as it would have without
+    /// the hold. Returns whether the flow was held.
+    func endHold(_ flow: TCPFlow, sendingNow: Bool, sink: inout TunSink) -> Bool {
+        guard flow.held else { return false }
+        releaseHold(flow)
+        if sendingNow { tcp.flush(flow.key, now: now, sink: &sink) }
+        return true
     }
 
     /// Sends what held flows owe once the first window has passed (or at

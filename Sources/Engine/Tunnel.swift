@@ -1227,11 +1227,7 @@ final class Tunnel {
             // Whatever comes after a held read ends its hold: bytes go with it;
             // an end or an error goes after what was held, as without the hold.
             // (A read that found nothing leaves the hold as it was.)
-            let wasHeld = flow.held && (n > 0 || eof || failure != nil)
-            if wasHeld {
-                releaseHold(flow)
-                if n == 0 { tcp.flush(flow.key, connection: connection, now: now, sink: &sink) }
-            }
+            let wasHeld = (n > 0 || eof || failure != nil) && endHold(flow, sendingNow: n == 0, sink: &sink)
             if let failure {
                 // ECONNRESET and friends: the app sees a RST, this flow only,
                 // but after the bytes read before it (a server's answer, then a
@@ -1308,7 +1304,7 @@ final class Tunnel {
                 flow.interest = wanted
             }
         }
-        if !flow.held { tcp.flush(flow.key, connection: connection, now: time, sink: &sink) }
+        if !keepsHold(flow, connection) { tcp.flush(flow.key, connection: connection, now: time, sink: &sink) }
         flow.counters = connection.counters
         let state = connection.state
         if state == .closed || state == .timeWait || (flow.upstreamClosed && flow.upstreamWriteClosed && connection.unacknowledgedCount == 0) {

@@ -94,6 +94,9 @@ public final class TCPConnection: CustomStringConvertible {
 
     // MARK: What the next `output` must send
     var ackNow = false
+    /// An ACK is owed now (bytes drained, a FIN, a window that opened): the
+    /// engine's next flush sends it, whatever else it might have waited for.
+    public var acknowledgmentDue: Bool { ackNow }
     /// The pending ACK must not wait for the end of the engine's batch: each
     /// out-of-order or duplicate segment owes the sender its own duplicate ACK
     /// (RFC 5681 §4.2), which is how the sender counts losses.

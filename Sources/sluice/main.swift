@@ -75,9 +75,10 @@ commands:
         before it sleeps. Waking a sleeping process costs more than Sluice's
         own work for a small request; the window adapts, so a quiet tunnel
         sleeps at once and a busy one spends at most US per lull. While it may
-        poll, a short read from a server (under 1 KiB) waits up to 20 µs for
-        what follows it, so that a head and its body reach the app as one
-        segment; 0 turns that off too.
+        poll, a short read from a server (under 1 KiB; in HTTP mode, one that
+        leaves a response part-way) waits up to 20 µs for what follows it, so
+        that a head and its body reach the app as one segment; 0 turns that
+        off too.
         --faults drop=P,duplicate=P,reorder=P,corrupt=P,delay=Nms,rate=R puts a
         seeded fault injector between the TUN and the stack, both ways;
         rate=2mbit (kbit, mbit, gbit) makes each direction a link of that

@@ -16,6 +16,20 @@ import Wire
         h.recv([fromUs(snd, ack: rcv + 100, [])])
     }
 
+    /// The engine asks before keeping bytes unsent (`Tunnel.keepsHold`): an
+    /// ACK the drain earned must go with the next output, not wait.
+    @Test func theDrainMakesAnAcknowledgmentDue() {
+        let h = TCPHarness.established()
+        h.send(fromPeer(rcv, ack: snd, [.psh], payload: bytes(100)))
+        h.recv([])
+        #expect(!h.connection.acknowledgmentDue, "nothing drained yet: the ACK may wait")
+        h.connection.consume(100)
+        #expect(h.connection.acknowledgmentDue)
+        h.poll()
+        h.recv([fromUs(snd, ack: rcv + 100, [])])
+        #expect(!h.connection.acknowledgmentDue, "the ACK went")
+    }
+
     @Test func delayedAckFiresWhenNobodyDrains() {
         let h = TCPHarness.established()
         h.send(fromPeer(rcv, ack: snd, [.psh], payload: bytes(100)))
