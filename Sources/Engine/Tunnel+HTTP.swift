@@ -599,6 +599,9 @@ extension Tunnel {
                 continue readLoop
             }
             tcp.flush(flow.key, now: now, sink: &sink)
+            // A short plain read emptied the socket: asking again would only return
+            // EAGAIN (epoll is level-triggered and says when more arrives).
+            if flow.tls == nil, n < room { break }
         }
         pumpHTTP(flow.key, sink: &sink)
     }
