@@ -204,7 +204,7 @@ extension Tunnel {
         } else if appIsReadClosed(session, connection), session.inFlight.isEmpty, session.waiting == nil, session.toApp.isEmpty {
             appShutdownWrite(session, connection)
         }
-        // A response read part-way waits for its rest (`holdsResponse`) unless an ACK is owed.
+        // A response read part-way waits for its rest (`mayHoldResponse`) unless an ACK is owed.
         if !(flow.map { keepsHold($0, connection) } ?? false) { tcp.flush(key, now: now, sink: &sink) }
         if connection.state == .closed || connection.state == .timeWait { endHTTP(session, sink: &sink) }
     }
@@ -442,15 +442,12 @@ extension Tunnel {
             let room = min(handshaking ? scratch.count : appRoom(session, connection), scratch.count)
             guard room > 0 else { break }
             var n: Int
-            // Whether this read ends a hold (`ShortReadHold`): what it brings goes with the held bytes.
-            var wasHeld = false
             if let tls = flow.tls {
                 // HTTP/2's responses (or failed streams) that wait in its session go first.
                 let waiting = h2HasTurn(flow)
                 switch waiting ? .plaintext(0) : tls.read(into: scratch.sub(0, room), socket: flow.socket, scratch: relayScratch) {
                 case let .plaintext(count):
                     n = count
-                    if count > 0 { wasHeld = endHold(flow, sendingNow: false, sink: &sink) }
                     if flow.h2 != nil {
                         switch readH2(flow, received: count, room: room, session: session) {
                         case let .success(bytes): n = bytes
@@ -474,28 +471,23 @@ extension Tunnel {
                     }
                     continue readLoop
                 case .closed:
-                    _ = endHold(flow, sendingNow: true, sink: &sink)
                     flow.upstreamClosed = true
                     upstreamEnded(flow, session: session, sink: &sink)
                     break readLoop
                 case let .failed(error):
-                    _ = endHold(flow, sendingNow: true, sink: &sink)
                     upstreamFailed(flow, session: session, reason: Interception.failureReason(error, host: tls.host), sink: &sink)
                     return
                 case let .socketFailed(error):
-                    _ = endHold(flow, sendingNow: true, sink: &sink)
                     upstreamFailed(flow, session: session, reason: "\(error)", kind: error == .connectionReset ? .reset : .other, sink: &sink)
                     return
                 }
             } else {
                 let result: SysResult<Int>
                 do { result = try flow.socket.read(into: scratch.sub(0, room)) } catch {
-                    _ = endHold(flow, sendingNow: true, sink: &sink)
                     upstreamFailed(flow, session: session, reason: "\(error)", kind: error == .connectionReset ? .reset : .other, sink: &sink)
                     return
                 }
                 guard case let .value(count) = result else { break }
-                wasHeld = endHold(flow, sendingNow: count == 0, sink: &sink)
                 if count == 0 {
                     flow.upstreamClosed = true
                     upstreamEnded(flow, session: session, sink: &sink)
@@ -520,8 +512,6 @@ extension Tunnel {
                 }
                 let step: HTTPParseStep<HTTPResponseHead>?
                 do { step = try session.responses.parse(rest) } catch {
-                    // What a hold kept goes before the failure, as it would have without the hold.
-                    if wasHeld { tcp.flush(flow.key, now: now, sink: &sink) }
                     upstreamFailed(flow, session: session, reason: "bad response: \(error)", sink: &sink)
                     return
                 }
@@ -585,15 +575,13 @@ extension Tunnel {
                 }
             }
             if tcpFlows[flow.key] !== flow {
+                releaseHold(flow)
                 tcp.flush(flow.key, now: now, sink: &sink)
                 return
             }
-            if wasHeld {
-                flow.shortReads.joined()
-            } else if holdsResponse(flow, session: session, read: n, room: room) {
-                // The rest of this response is likely a few microseconds away (a
-                // head, then its body from sendfile): it goes with what came.
-                hold(flow)
+            // A response read part-way: its rest is likely a few microseconds
+            // away (a head, then its body from sendfile) and goes with what came.
+            if holdsRead(flow, count: n, socketEmptied: n < room, eligible: mayHoldResponse(flow, session: session)) {
                 // Plain, a short read emptied the socket; TLS may have records waiting.
                 if flow.tls == nil { break readLoop }
                 continue readLoop
@@ -606,14 +594,13 @@ extension Tunnel {
         pumpHTTP(flow.key, sink: &sink)
     }
 
-    /// Whether a short read from the origin waits for what follows
-    /// (`ShortReadHold`). HTTP mode knows what relayed flows guess: only a
+    /// Whether a short read from the origin may wait for what follows
+    /// (`holdsRead`). HTTP mode knows what relayed flows guess: only a
     /// response read part-way is held, never one whose end came (its bytes
     /// go at once, however few). HTTP/2's session and upgraded connections
     /// are not held.
-    func holdsResponse(_ flow: TCPFlow, session: HTTPSession, read n: Int, room: Int) -> Bool {
-        guard flow.h2 == nil, !session.passthrough, session.toApp.isEmpty, !session.responses.isIdle else { return false }
-        return flow.shortReads.shouldHold(count: n, socketEmptied: n < room, mayPoll: configuration.busyPollMicroseconds > 0)
+    func mayHoldResponse(_ flow: TCPFlow, session: HTTPSession) -> Bool {
+        flow.h2 == nil && !session.passthrough && session.toApp.isEmpty && !session.responses.isIdle
     }
 
     /// Why an upstream closed before answering, as the 502 says it. An origin
@@ -634,6 +621,7 @@ extension Tunnel {
     /// The upstream closed: a response read until close ends here; requests
     /// still waiting go again when they may (`sendAgainIfSafe`), else fail.
     func upstreamEnded(_ flow: TCPFlow, session: HTTPSession, sink: inout TunSink) {
+        sendHeld(flow, sink: &sink)
         guard let connection = tcp.connection(flow.key) else { return }
         // An h2 origin that went away and closed: the requests it left unprocessed go again.
         if takeH2Failures(flow, session: session, sink: &sink) { return }
@@ -699,6 +687,7 @@ extension Tunnel {
 
     /// The upstream failed: the request waiting for it gets a 502 and the app's connection ends after it.
     func upstreamFailed(_ flow: TCPFlow?, session: HTTPSession, reason: String, kind: ConnectionErrorKind = .protocolError, sink: inout TunSink) {
+        if let flow { sendHeld(flow, sink: &sink) }
         // Requests that may go again do (an origin that closes with requests unread resets its connection): no error yet.
         if let flow, sendAgainIfSafe(flow, session: session, reason: reason, kind: kind, sink: &sink) { return }
         io.statistics.upstreamErrors += 1

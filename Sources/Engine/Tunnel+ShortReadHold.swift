@@ -2,8 +2,8 @@ internal import Stack
 internal import Sys
 
 /// The loop's side of `ShortReadHold`: a held flow's bytes sit in its send
-/// ring unsent until more come (`readUpstream` and `readHTTPUpstream` end
-/// the hold, as does an ACK the app is owed: `keepsHold`) or its window
+/// ring unsent until more come (`holdsRead`), the upstream ends or fails
+/// (`sendHeld`), an ACK is owed to the app (`keepsHold`), or its window
 /// passes (`flushHeld`, asked after every batch of events and before every
 /// sleep, so nothing is held through a sleep).
 extension Tunnel {
@@ -39,15 +39,30 @@ extension Tunnel {
         return true
     }
 
-    /// Something came after a held read: the hold ends. Bytes go to the app
-    /// with what was held (the caller flushes); before an end or an error
-    /// (`sendingNow`), what was held goes first, as it would have without
-    /// the hold. Returns whether the flow was held.
-    func endHold(_ flow: TCPFlow, sendingNow: Bool, sink: inout TunSink) -> Bool {
-        guard flow.held else { return false }
-        releaseHold(flow)
-        if sendingNow { tcp.flush(flow.key, now: now, sink: &sink) }
+    /// After a read that brought `count` bytes: a hold it joins ends (the
+    /// caller sends both together), or else the read itself may be held
+    /// (`eligible`, and `ShortReadHold.shouldHold`). Returns true when it
+    /// is: the caller leaves its bytes unsent.
+    func holdsRead(_ flow: TCPFlow, count: Int, socketEmptied: Bool, eligible: Bool = true) -> Bool {
+        if flow.held {
+            // A read that brought nothing (an empty record) leaves the hold as it was.
+            if count == 0 { return true }
+            releaseHold(flow)
+            flow.shortReads.joined()
+            return false
+        }
+        guard eligible, flow.shortReads.shouldHold(count: count, socketEmptied: socketEmptied,
+                                                   mayPoll: configuration.busyPollMicroseconds > 0) else { return false }
+        hold(flow)
         return true
+    }
+
+    /// The upstream ended or failed: what a hold kept goes first, as it
+    /// would have without the hold, before the end, the error or the reset.
+    func sendHeld(_ flow: TCPFlow, sink: inout TunSink) {
+        guard flow.held else { return }
+        releaseHold(flow)
+        tcp.flush(flow.key, now: now, sink: &sink)
     }
 
     /// Sends what held flows owe once the first window has passed (or at
@@ -60,8 +75,9 @@ extension Tunnel {
         for flow in heldFlows {
             flow.heldAt = nil
             flow.shortReads.expired()
-            // A flow closed or replaced while held has nothing to send here.
-            guard tcpFlows[flow.key] === flow, let connection = tcp.connection(flow.key) else { continue }
+            // A flow closed while held has no connection left; one replaced while
+            // held (a request sent again) still owes the app's connection its bytes.
+            guard let connection = tcp.connection(flow.key) else { continue }
             tcp.flush(flow.key, connection: connection, now: time, sink: &sink)
         }
         heldFlows.removeAll(keepingCapacity: true)

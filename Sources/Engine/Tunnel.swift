@@ -1224,10 +1224,9 @@ final class Tunnel {
                     return 0
                 }
             }
-            // Whatever comes after a held read ends its hold: bytes go with it;
-            // an end or an error goes after what was held, as without the hold.
-            // (A read that found nothing leaves the hold as it was.)
-            let wasHeld = (n > 0 || eof || failure != nil) && endHold(flow, sendingNow: n == 0, sink: &sink)
+            // An end or an error goes after what a hold kept, as without the hold;
+            // bytes join it (`holdsRead`); a read that found nothing leaves it.
+            if eof || failure != nil { sendHeld(flow, sink: &sink) }
             if let failure {
                 // ECONNRESET and friends: the app sees a RST, this flow only,
                 // but after the bytes read before it (a server's answer, then a
@@ -1251,12 +1250,7 @@ final class Tunnel {
             if n == 0 { return }
             io.statistics.bytesToApp += n
             countBytes(flow.key, down: n)
-            if wasHeld {
-                flow.shortReads.joined()
-            } else if flow.shortReads.shouldHold(count: n, socketEmptied: n < offered, mayPoll: configuration.busyPollMicroseconds > 0) {
-                hold(flow)
-                return
-            }
+            if holdsRead(flow, count: n, socketEmptied: n < offered) { return }
             tcp.flush(flow.key, connection: connection, now: now, sink: &sink)
             // A short read emptied the socket: asking again would only return EAGAIN
             // (epoll is level-triggered and says when more arrives).

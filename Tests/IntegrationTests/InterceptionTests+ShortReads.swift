@@ -36,9 +36,9 @@ extension InterceptionTests {
         """)
     }
 
-    /// Before HTTP mode held a response read part-way, 3,700-3,870 data
+    /// Before HTTP mode held a response read part-way, 3,700-3,920 data
     /// segments reached the app for these 2,000 answers over each scheme
-    /// (two runs); with the hold, 2,002-2,089. The app's socket counts them (`ss -ti`, data_segs_in), and every
+    /// (three runs); with the hold, 2,002-2,089. The app's socket counts them (`ss -ti`, data_segs_in), and every
     /// answer must come whole, rewritten.
     @Test func aResponsesHeadAndBodyReachTheAppTogetherInHTTPMode() throws {
         _ = try makeCADir()
