@@ -21,7 +21,9 @@ extension FlowDirector {
         var head = original
         var url = original.absoluteURL(defaultScheme: scheme) ?? "\(scheme)://\(facts.domain ?? "unknown")\(original.target)"
         // One spelling per URL for the patterns (and the records): see RequestURL.normalized.
-        if let parts = RequestURL(url) { url = parts.normalized }
+        // Parsed once: step 3 takes these parts unless a rewrite changed the URL.
+        var parsed = RequestURL(url)
+        if let parts = parsed { (url, parsed) = parts.normalizedAndParts }
         var exchange = HTTPExchange(method: head.method.rawValue, url: url, rule: "", policy: "", rewrittenFrom: nil, mocked: false, started: now)
         exchange.requestHead = original
         // HAR shows a chunked body's data (Tunnel.keepForHAR).
@@ -42,7 +44,8 @@ extension FlowDirector {
                 exchange.rewrittenFrom = url
                 url = newURL
                 exchange.url = newURL
-                if let parts = RequestURL(newURL) {
+                parsed = RequestURL(newURL)
+                if let parts = parsed {
                     head.target = parts.target
                     head.headers.replaceOrAdd(name: "Host", value: parts.hostHeader)
                 }
@@ -64,7 +67,7 @@ extension FlowDirector {
 
         // 3. Rule, on the request as rewritten.
         var requestFacts = facts
-        let parts = RequestURL(url)
+        let parts = parsed
         let host = parts?.host ?? HostPort.hostPart(of: head.host ?? "")
         let tls = parts?.scheme == "https"
         let port = parts?.port ?? (tls ? 443 : 80)

@@ -84,7 +84,19 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, Expressi
 
     /// Whether a list header holds `token`, case-insensitively.
     public func hasToken(_ token: String, in name: String) -> Bool {
-        tokens(name).contains { HTTPSyntax.equalsIgnoringCase($0, token) }
+        // Every response asks this of Connection: no list is built for it.
+        for field in fields where HTTPSyntax.equalsIgnoringCase(field.name, name) {
+            let value = field.value
+            var start = value.startIndex
+            while true {
+                let end = value.utf8[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
+                let element = HTTPSyntax.trimmed(value[start ..< end])
+                if !element.isEmpty, HTTPSyntax.equalsIgnoringCase(element, token) { return true }
+                guard end < value.endIndex else { break }
+                start = value.utf8.index(after: end)
+            }
+        }
+        return false
     }
 
     /// Appends a field, keeping any existing ones of the same name.

@@ -54,9 +54,17 @@ public struct HTTPRequestHead: Sendable, Equatable, CustomStringConvertible {
         if HTTPTarget.authority(ofAbsolute: target) != nil { return target }
         if method == .connect { return "\(defaultScheme)://\(target)" }
         guard let host = headers["Host"].map({ HTTPSyntax.trimmed(Substring($0)) }), !host.isEmpty else { return nil }
-        if target == "*" { return "\(defaultScheme)://\(host)" }
-        if target.hasPrefix("/") { return "\(defaultScheme)://\(host)\(target)" }
-        return "\(defaultScheme)://\(host)/\(target)"
+        // Every request in HTTP mode comes here: appended in place, not
+        // through interpolation's intermediate strings.
+        var url = String()
+        url.reserveCapacity(defaultScheme.utf8.count + host.utf8.count + target.utf8.count + 4)
+        url += defaultScheme
+        url += "://"
+        url += host
+        if target == "*" { return url }
+        if target.utf8.first != UInt8(ascii: "/") { url += "/" }
+        url += target
+        return url
     }
 
     /// The head as it goes on the wire: request line, fields, empty line.
@@ -93,6 +101,8 @@ public struct HTTPRequestHead: Sendable, Equatable, CustomStringConvertible {
 enum HTTPTarget {
     /// The authority of `http://authority/path` (scheme compared ignoring case).
     static func authority(ofAbsolute target: String) -> Substring? {
+        // Origin-form, nearly every request: no scheme to look for.
+        guard target.utf8.first != UInt8(ascii: "/") else { return nil }
         guard let schemeEnd = target.firstIndex(of: ":") else { return nil }
         let scheme = target[..<schemeEnd]
         guard HTTPSyntax.equalsIgnoringCase(scheme, "http") || HTTPSyntax.equalsIgnoringCase(scheme, "https")

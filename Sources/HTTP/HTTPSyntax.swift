@@ -41,6 +41,9 @@ enum HTTPSyntax {
     }
 
     static func equalsIgnoringCase<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool {
+        // Most comparisons are of a header's name against another name, and
+        // differ in length: a native string's UTF-8 count costs nothing.
+        guard a.utf8.count == b.utf8.count else { return false }
         var i = a.utf8.makeIterator()
         var j = b.utf8.makeIterator()
         while true {
@@ -54,12 +57,15 @@ enum HTTPSyntax {
 
     /// Strips optional whitespace (SP, HTAB) at both ends.
     static func trimmed(_ s: Substring) -> Substring {
-        var start = s.startIndex
-        var end = s.endIndex
-        while start < end, s[start] == " " || s[start] == "\t" { start = s.index(after: start) }
+        // By bytes, not Characters: every request's Host and every list
+        // header come here, and OWS is ASCII.
+        let bytes = s.utf8
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start = bytes.index(after: start) }
         while end > start {
-            let before = s.index(before: end)
-            guard s[before] == " " || s[before] == "\t" else { break }
+            let before = bytes.index(before: end)
+            guard bytes[before] == 0x20 || bytes[before] == 0x09 else { break }
             end = before
         }
         return s[start ..< end]

@@ -93,11 +93,16 @@ struct LiteralAutomaton: Sendable {
     func owners(occurringIn bytes: UnsafeBufferPointer<UInt8>) -> [Int] {
         var found: [Int] = []
         scan(bytes) { found.append($0) }
+        guard found.count > 1 else { return found }
+        // Deduplicated in place: every request's URL comes here for each rewriter.
         found.sort()
-        var unique: [Int] = []
-        unique.reserveCapacity(found.count)
-        for owner in found where unique.last != owner { unique.append(owner) }
-        return unique
+        var kept = 1
+        for i in 1 ..< found.count where found[i] != found[kept - 1] {
+            found[kept] = found[i]
+            kept += 1
+        }
+        found.removeLast(found.count - kept)
+        return found
     }
 
     /// The smallest owner whose string occurs in `bytes`.

@@ -148,13 +148,63 @@ public struct RequestURL: Sendable, Equatable {
     /// The Host header value for this URL: host, bracketed if IPv6, with the
     /// port when it is not the scheme's default.
     public var hostHeader: String {
-        let name = host.contains(":") ? "[\(host)]" : host
-        guard let port, port != (scheme == "https" ? 443 : 80) else { return name }
-        return "\(name):\(port)"
+        var header = String()
+        appendHostHeader(to: &header)
+        return header
+    }
+
+    /// Every HTTP-mode request builds its normalized URL: appended in place,
+    /// not through interpolation's intermediate strings.
+    private func appendHostHeader(to out: inout String) {
+        let bracketed = host.utf8.contains(UInt8(ascii: ":"))
+        if bracketed { out += "[" }
+        out += host
+        if bracketed { out += "]" }
+        guard let port, port != defaultPort else { return }
+        out += ":"
+        out += String(port)
+    }
+
+    /// The scheme's port: 443 for https, else 80.
+    public var defaultPort: UInt16 { scheme == "https" ? 443 : 80 }
+
+    /// `normalized`, and the parts that parsing it gives. HTTP mode needs
+    /// both for every request; for a host of letters, digits, `-`, `_`, `.`
+    /// and `:` (not ending in a dot) those are these parts without a default
+    /// port, and only another host (a stray bracket, a dot left over) is
+    /// parsed again.
+    public var normalizedAndParts: (url: String, parts: RequestURL?) {
+        let url = normalized
+        guard hasPlainHost else { return (url, RequestURL(url)) }
+        var parts = self
+        if port == defaultPort { parts.port = nil }
+        return (url, parts)
+    }
+
+    private var hasPlainHost: Bool {
+        guard host.utf8.last != UInt8(ascii: ".") else { return false }
+        for byte in host.utf8 {
+            switch byte {
+            case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "0") ... UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: ":"):
+                continue
+            default:
+                return false
+            }
+        }
+        return true
     }
     /// The URL as the rules see it: the host lowercased without a trailing
     /// dot, no default port, no user part. `http://KEEP.TEST.:80/x` and
     /// `http://keep.test/x` are one URL: URL-REGEX, [URL Rewrite] and
     /// [Map Local] patterns written for the second were dodged by the first.
-    public var normalized: String { "\(scheme)://\(hostHeader)\(target)" }
+    public var normalized: String {
+        var url = String()
+        url.reserveCapacity(scheme.utf8.count + host.utf8.count + target.utf8.count + 11)
+        url += scheme
+        url += "://"
+        appendHostHeader(to: &url)
+        url += target
+        return url
+    }
 }

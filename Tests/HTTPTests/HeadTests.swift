@@ -27,6 +27,25 @@ import HTTP
         #expect(head.headers["Missing"] == nil)
     }
 
+    /// `hasToken` walks the list in place; `tokens` builds it. They agree on
+    /// every element, whatever the commas and whitespace around it.
+    @Test func hasTokenFindsWholeListElementsOnly() {
+        let headers: HTTPHeaders = ["Connection": " , keep-alive,\tCLOSE ,", "X": "closed, upgrade-x", "connection": "Upgrade"]
+        for token in ["keep-alive", "close", "upgrade", "Close"] {
+            #expect(headers.hasToken(token, in: "CONNECTION"), "\(token)")
+        }
+        for token in ["closed", "clos", "keep", "upgrade-x", "", "keep-alive,"] {
+            #expect(!headers.hasToken(token, in: "Connection"), "\(token)")
+        }
+        #expect(!headers.hasToken("close", in: "Missing"))
+        #expect(headers.hasToken("upgrade-x", in: "x"))
+        let empty: HTTPHeaders = ["Connection": ""]
+        #expect(!empty.hasToken("close", in: "Connection"))
+        for token in ["keep-alive", "close", "upgrade", "closed", "x"] {
+            #expect(headers.hasToken(token, in: "Connection") == headers.tokens("Connection").contains { $0.lowercased() == token.lowercased() })
+        }
+    }
+
     @Test func mutationAddsReplacesAndRemoves() {
         var headers: HTTPHeaders = ["Host": "a", "Cookie": "1", "X": "keep", "cookie": "2"]
         headers.add(name: "Via", value: "sluice")
@@ -69,6 +88,13 @@ import HTTP
         #expect(try parseRequest("OPTIONS * HTTP/1.1\r\nHost: a.test\r\n\r\n").absoluteURL() == "http://a.test")
         #expect(try parseRequest("GET / HTTP/1.0\r\n\r\n").absoluteURL() == nil)
         #expect(try parseRequest("GET / HTTP/1.1\r\nHost: [fd00::1]:80\r\n\r\n").absoluteURL() == "http://[fd00::1]:80/")
+        // A target that starts with "/" is origin-form, even one that looks like an authority.
+        #expect(try parseRequest("GET //b.test/x HTTP/1.1\r\nHost: a.test\r\n\r\n").absoluteURL() == "http://a.test//b.test/x")
+        // Heads built in code: the Host value's optional whitespace goes, a bare target gets its "/".
+        let built = HTTPRequestHead(method: .get, target: "p?x", headers: ["Host": " \ta.test:81 \t"])
+        #expect(built.absoluteURL() == "http://a.test:81/p?x")
+        #expect(HTTPRequestHead(method: .get, target: "", headers: ["Host": "a.test"]).absoluteURL() == "http://a.test/")
+        #expect(HTTPRequestHead(method: .get, target: "/", headers: ["Host": " \t "]).absoluteURL() == nil)
     }
 
     @Test func descriptionsReadLikeATrace() throws {

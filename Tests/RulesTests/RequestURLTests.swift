@@ -44,6 +44,38 @@ import Testing
         #expect(RequestURL("http://[FD00::2]:8080/x")?.normalized == "http://[fd00::2]:8080/x")
     }
 
+    /// HTTP mode parses a request's URL once and keeps the parts for the
+    /// normalized URL it matches on: they must be what parsing that URL gives.
+    @Test func theNormalizedURLParsesBackToTheSameParts() {
+        var urls = Self.cases + ["http://ÄB.test/ü", "http://İ.test:80/", "https://Straße.test:443/é?x", "http://[FD00::2]:80/"]
+        var state: UInt64 = 0x5eed_0002
+        let alphabet = Array("hH:/?#@[]. 0189+-%aZ").map(String.init)
+        for _ in 0 ..< 5_000 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            var url = ["http://", "HTTPS://", "http://[", "http://u@"][Int(state >> 40) % 4]
+            for _ in 0 ..< Int(state >> 59) {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                url += alphabet[Int(state >> 33) % alphabet.count]
+            }
+            urls.append(url)
+        }
+        var checked = 0
+        var differing: [String] = []
+        for url in urls {
+            guard let parts = RequestURL(url) else { continue }
+            checked += 1
+            let both = parts.normalizedAndParts
+            if both.url != parts.normalized || both.parts != RequestURL(parts.normalized), differing.count < 10 { differing.append(url) }
+        }
+        #expect(differing.isEmpty, "\(differing)")
+        #expect(checked > 1000, "\(checked) URLs parsed")
+        // Ordinary hosts take the parts as they are (the default port dropped), without a second parse.
+        for (url, port) in [("http://API.test:80/x", nil), ("https://10.0.0.1:8443/", 8443), ("http://[fd00::2]:80/", nil)] as [(String, UInt16?)] {
+            let parts = RequestURL(url)
+            #expect(parts?.normalizedAndParts.parts == parts.map { RequestURL(scheme: $0.scheme, host: $0.host, port: port, target: $0.target) }, "\(url)")
+        }
+    }
+
     @Test(arguments: cases) func bothPathsAgree(_ url: String) {
         #expect(RequestURL.parse(ascii: url) == RequestURL(characters: url), "\(url)")
     }
