@@ -154,7 +154,7 @@ extension FlowDirector {
         return head
     }
 
-    /// [Header Rewrite] works on Rules' header list; heads keep theirs.
+    /// [Header Rewrite] on a head's own list, in place.
     static func rewritten(_ headers: HTTPHeaders, _ rewriter: HeaderRewriter, _ direction: HeaderRewriteDirection, url: String) -> HTTPHeaders {
         let matched = rewriter.matching(direction, url: url)
         guard !matched.isEmpty else { return headers }
@@ -163,9 +163,9 @@ extension FlowDirector {
 
     /// `headers` with the lines `matched` applied.
     static func rewritten(_ headers: HTTPHeaders, _ rewriter: HeaderRewriter, _ matched: [Int]) -> HTTPHeaders {
-        var fields = headers.map { HeaderField(name: $0.name, value: $0.value) }
-        rewriter.apply(matched, to: &fields)
-        return HTTPHeaders(fields.map { HTTPHeader(name: $0.name, value: $0.value) })
+        var headers = headers
+        rewriter.apply(matched, to: &headers)
+        return headers
     }
 
     /// Statistics learn how a request ended.

@@ -114,6 +114,8 @@ final class OpenFlowRecord {
     var record: FlowRecord
     /// Who opened the flow, when a rule asked (Tunnel+Owner.swift).
     var owner: FlowOwner?
+    /// The route `record.upstream` describes, for HTTP mode's requests.
+    var describedRoute: FlowRoute.Identity?
     init(_ record: FlowRecord) { self.record = record }
 }
 

@@ -894,9 +894,20 @@ extension Tunnel {
     func record(_ exchange: HTTPExchange, session: HTTPSession, toHAR: Bool = true) {
         director.record(exchange, now: now)
         // The connection's record names what its latest request got.
-        flowRecords[session.key]?.record.rule = exchange.rule
-        flowRecords[session.key]?.record.policy = exchange.policy
-        flowRecords[session.key]?.record.upstream = session.upstream.map { "\($0.route)" } ?? (exchange.localAnswer != nil ? "local" : nil)
+        if let open = flowRecords[session.key] {
+            open.record.rule = exchange.rule
+            open.record.policy = exchange.policy
+            // Described once per route, not once per request.
+            if let route = session.upstream?.route {
+                if open.describedRoute != route || open.record.upstream == nil {
+                    open.record.upstream = "\(route)"
+                    open.describedRoute = route
+                }
+            } else {
+                open.record.upstream = exchange.localAnswer != nil ? "local" : nil
+                open.describedRoute = nil
+            }
+        }
         logRequest(exchange, session: session)
         if toHAR, let har, let entry = harEntry(exchange, session: session) { har.add(entry) }
     }

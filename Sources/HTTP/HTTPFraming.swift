@@ -20,7 +20,13 @@ enum HTTPFraming {
         var agreed: Int? = nil
         for field in headers where HTTPSyntax.equalsIgnoringCase(field.name, "Content-Length") {
             var sawElement = false
-            for element in field.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            // The list walked in place (every response has this header): each
+            // element, empty ones included, from one comma to the next.
+            let bytes = field.value.utf8
+            var elementStart = bytes.startIndex
+            while true {
+                let elementEnd = bytes[elementStart...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
+                let element = bytes[elementStart ..< elementEnd]
                 var value = 0
                 var digits = 0
                 var start = element.startIndex
@@ -43,6 +49,8 @@ enum HTTPFraming {
                 if let agreed, agreed != value { throw .conflictingContentLength }
                 agreed = value
                 sawElement = true
+                guard elementEnd < bytes.endIndex else { break }
+                elementStart = bytes.index(after: elementEnd)
             }
             guard sawElement else { throw .invalidContentLength }
         }

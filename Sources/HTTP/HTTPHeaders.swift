@@ -118,6 +118,13 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, Expressi
         }
     }
 
+    /// Replaces the value of every `name` field with what `transform` makes of it.
+    public mutating func updateValues(of name: String, _ transform: (String) -> String) {
+        for i in fields.indices where HTTPSyntax.equalsIgnoringCase(fields[i].name, name) {
+            fields[i].value = transform(fields[i].value)
+        }
+    }
+
     /// Removes every `name` field; returns how many went.
     @discardableResult
     public mutating func remove(name: String) -> Int {

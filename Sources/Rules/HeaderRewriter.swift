@@ -37,26 +37,24 @@ public struct HeaderRewriter: Sendable {
 
     /// Applies the entries `matching` found. Returns their lines.
     @discardableResult
-    public func apply(_ matched: [Int], to headers: inout [HeaderField]) -> [Int] {
+    public func apply<Headers: RewritableHeaders>(_ matched: [Int], to headers: inout Headers) -> [Int] {
         matched.map { i in
             Self.apply(entries[i].rewrite.operation, template: entries[i].template, to: &headers)
             return entries[i].rewrite.line
         }
     }
 
-    static func apply(_ operation: HeaderOperation, template: URLTemplate?, to headers: inout [HeaderField]) {
+    static func apply<Headers: RewritableHeaders>(_ operation: HeaderOperation, template: URLTemplate?, to headers: inout Headers) {
         switch operation {
         case let .add(name, value):
-            headers.append(HeaderField(name: name, value: value))
+            headers.appendField(name: name, value: value)
         case let .replace(name, value):
-            for i in headers.indices where HeaderName.equal(headers[i].name, name) { headers[i].value = value }
+            headers.updateValues(of: name) { _ in value }
         case let .delete(name):
-            headers.removeAll { HeaderName.equal($0.name, name) }
+            headers.removeFields(named: name)
         case let .replaceRegex(name, pattern, replacement):
             let template = template ?? URLTemplate(replacement)
-            for i in headers.indices where HeaderName.equal(headers[i].name, name) {
-                headers[i].value = replaceAll(in: headers[i].value, pattern: pattern, with: template)
-            }
+            headers.updateValues(of: name) { replaceAll(in: $0, pattern: pattern, with: template) }
         }
     }
 

@@ -66,6 +66,8 @@ import HTTP
         Case("POST / HTTP/1.1\r\n\(host)Content-Length: 1 2\r\n\r\n", .invalidContentLength),
         Case("POST / HTTP/1.1\r\n\(host)Content-Length:\r\n\r\n", .invalidContentLength),
         Case("POST / HTTP/1.1\r\n\(host)Content-Length: 5,\r\n\r\n", .invalidContentLength),
+        Case("POST / HTTP/1.1\r\n\(host)Content-Length: ,5\r\n\r\n", .invalidContentLength),
+        Case("POST / HTTP/1.1\r\n\(host)Content-Length: 5,,5\r\n\r\n", .invalidContentLength),
         Case("POST / HTTP/1.1\r\n\(host)Content-Length: 0x10\r\n\r\n", .invalidContentLength),
         Case("POST / HTTP/1.1\r\n\(host)Content-Length: 99999999999999999999\r\n\r\n", .invalidContentLength),
         Case("POST / HTTP/1.1\r\n\(host)Content-Length: 5, 6\r\n\r\n", .conflictingContentLength),

@@ -1,5 +1,6 @@
 import Testing
 @testable import Rules
+import HTTP
 
 @Suite struct URLRewriterTests {
     let rewriter = URLRewriter(rewrites: [
@@ -86,6 +87,22 @@ import Testing
         #expect(headers[3].value == "kept") // request-only rule
         var other = headers
         #expect(rewriter.apply(.response, url: "http://elsewhere.example/", to: &other).isEmpty && other == headers)
+    }
+
+    /// HTTP mode rewrites a head's own `HTTPHeaders` in place: every
+    /// operation must leave them as it leaves Rules' list.
+    @Test func aHeadsHeadersGetTheSameRewrites() {
+        let fields = [HeaderField(name: "Host", value: "api.staging.test"), HeaderField(name: "x-debug-token", value: "1"),
+                      HeaderField(name: "Set-Cookie", value: "sid=1; Domain=.API.staging.test"), HeaderField(name: "X-Debug-Token", value: "2"),
+                      HeaderField(name: "location", value: "http://api.staging.test/a"), HeaderField(name: "user-agent", value: "a")]
+        for (direction, url) in [(HeaderRewriteDirection.request, "http://api.staging.test/v1"), (.request, "http://api.test/"),
+                                 (.response, "http://api.staging.test/v1"), (.response, "http://elsewhere.example/")] {
+            var list = fields
+            var head = HTTPHeaders(fields.map { HTTPHeader(name: $0.name, value: $0.value) })
+            let matched = rewriter.matching(direction, url: url)
+            #expect(rewriter.apply(matched, to: &list) == rewriter.apply(matched, to: &head))
+            #expect(head.map { HeaderField(name: $0.name, value: $0.value) } == list, "\(direction) \(url)")
+        }
     }
 }
 
