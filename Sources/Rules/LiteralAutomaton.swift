@@ -24,6 +24,15 @@ struct LiteralAutomaton: Sendable {
     /// Per node, the literal ids that end there.
     private var outputs: [[Int32]] = [[]]
     private var built = true
+    /// What `scan` follows, laid out flat by `build` (the nested arrays above
+    /// cost a reference count per step): node n's edges are
+    /// `edgeBytes[edgeStart[n] ..< edgeStart[n + 1]]` with their children in
+    /// `edgeChildren`, its literal ids `outputIds[outputStart[n] ..< outputStart[n + 1]]`.
+    private var edgeStart: [Int32] = [0, 0]
+    private var edgeBytes: [UInt8] = []
+    private var edgeChildren: [Int32] = []
+    private var outputStart: [Int32] = [0, 0]
+    private var outputIds: [Int32] = []
     /// `owners[id]`: the rule of string `id`.
     private(set) var owners: [Int] = []
 
@@ -67,7 +76,29 @@ struct LiteralAutomaton: Sendable {
                 queue.append(Int(child))
             }
         }
+        edgeStart = [0]
+        edgeBytes = []
+        edgeChildren = []
+        outputStart = [0]
+        outputIds = []
+        for node in edges.indices {
+            for edge in edges[node] {
+                edgeBytes.append(edge.byte)
+                edgeChildren.append(edge.child)
+            }
+            edgeStart.append(Int32(edgeBytes.count))
+            outputIds += outputs[node]
+            outputStart.append(Int32(outputIds.count))
+        }
         built = true
+    }
+
+    /// `step` over the flat layout, for `scan`.
+    @inline(__always)
+    private func next(_ node: Int, _ byte: UInt8) -> Int32? {
+        if node == 0 { let child = rootEdges[Int(byte)]; return child == 0 ? nil : child }
+        for i in Int(edgeStart[node]) ..< Int(edgeStart[node + 1]) where edgeBytes[i] == byte { return edgeChildren[i] }
+        return nil
     }
 
     private func step(_ node: Int, _ byte: UInt8) -> Int32? {
@@ -119,11 +150,15 @@ struct LiteralAutomaton: Sendable {
         var node = 0
         for raw in bytes {
             let byte = Self.lower(raw)
-            while node != 0, step(node, byte) == nil { node = Int(failure[node]) }
-            node = step(node, byte).map(Int.init) ?? 0
-            var ending = outputs[node].isEmpty ? Int(nextOutput[node]) : node
+            var child = next(node, byte)
+            while child == nil, node != 0 {
+                node = Int(failure[node])
+                child = next(node, byte)
+            }
+            node = child.map(Int.init) ?? 0
+            var ending = outputStart[node] == outputStart[node + 1] ? Int(nextOutput[node]) : node
             while ending > 0 {
-                for id in outputs[ending] { report(owners[Int(id)]) }
+                for i in Int(outputStart[ending]) ..< Int(outputStart[ending + 1]) { report(owners[Int(outputIds[i])]) }
                 ending = Int(nextOutput[ending])
             }
         }

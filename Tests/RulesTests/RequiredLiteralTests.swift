@@ -56,7 +56,7 @@ import Testing
             var literals: [[UInt8]] = []
             var owner = 0
             for _ in 0 ..< next(12) + 1 {
-                owner += next(3) + 1
+                owner += next(3) // some lines hold two runs: their owner is reported once
                 let literal = (0 ..< next(4) + 3).map { _ in alphabet[next(alphabet.count)] }
                 index.insert(literal, owner: owner)
                 literals.append(literal)
