@@ -58,24 +58,9 @@ struct LiteralAutomaton: Sendable {
         built = false
     }
 
-    /// Links every node to its longest proper suffix in the trie, breadth first.
+    /// Lays the trie out flat, then links every node to its longest proper
+    /// suffix in it, breadth first.
     mutating func build() {
-        var queue: [Int] = edges[0].map { Int($0.child) }
-        for child in queue { failure[child] = 0 }
-        var head = 0
-        while head < queue.count {
-            let node = queue[head]
-            head += 1
-            for (byte, child) in edges[node] {
-                var fallback = Int(failure[node])
-                while fallback != 0, step(fallback, byte) == nil { fallback = Int(failure[fallback]) }
-                let target = step(fallback, byte).map(Int.init) ?? 0
-                failure[Int(child)] = Int32(target == Int(child) ? 0 : target)
-                let suffix = Int(failure[Int(child)])
-                nextOutput[Int(child)] = outputs[suffix].isEmpty ? nextOutput[suffix] : Int32(suffix)
-                queue.append(Int(child))
-            }
-        }
         edgeStart = [0]
         edgeBytes = []
         edgeChildren = []
@@ -90,20 +75,30 @@ struct LiteralAutomaton: Sendable {
             outputIds += outputs[node]
             outputStart.append(Int32(outputIds.count))
         }
+        var queue: [Int] = edges[0].map { Int($0.child) }
+        for child in queue { failure[child] = 0 }
+        var head = 0
+        while head < queue.count {
+            let node = queue[head]
+            head += 1
+            for (byte, child) in edges[node] {
+                var fallback = Int(failure[node])
+                while fallback != 0, next(fallback, byte) == nil { fallback = Int(failure[fallback]) }
+                let target = next(fallback, byte).map(Int.init) ?? 0
+                failure[Int(child)] = Int32(target == Int(child) ? 0 : target)
+                let suffix = Int(failure[Int(child)])
+                nextOutput[Int(child)] = outputs[suffix].isEmpty ? nextOutput[suffix] : Int32(suffix)
+                queue.append(Int(child))
+            }
+        }
         built = true
     }
 
-    /// `step` over the flat layout, for `scan`.
+    /// The child of `node` along `byte`, if the trie has one.
     @inline(__always)
     private func next(_ node: Int, _ byte: UInt8) -> Int32? {
         if node == 0 { let child = rootEdges[Int(byte)]; return child == 0 ? nil : child }
         for i in Int(edgeStart[node]) ..< Int(edgeStart[node + 1]) where edgeBytes[i] == byte { return edgeChildren[i] }
-        return nil
-    }
-
-    private func step(_ node: Int, _ byte: UInt8) -> Int32? {
-        if node == 0 { let child = rootEdges[Int(byte)]; return child == 0 ? nil : child }
-        for edge in edges[node] where edge.byte == byte { return edge.child }
         return nil
     }
 
