@@ -899,7 +899,7 @@ extension Tunnel {
             open.record.policy = exchange.policy
             // Described once per route, not once per request.
             if let route = session.upstream?.route {
-                if open.describedRoute != route || open.record.upstream == nil {
+                if open.describedRoute != route {
                     open.record.upstream = "\(route)"
                     open.describedRoute = route
                 }

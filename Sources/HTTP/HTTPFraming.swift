@@ -19,25 +19,11 @@ enum HTTPFraming {
     static func validatedContentLength(_ headers: HTTPHeaders) throws(HTTPParseError) -> Int? {
         var agreed: Int? = nil
         for field in headers where HTTPSyntax.equalsIgnoringCase(field.name, "Content-Length") {
-            var sawElement = false
-            // The list walked in place (every response has this header): each
-            // element, empty ones included, from one comma to the next.
-            let bytes = field.value.utf8
-            var elementStart = bytes.startIndex
-            while true {
-                let elementEnd = bytes[elementStart...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
-                let element = bytes[elementStart ..< elementEnd]
+            // An empty value is one empty element, refused below.
+            try HTTPSyntax.forEachListElement(in: field.value) { (element) throws(HTTPParseError) -> Bool in
                 var value = 0
                 var digits = 0
-                var start = element.startIndex
-                var end = element.endIndex
-                while start < end, element[start] == 0x20 || element[start] == 0x09 { start = element.index(after: start) }
-                while end > start {
-                    let before = element.index(before: end)
-                    guard element[before] == 0x20 || element[before] == 0x09 else { break }
-                    end = before
-                }
-                for byte in element[start ..< end] {
+                for byte in HTTPSyntax.trimmed(element).utf8 {
                     guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { throw .invalidContentLength }
                     let (times10, o1) = value.multipliedReportingOverflow(by: 10)
                     let (sum, o2) = times10.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
@@ -48,11 +34,8 @@ enum HTTPFraming {
                 guard digits > 0 else { throw .invalidContentLength }
                 if let agreed, agreed != value { throw .conflictingContentLength }
                 agreed = value
-                sawElement = true
-                guard elementEnd < bytes.endIndex else { break }
-                elementStart = bytes.index(after: elementEnd)
+                return true
             }
-            guard sawElement else { throw .invalidContentLength }
         }
         return agreed
     }

@@ -74,29 +74,27 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, Expressi
     public func tokens(_ name: String) -> [Substring] {
         var result: [Substring] = []
         for field in fields where HTTPSyntax.equalsIgnoringCase(field.name, name) {
-            for element in field.value.split(separator: ",") {
+            HTTPSyntax.forEachListElement(in: field.value) { element in
                 let trimmed = HTTPSyntax.trimmed(element)
                 if !trimmed.isEmpty { result.append(trimmed) }
+                return true
             }
         }
         return result
     }
 
-    /// Whether a list header holds `token`, case-insensitively.
+    /// Whether a list header holds `token`, case-insensitively. No list is
+    /// built: every response asks this of Connection.
     public func hasToken(_ token: String, in name: String) -> Bool {
-        // Every response asks this of Connection: no list is built for it.
-        for field in fields where HTTPSyntax.equalsIgnoringCase(field.name, name) {
-            let value = field.value
-            var start = value.startIndex
-            while true {
-                let end = value.utf8[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
-                let element = HTTPSyntax.trimmed(value[start ..< end])
-                if !element.isEmpty, HTTPSyntax.equalsIgnoringCase(element, token) { return true }
-                guard end < value.endIndex else { break }
-                start = value.utf8.index(after: end)
+        var found = false
+        for field in fields where !found && HTTPSyntax.equalsIgnoringCase(field.name, name) {
+            HTTPSyntax.forEachListElement(in: field.value) { element in
+                let trimmed = HTTPSyntax.trimmed(element)
+                found = !trimmed.isEmpty && HTTPSyntax.equalsIgnoringCase(trimmed, token)
+                return !found
             }
         }
-        return false
+        return found
     }
 
     /// Appends a field, keeping any existing ones of the same name.

@@ -55,6 +55,18 @@ enum HTTPSyntax {
         }
     }
 
+    /// Each element of a comma-separated list value (RFC 9110 §5.6.1), in
+    /// order, untrimmed and empty ones included, until `body` returns false.
+    /// Walked in place: every response's Connection and Content-Length come here.
+    static func forEachListElement<E: Error>(in value: String, _ body: (Substring) throws(E) -> Bool) throws(E) {
+        var start = value.startIndex
+        while true {
+            let end = value.utf8[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
+            guard try body(value[start ..< end]), end < value.endIndex else { return }
+            start = value.utf8.index(after: end)
+        }
+    }
+
     /// Strips optional whitespace (SP, HTAB) at both ends.
     static func trimmed(_ s: Substring) -> Substring {
         // By bytes, not Characters: every request's Host and every list
