@@ -166,7 +166,7 @@ public struct RequestURL: Sendable, Equatable {
     }
 
     /// The scheme's port: 443 for https, else 80.
-    public var defaultPort: UInt16 { scheme == "https" ? 443 : 80 }
+    var defaultPort: UInt16 { scheme == "https" ? 443 : 80 }
 
     /// `normalized`, and the parts that parsing it gives. HTTP mode needs
     /// both for every request; for a host of letters, digits, `-`, `_`, `.`
