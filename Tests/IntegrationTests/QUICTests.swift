@@ -13,12 +13,6 @@ final class QUICTests {
     let pair: ServerPair
     var net: TestNetwork { pair.net }
 
-    static let hosts = """
-    [Host]
-    quic.test = 10.88.0.2
-    blocked.test = 10.88.0.2
-    """
-
     init() throws {
         pair = try ServerPair("quic")
         try "hello over quic\n".write(to: pair.work.appendingPathComponent("hello.txt"), atomically: true, encoding: .utf8)
@@ -32,7 +26,11 @@ final class QUICTests {
 
     /// gtlsclient names the server in its SNI only when given a name: the
     /// profile's [Host] answers it with the real address, so the flow's
-    /// destination names nothing and only the Initial packets can.
+    /// destination names nothing and only the Initial packets can. Each name
+    /// gets an address of its own: with one address for all three, a client
+    /// given the same ephemeral port as the first would send into that
+    /// still-open DIRECT flow (the same 5-tuple) and download the file. The
+    /// two rejected addresses need no server, since nothing reaches them.
     @Test func aRealClientIsDecidedByTheNameInItsInitialPackets() throws {
         // A throwaway certificate: gtlsserver needs one, gtlsclient checks nothing.
         try net.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
@@ -46,8 +44,10 @@ final class QUICTests {
         DOMAIN,closed.test,REJECT-RST
         AND,((PROTOCOL,QUIC),(DOMAIN,quic.test)),DIRECT
         FINAL,REJECT
-        \(Self.hosts)
-        closed.test = 10.88.0.2
+        [Host]
+        quic.test = 10.88.0.2
+        blocked.test = 10.88.0.3
+        closed.test = 10.88.0.4
         """)
         let log = pair.path("quic.jsonl")
         let allowed = pair.path("allowed"), blocked = pair.path("blocked"), pcap = pair.path("quic.pcap")
@@ -68,7 +68,7 @@ final class QUICTests {
             .split(separator: "\n").filter { !$0.hasPrefix("Running as user") }
         // From the server's address, quoting the app's datagram (the app's own kernel may
         // send some too, for packets from 4433 to a client that had gone: not these).
-        #expect(unreachable == ["10.88.0.2,10.233.0.1\t4433"], "one port unreachable, for the closed.test flow's first datagram: \(unreachable)")
+        #expect(unreachable == ["10.88.0.4,10.233.0.1\t4433"], "one port unreachable, for the closed.test flow's first datagram: \(unreachable)")
         #expect((try? String(contentsOfFile: allowed + "/hello.txt", encoding: .utf8)) == "hello over quic\n")
         #expect(!FileManager.default.fileExists(atPath: blocked + "/hello.txt"))
         let flows = try net.run(["/usr/bin/python3", "-c", """
