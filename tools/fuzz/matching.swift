@@ -3,8 +3,9 @@
 // libFuzzer harness for the matching side of Rules, over text that comes from
 // requests: the input is split at NUL-free "\n" into a Map Local name, a URL, a
 // host and a glob/template. Checks: LocalPath never yields a path outside its
-// folder; RequestURL either refuses or gives a lowercased, non-empty host, and
-// reads an ASCII URL as its Character parser does; the
+// folder; RequestURL either refuses or gives a lowercased, non-empty host,
+// reads an ASCII URL as its Character parser does, and gives the parts of its
+// normalized URL as parsing that URL does; the
 // domain index agrees with the plain suffix test, and the rewriters' prefix
 // trie with comparing each prefix; the byte matcher, globs, templates and the
 // engine finish on anything.
@@ -48,6 +49,10 @@ public func fuzzMatching(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let url = RequestURL(part(1)) {
         precondition(!url.host.isEmpty && url.host == url.host.lowercased())
         _ = url.hostHeader
+        // HTTP mode takes the normalized URL's parts from the first parse
+        // where it can: they must be what parsing the normalized URL gives.
+        let both = url.normalizedAndParts
+        precondition(both.url == url.normalized && both.parts == RequestURL(url.normalized), "normalizedAndParts disagrees on \(part(1))")
     }
     // ASCII URLs are read by bytes; the Character parser must agree.
     if part(1).utf8.allSatisfy({ $0 < 0x80 }) {
