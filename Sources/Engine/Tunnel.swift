@@ -528,7 +528,13 @@ final class Tunnel {
             // Pumped once at the end of the batch (pumpTouched), unless the segment owes a duplicate ACK now.
             let first = !touched.contains(key)
             if let connection = tcp.connection(key) {
-                if connection.immediateAckRequired { tcp.flush(key, connection: connection, now: time, sink: &sink) }
+                if connection.immediateAckRequired {
+                    // Held bytes ride on this ACK, as in `keepsHold`: the hold ends
+                    // here, neither joined nor expired (it stayed counted until its
+                    // window passed, and the flow then held fewer reads).
+                    if !heldFlows.isEmpty, let flow = tcpFlows[key], flow.held { releaseHold(flow) }
+                    tcp.flush(key, connection: connection, now: time, sink: &sink)
+                }
                 // A small message (a request: the end of an app's write, PSH, the
                 // flow's first segment in this batch, little data) goes upstream at
                 // once: the rest of the batch, and the TUN read that finds it empty,
