@@ -87,12 +87,16 @@ struct LiteralAutomaton: Sendable {
                 let target = next(fallback, byte).map(Int.init) ?? 0
                 failure[Int(child)] = Int32(target == Int(child) ? 0 : target)
                 let suffix = Int(failure[Int(child)])
-                nextOutput[Int(child)] = outputs[suffix].isEmpty ? nextOutput[suffix] : Int32(suffix)
+                nextOutput[Int(child)] = endsLiteral(suffix) ? Int32(suffix) : nextOutput[suffix]
                 queue.append(Int(child))
             }
         }
         built = true
     }
+
+    /// Whether some literal ends at `node`, from the flat layout.
+    @inline(__always)
+    private func endsLiteral(_ node: Int) -> Bool { outputStart[node] != outputStart[node + 1] }
 
     /// The child of `node` along `byte`, if the trie has one.
     @inline(__always)
@@ -151,7 +155,7 @@ struct LiteralAutomaton: Sendable {
                 child = next(node, byte)
             }
             node = child.map(Int.init) ?? 0
-            var ending = outputStart[node] == outputStart[node + 1] ? Int(nextOutput[node]) : node
+            var ending = endsLiteral(node) ? node : Int(nextOutput[node])
             while ending > 0 {
                 for i in Int(outputStart[ending]) ..< Int(outputStart[ending + 1]) { report(owners[Int(outputIds[i])]) }
                 ending = Int(nextOutput[ending])
