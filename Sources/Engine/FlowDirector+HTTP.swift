@@ -74,7 +74,7 @@ extension FlowDirector {
         requestFacts.applicationProtocol = .http
         let hostIsAddress = IPAddress(host) != nil
         requestFacts.request = SniffedRequest(method: head.method.rawValue, url: url,
-                                              headers: head.headers.map { HeaderField(name: $0.name, value: $0.value) },
+                                              headers: head.headers,
                                               host: parts.map { ($0.host, hostIsAddress) })
         exchange.host = parts?.host
         if exchange.rewrittenFrom != nil || facts.domainSource != .dns {
@@ -130,13 +130,15 @@ extension FlowDirector {
         return PlannedRequest(head: head.serialized(), target: target, route: route, exchange: exchange)
     }
 
-    /// http-response rewrites for the request `exchange` answers; nil when
-    /// no line applies, so the head can go on as it came.
-    func rewriteResponse(_ head: HTTPResponseHead, for exchange: HTTPExchange?) -> HTTPResponseHead? {
-        guard let exchange else { return nil }
+    /// http-response rewrites for the request to `url` (sent to
+    /// `forwardProxy`, if any); nil when no line applies, so the head can go
+    /// on as it came. Given the two fields rather than the request's
+    /// `HTTPExchange`: a caller holding that in a list would copy all of it
+    /// (some thirty fields) per response.
+    func rewriteResponse(_ head: HTTPResponseHead, url: String, forwardProxy: String?) -> HTTPResponseHead? {
         var head = head
         var changed = false
-        if head.status == 407, let proxy = exchange.forwardProxy {
+        if head.status == 407, let proxy = forwardProxy {
             // RFC 9110 §11.7.1: a 407 asks for the proxy's credentials of the
             // client next to it, which is Sluice, not the app (whose browser
             // would ask its user for a password for a proxy it never set). The
@@ -148,7 +150,7 @@ extension FlowDirector {
             changed = true
         }
         guard let headerRewriter else { return changed ? head : nil }
-        let matched = headerRewriter.matching(.response, url: exchange.url)
+        let matched = headerRewriter.matching(.response, url: url)
         guard !matched.isEmpty else { return changed ? head : nil }
         head.headers = Self.rewritten(head.headers, headerRewriter, matched)
         return head

@@ -1,3 +1,4 @@
+internal import HTTP
 internal import Rules
 internal import Stack
 internal import Wire
@@ -93,7 +94,7 @@ struct SniffedRequest {
     var method: String
     /// Absolute: http://host/path?query
     var url: String
-    var headers: [HeaderField]
+    var headers: HTTPHeaders
     /// The URL's host and whether it is an address, when the caller took the
     /// URL apart already (HTTP mode does, per request); nil: the rules do.
     var host: (name: String?, isAddress: Bool)? = nil

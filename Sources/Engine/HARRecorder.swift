@@ -53,7 +53,7 @@ extension Tunnel {
     /// Where the response came from; without one, the app's destination,
     /// unless that is a fake IP (an address no server has).
     func serverAddress(of exchange: HTTPExchange, key: FlowKey) -> String? {
-        if let address = exchange.serverAddress { return address }
+        if let address = exchange.serverAddress { return "\(address)" }
         return dns?.pool.contains(key.destinationAddress) == true ? nil : "\(key.destinationAddress)"
     }
 }

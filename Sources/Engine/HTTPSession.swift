@@ -1,6 +1,7 @@
 internal import HTTP
 internal import Rules
 internal import Stack
+internal import Wire
 
 /// One app connection relayed in HTTP mode: every request head is planned
 /// (URL rewrite, Map Local, rule, header rewrite) before it goes upstream, and
@@ -16,6 +17,9 @@ final class HTTPSession {
     var responses = HTTPResponseParser()
     /// Requests sent upstream (or answered locally) whose responses have not finished, oldest first.
     var inFlight: [HTTPExchange] = []
+    /// The oldest request in flight is answered locally: its bytes go next.
+    /// (Asked of the element in place: `inFlight.first` would copy it whole.)
+    var answerIsNext: Bool { !inFlight.isEmpty && inFlight[0].localAnswer != nil }
     /// A request planned for another upstream, waiting for `inFlight` to empty.
     var waiting: PlannedRequest?
     /// Bytes for the upstream before anything else: a rewritten request head.
@@ -159,8 +163,9 @@ struct HTTPExchange {
     /// It went in absolute form to this forward proxy (an `http` proxy, plain HTTP).
     var forwardProxy: String?
     /// The address its response came from (HAR's serverIPAddress): the
-    /// origin's real one behind a fake IP, or the proxy's.
-    var serverAddress: String?
+    /// origin's real one behind a fake IP, or the proxy's. Kept as an
+    /// address and spelled only for HAR.
+    var serverAddress: IPAddress?
     /// HTTP/2: its stream gets no HTTP/1.1 response (or no more of one), but this, when its turn comes.
     var streamEnding: StreamEnding?
     /// A request without a body: the head as sent, so that one the origin

@@ -211,7 +211,7 @@ extension ProxyServer {
                 }
                 forwarding.exchange.status = head.status
                 forwarding.exchange.headAt = now
-                let rewritten = director.rewriteResponse(head, for: forwarding.exchange)
+                let rewritten = director.rewriteResponse(head, url: forwarding.exchange.url, forwardProxy: forwarding.exchange.forwardProxy)
                 forwarding.exchange.responseHead = rewritten ?? head
                 if har != nil, head.isChunked { forwarding.exchange.responseContent = HTTPChunkedContent() }
                 if let rewritten, let held = forwarding.heldFrom {

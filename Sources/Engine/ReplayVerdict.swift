@@ -81,7 +81,7 @@ extension FlowDirector {
             facts.applicationProtocol = .http
             if let head = flow.exchanges.first?.head {
                 let url = head.absoluteURL(defaultScheme: "http") ?? "http://\(facts.domain ?? "unknown")\(head.target)"
-                facts.request = SniffedRequest(method: head.method.rawValue, url: url, headers: head.headers.map { HeaderField(name: $0.name, value: $0.value) })
+                facts.request = SniffedRequest(method: head.method.rawValue, url: url, headers: head.headers)
                 // As live (Tunnel+Sniff): an address literal in Host names no domain.
                 if facts.domain == nil, let host = head.host.map({ HostPort.hostPart(of: $0) }), IPAddress(host) == nil {
                     facts.domain = host

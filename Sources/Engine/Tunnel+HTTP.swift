@@ -435,7 +435,7 @@ extension Tunnel {
         guard let connection = tcp.connection(flow.key) else { return }
         readLoop: for _ in 0 ..< 16 {
             flushToApp(session, connection: connection)
-            if session.inFlight.first?.localAnswer != nil {
+            if session.answerIsNext {
                 // An answer whose turn came as those bytes went (a stream that
                 // ended at an earlier connection's close) goes before the next response.
                 deliverLocalAnswers(session, connection: connection)
@@ -525,7 +525,8 @@ extension Tunnel {
                     break parseLoop
                 case let .head(head, consumed)?:
                     offset += consumed
-                    let rewritten = director.rewriteResponse(head, for: session.inFlight.first)
+                    let rewritten = session.inFlight.isEmpty ? nil
+                        : director.rewriteResponse(head, url: session.inFlight[0].url, forwardProxy: session.inFlight[0].forwardProxy)
                     if head.status >= 200, !head.keepAlive { session.upstreamSpent = true }
                     // The final head, or a 101's (the upgrade's exchange ends with it).
                     if head.status >= 200 || head.status == 101, !session.inFlight.isEmpty {
@@ -533,7 +534,7 @@ extension Tunnel {
                         session.inFlight[0].forwardedOverHTTP2 = flow.h2 != nil
                         session.inFlight[0].status = head.status
                         session.inFlight[0].headAt = now
-                        if let remote = flow.remote { session.inFlight[0].serverAddress = "\(remote.address.wireAddress)" }
+                        if let remote = flow.remote { session.inFlight[0].serverAddress = remote.address.wireAddress }
                         session.inFlight[0].responseHead = rewritten ?? head
                     }
                     let written: Int

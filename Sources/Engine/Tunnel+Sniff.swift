@@ -83,7 +83,7 @@ extension FlowFacts {
             do { step = try parser.parse(data) } catch { return facts }
             guard case let .head(head, _)? = step else { return final ? facts : nil }
             let url = head.absoluteURL(defaultScheme: "http") ?? "http://\(facts.domain ?? "unknown")\(head.target)"
-            facts.request = SniffedRequest(method: head.method.rawValue, url: url, headers: head.headers.map { HeaderField(name: $0.name, value: $0.value) })
+            facts.request = SniffedRequest(method: head.method.rawValue, url: url, headers: head.headers)
             // An address literal in Host names no domain.
             if facts.domain == nil, let host = head.host.map({ HostPort.hostPart(of: $0) }), IPAddress(host) == nil {
                 facts.domain = host

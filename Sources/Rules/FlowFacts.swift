@@ -1,3 +1,4 @@
+public import HTTP
 public import Wire
 
 /// What the engine knows about a flow when it asks the rules. Everything but
@@ -56,22 +57,23 @@ public struct RequestFacts: Sendable, Equatable, CustomStringConvertible {
     public var url: String {
         didSet { (host, hostIsAddress) = Self.host(of: url) }
     }
-    /// In order, as sent; names compare case-insensitively.
-    public var headers: [HeaderField]
+    /// In order, as sent; names compare case-insensitively. The head's own
+    /// list in HTTP mode, so deciding a request copies none of its fields.
+    public var headers: HTTPHeaders
     /// The URL's host, lowercased, without port, brackets or trailing dot.
     /// Taken apart once per URL: every domain rule asks for it.
     public private(set) var host: String?
     /// The host is an address literal, which names no domain.
     public private(set) var hostIsAddress = false
 
-    public init(method: String, url: String, headers: [HeaderField] = []) {
+    public init(method: String, url: String, headers: HTTPHeaders = HTTPHeaders()) {
         self.method = method; self.url = url; self.headers = headers
         (host, hostIsAddress) = Self.host(of: url)
     }
 
     /// For a caller that took `url` apart already: `host` must be what
     /// `RequestURL(url)?.host` gives (HTTP mode has it for each request).
-    public init(method: String, url: String, headers: [HeaderField], host: String?, hostIsAddress: Bool) {
+    public init(method: String, url: String, headers: HTTPHeaders, host: String?, hostIsAddress: Bool) {
         self.method = method; self.url = url; self.headers = headers
         self.host = host; self.hostIsAddress = hostIsAddress
     }
@@ -82,11 +84,14 @@ public struct RequestFacts: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The first field named `name` (case-insensitive).
-    public func header(_ name: String) -> String? {
-        headers.first { HeaderName.equal($0.name, name) }?.value
-    }
+    public func header(_ name: String) -> String? { headers[name] }
 
     public var description: String { "\(method) \(url)" }
+}
+
+extension HTTPHeaders {
+    /// Rules' own list (`sluice match`'s headers, a profile's) as a head's.
+    public init(_ fields: [HeaderField]) { self.init(fields.map { HTTPHeader(name: $0.name, value: $0.value) }) }
 }
 
 /// ASCII case-insensitive header-name comparison (RFC 9110 §5.1) without

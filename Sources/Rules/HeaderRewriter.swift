@@ -2,7 +2,15 @@
 /// applies, in profile order, so a profile can add one header and delete
 /// another for the same URL.
 public struct HeaderRewriter: Sendable {
-    private let entries: [(rewrite: HeaderRewrite, template: URLTemplate?)]
+    // The lines' parts in arrays of their own, one index per line: every
+    // request asks for the directions and regexes of its candidates, and
+    // reading those out of one list of whole lines copied each line (its
+    // operation's strings, its template) per question.
+    private let directions: [HeaderRewriteDirection]
+    private let regexes: [CompiledRegex]
+    private let operations: [HeaderOperation]
+    private let templates: [URLTemplate?]
+    private let lines: [Int]
     private let index: LiteralPrefixIndex
     private let hasRequestLines: Bool
     private let hasResponseLines: Bool
@@ -10,10 +18,14 @@ public struct HeaderRewriter: Sendable {
     public init(_ profile: Profile) { self.init(rewrites: profile.headerRewrites) }
 
     public init(rewrites: [HeaderRewrite]) {
-        entries = rewrites.map { rewrite in
-            if case let .replaceRegex(_, _, replacement) = rewrite.operation { return (rewrite, URLTemplate(replacement)) }
-            return (rewrite, nil)
+        directions = rewrites.map(\.direction)
+        regexes = rewrites.map(\.regex)
+        operations = rewrites.map(\.operation)
+        templates = rewrites.map { rewrite in
+            if case let .replaceRegex(_, _, replacement) = rewrite.operation { return URLTemplate(replacement) }
+            return nil
         }
+        lines = rewrites.map(\.line)
         index = LiteralPrefixIndex(prefixes: rewrites.map(\.regex.requiredPrefix), literals: rewrites.map(\.regex.requiredLiteral))
         hasRequestLines = rewrites.contains { $0.direction == .request }
         hasResponseLines = rewrites.contains { $0.direction == .response }
@@ -24,7 +36,9 @@ public struct HeaderRewriter: Sendable {
     /// the entries that matched, whether or not they changed anything.
     @discardableResult
     public func apply(_ direction: HeaderRewriteDirection, url: String, to headers: inout [HeaderField]) -> [Int] {
-        apply(matching(direction, url: url), to: &headers)
+        let matched = matching(direction, url: url)
+        apply(matched, to: &headers)
+        return matched.map { lines[$0] }
     }
 
     /// The entries of `direction` whose regex matches `url`, in profile order:
@@ -32,16 +46,12 @@ public struct HeaderRewriter: Sendable {
     /// leave the headers as they are.
     public func matching(_ direction: HeaderRewriteDirection, url: String) -> [Int] {
         guard direction == .request ? hasRequestLines : hasResponseLines else { return [] }
-        return index.candidates(for: url).filter { entries[$0].rewrite.direction == direction && entries[$0].rewrite.regex.matches(url) }
+        return index.candidates(for: url).filter { directions[$0] == direction && regexes[$0].matches(url) }
     }
 
-    /// Applies the entries `matching` found. Returns their lines.
-    @discardableResult
-    public func apply<Headers: RewritableHeaders>(_ matched: [Int], to headers: inout Headers) -> [Int] {
-        matched.map { i in
-            Self.apply(entries[i].rewrite.operation, template: entries[i].template, to: &headers)
-            return entries[i].rewrite.line
-        }
+    /// Applies the entries `matching` found, in order.
+    public func apply<Headers: RewritableHeaders>(_ matched: [Int], to headers: inout Headers) {
+        for i in matched { Self.apply(operations[i], template: templates[i], to: &headers) }
     }
 
     static func apply<Headers: RewritableHeaders>(_ operation: HeaderOperation, template: URLTemplate?, to headers: inout Headers) {

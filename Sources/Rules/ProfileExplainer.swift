@@ -1,3 +1,4 @@
+internal import HTTP
 public import Wire
 
 /// What `sluice match` prints: how a profile would treat one HTTP request,
@@ -102,7 +103,7 @@ public enum ProfileExplainer {
             transport: .tcp, destination: destination, destinationPort: port, sourcePort: 0,
             domain: IPAddress(currentParts.host) == nil ? currentParts.host : nil,
             applicationProtocol: isTLS ? .tls : .http,
-            request: sealed ? nil : RequestFacts(method: method, url: current, headers: requestHeaders), owner: owner)
+            request: sealed ? nil : RequestFacts(method: method, url: current, headers: HTTPHeaders(requestHeaders)), owner: owner)
         facts.source = source
         let outcome = RuleEngine(profile).evaluate(facts, final: true)
         guard case let .matched(decision) = outcome else {

@@ -100,7 +100,8 @@ import HTTP
             var list = fields
             var head = HTTPHeaders(fields.map { HTTPHeader(name: $0.name, value: $0.value) })
             let matched = rewriter.matching(direction, url: url)
-            #expect(rewriter.apply(matched, to: &list) == rewriter.apply(matched, to: &head))
+            rewriter.apply(matched, to: &list)
+            rewriter.apply(matched, to: &head)
             #expect(head.map { HeaderField(name: $0.name, value: $0.value) } == list, "\(direction) \(url)")
         }
     }

@@ -1,3 +1,4 @@
+import HTTP
 import Testing
 import Wire
 @testable import Rules
@@ -20,7 +21,7 @@ extension RuleOutcome {
 func httpFlow(_ url: String, method: String = "GET", headers: [HeaderField] = [], destination: String = "10.231.1.2",
               port: UInt16 = 80, sourcePort: UInt16 = 40000) -> FlowFacts {
     FlowFacts(transport: .tcp, destination: v4(destination), destinationPort: port, sourcePort: sourcePort,
-              applicationProtocol: .http, request: RequestFacts(method: method, url: url, headers: headers))
+              applicationProtocol: .http, request: RequestFacts(method: method, url: url, headers: HTTPHeaders(headers)))
 }
 
 @Suite struct RuleTypeTests {

@@ -76,7 +76,7 @@ public func fuzzMatching(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let facts = FlowFacts(transport: .tcp, destination: IPAddress(part(0)), destinationPort: 80, sourcePort: 1,
                           domain: host.isEmpty ? nil : host, applicationProtocol: size % 2 == 0 ? .http : nil,
                           request: size % 3 == 0 ? RequestFacts(method: part(0), url: part(1),
-                                                                headers: [HeaderField(name: "User-Agent", value: glob)]) : nil)
+                                                                headers: HTTPHeaders([HTTPHeader(name: "User-Agent", value: glob)])) : nil)
     // The rewriters' prefix trie names exactly the lines a one-by-one prefix
     // comparison leaves: prefixes from the fourth part (ASCII, split at spaces).
     let prefixes = glob.split(separator: " ", maxSplits: 16).map { Array($0.utf8.filter { $0 < 0x80 }) }
