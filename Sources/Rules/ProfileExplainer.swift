@@ -125,9 +125,19 @@ public enum ProfileExplainer {
         out.append("   policy: \(target)")
         step += 1
 
+        let fate = sealed ? .forwarded : requestFate(profile.policy(named: decision.policy))
         if sealed {
             out.append("\(step). Header Rewrite: skipped, HTTPS is not intercepted")
+        } else if case let .refused(how) = fate {
+            // HTTP mode ends such a request where the rule decided it: no
+            // rewrite, no upstream, no response to count (the flow log has it).
+            out.append("\(step). Header Rewrite: skipped, the policy \(how); nothing goes upstream")
+            step += 1
+            out.append("\(step). Statistics: not counted, a refused request gets no response")
         } else {
+            if case let .answered(how) = fate {
+                out.append("\(step). Header Rewrite: skipped, the policy answers the request itself (\(how)); nothing goes upstream")
+            } else {
             var rewritten = requestHeaders
             let requestLines = HeaderRewriter(profile).apply(.request, url: current, to: &rewritten)
             if requestLines.isEmpty {
@@ -144,6 +154,7 @@ public enum ProfileExplainer {
                 out.append("\(step). Header Rewrite (response): on the way back, " +
                     responseLines.map { "line \($0.line) (\($0.operation))" }.joined(separator: ", "))
             }
+            }
             step += 1
             let counted = profile.statistics.compactMap { definition -> String? in
                 guard let key = StatisticsBook.key(for: definition, url: current, host: currentParts.host) else { return nil }
@@ -152,6 +163,43 @@ public enum ProfileExplainer {
             out.append("\(step). Statistics: " + (counted.isEmpty ? "not counted" : "counted by " + counted.joined(separator: ", ")))
         }
         return out
+    }
+
+    /// What a request's policy does with it, as far as the profile alone
+    /// says: a group's member is chosen while Sluice runs, so a group counts
+    /// as forwarding.
+    enum RequestFate {
+        case forwarded
+        /// Answered by Sluice: no upstream, but a response (and so statistics).
+        case answered(String)
+        /// Ended without a response.
+        case refused(String)
+    }
+
+    static func requestFate(_ target: PolicyTarget?) -> RequestFate {
+        let reset = RequestFate.refused("refuses it with a reset (an HTTP/2 request: its stream's)")
+        let drop = RequestFate.refused("drops it unanswered")
+        let gif = RequestFate.answered("200, a 1x1 GIF")
+        switch target {
+        case let .builtin(builtin)?:
+            switch builtin {
+            case .direct: return .forwarded
+            case .reject, .rejectNoDrop: return .answered("403")
+            case .rejectTinyGIF: return gif
+            case .rejectRST: return reset
+            case .rejectDrop: return drop
+            }
+        case let .proxy(proxy)?:
+            switch proxy.kind {
+            case .socks5, .http, .direct: return .forwarded
+            case let .reject(status, _): return .answered("\(status)")
+            case .rejectTinyGIF: return gif
+            case .rejectRST: return reset
+            case .rejectDrop: return drop
+            }
+        case .group?, nil:
+            return .forwarded
+        }
     }
 
     static func rewriteText(_ profile: Profile, _ line: Int) -> String {

@@ -484,6 +484,42 @@ final class ProfileTests {
         #expect(r.stderr.contains("refused 1"), "\(r.stderr)")
     }
 
+    /// A request the policy answers itself (REJECT: 403) is counted with that
+    /// status, as is a URL Rewrite's redirect; one it refuses (REJECT-RST)
+    /// gets no response and is not, as `sluice match` says of each
+    /// (ExplainerTests.rejectingPoliciesSkipTheRewrites).
+    @Test func statisticsCountAnsweredRejectionsNotRefusedOnes() throws {
+        let path = try profile("""
+        [Rule]
+        DOMAIN,blocked.test,REJECT
+        DOMAIN,reset.test,REJECT-RST
+        FINAL,DIRECT
+        \(Self.hosts)
+        blocked.test = 10.88.0.2
+        reset.test = 10.88.0.2
+        old.test = 10.88.0.2
+
+        [URL Rewrite]
+        ^http://old\\.test:8080/(.*) http://origin.test:8080/$1 307
+
+        [Statistics]
+        all-http = ".*", key=host
+        """)
+        let r = try exec("""
+        curl -s -o /dev/null -w '%{http_code}\\n' http://old.test:8080/hello.txt
+        curl -s -o /dev/null -w '%{http_code}\\n' http://blocked.test:8080/hello.txt
+        curl -s -o /dev/null http://reset.test:8080/hello.txt; echo "reset curl=$?"
+        curl -s -o /dev/null -w '%{http_code}\\n' http://origin.test:8080/hello.txt
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "307\n403\nreset curl=56\n200\n", "\(r.stdout) \(r.stderr)")
+        let rows = r.stderr.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        #expect(rows.first { $0.first == "blocked.test" }.map { Array($0.prefix(6)) } == ["blocked.test", "1", "0", "0", "1", "0"], "\(r.stderr)")
+        #expect(rows.first { $0.first == "origin.test" }.map { Array($0.prefix(6)) } == ["origin.test", "1", "1", "0", "0", "0"], "\(r.stderr)")
+        #expect(rows.first { $0.first == "old.test" }.map { Array($0.prefix(6)) } == ["old.test", "1", "0", "1", "0", "0"], "\(r.stderr)")
+        #expect(!rows.contains { $0.first == "reset.test" }, "\(r.stderr)")
+    }
+
     /// Shell lines that ask origin.test until it answers 200 (a reload that
     /// allows it has been applied), then print "after CODE".
     static let untilOriginAnswers = """

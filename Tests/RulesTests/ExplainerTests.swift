@@ -103,6 +103,30 @@ func loadSpecProfile() throws -> Profile {
         #expect(escape[2] == "2. Map Local: line 46 matches, but the name would leave its folder: answered 404")
     }
 
+    /// A policy that answers or refuses the request ends it where the rule
+    /// decided, as HTTP mode does: no header rewrite (x.ads.test's URL
+    /// matches a header-del line) and nothing upstream; a refusal gets no
+    /// response, so no statistics (ProfileTests.statisticsCountAnsweredRejectionsNotRefusedOnes).
+    @Test func rejectingPoliciesSkipTheRewrites() throws {
+        let profile = try loadSpecProfile()
+        #expect(Array(ProfileExplainer.explain(profile, url: "http://x.ads.test/").suffix(2)) == [
+            "4. Header Rewrite: skipped, the policy answers the request itself (403); nothing goes upstream",
+            "5. Statistics: not counted",
+        ])
+        #expect(Array(ProfileExplainer.explain(profile, url: "http://a.tracker.test/").suffix(3)) == [
+            "   policy: reset (reject-rst proxy)",
+            "4. Header Rewrite: skipped, the policy refuses it with a reset (an HTTP/2 request: its stream's); nothing goes upstream",
+            "5. Statistics: not counted, a refused request gets no response",
+        ])
+        let dropped = ProfileExplainer.explain(profile, url: "http://a.test/", headers: [HeaderField(name: "User-Agent", value: "LegacyApp/1")])
+        #expect(Array(dropped.suffix(2)) == [
+            "4. Header Rewrite: skipped, the policy drops it unanswered; nothing goes upstream",
+            "5. Statistics: not counted, a refused request gets no response",
+        ])
+        // A policy that forwards still shows the rewrites.
+        #expect(ProfileExplainer.explain(profile, url: "http://a.test/").contains("4. Header Rewrite (request): line 41 (header-del X-Debug-Token)"))
+    }
+
     @Test func rulesAndWhy() throws {
         let profile = try loadSpecProfile()
         #expect(ProfileExplainer.explain(profile, url: "http://x.ads.test/")[3] ==

@@ -299,9 +299,8 @@ import Testing
             "2. Map Local: no entry matches https://v2.api.test/users",
             #"3. Rule: line 8 (AND,((PROTOCOL,TLS),(URL-REGEX,"^https://v2\\.api\\.test/")),REJECT) matches: all of: the flow is TLS; the URL matches ^https://v2\.api\.test/"#,
             "   policy: REJECT",
-            "4. Header Rewrite (request): no line matches",
-            "5. Header Rewrite (response): no line matches",
-            "6. Statistics: not counted",
+            "4. Header Rewrite: skipped, the policy answers the request itself (403); nothing goes upstream",
+            "5. Statistics: not counted",
         ])
         #expect(ProfileExplainer.explain(profile, url: "https://v2.api.test/mock")[2] == "1. URL Rewrite: no line matches")
         #expect(ProfileExplainer.explain(profile, url: "https://v2.api.test/mock")[3] ==
