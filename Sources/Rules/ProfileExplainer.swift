@@ -63,10 +63,12 @@ public enum ProfileExplainer {
                     out.append("   note: clients usually repeat a 302 as GET without the body; 307 keeps \(method) and its body")
                 }
                 out.append("   stops here: no rule is consulted")
+                out.append(statistics(profile, url: url, step: step + 1))
                 return out
             case let .reject(kind, line):
                 out.append("\(step). URL Rewrite: line \(line) (\(rewriteText(profile, line))) matches: answered at once with \(kind.status) (\(kind), \(kind.body.count) bytes)")
                 out.append("   stops here: no rule is consulted")
+                out.append(statistics(profile, url: url, step: step + 1))
                 return out
             }
             step += 1
@@ -85,6 +87,7 @@ public enum ProfileExplainer {
                     out.append("\(step). Map Local: line \(answer.line) matches: answered at once with \(answer.status), \(body)")
                 }
                 out.append("   stops here: no rule is consulted")
+                out.append(statistics(profile, url: current, step: step + 1))
                 return out
             }
             out.append("\(step). Map Local: no entry matches \(current)")
@@ -156,13 +159,20 @@ public enum ProfileExplainer {
             }
             }
             step += 1
-            let counted = profile.statistics.compactMap { definition -> String? in
-                guard let key = StatisticsBook.key(for: definition, url: current, host: currentParts.host) else { return nil }
-                return "\(definition.name) (line \(definition.line)) under key \"\(key)\""
-            }
-            out.append("\(step). Statistics: " + (counted.isEmpty ? "not counted" : "counted by " + counted.joined(separator: ", ")))
+            out.append(statistics(profile, url: current, step: step))
         }
         return out
+    }
+
+    /// The [Statistics] entries that count a request to `url` that gets a
+    /// response, Sluice's own answers included (HTTP mode records those too).
+    static func statistics(_ profile: Profile, url: String, step: Int) -> String {
+        let host = RequestURL(url)?.host ?? ""
+        let counted = profile.statistics.compactMap { definition -> String? in
+            guard let key = StatisticsBook.key(for: definition, url: url, host: host) else { return nil }
+            return "\(definition.name) (line \(definition.line)) under key \"\(key)\""
+        }
+        return "\(step). Statistics: " + (counted.isEmpty ? "not counted" : "counted by " + counted.joined(separator: ", "))
     }
 
     /// What a request's policy does with it, as far as the profile alone

@@ -88,7 +88,7 @@ func loadSpecProfile() throws -> Profile {
         let redirect = ProfileExplainer.explain(profile, url: "http://legacy.test/x", method: "POST")
         #expect(redirect[1] == #"1. URL Rewrite: line 36 (^http://legacy\.test/(.*) http://new.test/$1 302) matches: answered at once with 302, Location: http://new.test/x"#)
         #expect(redirect[2].contains("307 keeps POST"))
-        #expect(redirect.last == "   stops here: no rule is consulted")
+        #expect(redirect.suffix(2) == ["   stops here: no rule is consulted", "2. Statistics: not counted"])
         let reject = ProfileExplainer.explain(profile, url: "http://ads.test/b")
         #expect(reject[1].hasSuffix("answered at once with 404 (reject, 0 bytes)"))
         // However the host is spelled (URL-REGEX and [URL Rewrite] lines were dodged so).
@@ -97,6 +97,8 @@ func loadSpecProfile() throws -> Profile {
         }
         let mock = ProfileExplainer.explain(profile, url: "http://api.test/v1/config")
         #expect(mock[2] == "2. Map Local: line 45 matches: answered at once with 200, 16 bytes from the profile")
+        // Counted as HTTP mode counts it: by the URL as rewritten, with the answer's status.
+        #expect(mock.last == #"3. Statistics: counted by api-v1 (line 49) under key "config""#)
         let file = ProfileExplainer.explain(profile, url: "http://static.test/assets/a.css")
         #expect(file[2] == "2. Map Local: line 46 matches: answered at once with 200, the file /etc/sluice/cache/static/a.css")
         let escape = ProfileExplainer.explain(profile, url: "http://static.test/assets/../../x")
