@@ -128,19 +128,21 @@ public enum ProfileExplainer {
         out.append("   policy: \(target)")
         step += 1
 
-        let fate = sealed ? .forwarded : requestFate(profile.policy(named: decision.policy))
         if sealed {
             out.append("\(step). Header Rewrite: skipped, HTTPS is not intercepted")
-        } else if case let .refused(how) = fate {
-            // HTTP mode ends such a request where the rule decided it: no
-            // rewrite, no upstream, no response to count (the flow log has it).
+            return out
+        }
+        // HTTP mode ends a request whose policy answers or refuses it where
+        // the rule decided: no header rewrite, nothing upstream.
+        switch requestFate(profile.policy(named: decision.policy)) {
+        case let .refused(how):
             out.append("\(step). Header Rewrite: skipped, the policy \(how); nothing goes upstream")
-            step += 1
-            out.append("\(step). Statistics: not counted, a refused request gets no response")
-        } else {
-            if case let .answered(how) = fate {
-                out.append("\(step). Header Rewrite: skipped, the policy answers the request itself (\(how)); nothing goes upstream")
-            } else {
+            // No response to count (the flow log has the request).
+            out.append("\(step + 1). Statistics: not counted, a refused request gets no response")
+        case let .answered(how):
+            out.append("\(step). Header Rewrite: skipped, the policy answers the request itself (\(how)); nothing goes upstream")
+            out.append(statistics(profile, url: current, step: step + 1))
+        case .forwarded:
             var rewritten = requestHeaders
             let requestLines = HeaderRewriter(profile).apply(.request, url: current, to: &rewritten)
             if requestLines.isEmpty {
@@ -157,9 +159,7 @@ public enum ProfileExplainer {
                 out.append("\(step). Header Rewrite (response): on the way back, " +
                     responseLines.map { "line \($0.line) (\($0.operation))" }.joined(separator: ", "))
             }
-            }
-            step += 1
-            out.append(statistics(profile, url: current, step: step))
+            out.append(statistics(profile, url: current, step: step + 1))
         }
         return out
     }
