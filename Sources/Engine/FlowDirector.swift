@@ -184,13 +184,7 @@ final class FlowDirector {
     }
 
     static func route(for builtin: BuiltinPolicy, isHTTP: Bool) -> FlowRoute {
-        switch builtin {
-        case .direct: .direct
-        case .reject, .rejectNoDrop: .answer(LocalAnswers.rejected(status: 403, body: "Blocked by Sluice\n"))
-        case .rejectRST: .refuse(.reset)
-        case .rejectDrop: .refuse(.drop)
-        case .rejectTinyGIF: .answer(LocalAnswers.tinyGIF())
-        }
+        route(for: builtin.action) ?? .direct
     }
 
     static func route(for proxy: ProxyDefinition, isHTTP: Bool) -> FlowRoute {
@@ -201,11 +195,20 @@ final class FlowDirector {
         case let .http(server):
             .proxy(UpstreamProxy(name: proxy.name, kind: .http, host: server.host, port: server.port,
                                  username: server.username, password: server.password))
-        case .direct: .direct
-        case let .reject(status, body): .answer(LocalAnswers.rejected(status: status, body: body))
-        case .rejectRST: .refuse(.reset)
-        case .rejectDrop: .refuse(.drop)
-        case .rejectTinyGIF: .answer(LocalAnswers.tinyGIF())
+        case .direct, .reject, .rejectRST, .rejectDrop, .rejectTinyGIF:
+            route(for: proxy.kind.action) ?? .direct
+        }
+    }
+
+    /// A policy's action as the tunnel performs it; nil for `.forward`,
+    /// whose route the caller knows (DIRECT, or which proxy).
+    static func route(for action: PolicyAction) -> FlowRoute? {
+        switch action {
+        case .forward: nil
+        case let .answer(status, body): .answer(LocalAnswers.rejected(status: status, body: body))
+        case .answerTinyGIF: .answer(LocalAnswers.tinyGIF())
+        case .reset: .refuse(.reset)
+        case .drop: .refuse(.drop)
         }
     }
 

@@ -268,8 +268,10 @@ extension Tunnel {
 
     /// Local answers whose turn has come (responses go back in request order).
     func deliverLocalAnswers(_ session: HTTPSession, connection: TCPConnection) {
-        while let first = session.inFlight.first, let answer = first.localAnswer {
-            if let ending = first.streamEnding {
+        // Read in place: `inFlight.first` would copy the whole exchange, and
+        // this runs after every request and response.
+        while !session.inFlight.isEmpty, let answer = session.inFlight[0].localAnswer {
+            if let ending = session.inFlight[0].streamEnding {
                 // The gateway maps responses to streams in order: the bytes before it go first.
                 guard session.toApp.isEmpty, let app = session.app else { break }
                 app.endNextStream(ending, connection: connection)

@@ -134,15 +134,27 @@ public enum ProfileExplainer {
         }
         // HTTP mode ends a request whose policy answers or refuses it where
         // the rule decided: no header rewrite, nothing upstream.
-        switch requestFate(profile.policy(named: decision.policy)) {
-        case let .refused(how):
+        func refused(_ how: String) {
             out.append("\(step). Header Rewrite: skipped, the policy \(how); nothing goes upstream")
             // No response to count (the flow log has the request).
             out.append("\(step + 1). Statistics: not counted, a refused request gets no response")
-        case let .answered(how):
+        }
+        func answered(_ how: String) {
             out.append("\(step). Header Rewrite: skipped, the policy answers the request itself (\(how)); nothing goes upstream")
             out.append(statistics(profile, url: current, step: step + 1))
-        case .forwarded:
+        }
+        // A group's member is chosen while Sluice runs: explained as sent on.
+        let action: PolicyAction = switch profile.policy(named: decision.policy) {
+        case let .builtin(builtin)?: builtin.action
+        case let .proxy(proxy)?: proxy.kind.action
+        case .group?, nil: .forward
+        }
+        switch action {
+        case .reset: refused("refuses it with a reset (an HTTP/2 request: its stream's)")
+        case .drop: refused("drops it unanswered")
+        case let .answer(status, _): answered("\(status)")
+        case .answerTinyGIF: answered("200, a 1x1 GIF")
+        case .forward:
             var rewritten = requestHeaders
             let requestLines = HeaderRewriter(profile).apply(.request, url: current, to: &rewritten)
             if requestLines.isEmpty {
@@ -173,43 +185,6 @@ public enum ProfileExplainer {
             return "\(definition.name) (line \(definition.line)) under key \"\(key)\""
         }
         return "\(step). Statistics: " + (counted.isEmpty ? "not counted" : "counted by " + counted.joined(separator: ", "))
-    }
-
-    /// What a request's policy does with it, as far as the profile alone
-    /// says: a group's member is chosen while Sluice runs, so a group counts
-    /// as forwarding.
-    enum RequestFate {
-        case forwarded
-        /// Answered by Sluice: no upstream, but a response (and so statistics).
-        case answered(String)
-        /// Ended without a response.
-        case refused(String)
-    }
-
-    static func requestFate(_ target: PolicyTarget?) -> RequestFate {
-        let reset = RequestFate.refused("refuses it with a reset (an HTTP/2 request: its stream's)")
-        let drop = RequestFate.refused("drops it unanswered")
-        let gif = RequestFate.answered("200, a 1x1 GIF")
-        switch target {
-        case let .builtin(builtin)?:
-            switch builtin {
-            case .direct: return .forwarded
-            case .reject, .rejectNoDrop: return .answered("403")
-            case .rejectTinyGIF: return gif
-            case .rejectRST: return reset
-            case .rejectDrop: return drop
-            }
-        case let .proxy(proxy)?:
-            switch proxy.kind {
-            case .socks5, .http, .direct: return .forwarded
-            case let .reject(status, _): return .answered("\(status)")
-            case .rejectTinyGIF: return gif
-            case .rejectRST: return reset
-            case .rejectDrop: return drop
-            }
-        case .group?, nil:
-            return .forwarded
-        }
     }
 
     static func rewriteText(_ profile: Profile, _ line: Int) -> String {
