@@ -11,6 +11,10 @@ public struct HTTPHeader: Sendable, Equatable, Hashable, CustomStringConvertible
 
     public var description: String { "\(name): \(value)" }
 
+    /// Field names compare ASCII case-insensitively (RFC 9110 §5.1), here and
+    /// wherever another layer keeps names of its own (Rules' header lists).
+    public static func namesEqual(_ a: String, _ b: String) -> Bool { HTTPSyntax.equalsIgnoringCase(a, b) }
+
     /// RFC 9110 §5.1: a field name is a token.
     public static func isValidName(_ name: String) -> Bool {
         var count = 0

@@ -93,12 +93,3 @@ extension HTTPHeaders {
     /// Rules' own list (`sluice match`'s headers, a profile's) as a head's.
     public init(_ fields: [HeaderField]) { self.init(fields.map { HTTPHeader(name: $0.name, value: $0.value) }) }
 }
-
-/// ASCII case-insensitive header-name comparison (RFC 9110 §5.1) without
-/// building lowered copies.
-enum HeaderName {
-    static func equal(_ a: String, _ b: String) -> Bool {
-        guard a.utf8.count == b.utf8.count else { return false }
-        return zip(a.utf8, b.utf8).allSatisfy { DomainSuffixIndex<Int>.lower($0) == DomainSuffixIndex<Int>.lower($1) }
-    }
-}

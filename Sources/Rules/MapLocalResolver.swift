@@ -1,3 +1,5 @@
+import HTTP
+
 /// The response a [Map Local] entry gives.
 public struct MapLocalAnswer: Sendable, Equatable, CustomStringConvertible {
     public enum Body: Sendable, Equatable {
@@ -54,7 +56,7 @@ public struct MapLocalResolver: Sendable {
             case let .file(path):
                 return MapLocalAnswer(status: entry.statusCode, headers: headers, body: .file(path), line: entry.line)
             case .tinyGIF:
-                if !headers.contains(where: { HeaderName.equal($0.name, "Content-Type") }) {
+                if !headers.contains(where: { HTTPHeader.namesEqual($0.name, "Content-Type") }) {
                     headers.append(HeaderField(name: "Content-Type", value: "image/gif"))
                 }
                 return MapLocalAnswer(status: entry.statusCode, headers: headers, body: .bytes(TinyGIF.bytes), line: entry.line)

@@ -22,7 +22,7 @@ public enum ProfileExplainer {
         // As HTTP mode does: the patterns see one spelling of the URL (RequestURL.normalized).
         let url = parts.normalized
         var requestHeaders = headers
-        if !requestHeaders.contains(where: { HeaderName.equal($0.name, "Host") }) {
+        if !requestHeaders.contains(where: { HTTPHeader.namesEqual($0.name, "Host") }) {
             requestHeaders.insert(HeaderField(name: "Host", value: parts.hostHeader), at: 0)
         }
         out.append("request: \(method) \(url)")
@@ -55,7 +55,7 @@ public enum ProfileExplainer {
             case let .header(newURL, line):
                 current = newURL
                 let host = RequestURL(newURL)?.hostHeader ?? "?"
-                for i in requestHeaders.indices where HeaderName.equal(requestHeaders[i].name, "Host") { requestHeaders[i].value = host }
+                for i in requestHeaders.indices where HTTPHeader.namesEqual(requestHeaders[i].name, "Host") { requestHeaders[i].value = host }
                 out.append("\(step). URL Rewrite: line \(line) (\(rewriteText(profile, line))) matches: forwarded as \(newURL), Host: \(host); method and body kept")
             case let .redirect(status, location, line):
                 out.append("\(step). URL Rewrite: line \(line) (\(rewriteText(profile, line))) matches: answered at once with \(status), Location: \(location)")

@@ -14,10 +14,10 @@ extension [HeaderField]: RewritableHeaders {
     public mutating func appendField(name: String, value: String) { append(HeaderField(name: name, value: value)) }
 
     public mutating func updateValues(of name: String, _ transform: (String) -> String) {
-        for i in indices where HeaderName.equal(self[i].name, name) { self[i].value = transform(self[i].value) }
+        for i in indices where HTTPHeader.namesEqual(self[i].name, name) { self[i].value = transform(self[i].value) }
     }
 
-    public mutating func removeFields(named name: String) { removeAll { HeaderName.equal($0.name, name) } }
+    public mutating func removeFields(named name: String) { removeAll { HTTPHeader.namesEqual($0.name, name) } }
 }
 
 extension HTTPHeaders: RewritableHeaders {

@@ -1,3 +1,4 @@
+import HTTP
 import Wire
 
 /// The three-valued test of one condition against a flow. The engine uses it
@@ -59,7 +60,7 @@ extension RuleCondition {
             return facts.requestVerdict(final: final) { $0.method == method }
         case let .header(name, value):
             return facts.requestVerdict(final: final) { request in
-                request.headers.contains { HeaderName.equal($0.name, name) && value.matches($0.value) }
+                request.headers.contains { HTTPHeader.namesEqual($0.name, name) && value.matches($0.value) }
             }
         case let .userAgent(glob):
             return facts.requestVerdict(final: final) { request in request.header("User-Agent").map(glob.matches) ?? false }
