@@ -221,8 +221,9 @@ final class PcapTests {
     @Test func connectionsOpenAtTheStopEndReset() throws {
         for (name, extra) in [("plain", [String]()), ("http", ["--har", work.appendingPathComponent("stop.har").path])] {
             let log = work.appendingPathComponent("stop-\(name).jsonl").path
+            let slow = try pair.slowDownload("http://10.88.0.2:8080/256k.bin", bytesPerSecond: 20_000)
             let r = try pair.exec("""
-            curl -s -o /dev/null --limit-rate 20k http://10.88.0.2:8080/256k.bin &
+            \(slow) &
             sleep 1
             """, options: ["--flow-log", log] + extra)
             #expect(r.status == 0, "\(r.stderr)")
@@ -250,10 +251,12 @@ final class PcapTests {
         try "[Rule]\nFINAL,DIRECT\n".write(toFile: profile, atomically: true, encoding: .utf8)
         let reload = "\(sluiceBinary) reload --control \(socket)"
         let kept = "http://[fd00:88::2]:8080", other = "http://10.88.0.2:8080"
+        let slowOther = try pair.slowDownload("\(other)/256k.bin?phase=open", bytesPerSecond: 100_000)
+        let slowKept = try pair.slowDownload("\(kept)/256k.bin?phase=open", bytesPerSecond: 100_000)
         let r = try pair.exec("""
         curl -s -o /dev/null '\(other)/hello.txt?phase=1'
-        curl -s -o /dev/null --limit-rate 100k '\(other)/256k.bin?phase=open' & o=$!
-        curl -s -o /dev/null --limit-rate 100k '\(kept)/256k.bin?phase=open' & k=$!
+        \(slowOther) & o=$!
+        \(slowKept) & k=$!
         for i in $(seq 100); do
           [ "$(ss -Htn state established '( dport = :8080 )' | wc -l)" -ge 2 ] && break
           sleep 0.05

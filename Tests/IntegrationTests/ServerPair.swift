@@ -68,6 +68,50 @@ final class ServerPair {
         String(try net.run(["sha256sum", path(file)], timeout: 120).output.prefix(64))
     }
 
+    /// A shell command that downloads `url` (plain HTTP, kept-alive) at about
+    /// `bytesPerSecond`, reading a slice every 40 ms, and closes once the body
+    /// is complete. Tests that need a flow to stay open use it: curl's
+    /// --limit-rate (7.88) averages over seconds and has let a 4 MiB download
+    /// at "100k" through in 6 s. Exit status: 0 the whole body, 3 the stream
+    /// ended early, 4 reset, 5 still going after `seconds`.
+    func slowDownload(_ url: String, bytesPerSecond: Int, seconds: Int = 60) throws -> String {
+        let script = path("slow-download.py")
+        if !FileManager.default.fileExists(atPath: script) {
+            try Self.slowReader.write(toFile: script, atomically: true, encoding: .utf8)
+        }
+        return "python3 \(script) '\(url)' \(max(1, bytesPerSecond / 25)) \(seconds)"
+    }
+
+    private static let slowReader = """
+    import socket, sys, time, urllib.parse
+    url, chunk, seconds = urllib.parse.urlsplit(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    end = time.monotonic() + seconds
+    s = socket.create_connection((url.hostname, url.port or 80), timeout=seconds)
+    s.sendall(b"GET " + (url.path or "/").encode() + (b"?" + url.query.encode() if url.query else b"")
+              + b" HTTP/1.1\\r\\nHost: " + url.netloc.encode() + b"\\r\\n\\r\\n")
+    buffered, length, body = b"", None, 0
+    try:
+        while time.monotonic() < end:
+            if length is not None and body >= length:
+                s.close(); sys.exit(0)
+            more = s.recv(chunk)
+            if not more:
+                sys.exit(3)
+            if length is None:
+                buffered += more
+                if b"\\r\\n\\r\\n" in buffered:
+                    head, _, rest = buffered.partition(b"\\r\\n\\r\\n")
+                    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\\r\\n")
+                                  if line.lower().startswith(b"content-length:"))
+                    body = len(rest)
+            else:
+                body += len(more)
+            time.sleep(0.04)
+    except ConnectionResetError:
+        sys.exit(4)
+    sys.exit(5)
+    """
+
     /// Polls `ss` in the server namespace until something listens on `address` (TCP or UDP).
     func waitForListener(_ address: String) -> Bool {
         TestNetwork.waitUntil(seconds: 10) {
