@@ -579,8 +579,8 @@ final class ExecTests {
             ((try? net.run(["ss", "-tnH", "state", "established", "( sport = :8080 )"], in: server).output) ?? "").contains("10.88.0.1")
         }
         var started = false
-        let r = try runSluice(["exec", "--pcap", capture, "--", "curl", "-s", "--limit-rate", "100k", "-o", "/dev/null",
-                               "http://10.88.0.2:8080/20m.bin"], in: host, timeout: 60) { process in
+        let slow = try pair.slowDownload("http://10.88.0.2:8080/20m.bin", bytesPerSecond: 100_000)
+        let r = try runSluice(["exec", "--pcap", capture, "--", "bash", "-c", "exec \(slow)"], in: host, timeout: 60) { process in
             started = TestNetwork.waitUntil(seconds: 10) { downloading() }
             kill(process.processIdentifier, signal)
         }

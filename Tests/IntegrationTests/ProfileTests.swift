@@ -538,10 +538,12 @@ final class ProfileTests {
         FINAL,DIRECT
         \(Self.hosts)
         """)
-        // The command is Sluice's child: it can send Sluice the SIGHUP itself.
+        // The command is Sluice's child: it can send Sluice the SIGHUP itself. The download
+        // (paced: 1 MiB at 400 kB/s) is open across both reloads.
+        let slow = try pair.slowDownload("http://10.88.0.2:8080/1m.bin", bytesPerSecond: 400_000, output: "/tmp/slow.bin")
         let r = try exec("""
         curl -s -o /dev/null -w 'before %{http_code}\\n' http://origin.test:8080/hello.txt
-        curl -s --limit-rate 400k http://10.88.0.2:8080/1m.bin -o /tmp/slow.bin & slow=$!
+        \(slow) & slow=$!
         sleep 0.5
         sed -i 's/^DOMAIN,origin.test,REJECT$/DOMAIN,origin.test,DIRECT/' \(path)
         kill -HUP $PPID

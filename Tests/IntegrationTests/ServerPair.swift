@@ -73,18 +73,21 @@ final class ServerPair {
     /// is complete. Tests that need a flow to stay open use it: curl's
     /// --limit-rate (7.88) averages over seconds and has let a 4 MiB download
     /// at "100k" through in 6 s. Exit status: 0 the whole body, 3 the stream
-    /// ended early, 4 reset, 5 still going after `seconds`.
-    func slowDownload(_ url: String, bytesPerSecond: Int, seconds: Int = 60) throws -> String {
+    /// ended early, 4 reset, 5 still going after `seconds`. The body goes to
+    /// `output` (a path in the command's namespace), or nowhere.
+    func slowDownload(_ url: String, bytesPerSecond: Int, seconds: Int = 60, output: String = "/dev/null") throws -> String {
         let script = path("slow-download.py")
         if !FileManager.default.fileExists(atPath: script) {
             try Self.slowReader.write(toFile: script, atomically: true, encoding: .utf8)
         }
-        return "python3 \(script) '\(url)' \(max(1, bytesPerSecond / 25)) \(seconds)"
+        return "python3 \(script) '\(url)' \(max(1, bytesPerSecond / 25)) \(seconds) \(output)"
     }
 
     private static let slowReader = """
-    import socket, sys, time, urllib.parse
+    import signal, socket, sys, time, urllib.parse
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # killed by it, as curl is, not a traceback
     url, chunk, seconds = urllib.parse.urlsplit(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    output = open(sys.argv[4], "wb")
     end = time.monotonic() + seconds
     s = socket.create_connection((url.hostname, url.port or 80), timeout=seconds)
     s.sendall(b"GET " + (url.path or "/").encode() + (b"?" + url.query.encode() if url.query else b"")
@@ -93,7 +96,7 @@ final class ServerPair {
     try:
         while time.monotonic() < end:
             if length is not None and body >= length:
-                s.close(); sys.exit(0)
+                s.close(); output.close(); sys.exit(0)
             more = s.recv(chunk)
             if not more:
                 sys.exit(3)
@@ -104,8 +107,10 @@ final class ServerPair {
                     length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\\r\\n")
                                   if line.lower().startswith(b"content-length:"))
                     body = len(rest)
+                    output.write(rest)
             else:
                 body += len(more)
+                output.write(more)
             time.sleep(0.04)
     except ConnectionResetError:
         sys.exit(4)
