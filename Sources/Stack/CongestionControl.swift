@@ -1,14 +1,24 @@
 public import Wire
 
-/// NewReno congestion control: slow start and congestion avoidance from
-/// RFC 5681 §3.1, fast retransmit and fast recovery from RFC 5681 §3.2 with
-/// the NewReno partial-ACK rule of RFC 6582 §3.2, and an initial window of
-/// ten segments (RFC 6928).
+/// Which window growth and reduction a connection uses.
+public enum CongestionAlgorithm: String, Sendable, Equatable {
+    /// RFC 5681: halve at a congestion event, one segment per window after.
+    case newReno = "newreno"
+    /// RFC 9438, Linux's default: fall to 0.7, grow as a cubic function of time.
+    case cubic
+}
+
+/// Congestion control: slow start from RFC 5681 §3.1, fast retransmit and
+/// fast recovery from RFC 5681 §3.2 with the NewReno partial-ACK rule of
+/// RFC 6582 §3.2, and an initial window of ten segments (RFC 6928); the
+/// reduction at a congestion event and the growth in congestion avoidance
+/// are NewReno's (RFC 5681) or CUBIC's (RFC 9438, `CubicGrowth`).
 ///
 /// It only counts; the connection asks it how much may be in flight, tells it
 /// what the ACKs said, and performs the retransmission it returns.
-public struct NewReno: Sendable, Equatable {
+public struct CongestionControl: Sendable, Equatable {
     public let maximumSegmentSize: Int
+    public let algorithm: CongestionAlgorithm
     public private(set) var congestionWindow: Int
     public private(set) var slowStartThreshold: Int = .max
     public private(set) var duplicateAcks = 0
@@ -17,6 +27,7 @@ public struct NewReno: Sendable, Equatable {
     public private(set) var recoveryPoint: SequenceNumber?
     /// Bytes acknowledged in congestion avoidance not yet turned into window (RFC 5681 §3.1, appropriate byte counting).
     private var bytesAckedInAvoidance = 0
+    private var cubic = CubicGrowth()
 
     public enum Action: Equatable, Sendable {
         case none
@@ -29,17 +40,20 @@ public struct NewReno: Sendable, Equatable {
     /// counts what is in the network (the "pipe") from the scoreboard instead.
     public var selectiveAcknowledgments = false
 
-    public init(maximumSegmentSize: Int) {
+    public init(maximumSegmentSize: Int, algorithm: CongestionAlgorithm = .cubic) {
         precondition(maximumSegmentSize > 0)
         self.maximumSegmentSize = maximumSegmentSize
+        self.algorithm = algorithm
         congestionWindow = min(10 * maximumSegmentSize, max(2 * maximumSegmentSize, 14600))
     }
 
     public var inFastRecovery: Bool { recoveryPoint != nil }
 
     /// An ACK that acknowledged `acked` new bytes. `highestAcked` is the new
-    /// SND.UNA, `flightSize` what was outstanding before this ACK.
-    public mutating func onNewAck(acked: Int, highestAcked: SequenceNumber, flightSize: Int) -> Action {
+    /// SND.UNA, `flightSize` what was outstanding before this ACK. CUBIC's
+    /// growth reads the clock and the smoothed round trip.
+    public mutating func onNewAck(acked: Int, highestAcked: SequenceNumber, flightSize: Int, now: Instant,
+                                  smoothedRoundTripNanoseconds: Int64? = nil) -> Action {
         duplicateAcks = 0
         let smss = maximumSegmentSize
         if let recover = recoveryPoint {
@@ -58,6 +72,10 @@ public struct NewReno: Sendable, Equatable {
         if congestionWindow < slowStartThreshold {
             // Slow start: grow by at most one SMSS per ACK (RFC 5681 eq. 2).
             congestionWindow += min(acked, smss)
+        } else if algorithm == .cubic {
+            // Congestion avoidance, RFC 9438 §4.2–4.5.
+            congestionWindow = cubic.grow(congestionWindow: congestionWindow, acked: acked, segmentSize: smss, now: now,
+                                          smoothedRoundTripNanoseconds: smoothedRoundTripNanoseconds)
         } else {
             // Congestion avoidance: one SMSS per window of acknowledged data (RFC 5681 §3.1).
             bytesAckedInAvoidance += acked
@@ -84,21 +102,31 @@ public struct NewReno: Sendable, Equatable {
     }
 
     /// Loss detected (three duplicate ACKs, or RFC 6675's IsLost(SND.UNA)):
-    /// RFC 5681 §3.2 steps 2 and 3, RFC 6675 §5 step 4.2; RFC 6582 records where recovery ends.
+    /// RFC 5681 §3.2 steps 2 and 3, RFC 6675 §5 step 4.2; RFC 6582 records
+    /// where recovery ends. CUBIC keeps 0.7 of the flight instead of half (RFC 9438 §4.6).
     public mutating func enterRecovery(flightSize: Int, highestSent: SequenceNumber) {
         let smss = maximumSegmentSize
-        slowStartThreshold = max(flightSize / 2, 2 * smss)
+        slowStartThreshold = max(reducedWindow(flightSize: flightSize), 2 * smss)
         congestionWindow = selectiveAcknowledgments ? slowStartThreshold : slowStartThreshold + 3 * smss
         recoveryPoint = highestSent
         bytesAckedInAvoidance = 0
     }
 
-    /// The retransmission timer expired (RFC 5681 §3.1 eq. 4 and the loss window).
+    /// The retransmission timer expired (RFC 5681 §3.1 eq. 4 and the loss
+    /// window; RFC 9438 §4.8: CUBIC sets ssthresh with its own β).
     public mutating func onTimeout(flightSize: Int) {
-        slowStartThreshold = max(flightSize / 2, 2 * maximumSegmentSize)
+        slowStartThreshold = max(reducedWindow(flightSize: flightSize), 2 * maximumSegmentSize)
         congestionWindow = maximumSegmentSize
         recoveryPoint = nil
         duplicateAcks = 0
         bytesAckedInAvoidance = 0
+    }
+
+    /// ssthresh after a congestion event, before its floor of two segments.
+    private mutating func reducedWindow(flightSize: Int) -> Int {
+        switch algorithm {
+        case .newReno: flightSize / 2 // RFC 5681 §3.1 eq. 4
+        case .cubic: cubic.reduce(congestionWindow: congestionWindow, flightSize: flightSize) // RFC 9438 §4.6
+        }
     }
 }

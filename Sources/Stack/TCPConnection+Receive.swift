@@ -261,7 +261,8 @@ extension TCPConnection {
         let ackedForCongestion = acked - (synAcknowledged ? 1 : 0)
         let wasRecovering = congestion.inFastRecovery
         if ackedForCongestion > 0,
-           congestion.onNewAck(acked: ackedForCongestion, highestAcked: acknowledgment, flightSize: flightSize)
+           congestion.onNewAck(acked: ackedForCongestion, highestAcked: acknowledgment, flightSize: flightSize, now: now,
+                               smoothedRoundTripNanoseconds: retransmission.smoothedRTTNanoseconds)
             == .retransmitFirstUnacknowledged {
             retransmitOne = true
         }

@@ -66,7 +66,7 @@ public final class TCPConnection: CustomStringConvertible {
 
     // MARK: Timers and recovery
     var retransmission = RetransmissionTimer()
-    var congestion: NewReno
+    var congestion: CongestionControl
     var retransmissionDeadline: Instant?
     var delayedAckDeadline: Instant?
     /// The deadline of this connection's live entry in its table's timer queue.
@@ -193,7 +193,7 @@ public final class TCPConnection: CustomStringConvertible {
         sendBuffer = ByteRing(capacity: configuration.sendBufferSize)
         receiveBuffer = Reassembler(capacity: configuration.receiveBufferSize)
         sendMaximumSegmentSize = configuration.maximumSegmentSize
-        congestion = NewReno(maximumSegmentSize: configuration.maximumSegmentSize)
+        congestion = CongestionControl(maximumSegmentSize: configuration.maximumSegmentSize, algorithm: configuration.congestionControl)
         lastActivity = now
     }
 
@@ -212,7 +212,7 @@ public final class TCPConnection: CustomStringConvertible {
         }
         // RFC 9293 §3.7.1: the MSS excludes options, so subtract what every segment carries.
         sendMaximumSegmentSize = max(min(peerMSS, configuration.maximumSegmentSize) - (timestampsEnabled ? 12 : 0), 64)
-        congestion = NewReno(maximumSegmentSize: sendMaximumSegmentSize)
+        congestion = CongestionControl(maximumSegmentSize: sendMaximumSegmentSize, algorithm: configuration.congestionControl)
         congestion.selectiveAcknowledgments = sackPermitted
     }
 

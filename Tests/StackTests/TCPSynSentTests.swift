@@ -361,7 +361,7 @@ import Wire
     @Test func everyHoleIsResentInOrder() {
         let h = sackSender()
         h.send(ack(snd, sack: [(1000, 2000), (3000, 5000)]))
-        // cwnd = ssthresh = 2500; the pipe starts at 0: both holes fit.
+        // cwnd = ssthresh = 3500 (0.7 of the 5000 in flight); the pipe starts at 0: both holes fit.
         h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000)),
                 fromUs(snd + 2000, ack: rcv, [], payload: bytes(1000, from: 2000))])
     }
@@ -431,10 +431,12 @@ import Wire
         h.advance(.microseconds(2499))
         h.recv([])
         h.advance(.microseconds(1))
-        // Fast recovery: cwnd = ssthresh = 2500, the pipe is 0. The first
-        // retransmission goes regardless, the second fits, the third would not.
+        // Fast recovery: cwnd = ssthresh = 0.7 of the 5000 in flight (CUBIC,
+        // RFC 9438 §4.6) = 3500, the pipe is 0. The first retransmission goes
+        // regardless, the second and third fit, the fourth would not.
         h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000)),
-                fromUs(snd + 1000, ack: rcv, [], payload: bytes(1000, from: 1000))])
+                fromUs(snd + 1000, ack: rcv, [], payload: bytes(1000, from: 1000)),
+                fromUs(snd + 2000, ack: rcv, [], payload: bytes(1000, from: 2000))])
         #expect(h.connection.congestion.inFastRecovery)
         #expect(h.connection.counters.retransmissionTimeouts == 0)
     }
@@ -455,7 +457,7 @@ import Wire
         h.send(ack(snd, sack: [(1000, 5000)]))
         h.recv([fromUs(snd, ack: rcv, [], payload: bytes(1000))])
         h.advance(.milliseconds(1))
-        // New data, sent after the retransmission (pipe 1000, cwnd 2500).
+        // New data, sent after the retransmission (pipe 1000, cwnd 3500).
         #expect(h.write(bytes(1000, from: 5000)) == 1000)
         h.recv([fromUs(snd + 5000, ack: rcv, [.psh], payload: bytes(1000, from: 5000))])
         h.advance(.milliseconds(10))
