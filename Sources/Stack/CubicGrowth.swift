@@ -69,7 +69,9 @@ struct CubicGrowth: Sendable, Equatable {
         let alpha = renoEstimate >= priorWindow ? 1.0 : Self.renoAlpha
         renoEstimate += alpha * Double(acked) * smss / window
         if cubicWindow(elapsed, segmentSize: smss) < renoEstimate {
-            window = renoEstimate // the Reno-friendly region (§4.3)
+            // The Reno-friendly region (§4.3). The window, aimed at W_cubic one
+            // round trip ahead, may already be past the estimate: it stays.
+            window = max(window, renoEstimate)
         } else {
             // §4.4, §4.5: towards W_cubic(t + RTT), bounded to [cwnd, 1.5·cwnd].
             let target = min(max(cubicWindow(elapsed + roundTrip, segmentSize: smss), window), 1.5 * window)

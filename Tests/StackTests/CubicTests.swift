@@ -112,6 +112,32 @@ import Wire
         #expect(cc.congestionWindow > reno.congestionWindow + 9000)
     }
 
+    /// Without loss the window never falls and the epoch never restarts, at
+    /// any round trip: where W_cubic(t) falls behind Reno's estimate while the
+    /// window, aimed at W_cubic(t + RTT), is above both, the window stays.
+    @Test(arguments: [1, 5, 10, 20, 30, 50, 100, 200, 400])
+    func theWindowNeverFallsWithoutLoss(roundTripMilliseconds: Int) {
+        var cubic = CubicGrowth()
+        _ = cubic.reduce(congestionWindow: 100 * mss, flightSize: 100 * mss)
+        var window = 70 * mss
+        let rtt = Int64(roundTripMilliseconds) * 1_000_000
+        var now = Instant.zero
+        var epoch: Instant?
+        for _ in 0 ..< 200 {
+            now = now.advanced(byNanoseconds: rtt)
+            for _ in 0 ..< window / mss {
+                let next = cubic.grow(congestionWindow: window, acked: mss, segmentSize: mss, now: now, smoothedRoundTripNanoseconds: rtt)
+                if next < window || (epoch != nil && cubic.epochStart != epoch) {
+                    Issue.record("at \(now) the window went \(window) → \(next), epoch \(String(describing: epoch)) → \(String(describing: cubic.epochStart))")
+                    return
+                }
+                epoch = cubic.epochStart
+                window = next
+            }
+        }
+        #expect(window > 100 * mss)
+    }
+
     @Test func cubeRootsAreExact() {
         for (value, root) in [(27.0, 3.0), (75.0, 4.217163326508746), (1e-6, 0.01), (1e12, 1e4), (2.0, 1.2599210498948732)] {
             #expect(abs(CubicGrowth.cubeRoot(value) - root) <= root * 1e-9, "∛\(value)")
