@@ -106,7 +106,7 @@ public struct CongestionControl: Sendable, Equatable {
     /// where recovery ends. CUBIC keeps 0.7 of the flight instead of half (RFC 9438 §4.6).
     public mutating func enterRecovery(flightSize: Int, highestSent: SequenceNumber) {
         let smss = maximumSegmentSize
-        slowStartThreshold = max(reducedWindow(flightSize: flightSize), 2 * smss)
+        slowStartThreshold = max(reducedWindow(flightSize: flightSize, repeatedTimeout: false), 2 * smss)
         congestionWindow = selectiveAcknowledgments ? slowStartThreshold : slowStartThreshold + 3 * smss
         recoveryPoint = highestSent
         bytesAckedInAvoidance = 0
@@ -115,7 +115,9 @@ public struct CongestionControl: Sendable, Equatable {
     /// The retransmission timer expired (RFC 5681 §3.1 eq. 4 and the loss
     /// window; RFC 9438 §4.8: CUBIC sets ssthresh with its own β).
     public mutating func onTimeout(flightSize: Int) {
-        slowStartThreshold = max(reducedWindow(flightSize: flightSize), 2 * maximumSegmentSize)
+        // Still the loss window: nothing was acknowledged since the last timeout.
+        let repeated = congestionWindow <= maximumSegmentSize
+        slowStartThreshold = max(reducedWindow(flightSize: flightSize, repeatedTimeout: repeated), 2 * maximumSegmentSize)
         congestionWindow = maximumSegmentSize
         recoveryPoint = nil
         duplicateAcks = 0
@@ -123,10 +125,10 @@ public struct CongestionControl: Sendable, Equatable {
     }
 
     /// ssthresh after a congestion event, before its floor of two segments.
-    private mutating func reducedWindow(flightSize: Int) -> Int {
+    private mutating func reducedWindow(flightSize: Int, repeatedTimeout: Bool) -> Int {
         switch algorithm {
         case .newReno: flightSize / 2 // RFC 5681 §3.1 eq. 4
-        case .cubic: cubic.reduce(congestionWindow: congestionWindow, flightSize: flightSize) // RFC 9438 §4.6
+        case .cubic: cubic.reduce(congestionWindow: congestionWindow, flightSize: flightSize, samePlateau: repeatedTimeout) // RFC 9438 §4.6
         }
     }
 }

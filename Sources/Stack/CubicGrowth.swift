@@ -35,13 +35,17 @@ struct CubicGrowth: Sendable, Equatable {
     /// A congestion event with `congestionWindow` in use and `flightSize`
     /// outstanding: records W_max and returns the new ssthresh before any
     /// floor (§4.6: flight size times β, as RFC 5681 uses flight size).
-    mutating func reduce(congestionWindow: Int, flightSize: Int) -> Int {
+    /// `samePlateau` is for a timeout that repeats one before it with nothing
+    /// acknowledged between: the window is the loss window then, not a
+    /// measure of the path, and W_max stays (as Linux keeps its ssthresh).
+    mutating func reduce(congestionWindow: Int, flightSize: Int, samePlateau: Bool = false) -> Int {
+        epochStart = nil
+        if samePlateau { return Int(Double(flightSize) * Self.beta) }
         let current = Double(congestionWindow)
         // §4.7 fast convergence: a window that fell short of the last W_max
         // means a new flow is competing; plateau lower to leave it room.
         plateau = current < plateau ? current * (1 + Self.beta) / 2 : current
         priorWindow = current
-        epochStart = nil
         return Int(Double(flightSize) * Self.beta)
     }
 

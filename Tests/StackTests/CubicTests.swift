@@ -64,6 +64,32 @@ import Wire
         #expect(reno.slowStartThreshold == 4000)
     }
 
+    @Test func aRepeatedTimeoutKeepsThePlateau() {
+        // The second timeout finds the loss window (one segment): it says nothing
+        // about the path, so W_max stays what the first one recorded.
+        var (cc, una) = afterOneLoss(at: 100)
+        _ = run(&cc, rounds: 5, roundTrip: .milliseconds(100), from: .zero, una: &una)
+        let before = cc.congestionWindow
+        cc.onTimeout(flightSize: before)
+        cc.onTimeout(flightSize: before)
+        #expect(cc.congestionWindow == mss)
+        #expect(cc.slowStartThreshold == before * 7 / 10)
+        // Slow start back to ssthresh, then the curve climbs towards the W_max the first
+        // timeout recorded: 0.85 of its window, which had not got back to the loss's 100 segments (§4.7).
+        let plateau = before * 85 / 100
+        let now = Instant(nanoseconds: 10_000_000_000)
+        while cc.congestionWindow < cc.slowStartThreshold {
+            una += mss
+            _ = cc.onNewAck(acked: mss, highestAcked: una, flightSize: cc.congestionWindow, now: now, smoothedRoundTripNanoseconds: 100_000_000)
+        }
+        // Concave towards it (K = ∛((W_max − ssthresh)/C) ≈ 3.1 s here): after 2 s
+        // nearly there. Had the second timeout recorded the one-segment window as
+        // W_max, the curve would start convex from ssthresh and be near it still.
+        _ = run(&cc, rounds: 20, roundTrip: .milliseconds(100), from: now, una: &una)
+        #expect(cc.congestionWindow > plateau * 97 / 100 && cc.congestionWindow <= plateau + mss,
+                "\(cc.congestionWindow) against W_max \(plateau)")
+    }
+
     @Test func aSecondLossShortOfTheLastPlateauLowersIt() {
         // RFC 9438 §4.7, fast convergence: W_max = cwnd · (1 + β) / 2 when cwnd < the last W_max.
         var cubic = CubicGrowth()
