@@ -1,9 +1,9 @@
 public import Wire
 
 /// Which window growth and reduction a connection uses.
-public enum CongestionAlgorithm: String, Sendable, Equatable {
+public enum CongestionAlgorithm: Sendable, Equatable {
     /// RFC 5681: halve at a congestion event, one segment per window after.
-    case newReno = "newreno"
+    case newReno
     /// RFC 9438, Linux's default: fall to 0.7, grow as a cubic function of time.
     case cubic
 }

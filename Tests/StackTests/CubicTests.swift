@@ -10,7 +10,7 @@ import Wire
     /// Acknowledges `rounds` windows, one segment per ACK, each window one
     /// `roundTrip` after the last, as a sender with a full pipe and no loss sees them.
     func run(_ cc: inout CongestionControl, rounds: Int, roundTrip: Duration, from start: Instant, una: inout SequenceNumber) -> Instant {
-        let rtt = roundTrip.components.attoseconds / 1_000_000_000 + roundTrip.components.seconds * 1_000_000_000
+        let rtt = roundTrip.nanoseconds
         var now = start
         for _ in 0 ..< rounds {
             now = now.advanced(byNanoseconds: rtt)
