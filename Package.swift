@@ -77,7 +77,7 @@ let package = Package(
         .testTarget(name: "RelayTests", dependencies: ["Relay"]),
         .testTarget(name: "SysTests", dependencies: ["Sys", "TestSupport"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Wire", "Sys", "HTTP", "TestSupport"]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "Rules", "Sys", "Stack", "Wire", "HTTP", "TLS", "Crypto", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Rules", "Sys", "Stack", "Wire", "HTTP", "TLS", "Crypto", "Capture", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Wire", "Sys", "HTTP", "Crypto", "X509", "TLS", "TestSupport"]),
     ]
 )

@@ -1,7 +1,7 @@
 internal import HTTP
 internal import Sys
 
-/// `sluice status | flows | close ID | select GROUP MEMBER | reload | top`:
+/// `sluice status | flows | requests | close ID | select GROUP MEMBER | reload | top`:
 /// clients of a running Sluice's control socket. Exit status: 0 done, 1 the
 /// socket or the request failed, 2 usage.
 public struct ControlCommand {
@@ -13,6 +13,9 @@ public struct ControlCommand {
         case reload
         /// A live view: the summary and the flows, redrawn every `interval` seconds, `count` times (nil: until Ctrl-C).
         case top(interval: Double, count: Int?)
+        /// The `last` requests and connections that finished; with `follow`,
+        /// then each new one as it finishes, until `count` lines in all (nil: until Ctrl-C).
+        case requests(last: Int, follow: Bool, count: Int?, httpOnly: Bool)
     }
 
     public struct Options: Sendable, Equatable {
@@ -39,6 +42,9 @@ public struct ControlCommand {
         var json = false
         var interval = 1.0
         var count: Int?
+        var last = 20
+        var follow = false
+        var httpOnly = false
         var rest = arguments.dropFirst()
         while let first = rest.first {
             rest.removeFirst()
@@ -55,12 +61,22 @@ public struct ControlCommand {
                 }
                 rest.removeFirst()
                 interval = seconds
-            case "--count" where name == "top":
+            case "--count" where name == "top", "--count" where name == "requests":
                 guard let value = rest.first, let n = Int(value), n > 0 else {
-                    return .failure(UsageError(description: "sluice top: --count wants a positive whole number"))
+                    return .failure(UsageError(description: "sluice \(name): --count wants a positive whole number"))
                 }
                 rest.removeFirst()
                 count = n
+            case "--last" where name == "requests":
+                guard let value = rest.first, let n = Int(value), n >= 0, n <= ControlRouter.maximumRequestsLimit else {
+                    return .failure(UsageError(description: "sluice requests: --last wants a whole number from 0 to \(ControlRouter.maximumRequestsLimit) (what Sluice keeps)"))
+                }
+                rest.removeFirst()
+                last = n
+            case "--follow" where name == "requests", "-f" where name == "requests":
+                follow = true
+            case "--http" where name == "requests":
+                httpOnly = true
             default:
                 if first.hasPrefix("-"), first.count > 1 {
                     return .failure(UsageError(description: "sluice \(name): unknown option '\(first)' (see sluice help)"))
@@ -74,6 +90,11 @@ public struct ControlCommand {
         case ("flows", 0): action = .flows
         case ("reload", 0): action = .reload
         case ("top", 0): action = .top(interval: interval, count: count)
+        case ("requests", 0):
+            if count != nil, !follow {
+                return .failure(UsageError(description: "sluice requests: --count counts what --follow prints; without --follow, say how many with --last N"))
+            }
+            action = .requests(last: last, follow: follow, count: count, httpOnly: httpOnly)
         case ("close", 1):
             guard let id = UInt64(positional[0]) else {
                 return .failure(UsageError(description: "sluice close: a flow id is a number, as `sluice flows` lists it; got '\(positional[0])'"))
@@ -83,7 +104,7 @@ public struct ControlCommand {
         case ("close", 0): return .failure(UsageError(description: "sluice close: which flow? for example: sluice close 17 (ids from `sluice flows`)"))
         case ("close", _): return .failure(UsageError(description: "sluice close: one flow at a time; got \(positional.count) ids (\(positional.joined(separator: " ")))"))
         case ("select", _): return .failure(UsageError(description: "sluice select: want a group and a member, for example: sluice select Proxies proxy-b"))
-        case ("status", _), ("flows", _), ("reload", _), ("top", _):
+        case ("status", _), ("flows", _), ("reload", _), ("top", _), ("requests", _):
             return .failure(UsageError(description: "sluice \(name): unexpected argument '\(positional[0])'"))
         default:
             return .failure(UsageError(description: "sluice: '\(name)' is not a control command"))
@@ -132,11 +153,67 @@ public struct ControlCommand {
                     let clear = ProcessControl.isTerminal(1) ? "\u{1B}[H\u{1B}[2J" : (round > 1 ? "\n" : "")
                     print(clear + (ControlFormat.status(stats.json) + [""] + ControlFormat.flows(flows.json)).joined(separator: "\n"))
                 }
+            case let .requests(last, follow, count, httpOnly):
+                try requests(client, last: last, follow: follow, count: count, httpOnly: httpOnly, print: print, complain: complain)
             }
             return 0
         } catch {
             complain(error.description)
             return 1
+        }
+    }
+
+    /// How often `requests --follow` looks again.
+    static let followMilliseconds = 250
+
+    /// `sluice requests`: the last few, then (following) each new one, a line
+    /// each (`--json`: the flow log's line, as `{"id": N, "line": {...}}`).
+    func requests(_ client: ControlClient, last: Int, follow: Bool, count: Int?, httpOnly: Bool,
+                  print: (String) -> Void, complain: (String) -> Void) throws(ControlClient.Failure) {
+        func show(_ items: [JSONValue], atMost limit: Int = .max) -> Int {
+            var shown = 0
+            for item in items where shown < limit {
+                guard !httpOnly || item["line"]?["kind"]?.stringValue == "http" else { continue }
+                print(options.json ? item.description : ControlFormat.request(item))
+                shown += 1
+            }
+            return shown
+        }
+        func look(_ target: String) throws(ControlClient.Failure) -> JSONValue {
+            let reply = try client.request("GET", target)
+            guard reply.status == 200 else {
+                throw ControlClient.Failure(description: "sluice: \(reply.json["error"]?.stringValue ?? "the control API answered \(reply.status)")")
+            }
+            return reply.json
+        }
+        // As `tail -n LAST -f | head -n COUNT`: the count includes the lines shown first.
+        var shown = 0
+        var after: UInt64
+        if last > 0 {
+            let page = try look("/requests?limit=\(last)")
+            shown += show(page["requests"]?.arrayValue ?? [], atMost: count ?? .max)
+            after = UInt64(page["newest"]?.intValue ?? 0)
+        } else {
+            after = UInt64(try look("/requests?limit=1")["newest"]?.intValue ?? 0)
+        }
+        guard follow else { return }
+        while count.map({ shown < $0 }) ?? true {
+            let page = try look("/requests?after=\(after)&limit=\(ControlRouter.maximumRequestsLimit)")
+            let newest = UInt64(page["newest"]?.intValue ?? 0)
+            if newest < after {
+                // Another Sluice answers on the socket now: its ids start again.
+                complain("sluice requests: the Sluice on \(options.path) is a new one; following it from its first request")
+                after = 0
+                continue
+            }
+            let missed = page["missed"]?.intValue ?? 0
+            if missed > 0 {
+                complain("sluice requests: \(missed) finished between two looks and are gone from Sluice's last \(RecentRequests.defaultCapacity)")
+            }
+            let items = page["requests"]?.arrayValue ?? []
+            shown += show(items, atMost: count.map { $0 - shown } ?? .max)
+            if let id = items.last?["id"]?.intValue { after = UInt64(id) }
+            if page["more"]?.boolValue != true { ProcessControl.sleep(milliseconds: Self.followMilliseconds) }
         }
     }
 
@@ -273,6 +350,47 @@ enum ControlFormat {
         }
         lines.append("\(flows.count) open flow\(flows.count == 1 ? "" : "s")")
         return lines
+    }
+
+    /// One finished request or connection, on one line:
+    ///
+    ///     05:12:03.123  #4.0 GET http://api.test/v1/users  200  3.2 ms  1.2 KiB  DIRECT  (p.conf:12: DOMAIN,api.test)
+    ///     05:12:03.140  #4 TCP 10.233.0.1.40000 > 198.18.0.5.80 (api.test)  closed  0.5 s  517 B up, 4.1 KiB down  DIRECT  (p.conf:12: DOMAIN,api.test)
+    static func request(_ item: JSONValue) -> String {
+        let line = item["line"] ?? .null
+        // The start's time of day, to the millisecond, from "2026-12-07T05:12:03.123456Z".
+        let start = line["start"]?.stringValue ?? ""
+        let time = start.split(separator: "T").last.map { String($0.prefix(12)) } ?? "?"
+        func milliseconds(_ value: Double?) -> String {
+            guard let value else { return "-" }
+            if value < 10 { return "\(Double(Int(value * 10)) / 10) ms" }
+            if value < 10_000 { return "\(Int(value.rounded())) ms" }
+            return "\(Double(Int(value / 100)) / 10) s"
+        }
+        var parts: [String]
+        let connection = line["connection"]?.intValue.map(String.init) ?? "?"
+        if line["kind"]?.stringValue == "http" {
+            let index = line["request"]?.intValue.map(String.init) ?? "?"
+            parts = [time, "#\(connection).\(index) \(line["method"]?.stringValue ?? "?") \(line["url"]?.stringValue ?? "?")",
+                     line["status"]?.intValue.map(String.init) ?? "no response",
+                     milliseconds(line["timings"]?["totalMs"]?.doubleValue),
+                     bytes(line["responseBodyBytes"]?.intValue ?? 0)]
+            if let retries = line["retries"]?.intValue, retries > 0 { parts.append("\(retries) \(retries == 1 ? "retry" : "retries")") }
+        } else {
+            let transport = (line["transport"]?.stringValue ?? "?").uppercased()
+            var what = "#\(connection) \(transport) \(line["source"]?.stringValue ?? "?").\(line["sourcePort"]?.intValue ?? 0)"
+                + " > \(line["destination"]?.stringValue ?? "?").\(line["destinationPort"]?.intValue ?? 0)"
+            if let domain = line["domain"]?.stringValue { what += " (\(domain))" }
+            if let process = line["process"]?.stringValue { what += " by \(process)" + (line["pid"]?.intValue.map { "[\($0)]" } ?? "") }
+            let duration = line["durationMs"]?.doubleValue
+            parts = [time, what, line["status"]?.stringValue ?? "?", milliseconds(duration),
+                     "\(bytes(line["bytesUp"]?.intValue ?? 0)) up, \(bytes(line["bytesDown"]?.intValue ?? 0)) down"]
+        }
+        parts.append(line["policy"]?.stringValue ?? line["upstream"]?.stringValue ?? "-")
+        if let rule = line["rule"]?.stringValue { parts.append("(\(rule))") }
+        var text = parts.joined(separator: "  ")
+        if let error = line["error"]?.stringValue { text += ": " + error }
+        return text
     }
 
     static func bytes(_ n: Int) -> String {

@@ -78,6 +78,8 @@ enum ControlAnswer: Equatable {
 ///
 ///     GET    /flows                 the open flows
 ///     DELETE /flows/ID              close one (also POST /flows/ID/close)
+///     GET    /requests              the requests and connections that finished last
+///                                   (?after=ID: those after it; ?limit=N: at most N)
 ///     GET    /stats                 counters and [Statistics] books
 ///     GET    /groups                proxy groups, health, selection
 ///     PUT    /groups/NAME           {"selected": "MEMBER"}
@@ -89,6 +91,7 @@ enum ControlRouter {
     /// What a request asks for, once its path and method are known to fit.
     enum Endpoint: Equatable {
         case flows, stats, groups, reload
+        case requests(after: UInt64?, limit: Int)
         case close(String)
         case select(group: String)
     }
@@ -99,6 +102,8 @@ enum ControlRouter {
             return .now(refusal)
         case .success(.flows):
             return .now(flows(target))
+        case let .success(.requests(after, limit)):
+            return .now(requests(target.recentRequests(after: after, limit: limit)))
         case .success(.stats):
             var json = JSONWriter()
             target.writeStatistics(into: &json)
@@ -126,8 +131,9 @@ enum ControlRouter {
 
     /// The endpoint a request's path and method name, or the answer that refuses it.
     static func route(_ request: ControlRequest) -> Result<Endpoint, ControlResponse> {
-        // The query, if any, selects nothing: it is ignored.
-        let pathText = request.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        // A query selects only in /requests; elsewhere it is ignored.
+        let parts = request.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let pathText = parts.first.map(String.init) ?? ""
         guard pathText.hasPrefix("/") else { return .failure(.error(400, "the request target must be a path such as /flows")) }
         var segments: [String] = []
         for raw in pathText.split(separator: "/", omittingEmptySubsequences: true) {
@@ -145,6 +151,11 @@ enum ControlRouter {
             case "stats": return only(.get, .stats)
             case "groups": return only(.get, .groups)
             case "reload": return only(.post, .reload)
+            case "requests":
+                switch requestsQuery(parts.count > 1 ? parts[1] : "") {
+                case let .success((after, limit)): return only(.get, .requests(after: after, limit: limit))
+                case let .failure(refusal): return .failure(refusal)
+                }
             default: break
             }
         case 2:
@@ -158,7 +169,58 @@ enum ControlRouter {
         default:
             break
         }
-        return .failure(.error(404, "no such endpoint: \(pathText) (try /flows, /stats, /groups, /reload)"))
+        return .failure(.error(404, "no such endpoint: \(pathText) (try /flows, /requests, /stats, /groups, /reload)"))
+    }
+
+    /// Most entries one answer gives: the ring's size.
+    static let maximumRequestsLimit = RecentRequests.defaultCapacity
+    static let defaultRequestsLimit = 50
+
+    /// `/requests`' query: `after=ID` and `limit=N`, each at most once; anything else is refused.
+    static func requestsQuery(_ query: Substring) -> Result<(after: UInt64?, limit: Int), ControlResponse> {
+        var after: UInt64?
+        var limit: Int?
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let nameAndValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = nameAndValue[0]
+            let value = nameAndValue.count > 1 ? nameAndValue[1] : ""
+            switch name {
+            case "after" where after == nil:
+                guard let id = UInt64(value) else { return .failure(.error(400, "after= wants an id, as /requests gives them; got '\(value)'")) }
+                after = id
+            case "limit" where limit == nil:
+                guard let n = Int(value), n >= 1, n <= maximumRequestsLimit else {
+                    return .failure(.error(400, "limit= wants a whole number from 1 to \(maximumRequestsLimit); got '\(value)'"))
+                }
+                limit = n
+            case "after", "limit":
+                return .failure(.error(400, "\(name)= is given twice"))
+            default:
+                return .failure(.error(400, "/requests takes after=ID and limit=N; got '\(name)'"))
+            }
+        }
+        return .success((after, limit ?? defaultRequestsLimit))
+    }
+
+    /// Each entry is `{"id": N, "line": ...}`, its line the flow log's for it.
+    static func requests(_ page: RecentRequests.Page) -> ControlResponse {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("newest", Int(truncatingIfNeeded: page.newest))
+        json.field("missed", Int(truncatingIfNeeded: page.missed))
+        json.field("more", page.more)
+        json.key("requests")
+        json.beginArray()
+        for (id, entry) in page.entries {
+            json.beginObject()
+            json.field("id", Int(truncatingIfNeeded: id))
+            json.key("line")
+            json.rawValue(entry.json)
+            json.endObject()
+        }
+        json.endArray()
+        json.endObject()
+        return ControlResponse(status: 200, json: json.bytes)
     }
 
     static func notAllowed(_ methods: [String]) -> ControlResponse {

@@ -16,6 +16,8 @@ protocol ControlTarget: AnyObject {
     func select(group: String, member: String) -> Result<String, ControlFailure>
     /// Reads the profile again (as SIGHUP does); a profile with errors changes nothing.
     func reload() -> ControlReload
+    /// The requests and connections that finished last: after id `after`, or the newest.
+    func recentRequests(after: UInt64?, limit: Int) -> RecentRequests.Page
 }
 
 /// How a reload request goes. The read runs on a worker thread (a long

@@ -15,6 +15,8 @@ protocol ControlledLoop: AnyObject {
     var director: FlowDirector { get }
     /// A reloaded profile takes over; open flows keep their routes.
     func apply(_ profile: Profile?, log: (String) -> Void)
+    /// The last finished requests and connections.
+    var recentRequests: RecentRequests { get }
 }
 
 /// A running loop as the control API sees it, and the reloads of its
@@ -58,6 +60,10 @@ final class LoopControl<Loop: ControlledLoop>: ControlTarget {
 
     func groups() -> [ControlGroup] {
         loop.director.controlGroups()
+    }
+
+    func recentRequests(after: UInt64?, limit: Int) -> RecentRequests.Page {
+        loop.recentRequests.page(after: after, limit: limit)
     }
 
     func select(group: String, member: String) -> Result<String, ControlFailure> {

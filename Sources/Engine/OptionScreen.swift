@@ -33,6 +33,7 @@ public enum OptionScreen {
         case "ca": return ["--dir", "--ca-dir"]
         case "status", "flows", "close", "select", "reload": return control
         case "top": return control.union(["--interval", "--count"])
+        case "requests": return control.union(["--last", "--count"])
         default: return []
         }
     }

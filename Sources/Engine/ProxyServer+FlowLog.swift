@@ -46,24 +46,28 @@ extension ProxyServer {
         connection.record?.error = error
     }
 
-    /// The connection ended: its line goes to the flow log.
+    /// The connection ended: its line goes to the flow log, and to the
+    /// recent requests the control API shows.
     func closeRecord(_ connection: InboundConnection) {
-        guard let flowLog, var record = connection.record else { return }
+        guard var record = connection.record else { return }
         connection.record = nil
         record.endTime = wallTime(now)
         record.bytesUp = connection.bytesUp
         record.bytesDown = connection.bytesDown
         record.status = connection.endStatus ?? .closed
-        flowLog.write(record)
+        flowLog?.write(record)
+        if controlWatching { recentRequests.append(.connection(record)) }
     }
 
     /// One plain-HTTP request's line, after its response (or its failure).
     func logRequest(_ exchange: HTTPExchange, _ connection: InboundConnection) {
-        guard let flowLog else { return }
+        guard flowLog != nil || controlWatching else { return }
         // Numbered from 0 on each connection, as the tunnel's are.
         defer { connection.requestIndex += 1 }
-        flowLog.write(exchange.requestRecord(connectionID: connection.id, index: connection.requestIndex, startedAt: wallTime(exchange.started),
-                                             now: now, upstream: exchange.localAnswer == nil ? connection.upstreamTarget?.description : nil))
+        let line = exchange.requestRecord(connectionID: connection.id, index: connection.requestIndex, startedAt: wallTime(exchange.started),
+                                          now: now, upstream: exchange.localAnswer == nil ? connection.upstreamTarget?.description : nil)
+        flowLog?.write(line)
+        if controlWatching { recentRequests.append(.http(line)) }
     }
 
     /// Monotonic instants as wall-clock nanoseconds since the epoch.

@@ -76,6 +76,8 @@ final class ProxyServer {
     var warnedAboutAddressTargets = false
     /// A control socket is open: connections keep records (rule, route, age) for `GET /flows`.
     var controlWatching = false
+    /// The last finished requests and connections, for `GET /requests` (kept while `controlWatching`).
+    var recentRequests = RecentRequests()
     /// One read's worth of space.
     let scratch: UnsafeMutableRawBufferPointer
     /// A record's plaintext, while `scratch` holds what was read (ProxyServer+Intercept.swift).

@@ -58,16 +58,20 @@ extension Tunnel {
         record.status = status
         record.error = record.error ?? error
         flowLog?.write(record)
+        if controlWatching { recentRequests.append(.connection(record)) }
     }
 
-    /// One HTTP request's line, after its response (or its failure).
+    /// One HTTP request's line, after its response (or its failure): to the
+    /// flow log, and to the recent requests the control API shows.
     func logRequest(_ exchange: HTTPExchange, session: HTTPSession) {
-        guard let flowLog else { return }
+        guard flowLog != nil || controlWatching else { return }
         let connection = flowRecords[session.key]?.record.connectionID ?? 0
         // Numbered from 0 on each connection, as HTTPRequestRecord (and replay) count.
         defer { session.requestCount += 1 }
-        flowLog.write(exchange.requestRecord(connectionID: connection, index: session.requestCount, startedAt: wallTime(exchange.started),
-                                             now: now, upstream: session.upstream?.description))
+        let line = exchange.requestRecord(connectionID: connection, index: session.requestCount, startedAt: wallTime(exchange.started),
+                                          now: now, upstream: session.upstream?.description)
+        flowLog?.write(line)
+        if controlWatching { recentRequests.append(.http(line)) }
     }
 
     /// Monotonic instants as wall-clock nanoseconds since the epoch.

@@ -144,6 +144,8 @@ final class Tunnel {
     var flowLog: FlowLogWriter?
     /// The control API lists bytes per flow: counted only when someone can look.
     var controlWatching = false
+    /// The last finished requests and connections, for `GET /requests` (kept while `controlWatching`).
+    var recentRequests = RecentRequests()
     /// Wall-clock nanoseconds at `now == 0`.
     var wallOrigin: UInt64 = 0
     /// Idle kept-alive connections to HTTP forward proxies, by proxy name, and by token.

@@ -51,6 +51,13 @@ public struct JSONWriter: Sendable {
 
     public mutating func endArray() { close(UInt8(ascii: "]")) }
 
+    /// Writes a complete JSON value made apart (a flow-log line inside a
+    /// control answer). The caller vouches that it is valid JSON.
+    public mutating func rawValue(_ json: String) {
+        beforeValue()
+        bytes.append(contentsOf: json.utf8)
+    }
+
     /// Writes an object member's name; the next call must write its value.
     public mutating func key(_ name: String) {
         beforeValue()

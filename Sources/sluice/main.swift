@@ -188,6 +188,16 @@ commands:
         flows' count, its [Statistics] books and its proxy groups.
   flows [--control PATH] [--json]
         List the open flows: id, transport, addresses, domain, bytes, state.
+  requests [--last N] [--follow [--count N]] [--http] [--control PATH] [--json]
+        The requests and connections that finished last (default 20; Sluice
+        keeps 512), a line each: HTTP requests (those HTTP mode relays: a
+        profile with rewrites, Map Local or [Statistics], or --har) with
+        method, URL, status, time, body size, rule and policy; connections
+        with addresses, name, status, bytes, rule and policy. --follow then
+        prints each new one as it finishes, until Ctrl-C or N lines in all
+        (--count N: as tail -f | head -n N); --http shows only HTTP
+        requests; --json prints each as the flow log's line,
+        {"id": N, "line": {...}}.
   close ID | select GROUP MEMBER | reload   [--control PATH]
         Close one flow (the app sees a reset), switch a select group, or
         read the profile again (as SIGHUP does; errors keep the old one).
@@ -401,7 +411,7 @@ case "__userns":
 case nil, "help", "--help", "-h":
     if arguments.count > 1, arguments.first == "help" {
         guard let section = OptionScreen.section(of: usage, for: arguments[1]) else {
-            complain("sluice help: no command '\(arguments[1])'; the commands: exec, run, dump, ca, check, match, proxy, replay, status, flows, close, select, reload, top")
+            complain("sluice help: no command '\(arguments[1])'; the commands: exec, run, dump, ca, check, match, proxy, replay, status, flows, requests, close, select, reload, top")
             ProcessControl.exit(2)
         }
         print(section)
@@ -647,7 +657,7 @@ case "check":
     runParsed(CheckCommand.parse(arguments.dropFirst())) { CheckCommand(options: $0).run(output: { print($0) }, diagnostics: complain) }
 case "match":
     runParsed(MatchCommand.parse(arguments.dropFirst())) { MatchCommand(options: $0).run(print: { print($0) }, complain: complain) }
-case "status", "flows", "close", "select", "reload", "top":
+case "status", "flows", "requests", "close", "select", "reload", "top":
     runParsed(ControlCommand.parse(arguments[...])) { ControlCommand(options: $0).run(print: { print($0) }, complain: complain) }
 case "proxy":
     switch ProxyCommand.parse(arguments.dropFirst()) {

@@ -1,8 +1,10 @@
 import Foundation
 import Glibc
 import HTTP
+import Capture
 import Sys
 import Testing
+import Wire
 @testable import Engine
 
 /// A ControlTarget that records what the API asked of it.
@@ -72,6 +74,14 @@ final class FakeControlTarget: ControlTarget {
         guard ["proxy-a", "proxy-b"].contains(member) else { return .failure(ControlFailure(kind: .notFound, message: "no member \(member)")) }
         selections[group] = member
         return .success("Proxies → \(member)")
+    }
+
+    var recent = RecentRequests(capacity: 4)
+    var recentAsked: [(after: UInt64?, limit: Int)] = []
+
+    func recentRequests(after: UInt64?, limit: Int) -> RecentRequests.Page {
+        recentAsked.append((after, limit))
+        return recent.page(after: after, limit: limit)
     }
 
     func reload() -> ControlReload {
@@ -202,6 +212,44 @@ struct Reply: CustomStringConvertible {
         #expect(replies.map(\.status) == [404, 400], "\(replies)")
         #expect(replies[0].json["error"]?.stringValue == "no open flow with id 17")
         #expect(f.target.closed == [17, 18])
+    }
+
+    @Test func recentRequests() throws {
+        let f = try ControlFixture()
+        var http = HTTPRequestRecord(connectionID: 17, requestIndex: 1, startTime: 1_765_084_323_123_456_000, method: "GET", url: "http://api.example.test/v1?q=1")
+        http.status = 200
+        http.rule = "p.conf:12: DOMAIN-SUFFIX,example.test"
+        http.policy = "DIRECT"
+        f.target.recent.append(.http(http))
+        var connection = FlowRecord(connectionID: 18, startTime: 1_765_084_323_000_000_000, transport: .udp, source: .v4(IPv4Address(10, 233, 0, 1)),
+                                    sourcePort: 5353, destination: .v4(IPv4Address(10, 88, 0, 2)), destinationPort: 53)
+        connection.endTime = 1_765_084_324_000_000_000
+        connection.status = .closed
+        f.target.recent.append(.connection(connection))
+        var replies = try f.exchange("GET /requests HTTP/1.1\r\nHost: s\r\n\r\nGET /requests?after=1&limit=5 HTTP/1.1\r\nHost: s\r\n\r\n")
+        try #require(replies.count == 2)
+        #expect(replies.map(\.status) == [200, 200])
+        #expect(f.target.recentAsked.map(\.after) == [nil, 1])
+        #expect(f.target.recentAsked.map(\.limit) == [ControlRouter.defaultRequestsLimit, 5])
+        let all = replies[0].json
+        #expect(all["newest"]?.intValue == 2 && all["missed"]?.intValue == 0 && all["more"]?.boolValue == false)
+        #expect(all["requests"]?.arrayValue?.count == 2)
+        // Each entry's line is the flow log's, byte for byte.
+        let first = try #require(all["requests"]?[0])
+        #expect(first["id"]?.intValue == 1)
+        #expect(first["line"] == (try JSONValue.parse(http.json)))
+        #expect(all["requests"]?[1]?["line"] == (try JSONValue.parse(connection.json)))
+        #expect(replies[1].json["requests"]?.arrayValue?.map { $0["id"]?.intValue } == [2])
+        // The readable line.
+        #expect(ControlFormat.request(first) == "05:12:03.123  #17.1 GET http://api.example.test/v1?q=1  200  -  0 B  DIRECT  (p.conf:12: DOMAIN-SUFFIX,example.test)")
+        #expect(ControlFormat.request(all["requests"]![1]!) == "05:12:03.000  #18 UDP 10.233.0.1.5353 > 10.88.0.2.53  closed  1000 ms  0 B up, 0 B down  -")
+
+        replies = try f.exchange("GET /requests?limit=0 HTTP/1.1\r\nHost: s\r\n\r\nGET /requests?limit=513 HTTP/1.1\r\nHost: s\r\n\r\n"
+            + "GET /requests?after=x HTTP/1.1\r\nHost: s\r\n\r\nGET /requests?since=3 HTTP/1.1\r\nHost: s\r\n\r\n"
+            + "GET /requests?limit=2&limit=3 HTTP/1.1\r\nHost: s\r\n\r\nDELETE /requests HTTP/1.1\r\nHost: s\r\n\r\n")
+        #expect(replies.map(\.status) == [400, 400, 400, 400, 400, 405], "\(replies)")
+        #expect(replies[3].json["error"]?.stringValue == "/requests takes after=ID and limit=N; got 'since'")
+        #expect(f.target.recentAsked.count == 2)
     }
 
     @Test func statistics() throws {
@@ -468,8 +516,15 @@ struct Reply: CustomStringConvertible {
         #expect(try ControlCommand.parse(["close", "17"]).get().action == .close(17))
         #expect(try ControlCommand.parse(["select", "Proxies", "proxy-b"]).get().action == .select(group: "Proxies", member: "proxy-b"))
         #expect(try ControlCommand.parse(["top", "--interval", "0.5", "--count", "3"]).get().action == .top(interval: 0.5, count: 3))
+        #expect(try ControlCommand.parse(["requests"]).get().action == .requests(last: 20, follow: false, count: nil, httpOnly: false))
+        #expect(try ControlCommand.parse(["requests", "--follow", "--count", "3", "--last", "0", "--http"]).get().action
+            == .requests(last: 0, follow: true, count: 3, httpOnly: true))
+        #expect(try ControlCommand.parse(["requests", "-f"]).get().action == .requests(last: 20, follow: true, count: nil, httpOnly: false))
+        guard case let .failure(countAlone) = ControlCommand.parse(["requests", "--count", "3"]) else { Issue.record("--count without --follow"); return }
+        #expect(countAlone.description.contains("--last N"))
         for bad: [String] in [["close"], ["close", "x"], ["select", "G"], ["status", "extra"], ["flows", "--control"],
-                              ["status", "--frobnicate"], ["top", "--interval", "0"], ["flows", "--interval", "1"]] {
+                              ["status", "--frobnicate"], ["top", "--interval", "0"], ["flows", "--interval", "1"],
+                              ["requests", "--last", "513"], ["requests", "--last", "-1"], ["flows", "--follow"], ["requests", "x"]] {
             guard case .failure = ControlCommand.parse(bad[...]) else { Issue.record("accepted \(bad)"); continue }
         }
         guard case let .failure(two) = ControlCommand.parse(["close", "1", "2"]) else { Issue.record("accepted two ids"); return }

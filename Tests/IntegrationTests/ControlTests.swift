@@ -227,6 +227,105 @@ final class ControlTests {
         #expect(ms < 3000, "\(line)")
     }
 
+    /// `sluice requests`: what finished last, as the flow log would write it,
+    /// without a flow log; then followed live, each request as it finishes.
+    @Test func recentRequestsAreListedAndFollowed() throws {
+        let profileText = """
+        [Rule]
+        FINAL,DIRECT
+
+        [Host]
+        origin.test = 10.88.0.2
+
+        [Map Local]
+        ^http://origin\\.test:8080/mock$ data-type=text data="mocked"
+        """
+        let profile = work.appendingPathComponent("recent.conf").path
+        try profileText.write(toFile: profile, atomically: true, encoding: .utf8)
+        let go = work.appendingPathComponent("go").path, go2 = work.appendingPathComponent("go2").path
+        let done = work.appendingPathComponent("done").path
+        let script = """
+        curl -s -o /dev/null -w 'hello %{http_code}\\n' http://origin.test:8080/hello.txt
+        for i in $(seq 400); do [ -e \(go) ] && break; sleep 0.1; done
+        curl -s -o /dev/null -w 'missing %{http_code}\\n' http://origin.test:8080/missing.txt
+        for i in $(seq 400); do [ -e \(go2) ] && break; sleep 0.1; done
+        curl -s -o /dev/null -w 'mock %{http_code}\\n' http://origin.test:8080/mock
+        for i in $(seq 400); do [ -e \(done) ] && break; sleep 0.1; done
+        """
+        var followed = ""
+        let r = try runSluice(["exec", "--profile", profile, "--control", socket, "--", "bash", "-c", script], in: pair.host,
+                              timeout: 90) { _ in
+            defer {
+                for file in [go, go2, done] { _ = FileManager.default.createFile(atPath: file, contents: nil) }
+            }
+            // The hello request, then its connection once it has ended.
+            var lines: [[String: Any]] = []
+            var hello: [String: Any]?, helloConnection: [String: Any]?
+            for _ in 0 ..< 100 {
+                let text = (try? self.control(["requests", "--json", "--last", "50"]))?.stdout ?? ""
+                lines = text.split(separator: "\n").map { self.json(String($0))["line"] as? [String: Any] ?? [:] }
+                hello = lines.first { $0["kind"] as? String == "http" && $0["url"] as? String == "http://origin.test:8080/hello.txt" }
+                if let id = hello?["connection"] as? Int {
+                    helloConnection = lines.first { $0["kind"] as? String == "connection" && $0["connection"] as? Int == id }
+                }
+                if helloConnection != nil { break }
+                usleep(100_000)
+            }
+            guard let hello, let helloConnection else {
+                Issue.record("the hello request and its connection never showed up: \(lines)")
+                return
+            }
+            #expect(hello["method"] as? String == "GET")
+            #expect(hello["status"] as? Int == 200, "\(hello)")
+            #expect(hello["responseBodyBytes"] as? Int == 6, "\(hello)")
+            #expect(hello["policy"] as? String == "DIRECT", "\(hello)")
+            #expect((hello["rule"] as? String)?.hasPrefix("\(profile):") == true, "\(hello)")
+            #expect(helloConnection["transport"] as? String == "tcp", "\(helloConnection)")
+            #expect(helloConnection["destinationPort"] as? Int == 8080, "\(helloConnection)")
+            #expect(helloConnection["status"] as? String == "closed", "\(helloConnection)")
+            #expect(helloConnection["bytesDown"] as? Int ?? 0 > 6, "\(helloConnection)")
+            let table = (try? self.control(["requests"]))?.stdout ?? ""
+            #expect(table.contains(" GET http://origin.test:8080/hello.txt  200  "), "\(table)")
+            #expect(table.contains(" TCP 10.233.0.1."), "\(table)")
+
+            // Following: the last HTTP request first, then each new one; three lines in all.
+            let output = self.work.appendingPathComponent("follow.out")
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+            let follower = Process()
+            follower.executableURL = URL(fileURLWithPath: sluiceBinary)
+            follower.arguments = ["requests", "--follow", "--http", "--last", "50", "--count", "3", "--control", self.socket]
+            guard let out = try? FileHandle(forWritingTo: output) else { Issue.record("no output file"); return }
+            follower.standardOutput = out
+            do { try follower.run() } catch {
+                Issue.record("\(error)")
+                return
+            }
+            // Its first look is done once it has printed the hello line: what comes later only following shows.
+            func awaitLine(_ text: String) {
+                for _ in 0 ..< 200 where !((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains(text) { usleep(50_000) }
+            }
+            awaitLine("hello.txt")
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            // The mock only once the follower has shown the missing one: a follower that asked from
+            // the same place again would show the missing one twice.
+            awaitLine("missing.txt")
+            _ = FileManager.default.createFile(atPath: go2, contents: nil)
+            let deadline = Date().addingTimeInterval(20)
+            while follower.isRunning, Date() < deadline { usleep(20_000) }
+            if follower.isRunning { kill(follower.processIdentifier, SIGKILL) }
+            follower.waitUntilExit()
+            followed = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            #expect(follower.terminationStatus == 0, "\(followed)")
+        }
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.split(separator: "\n") == ["hello 200", "missing 404", "mock 200"], "\(r.stdout) \(r.stderr)")
+        let lines = followed.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(followed)")
+        #expect(lines.first?.contains(" GET http://origin.test:8080/hello.txt  200  ") == true, "\(followed)")
+        #expect(lines.dropFirst().first?.contains(" GET http://origin.test:8080/missing.txt  404  ") == true, "\(followed)")
+        #expect(lines.last?.contains(" GET http://origin.test:8080/mock  200  ") == true, "\(followed)")
+    }
+
     @Test func clientsExplainAMissingSocket() throws {
         let r = try control(["status"])
         #expect(r.status == 1)

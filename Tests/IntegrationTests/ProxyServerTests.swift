@@ -1474,6 +1474,26 @@ final class ProxyServerTests {
         #expect(counters["connections"] as? Int == 1, "\(stats)")
         #expect((counters["bytes-down"] as? Int ?? 0) > 0, "open connections count as they go: \(stats)")
 
+        // A request through the HTTP listener: its line, and its connection's once that ends, among the recent ones.
+        let fetched = try client("curl -s -m 10 -o /dev/null -w '%{http_code}' --proxy http://127.0.0.1:18096 http://origin.test:8080/hello.txt")
+        #expect(fetched.output == "200", "\(fetched.output)")
+        var recent: [[String: Any]] = []
+        var request: [String: Any]?, itsConnection: [String: Any]?
+        _ = TestNetwork.waitUntil(seconds: 15) {
+            let text = (try? control(["requests", "--json"]))?.stdout ?? ""
+            recent = text.split(separator: "\n").map { json(String($0))["line"] as? [String: Any] ?? [:] }
+            request = recent.first { $0["kind"] as? String == "http" && $0["url"] as? String == "http://origin.test:8080/hello.txt" }
+            let id = request?["connection"] as? Int
+            itsConnection = recent.first { $0["kind"] as? String == "connection" && $0["connection"] as? Int == id }
+            return itsConnection != nil
+        }
+        #expect(request?["status"] as? Int == 200, "\(recent)")
+        #expect(request?["policy"] as? String == "Choice → DIRECT", "\(recent)")
+        #expect(itsConnection?["bytesDown"] as? Int ?? 0 > 0, "\(recent)")
+        #expect(!recent.contains { $0["connection"] as? Int == id }, "the download is still open: \(recent)")
+        let readable = try control(["requests", "--http", "--last", "5"])
+        #expect(readable.stdout.contains(" GET http://origin.test:8080/hello.txt  200  "), "\(readable.stdout)")
+
         // The group switched: the next request for origin.test is refused; a member it lacks is not taken.
         let select = try control(["select", "Choice", "REJECT"])
         #expect(select.status == 0, "\(select.stderr)")
