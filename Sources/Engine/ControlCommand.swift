@@ -170,14 +170,13 @@ public struct ControlCommand {
     /// each (`--json`: the flow log's line, as `{"id": N, "line": {...}}`).
     func requests(_ client: ControlClient, last: Int, follow: Bool, count: Int?, httpOnly: Bool,
                   print: (String) -> Void, complain: (String) -> Void) throws(ControlClient.Failure) {
-        func show(_ items: [JSONValue], atMost limit: Int = .max) -> Int {
-            var shown = 0
-            for item in items where shown < limit {
-                guard !httpOnly || item["line"]?["kind"]?.stringValue == "http" else { continue }
-                print(options.json ? item.description : ControlFormat.request(item))
-                shown += 1
-            }
-            return shown
+        func kept(_ items: [JSONValue]) -> [JSONValue] {
+            httpOnly ? items.filter { $0["line"]?["kind"]?.stringValue == "http" } : items
+        }
+        func show(_ items: [JSONValue], atMost limit: Int) -> Int {
+            let shown = items.prefix(limit)
+            for item in shown { print(options.json ? item.description : ControlFormat.request(item)) }
+            return shown.count
         }
         func look(_ target: String) throws(ControlClient.Failure) -> JSONValue {
             let reply = try client.request("GET", target)
@@ -190,8 +189,9 @@ public struct ControlCommand {
         var shown = 0
         var after: UInt64
         if last > 0 {
-            let page = try look("/requests?limit=\(last)")
-            shown += show(page["requests"]?.arrayValue ?? [], atMost: count ?? .max)
+            // With --http, the last N HTTP requests: connections between them do not count.
+            let page = try look("/requests?limit=\(httpOnly ? ControlRouter.maximumRequestsLimit : last)")
+            shown += show(Array(kept(page["requests"]?.arrayValue ?? []).suffix(last)), atMost: count ?? .max)
             after = UInt64(page["newest"]?.intValue ?? 0)
         } else {
             after = UInt64(try look("/requests?limit=1")["newest"]?.intValue ?? 0)
@@ -211,7 +211,7 @@ public struct ControlCommand {
                 complain("sluice requests: \(missed) finished between two looks and are gone from Sluice's last \(RecentRequests.defaultCapacity)")
             }
             let items = page["requests"]?.arrayValue ?? []
-            shown += show(items, atMost: count.map { $0 - shown } ?? .max)
+            shown += show(kept(items), atMost: count.map { $0 - shown } ?? .max)
             if let id = items.last?["id"]?.intValue { after = UInt64(id) }
             if page["more"]?.boolValue != true { ProcessControl.sleep(milliseconds: Self.followMilliseconds) }
         }
