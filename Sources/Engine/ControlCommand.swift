@@ -148,10 +148,14 @@ public struct ControlCommand {
                     round += 1
                     let stats = try client.request("GET", "/stats")
                     let flows = try client.request("GET", "/flows")
+                    let recent = try client.request("GET", "/requests?limit=\(Self.topRecentLines)")
+                    let finished = (recent.json["requests"]?.arrayValue ?? []).map(ControlFormat.request)
                     // On a terminal: clear the screen and home the cursor, then one frame;
                     // into a file or a pipe, frames follow each other, a blank line apart.
                     let clear = ProcessControl.isTerminal(1) ? "\u{1B}[H\u{1B}[2J" : (round > 1 ? "\n" : "")
-                    print(clear + (ControlFormat.status(stats.json) + [""] + ControlFormat.flows(flows.json)).joined(separator: "\n"))
+                    let frame = ControlFormat.status(stats.json) + [""] + ControlFormat.flows(flows.json)
+                        + (finished.isEmpty ? [] : ["", "finished last:"] + finished)
+                    print(clear + frame.joined(separator: "\n"))
                 }
             case let .requests(last, follow, count, httpOnly):
                 try requests(client, last: last, follow: follow, count: count, httpOnly: httpOnly, print: print, complain: complain)
@@ -162,6 +166,9 @@ public struct ControlCommand {
             return 1
         }
     }
+
+    /// The requests and connections `top` shows under the flows.
+    static let topRecentLines = 5
 
     /// How often `requests --follow` looks again.
     static let followMilliseconds = 250

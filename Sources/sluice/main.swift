@@ -202,7 +202,8 @@ commands:
         Close one flow (the app sees a reset), switch a select group, or
         read the profile again (as SIGHUP does; errors keep the old one).
   top [--interval S] [--count N] [--control PATH]
-        status and flows, redrawn every S seconds (default 1) until Ctrl-C.
+        status, flows and the last 5 finished requests and connections,
+        redrawn every S seconds (default 1) until Ctrl-C.
         exec, run and proxy answer these on /run/sluice/control.sock when
         root (mode 0600), else on $XDG_RUNTIME_DIR/sluice/control.sock (or
         /tmp/sluice-UID/control.sock), the user's; --control PATH puts the

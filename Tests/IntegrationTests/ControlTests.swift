@@ -129,6 +129,9 @@ final class ControlTests {
             #expect(top.status == 0, "\(top.stderr)")
             #expect(!top.stdout.contains("\u{1B}"), "\(top.stdout)")
             #expect(top.stdout.components(separatedBy: "open: 1 TCP flows relayed upstream").count == 3, "\(top.stdout)")
+            // Under the flows, what finished last: the first request's connection, at least.
+            #expect(top.stdout.components(separatedBy: "finished last:").count == 3, "\(top.stdout)")
+            #expect(top.stdout.contains(" TCP 10.233.0.1."), "\(top.stdout)")
             let stats = self.json(try self.control(["status", "--json"]).stdout)
             let tunnel = (stats["stats"] as? [String: Any])?["tunnel"] as? [String: Any] ?? [:]
             #expect(tunnel["tcp-flows"] as? Int ?? 0 >= 2, "\(stats)")
