@@ -9,6 +9,9 @@ struct ControlClient {
     struct Reply {
         var status: Int
         var json: JSONValue
+
+        /// What a refusal says, as the clients print it.
+        var errorMessage: String { "sluice: \(json["error"]?.stringValue ?? "the control API answered \(status)")" }
     }
 
     /// Why the socket could not be used, said so that the user knows what to do.

@@ -187,9 +187,7 @@ public struct ControlCommand {
         }
         func look(_ target: String) throws(ControlClient.Failure) -> JSONValue {
             let reply = try client.request("GET", target)
-            guard reply.status == 200 else {
-                throw ControlClient.Failure(description: "sluice: \(reply.json["error"]?.stringValue ?? "the control API answered \(reply.status)")")
-            }
+            guard reply.status == 200 else { throw ControlClient.Failure(description: reply.errorMessage) }
             return reply.json
         }
         // As `tail -n LAST -f | head -n COUNT`: the count includes the lines shown first.
@@ -231,7 +229,7 @@ public struct ControlCommand {
             if !options.json { print(reply.json["message"]?.stringValue ?? "ok") }
             return 0
         }
-        complain("sluice: \(reply.json["error"]?.stringValue ?? "the control API answered \(reply.status)")")
+        complain(reply.errorMessage)
         for line in reply.json["errors"]?.arrayValue ?? [] { complain(line.stringValue ?? line.description) }
         return 1
     }

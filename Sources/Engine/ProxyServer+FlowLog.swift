@@ -10,7 +10,7 @@ internal import Wire
 extension ProxyServer {
     /// A client was accepted: its record opens (only with a flow log or a control socket to read it).
     func openRecord(_ connection: InboundConnection) {
-        guard flowLog != nil || controlWatching else { return }
+        guard keepsLines else { return }
         connection.record = FlowRecord(connectionID: connection.id, startTime: wallTime(now), transport: .tcp,
                                        source: connection.peer.address.wireAddress, sourcePort: connection.peer.port,
                                        destination: .v4(.any), destinationPort: 0)
@@ -55,19 +55,17 @@ extension ProxyServer {
         record.bytesUp = connection.bytesUp
         record.bytesDown = connection.bytesDown
         record.status = connection.endStatus ?? .closed
-        flowLog?.write(record)
-        if controlWatching { recentRequests.append(.connection(record)) }
+        finished(.connection(record))
     }
 
     /// One plain-HTTP request's line, after its response (or its failure).
     func logRequest(_ exchange: HTTPExchange, _ connection: InboundConnection) {
-        guard flowLog != nil || controlWatching else { return }
+        guard keepsLines else { return }
         // Numbered from 0 on each connection, as the tunnel's are.
         defer { connection.requestIndex += 1 }
         let line = exchange.requestRecord(connectionID: connection.id, index: connection.requestIndex, startedAt: wallTime(exchange.started),
                                           now: now, upstream: exchange.localAnswer == nil ? connection.upstreamTarget?.description : nil)
-        flowLog?.write(line)
-        if controlWatching { recentRequests.append(.http(line)) }
+        finished(.http(line))
     }
 
     /// Monotonic instants as wall-clock nanoseconds since the epoch.

@@ -94,3 +94,28 @@ struct RecentRequests {
         return storage[storage.count < capacity ? offset : (head + offset) % capacity]
     }
 }
+
+/// Where a loop's finished connections and HTTP requests go: the flow log
+/// (`--flow-log`) and, while a control socket is open, the ring `GET
+/// /requests` reads. The tunnel and `sluice proxy` both finish lines so.
+protocol FinishedLines: AnyObject {
+    var flowLog: FlowLogWriter? { get }
+    var controlWatching: Bool { get }
+    var recentRequests: RecentRequests { get set }
+}
+
+extension FinishedLines {
+    /// Someone reads the lines: worth keeping records and counting bytes for them.
+    var keepsLines: Bool { flowLog != nil || controlWatching }
+
+    func finished(_ entry: RecentRequests.Entry) {
+        switch entry {
+        case let .http(record): flowLog?.write(record)
+        case let .connection(record): flowLog?.write(record)
+        }
+        if controlWatching { recentRequests.append(entry) }
+    }
+}
+
+extension Tunnel: FinishedLines {}
+extension ProxyServer: FinishedLines {}

@@ -44,8 +44,7 @@ extension Tunnel {
     /// changes in place (a dictionary of structs would go through a modify
     /// coroutine that allocates its frame).
     func countBytes(_ key: FlowKey, up: Int = 0, down: Int = 0) {
-        guard flowLog != nil || controlWatching else { return }
-        guard let entry = flowRecords[key] else { return }
+        guard keepsLines, let entry = flowRecords[key] else { return }
         entry.record.bytesUp += up
         entry.record.bytesDown += down
     }
@@ -57,21 +56,19 @@ extension Tunnel {
         record.endTime = wallTime(now)
         record.status = status
         record.error = record.error ?? error
-        flowLog?.write(record)
-        if controlWatching { recentRequests.append(.connection(record)) }
+        finished(.connection(record))
     }
 
     /// One HTTP request's line, after its response (or its failure): to the
     /// flow log, and to the recent requests the control API shows.
     func logRequest(_ exchange: HTTPExchange, session: HTTPSession) {
-        guard flowLog != nil || controlWatching else { return }
+        guard keepsLines else { return }
         let connection = flowRecords[session.key]?.record.connectionID ?? 0
         // Numbered from 0 on each connection, as HTTPRequestRecord (and replay) count.
         defer { session.requestCount += 1 }
         let line = exchange.requestRecord(connectionID: connection, index: session.requestCount, startedAt: wallTime(exchange.started),
                                           now: now, upstream: session.upstream?.description)
-        flowLog?.write(line)
-        if controlWatching { recentRequests.append(.http(line)) }
+        finished(.http(line))
     }
 
     /// Monotonic instants as wall-clock nanoseconds since the epoch.
