@@ -176,6 +176,13 @@ extension TCPConnection {
                 if sendWindow == 0, flight == 0 { armPersist(now: now, emit: emit) }
                 break
             }
+            // Sender-side silly window avoidance for the congestion window (RFC
+            // 9293 §3.8.6.2.1, RFC 5681 counts it in segments): a window that
+            // grew by part of a segment (CUBIC's growth in congestion avoidance) does
+            // not send that part alone while data is in flight; the next ACK
+            // makes room for a whole segment.
+            if length > 0, flight > 0, congestionRoom < sendWindow - flight,
+               congestionRoom < min(available, sendMaximumSegmentSize - optionRoom) { break }
             let payload = sendBuffer.contiguousReadable(at: offset, maxLength: length)
             length = payload.count
             let fin = finQueued && offset + length == sendBuffer.count

@@ -243,6 +243,27 @@ import Wire
         #expect(h.sent.last?.header.sequenceNumber == snd + 9000)
     }
 
+    /// Sender-side silly window avoidance for the congestion window (RFC
+    /// 9293 §3.8.6.2.1): room for part of a segment waits while data is in
+    /// flight, until an ACK makes room for a whole one.
+    @Test func congestionWindowRoomForPartOfASegmentWaitsForAWholeOne() {
+        var c = plainConfiguration()
+        c.sendBufferSize = 20_000
+        let h = TCPHarness.established(c)
+        _ = h.write(bytes(15_000))
+        #expect(h.sent.count == 10)
+        h.sent.removeAll()
+        // 500 bytes acknowledged: cwnd 10,500, 9,500 in flight: room for one segment.
+        h.send(fromPeer(rcv, ack: snd + 500, []))
+        h.recv([fromUs(snd + 10_000, ack: rcv, [], payload: bytes(1000, from: 10_000))])
+        // 300 more: cwnd 10,800, 10,200 in flight: room for 600 bytes, and nothing goes.
+        h.send(fromPeer(rcv, ack: snd + 800, []))
+        h.recv([])
+        // 400 more: room for 1,400: one segment, and the 400 left wait.
+        h.send(fromPeer(rcv, ack: snd + 1200, []))
+        h.recv([fromUs(snd + 11_000, ack: rcv, [], payload: bytes(1000, from: 11_000))])
+    }
+
     @Test func theSendBufferBoundsWhatIsAccepted() {
         let h = TCPHarness.established()
         #expect(h.write(bytes(10_000)) == 8000)
@@ -374,9 +395,10 @@ import Wire
     @Test func aTailLossProbeSendsNewDataWhenTheCongestionWindowHoldsItBack() {
         let h = probeHarness()
         _ = h.write(bytes(20_000, from: 100))
-        #expect(h.sent.count == 11)               // ten full segments and 100 bytes fill cwnd
+        // Ten full segments; cwnd's last 100 bytes wait for room for a whole one (no runt).
+        #expect(h.sent.count == 10)
         untilTheProbeTimeout(h)
-        h.recv([fromUs(snd + 10_200, ack: rcv, [], payload: bytes(1000, from: 10_200))])
+        h.recv([fromUs(snd + 10_100, ack: rcv, [], payload: bytes(1000, from: 10_100))])
         #expect(h.connection.counters.tailLossProbes == 1)
     }
 

@@ -18,6 +18,9 @@ struct Simulation {
     var toClient: FaultInjector
     let configuration: TCPConfiguration
     var badChecksums = 0
+    /// The server's data segments shorter than its MSS that did not end what it had written (no PSH).
+    var serverRunts: [(sequence: SequenceNumber, length: Int)] = []
+    static let serverInitialSequence = SequenceNumber(0xffff_f000)
 
     init(plan: FaultInjector.Plan, seed: UInt64, configuration: TCPConfiguration) {
         self.configuration = configuration
@@ -40,7 +43,11 @@ struct Simulation {
         let t = now
         var toS: [[UInt8]] = [], toC: [[UInt8]] = []
         client.output(now: t) { h, p in toS.append(Simulation.encode(h, p, from: Simulation.clientAddress, to: Simulation.serverAddress)) }
-        server?.output(now: t) { h, p in toC.append(Simulation.encode(h, p, from: Simulation.serverAddress, to: Simulation.clientAddress)) }
+        let segmentSize = server?.sendMaximumSegmentSize ?? 0
+        server?.output(now: t) { h, p in
+            if p.count > 0, p.count < segmentSize, !h.flags.contains(.psh) { serverRunts.append((h.sequenceNumber, p.count)) }
+            toC.append(Simulation.encode(h, p, from: Simulation.serverAddress, to: Simulation.clientAddress))
+        }
         for p in toS { toServer.push(p, now: t) }
         for p in toC { toClient.push(p, now: t) }
     }
@@ -56,7 +63,7 @@ struct Simulation {
                 if server == nil {
                     // The flow table's job: only a SYN creates a connection.
                     guard header.flags == .syn else { return }
-                    server = TCPConnection(acceptingSyn: header, initialSequence: SequenceNumber(0xffff_f000),
+                    server = TCPConnection(acceptingSyn: header, initialSequence: Simulation.serverInitialSequence,
                                            configuration: configuration, now: now, timestampOffset: 77)
                     return
                 }
@@ -169,7 +176,8 @@ struct Pump {
 
     /// `size` seeded bytes from the server to the client, within a minute of
     /// virtual time; whether they arrived byte-exact.
-    func download(_ size: Int, plan: FaultInjector.Plan, seed: UInt64, configuration: TCPConfiguration) -> (Simulation, Bool) {
+    func download(_ size: Int, plan: FaultInjector.Plan, seed: UInt64, configuration: TCPConfiguration,
+                  observe: (Simulation) -> Void = { _ in }) -> (Simulation, Bool) {
         var rng = SplitMix64(seed: seed)
         let down = (0 ..< size).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
         var sim = Simulation(plan: plan, seed: seed, configuration: configuration)
@@ -182,6 +190,7 @@ struct Pump {
             clientPump.run(on: sim.client)
             if let server = sim.server { serverPump.run(on: server) }
             sim.flush()
+            observe(sim)
             sim.step(maximum: .milliseconds(50))
         }
         return (sim, clientPump.received == down)
@@ -254,5 +263,24 @@ struct Pump {
         // Each fault happens at roughly its rate.
         #expect((150 ... 250).contains(f.counters.dropped))
         #expect((100 ... 220).contains(f.counters.duplicated))
+    }
+
+    /// A congestion window that grew by part of a segment does not send that
+    /// part alone while data is in flight (RFC 9293 §3.8.6.2.1): CUBIC grows
+    /// it by bytes an ACK. Until 2026-12-07 every such ACK sent a full
+    /// segment and a runt (8,152 of them in this download).
+    @Test func aCongestionWindowGrownByPartOfASegmentSendsNoRunts() {
+        var plan = FaultInjector.Plan(delay: .milliseconds(20), bitsPerSecond: 16_000_000)
+        plan.queueLimit = .milliseconds(100)
+        var configuration = TCPConfiguration()
+        configuration.maximumSegmentSize = 1460
+        configuration.receiveBufferSize = 4 << 20
+        configuration.sendBufferSize = 4 << 20
+        let (sim, arrived) = download(4_000_000, plan: plan, seed: 3, configuration: configuration)
+        #expect(arrived)
+        // The download's last bytes are short of a segment: sent again, they are not runts.
+        let end = Simulation.serverInitialSequence + 1 + 4_000_000
+        let runts = sim.serverRunts.filter { $0.sequence + $0.length != end }
+        #expect(runts.count == 0, "\(runts.count) runts of \(sim.server?.counters.segmentsSent ?? 0) segments, the first \(runts.prefix(3))")
     }
 }
