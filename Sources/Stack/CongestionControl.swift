@@ -12,7 +12,9 @@ public enum CongestionAlgorithm: Sendable, Equatable {
 /// fast recovery from RFC 5681 §3.2 with the NewReno partial-ACK rule of
 /// RFC 6582 §3.2, and an initial window of ten segments (RFC 6928); the
 /// reduction at a congestion event and the growth in congestion avoidance
-/// are NewReno's (RFC 5681) or CUBIC's (RFC 9438, `CubicGrowth`).
+/// are NewReno's (RFC 5681) or CUBIC's (RFC 9438, `CubicGrowth`). The
+/// first slow start may end before any loss, when the round trip starts to
+/// grow (HyStart++, RFC 9406, `HyStart`).
 ///
 /// It only counts; the connection asks it how much may be in flight, tells it
 /// what the ACKs said, and performs the retransmission it returns.
@@ -28,6 +30,11 @@ public struct CongestionControl: Sendable, Equatable {
     /// Bytes acknowledged in congestion avoidance not yet turned into window (RFC 5681 §3.1, appropriate byte counting).
     private var bytesAckedInAvoidance = 0
     private var cubic = CubicGrowth()
+    /// Watches the first slow start's round trips; nil once it ended (or when
+    /// turned off): later slow starts run to ssthresh (RFC 9406 §4.3).
+    public private(set) var hyStart: HyStart?
+    /// HyStart++ ended the first slow start, not a loss.
+    public private(set) var slowStartEndedByDelay = false
 
     public enum Action: Equatable, Sendable {
         case none
@@ -40,10 +47,11 @@ public struct CongestionControl: Sendable, Equatable {
     /// counts what is in the network (the "pipe") from the scoreboard instead.
     public var selectiveAcknowledgments = false
 
-    public init(maximumSegmentSize: Int, algorithm: CongestionAlgorithm = .cubic) {
+    public init(maximumSegmentSize: Int, algorithm: CongestionAlgorithm = .cubic, hyStart: Bool = true) {
         precondition(maximumSegmentSize > 0)
         self.maximumSegmentSize = maximumSegmentSize
         self.algorithm = algorithm
+        self.hyStart = hyStart ? HyStart() : nil
         congestionWindow = min(10 * maximumSegmentSize, max(2 * maximumSegmentSize, 14600))
     }
 
@@ -51,9 +59,12 @@ public struct CongestionControl: Sendable, Equatable {
 
     /// An ACK that acknowledged `acked` new bytes. `highestAcked` is the new
     /// SND.UNA, `flightSize` what was outstanding before this ACK. CUBIC's
-    /// growth reads the clock and the smoothed round trip.
+    /// growth reads the clock and the smoothed round trip; HyStart++ reads
+    /// SND.NXT (`highestSent`, its rounds) and this ACK's round-trip sample,
+    /// and stays out without the first.
     public mutating func onNewAck(acked: Int, highestAcked: SequenceNumber, flightSize: Int, now: Instant,
-                                  smoothedRoundTripNanoseconds: Int64? = nil) -> Action {
+                                  smoothedRoundTripNanoseconds: Int64? = nil,
+                                  highestSent: SequenceNumber? = nil, roundTripSampleNanoseconds: Int64? = nil) -> Action {
         duplicateAcks = 0
         let smss = maximumSegmentSize
         if let recover = recoveryPoint {
@@ -71,7 +82,22 @@ public struct CongestionControl: Sendable, Equatable {
         }
         if congestionWindow < slowStartThreshold {
             // Slow start: grow by at most one SMSS per ACK (RFC 5681 eq. 2).
-            congestionWindow += min(acked, smss)
+            var growth = min(acked, smss)
+            if let highestSent, hyStart != nil {
+                switch hyStart!.onAck(acknowledgment: highestAcked, highestSent: highestSent, roundTripNanoseconds: roundTripSampleNanoseconds) {
+                case .slowStart:
+                    break
+                case .conservative:
+                    growth /= HyStart.conservativeGrowthDivisor
+                case .stop:
+                    // RFC 9406 §4.2: CSS's rounds are over; congestion avoidance from this window.
+                    slowStartThreshold = congestionWindow
+                    slowStartEndedByDelay = true
+                    hyStart = nil
+                    growth = 0
+                }
+            }
+            congestionWindow += growth
         } else if algorithm == .cubic {
             // Congestion avoidance, RFC 9438 §4.2–4.5.
             congestionWindow = cubic.grow(congestionWindow: congestionWindow, acked: acked, segmentSize: smss, now: now,
@@ -110,6 +136,7 @@ public struct CongestionControl: Sendable, Equatable {
         congestionWindow = selectiveAcknowledgments ? slowStartThreshold : slowStartThreshold + 3 * smss
         recoveryPoint = highestSent
         bytesAckedInAvoidance = 0
+        hyStart = nil // RFC 9406 §4.2: a loss in slow start or CSS ends them
     }
 
     /// The retransmission timer expired (RFC 5681 §3.1 eq. 4 and the loss
@@ -122,6 +149,7 @@ public struct CongestionControl: Sendable, Equatable {
         recoveryPoint = nil
         duplicateAcks = 0
         bytesAckedInAvoidance = 0
+        hyStart = nil
     }
 
     /// ssthresh after a congestion event, before its floor of two segments.

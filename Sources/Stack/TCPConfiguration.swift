@@ -13,6 +13,9 @@ public struct TCPConfiguration: Sendable, Equatable {
     public var windowScaling = true
     /// The window's reduction and growth towards the app (docs/tcp.md, "Congestion control").
     public var congestionControl: CongestionAlgorithm = .cubic
+    /// The first slow start ends when the round trip grows (HyStart++, RFC
+    /// 9406), not at the first loss; off, it runs until something is lost.
+    public var hyStart = true
     /// How long in-order data may wait for its ACK when the engine has not yet
     /// drained it (RFC 9293 §3.8.6.3 allows up to 500 ms; we stay far below).
     public var delayedAckTimeout: Duration = .milliseconds(20)

@@ -178,7 +178,7 @@ extension TCPConnection {
             }
             // Sender-side silly window avoidance for the congestion window (RFC
             // 9293 §3.8.6.2.1, RFC 5681 counts it in segments): a window that
-            // grew by part of a segment (CUBIC's growth in congestion avoidance) does
+            // grew by part of a segment (CUBIC's growth, HyStart++'s CSS) does
             // not send that part alone while data is in flight; the next ACK
             // makes room for a whole segment.
             if length > 0, flight > 0, congestionRoom < sendWindow - flight,

@@ -247,11 +247,16 @@ extension TCPConnection {
         if dataAcked > 0, !finQueued { events.insert(.writable) }
 
         // RTT: from the echoed timestamp (RFC 7323 §4.1), else from one timed segment (Karn's rule).
+        var roundTrip: Int64?
         if timestampsEnabled, let ts = segment.options.timestamps, ts.echoReply != 0 {
             let elapsed = timestampValue(now) &- ts.echoReply
-            if elapsed < 3_600_000 { retransmission.sample(nanoseconds: Int64(elapsed) * 1_000_000) }
+            if elapsed < 3_600_000 {
+                roundTrip = Int64(elapsed) * 1_000_000
+                retransmission.sample(nanoseconds: roundTrip!)
+            }
         } else if let timed = timedSequence, timed.sequence < acknowledgment {
-            retransmission.sample(nanoseconds: now.nanoseconds &- timed.sentAt.nanoseconds)
+            roundTrip = now.nanoseconds &- timed.sentAt.nanoseconds
+            retransmission.sample(nanoseconds: roundTrip!)
             timedSequence = nil
         } else {
             retransmission.acknowledged()
@@ -262,7 +267,8 @@ extension TCPConnection {
         let wasRecovering = congestion.inFastRecovery
         if ackedForCongestion > 0,
            congestion.onNewAck(acked: ackedForCongestion, highestAcked: acknowledgment, flightSize: flightSize, now: now,
-                               smoothedRoundTripNanoseconds: retransmission.smoothedRTTNanoseconds)
+                               smoothedRoundTripNanoseconds: retransmission.smoothedRTTNanoseconds,
+                               highestSent: sendMaximum, roundTripSampleNanoseconds: roundTrip)
             == .retransmitFirstUnacknowledged {
             retransmitOne = true
         }

@@ -193,7 +193,8 @@ public final class TCPConnection: CustomStringConvertible {
         sendBuffer = ByteRing(capacity: configuration.sendBufferSize)
         receiveBuffer = Reassembler(capacity: configuration.receiveBufferSize)
         sendMaximumSegmentSize = configuration.maximumSegmentSize
-        congestion = CongestionControl(maximumSegmentSize: configuration.maximumSegmentSize, algorithm: configuration.congestionControl)
+        congestion = CongestionControl(maximumSegmentSize: configuration.maximumSegmentSize, algorithm: configuration.congestionControl,
+                                       hyStart: configuration.hyStart)
         lastActivity = now
     }
 
@@ -212,7 +213,8 @@ public final class TCPConnection: CustomStringConvertible {
         }
         // RFC 9293 §3.7.1: the MSS excludes options, so subtract what every segment carries.
         sendMaximumSegmentSize = max(min(peerMSS, configuration.maximumSegmentSize) - (timestampsEnabled ? 12 : 0), 64)
-        congestion = CongestionControl(maximumSegmentSize: sendMaximumSegmentSize, algorithm: configuration.congestionControl)
+        congestion = CongestionControl(maximumSegmentSize: sendMaximumSegmentSize, algorithm: configuration.congestionControl,
+                                       hyStart: configuration.hyStart)
         congestion.selectiveAcknowledgments = sackPermitted
     }
 

@@ -265,9 +265,42 @@ struct Pump {
         #expect((100 ... 220).contains(f.counters.duplicated))
     }
 
+    /// HyStart++ (RFC 9406) through a slow link with a bottleneck queue
+    /// (`--faults rate=`): slow start leaves for CSS while the queue fills,
+    /// before it overflows, so the download loses a fraction of what slow
+    /// start running to the first loss loses, and takes no longer.
+    @Test(arguments: [(16_000_000, 20), (100_000_000, 5)])
+    func hyStartLeavesSlowStartBeforeTheQueueOverflows(bitsPerSecond: Int, oneWayMilliseconds: Int64) {
+        var plan = FaultInjector.Plan(delay: .milliseconds(oneWayMilliseconds), bitsPerSecond: bitsPerSecond)
+        plan.queueLimit = .milliseconds(100)
+        func run(hyStart: Bool) -> (sim: Simulation, arrived: Bool, cssAt: Instant?, firstOverflowAt: Instant?) {
+            var configuration = TCPConfiguration()
+            configuration.maximumSegmentSize = 1460
+            // A window larger than the link's delay and queue together, so that only the queue limits it.
+            configuration.receiveBufferSize = 4 << 20
+            configuration.sendBufferSize = 4 << 20
+            configuration.hyStart = hyStart
+            var cssAt: Instant?
+            var firstOverflowAt: Instant?
+            let (sim, arrived) = download(4_000_000, plan: plan, seed: 3, configuration: configuration) { sim in
+                if cssAt == nil, case .conservative? = sim.server?.congestion.hyStart?.phase { cssAt = sim.now }
+                if firstOverflowAt == nil, sim.toClient.counters.overflowed > 0 { firstOverflowAt = sim.now }
+            }
+            return (sim, arrived, cssAt, firstOverflowAt)
+        }
+        let with = run(hyStart: true)
+        let without = run(hyStart: false)
+        let detail = "with: \(with.sim.now) \(with.sim.toClient.counters) \(with.sim.server?.counters ?? .init()), CSS at \(with.cssAt.map { "\($0)" } ?? "never"), first overflow \(with.firstOverflowAt.map { "\($0)" } ?? "never"); without: \(without.sim.now) \(without.sim.toClient.counters) \(without.sim.server?.counters ?? .init())"
+        #expect(with.arrived && without.arrived, "\(detail)")
+        let cssBeforeOverflow = with.cssAt.map { css in with.firstOverflowAt.map { css < $0 } ?? true } ?? false
+        #expect(cssBeforeOverflow, "\(detail)")
+        #expect(with.sim.toClient.counters.overflowed * 4 < without.sim.toClient.counters.overflowed, "\(detail)")
+        #expect(with.sim.now.nanoseconds <= without.sim.now.nanoseconds + without.sim.now.nanoseconds / 20, "\(detail)")
+    }
+
     /// A congestion window that grew by part of a segment does not send that
     /// part alone while data is in flight (RFC 9293 §3.8.6.2.1): CUBIC grows
-    /// it by bytes an ACK. Until 2026-12-07 every such ACK sent a full
+    /// it by bytes an ACK, HyStart++'s CSS by a quarter segment. Until 2026-12-07 every such ACK sent a full
     /// segment and a runt (8,152 of them in this download).
     @Test func aCongestionWindowGrownByPartOfASegmentSendsNoRunts() {
         var plan = FaultInjector.Plan(delay: .milliseconds(20), bitsPerSecond: 16_000_000)
