@@ -193,21 +193,26 @@ public struct ControlCommand {
         // As `tail -n LAST -f | head -n COUNT`: the count includes the lines shown first.
         var shown = 0
         var after: UInt64
+        var instance: String?
         if last > 0 {
             // With --http, the last N HTTP requests: connections between them do not count.
             let page = try look("/requests?limit=\(httpOnly ? ControlRouter.maximumRequestsLimit : last)")
             shown += show(Array(kept(page["requests"]?.arrayValue ?? []).suffix(last)), atMost: count ?? .max)
             after = UInt64(page["newest"]?.intValue ?? 0)
+            instance = page["instance"]?.stringValue
         } else {
-            after = UInt64(try look("/requests?limit=1")["newest"]?.intValue ?? 0)
+            let page = try look("/requests?limit=1")
+            after = UInt64(page["newest"]?.intValue ?? 0)
+            instance = page["instance"]?.stringValue
         }
         guard follow else { return }
         while count.map({ shown < $0 }) ?? true {
             let page = try look("/requests?after=\(after)&limit=\(ControlRouter.maximumRequestsLimit)")
-            let newest = UInt64(page["newest"]?.intValue ?? 0)
-            if newest < after {
+            let answering = page["instance"]?.stringValue
+            if Self.isAnotherSluice(answering: answering, followed: instance, newest: UInt64(page["newest"]?.intValue ?? 0), after: after) {
                 // Another Sluice answers on the socket now: its ids start again.
                 complain("sluice requests: the Sluice on \(options.path) is a new one; following it from its first request")
+                instance = answering
                 after = 0
                 continue
             }
@@ -220,6 +225,13 @@ public struct ControlCommand {
             if let id = items.last?["id"]?.intValue { after = UInt64(id) }
             if page["more"]?.boolValue != true { ProcessControl.sleep(milliseconds: Self.followMilliseconds) }
         }
+    }
+
+    /// Whether the Sluice answering a follower is not the one it followed:
+    /// another `instance` (ids start again at 1 in every Sluice), or, from a
+    /// Sluice that names none, a newest id below the last one seen.
+    static func isAnotherSluice(answering: String?, followed: String?, newest: UInt64, after: UInt64) -> Bool {
+        answering != followed || newest < after
     }
 
     /// A change's answer: its message on success, the error (and each line of a profile's errors) otherwise.

@@ -152,8 +152,10 @@ enum ControlRouter {
             case "groups": return only(.get, .groups)
             case "reload": return only(.post, .reload)
             case "requests":
+                // The method first, as on every path: a DELETE with a bad query is still a 405.
+                guard method == .get else { return .failure(notAllowed([HTTPMethod.get.rawValue])) }
                 switch requestsQuery(parts.count > 1 ? parts[1] : "") {
-                case let .success((after, limit)): return only(.get, .requests(after: after, limit: limit))
+                case let .success((after, limit)): return .success(.requests(after: after, limit: limit))
                 case let .failure(refusal): return .failure(refusal)
                 }
             default: break
@@ -206,6 +208,7 @@ enum ControlRouter {
     static func requests(_ page: RecentRequests.Page) -> ControlResponse {
         var json = JSONWriter()
         json.beginObject()
+        json.field("instance", page.instance)
         json.field("newest", Int(truncatingIfNeeded: page.newest))
         json.field("missed", Int(truncatingIfNeeded: page.missed))
         json.field("more", page.more)

@@ -1,4 +1,5 @@
 internal import Capture
+internal import Sys
 
 /// The requests and connections that finished last, for `GET /requests`
 /// (`sluice requests`): the flow log's lines, kept in memory so that a
@@ -31,6 +32,8 @@ struct RecentRequests {
         var missed: UInt64
         /// Entries after the page's last one that the limit left out.
         var more: Bool
+        /// The ring's `instance`.
+        var instance: String
     }
 
     /// 512 lines: a few seconds of a busy tunnel, a few hundred kilobytes
@@ -43,10 +46,23 @@ struct RecentRequests {
     private var head = 0
     /// The id the next entry gets; the first is 1.
     private(set) var nextID: UInt64 = 1
+    /// Names this ring (this Sluice) apart from any other that answers on the
+    /// same socket later: ids start again at 1 there, and a follower that
+    /// sees the name change starts again with them.
+    let instance: String
 
-    init(capacity: Int = defaultCapacity) {
+    init(capacity: Int = defaultCapacity, instance: String = RecentRequests.freshInstance()) {
         precondition(capacity > 0, "a ring holds at least one entry")
         self.capacity = capacity
+        self.instance = instance
+    }
+
+    /// Sixteen random hex digits.
+    static func freshInstance() -> String {
+        SystemRandom.bytes(8).map { byte in
+            let digits = Array("0123456789abcdef")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
+        }.joined()
     }
 
     var count: Int { storage.count }
@@ -74,7 +90,7 @@ struct RecentRequests {
         let first: UInt64
         var missed: UInt64 = 0
         if let after {
-            guard after < newest else { return Page(entries: [], newest: newest, missed: 0, more: false) }
+            guard after < newest else { return Page(entries: [], newest: newest, missed: 0, more: false, instance: instance) }
             let wanted = after + 1
             missed = oldestID > wanted ? oldestID - wanted : 0
             first = max(wanted, oldestID)
@@ -85,7 +101,7 @@ struct RecentRequests {
         var entries: [(id: UInt64, entry: Entry)] = []
         entries.reserveCapacity(Int(end - first))
         for id in first ..< end { entries.append((id, entry(id))) }
-        return Page(entries: entries, newest: newest, missed: missed, more: end < nextID)
+        return Page(entries: entries, newest: newest, missed: missed, more: end < nextID, instance: instance)
     }
 
     /// The entry with this id, which must be held.

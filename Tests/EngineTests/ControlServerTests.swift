@@ -234,6 +234,10 @@ struct Reply: CustomStringConvertible {
         let all = replies[0].json
         #expect(all["newest"]?.intValue == 2 && all["missed"]?.intValue == 0 && all["more"]?.boolValue == false)
         #expect(all["requests"]?.arrayValue?.count == 2)
+        // Which Sluice answered: the ring's own name, the same in every answer it gives.
+        #expect(all["instance"]?.stringValue == f.target.recent.instance && f.target.recent.instance.count == 16)
+        #expect(replies[1].json["instance"]?.stringValue == f.target.recent.instance)
+        #expect(RecentRequests().instance != RecentRequests().instance)
         // Each entry's line is the flow log's, byte for byte.
         let first = try #require(all["requests"]?[0])
         #expect(first["id"]?.intValue == 1)
@@ -246,8 +250,11 @@ struct Reply: CustomStringConvertible {
 
         replies = try f.exchange("GET /requests?limit=0 HTTP/1.1\r\nHost: s\r\n\r\nGET /requests?limit=513 HTTP/1.1\r\nHost: s\r\n\r\n"
             + "GET /requests?after=x HTTP/1.1\r\nHost: s\r\n\r\nGET /requests?since=3 HTTP/1.1\r\nHost: s\r\n\r\n"
-            + "GET /requests?limit=2&limit=3 HTTP/1.1\r\nHost: s\r\n\r\nDELETE /requests HTTP/1.1\r\nHost: s\r\n\r\n")
-        #expect(replies.map(\.status) == [400, 400, 400, 400, 400, 405], "\(replies)")
+            + "GET /requests?limit=2&limit=3 HTTP/1.1\r\nHost: s\r\n\r\nDELETE /requests HTTP/1.1\r\nHost: s\r\n\r\n"
+            + "DELETE /requests?since=3 HTTP/1.1\r\nHost: s\r\n\r\n")
+        // The method is judged first, as on every path: a DELETE with a bad query is a 405.
+        #expect(replies.map(\.status) == [400, 400, 400, 400, 400, 405, 405], "\(replies)")
+        #expect(replies[6].head.headers["Allow"] == "GET")
         #expect(replies[3].json["error"]?.stringValue == "/requests takes after=ID and limit=N; got 'since'")
         #expect(f.target.recentAsked.count == 2)
     }
@@ -507,6 +514,19 @@ struct Reply: CustomStringConvertible {
 }
 
 @Suite struct ControlCommandTests {
+    /// A follower starts again (from the new Sluice's first line) when
+    /// another Sluice answers on its socket, even one that has already
+    /// made more lines than the followed one had.
+    @Test func aFollowerKnowsAnotherSluiceByItsInstance() {
+        #expect(!ControlCommand.isAnotherSluice(answering: "a1", followed: "a1", newest: 40, after: 40))
+        #expect(!ControlCommand.isAnotherSluice(answering: "a1", followed: "a1", newest: 90, after: 40))
+        #expect(ControlCommand.isAnotherSluice(answering: "b2", followed: "a1", newest: 90, after: 40))
+        #expect(ControlCommand.isAnotherSluice(answering: "b2", followed: "a1", newest: 3, after: 40))
+        // A Sluice that names no instance: only a newest id below the last one seen tells.
+        #expect(ControlCommand.isAnotherSluice(answering: nil, followed: nil, newest: 3, after: 40))
+        #expect(!ControlCommand.isAnotherSluice(answering: nil, followed: nil, newest: 90, after: 40))
+    }
+
     @Test func parses() throws {
         #expect(try ControlCommand.parse(["status"]).get() == ControlCommand.Options(action: .status))
         var flows = ControlCommand.Options(action: .flows)
