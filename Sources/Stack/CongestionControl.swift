@@ -61,10 +61,13 @@ public struct CongestionControl: Sendable, Equatable {
     /// SND.UNA, `flightSize` what was outstanding before this ACK. CUBIC's
     /// growth reads the clock and the smoothed round trip; HyStart++ reads
     /// SND.NXT (`highestSent`, its rounds) and this ACK's round-trip sample,
-    /// and stays out without the first.
+    /// and stays out without the first. `windowLimited` says whether the
+    /// window limited the sender lately (`CongestionWindowUsage`): an ACK
+    /// of an app that does not use the window does not grow it.
     public mutating func onNewAck(acked: Int, highestAcked: SequenceNumber, flightSize: Int, now: Instant,
                                   smoothedRoundTripNanoseconds: Int64? = nil,
-                                  highestSent: SequenceNumber? = nil, roundTripSampleNanoseconds: Int64? = nil) -> Action {
+                                  highestSent: SequenceNumber? = nil, roundTripSampleNanoseconds: Int64? = nil,
+                                  windowLimited: Bool = true) -> Action {
         duplicateAcks = 0
         let smss = maximumSegmentSize
         if let recover = recoveryPoint {
@@ -97,7 +100,14 @@ public struct CongestionControl: Sendable, Equatable {
                     growth = 0
                 }
             }
+            // RFC 7661: a window the app does not use is not grown (its rounds still count for HyStart++).
+            if !windowLimited { growth = 0 }
             congestionWindow += growth
+        } else if !windowLimited {
+            // RFC 9438 §5.8: nor in congestion avoidance; the cubic function
+            // starts again from this window when the app uses it, not from
+            // where the time since the last epoch would have taken it.
+            cubic.restartEpoch()
         } else if algorithm == .cubic {
             // Congestion avoidance, RFC 9438 §4.2–4.5.
             congestionWindow = cubic.grow(congestionWindow: congestionWindow, acked: acked, segmentSize: smss, now: now,

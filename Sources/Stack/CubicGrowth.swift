@@ -49,6 +49,9 @@ struct CubicGrowth: Sendable, Equatable {
         return Int(Double(flightSize) * Self.beta)
     }
 
+    /// The app left the window unused: the next growth starts a new epoch from the window then.
+    mutating func restartEpoch() { epochStart = nil }
+
     /// One ACK of `acked` new bytes in congestion avoidance. Returns the new
     /// congestion window (bytes, never below the current one).
     mutating func grow(congestionWindow: Int, acked: Int, segmentSize: Int, now: Instant,

@@ -153,6 +153,8 @@ extension TCPConnection {
     /// congestion window allow, one MSS at a time; Nagle is off.
     func emitData(now: Instant, emit: Emit) {
         var segments = 0
+        var heldByWindow = false
+        defer { windowUsage.sent(flight: sendMaximum - sendUnacknowledged, heldBack: heldByWindow) }
         while segments < 1024 {
             // After a timeout, retransmission walks from SND.UNA to SND.NXT before new data goes.
             let retransmitting = retransmitNext != nil
@@ -170,6 +172,8 @@ extension TCPConnection {
             // so the segment never outgrows the MTU the MSS was derived from.
             let optionRoom = sackPermitted && (!receiveBuffer.outOfOrder.isEmpty || duplicateReport != nil)
                 ? 4 + 8 * sackBlockRoom : 0
+            // The congestion window, not the peer's, keeps data waiting (RFC 7661's "cwnd-limited").
+            if congestionRoom < min(available, sendMaximumSegmentSize - optionRoom), congestionRoom < sendWindow - flight { heldByWindow = true }
             var length = min(available, sendMaximumSegmentSize - optionRoom, max(usable, 0))
             if length == 0, available > 0 {
                 // Zero window with data waiting: the persist timer probes it (RFC 9293 §3.8.6.1).

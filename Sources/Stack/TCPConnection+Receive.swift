@@ -265,10 +265,14 @@ extension TCPConnection {
         // The SYN's acknowledgment does not grow the window (RFC 5681 §3.1 counts data).
         let ackedForCongestion = acked - (synAcknowledged ? 1 : 0)
         let wasRecovering = congestion.inFastRecovery
+        let windowLimited = windowUsage.limits(congestionWindow: congestion.congestionWindow,
+                                               inSlowStart: congestion.congestionWindow < congestion.slowStartThreshold,
+                                               segmentSize: sendMaximumSegmentSize)
+        windowUsage.acknowledged(upTo: acknowledgment, highestSent: sendMaximum, flight: sendMaximum - acknowledgment)
         if ackedForCongestion > 0,
            congestion.onNewAck(acked: ackedForCongestion, highestAcked: acknowledgment, flightSize: flightSize, now: now,
                                smoothedRoundTripNanoseconds: retransmission.smoothedRTTNanoseconds,
-                               highestSent: sendMaximum, roundTripSampleNanoseconds: roundTrip)
+                               highestSent: sendMaximum, roundTripSampleNanoseconds: roundTrip, windowLimited: windowLimited)
             == .retransmitFirstUnacknowledged {
             retransmitOne = true
         }

@@ -141,6 +141,8 @@ public final class TCPConnection: CustomStringConvertible {
         public var tailLossProbes = 0
     }
     public internal(set) var counters = Counters()
+    /// Whether the congestion window limited what was sent lately: only then do ACKs grow it.
+    var windowUsage = CongestionWindowUsage()
 
     // MARK: Creation
 

@@ -264,6 +264,25 @@ import Wire
         h.recv([fromUs(snd + 11_000, ack: rcv, [], payload: bytes(1000, from: 11_000))])
     }
 
+    /// RFC 7661: requests and short answers never fill the window, and their
+    /// ACKs do not grow it; the first large answer leaves in the initial
+    /// window, not in one grown by every small one before it (until
+    /// 2026-12-07, 30 answers of 100 bytes made it 13,000 bytes).
+    @Test func shortAnswersDoNotGrowTheCongestionWindow() {
+        var c = plainConfiguration()
+        c.sendBufferSize = 20_000
+        let h = TCPHarness.established(c)
+        for i in 0 ..< 30 {
+            _ = h.write(bytes(100, from: i * 100))
+            h.recv([fromUs(snd + i * 100, ack: rcv, [.psh], payload: bytes(100, from: i * 100))])
+            h.send(fromPeer(rcv, ack: snd + (i + 1) * 100, []))
+        }
+        #expect(h.connection.congestion.congestionWindow == 10_000)
+        _ = h.write(bytes(15_000, from: 3000))
+        #expect(h.sent.count == 10)
+        #expect(h.sent.last?.header.sequenceNumber == snd + 3000 + 9000)
+    }
+
     @Test func theSendBufferBoundsWhatIsAccepted() {
         let h = TCPHarness.established()
         #expect(h.write(bytes(10_000)) == 8000)

@@ -316,4 +316,70 @@ struct Pump {
         let runts = sim.serverRunts.filter { $0.sequence + $0.length != end }
         #expect(runts.count == 0, "\(runts.count) runts of \(sim.server?.counters.segmentsSent ?? 0) segments, the first \(runts.prefix(3))")
     }
+
+    /// RFC 7661 on a slow link: 200 short exchanges on a kept-alive
+    /// connection, then a 2 MB answer. The short answers never filled the
+    /// window, so their ACKs did not grow it, and the large one starts from
+    /// the window the link has seen work; until 2026-12-07 it left at 200
+    /// segments, a burst twice the size of the link's queue.
+    @Test func aWindowThatShortExchangesNeverUsedDoesNotBurstIntoTheQueue() {
+        let plan = FaultInjector.Plan(delay: .milliseconds(20), bitsPerSecond: 4_000_000)
+        var configuration = TCPConfiguration()
+        configuration.maximumSegmentSize = 1460
+        configuration.receiveBufferSize = 4 << 20
+        configuration.sendBufferSize = 4 << 20
+        var sim = Simulation(plan: plan, seed: 5, configuration: configuration)
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        func read(_ connection: TCPConnection?) -> Int {
+            guard let connection else { return 0 }
+            var total = 0
+            for _ in 0 ..< 64 {
+                let n = buffer.withUnsafeMutableBytes { connection.read(into: $0) }
+                if n == 0 { break }
+                total += n
+            }
+            return total
+        }
+        var exchanges = 0, requestSent = false, answered = 0, serverHeard = 0
+        let answer = [UInt8](repeating: 0x61, count: 1000)
+        let large = [UInt8](repeating: 0x62, count: 2_000_000)
+        var largeWritten = 0, received = 0
+        // When the large answer was written, and the queue's drops in the 100 ms that followed.
+        var largeAt: Instant?
+        var overflowedAtFirst = 0
+        var steps = 0
+        while steps < 2_000_000, sim.now < Instant.milliseconds(120_000), received < large.count {
+            steps += 1
+            sim.deliver()
+            if exchanges < 200 {
+                if !requestSent, sim.client.state == .established {
+                    _ = [UInt8](repeating: 0x71, count: 100).withUnsafeBytes { sim.client.write($0) }
+                    requestSent = true
+                }
+                serverHeard += read(sim.server)
+                if serverHeard >= 100, let server = sim.server {
+                    serverHeard -= 100
+                    _ = answer.withUnsafeBytes { server.write($0) }
+                }
+                answered += read(sim.client)
+                if answered >= 1000 {
+                    answered -= 1000
+                    exchanges += 1
+                    requestSent = false
+                }
+            } else {
+                if largeAt == nil { largeAt = sim.now }
+                if let server = sim.server, largeWritten < large.count {
+                    largeWritten += large.withUnsafeBytes { server.write(UnsafeRawBufferPointer(rebasing: $0[largeWritten...])) }
+                }
+                received += read(sim.client)
+            }
+            sim.flush()
+            if let largeAt, sim.now <= largeAt + .milliseconds(100) { overflowedAtFirst = sim.toClient.counters.overflowed }
+            sim.step(maximum: .milliseconds(50))
+        }
+        #expect(exchanges == 200 && received == large.count, "\(exchanges) exchanges, \(received) bytes by \(sim.now)")
+        // Its first round trips fit the link's queue (before, 86 of their packets overflowed it).
+        #expect(overflowedAtFirst == 0, "\(overflowedAtFirst) overflowed; in all \(sim.toClient.counters) \(sim.server?.counters ?? .init())")
+    }
 }
