@@ -59,10 +59,7 @@ struct RecentRequests {
 
     /// Sixteen random hex digits.
     static func freshInstance() -> String {
-        SystemRandom.bytes(8).map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
-        }.joined()
+        SystemRandom.bytes(8).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }.joined()
     }
 
     var count: Int { storage.count }

@@ -36,8 +36,7 @@ public struct HyStart: Sendable, Equatable {
     }
 
     public private(set) var phase = Phase.slowStart
-    /// The round ends when this is acknowledged: SND.NXT when it began.
-    private var roundEnd: SequenceNumber?
+    private var rounds = RoundTracker()
     private var lastRoundMinimum = Int64.max
     private var currentRoundMinimum = Int64.max
     private var samplesThisRound = 0
@@ -64,9 +63,7 @@ public struct HyStart: Sendable, Equatable {
     /// Returns how the window grows for this ACK.
     public mutating func onAck(acknowledgment: SequenceNumber, highestSent: SequenceNumber,
                                roundTripNanoseconds: Int64?) -> Growth {
-        if roundEnd.map({ acknowledgment > $0 }) ?? true {
-            // §4.2: a new round begins once the byte at the last one's end is acknowledged.
-            roundEnd = highestSent
+        if rounds.beginsRound(acknowledgment: acknowledgment, highestSent: highestSent) {
             lastRoundMinimum = currentRoundMinimum
             currentRoundMinimum = .max
             samplesThisRound = 0
