@@ -30,11 +30,10 @@ public struct CongestionControl: Sendable, Equatable {
     /// Bytes acknowledged in congestion avoidance not yet turned into window (RFC 5681 §3.1, appropriate byte counting).
     private var bytesAckedInAvoidance = 0
     private var cubic = CubicGrowth()
-    /// Watches the first slow start's round trips; nil once it ended (or when
-    /// turned off): later slow starts run to ssthresh (RFC 9406 §4.3).
+    /// Watches the first slow start's round trips (its phase `.done` when it
+    /// ended that slow start); nil after a loss or a timeout, or when turned
+    /// off: later slow starts run to ssthresh (RFC 9406 §4.3).
     public private(set) var hyStart: HyStart?
-    /// HyStart++ ended the first slow start, not a loss.
-    public private(set) var slowStartEndedByDelay = false
 
     public enum Action: Equatable, Sendable {
         case none
@@ -86,6 +85,7 @@ public struct CongestionControl: Sendable, Equatable {
         if congestionWindow < slowStartThreshold {
             // Slow start: grow by at most one SMSS per ACK (RFC 5681 eq. 2).
             var growth = min(acked, smss)
+            // (A HyStart++ that is `.done` set ssthresh to the window: slow start is not reached again.)
             if let highestSent, hyStart != nil {
                 switch hyStart!.onAck(acknowledgment: highestAcked, highestSent: highestSent, roundTripNanoseconds: roundTripSampleNanoseconds) {
                 case .slowStart:
@@ -95,8 +95,6 @@ public struct CongestionControl: Sendable, Equatable {
                 case .stop:
                     // RFC 9406 §4.2: CSS's rounds are over; congestion avoidance from this window.
                     slowStartThreshold = congestionWindow
-                    slowStartEndedByDelay = true
-                    hyStart = nil
                     growth = 0
                 }
             }

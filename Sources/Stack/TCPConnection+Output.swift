@@ -173,7 +173,8 @@ extension TCPConnection {
             let optionRoom = sackPermitted && (!receiveBuffer.outOfOrder.isEmpty || duplicateReport != nil)
                 ? 4 + 8 * sackBlockRoom : 0
             // The congestion window, not the peer's, keeps data waiting (RFC 7661's "cwnd-limited").
-            if congestionRoom < min(available, sendMaximumSegmentSize - optionRoom), congestionRoom < sendWindow - flight { heldByWindow = true }
+            let windowHolds = congestionRoom < min(available, sendMaximumSegmentSize - optionRoom) && congestionRoom < sendWindow - flight
+            if windowHolds { heldByWindow = true }
             var length = min(available, sendMaximumSegmentSize - optionRoom, max(usable, 0))
             if length == 0, available > 0 {
                 // Zero window with data waiting: the persist timer probes it (RFC 9293 §3.8.6.1).
@@ -185,8 +186,7 @@ extension TCPConnection {
             // grew by part of a segment (CUBIC's growth, HyStart++'s CSS) does
             // not send that part alone while data is in flight; the next ACK
             // makes room for a whole segment.
-            if length > 0, flight > 0, congestionRoom < sendWindow - flight,
-               congestionRoom < min(available, sendMaximumSegmentSize - optionRoom) { break }
+            if length > 0, flight > 0, windowHolds { break }
             let payload = sendBuffer.contiguousReadable(at: offset, maxLength: length)
             length = payload.count
             let fin = finQueued && offset + length == sendBuffer.count

@@ -131,13 +131,15 @@ import Wire
         #expect(cc.slowStartThreshold == .max)
         for _ in 0 ..< 4 { Self.window(&cc, acks: 12, roundTrip: Self.ms(30), sequence: &sequence, mss: mss) }
         #expect(cc.congestionWindow == 27_750 + 48 * 250)
-        #expect(!cc.slowStartEndedByDelay)
+        #expect(cc.hyStart?.phase != .done)
         // The next round's first ACK: five CSS rounds are over; ssthresh is the window, nothing was lost.
         Self.window(&cc, acks: 1, roundTrip: Self.ms(30), sequence: &sequence, mss: mss)
         #expect(cc.slowStartThreshold == 39_750)
         #expect(cc.congestionWindow == 39_750)
-        #expect(cc.slowStartEndedByDelay)
-        #expect(cc.hyStart == nil)
+        #expect(cc.hyStart?.phase == .done)
+        // Congestion avoidance from here: the window grows by less than a segment an ACK.
+        Self.window(&cc, acks: 1, roundTrip: Self.ms(30), sequence: &sequence, mss: mss)
+        #expect(cc.congestionWindow > 39_750 && cc.congestionWindow < 40_750)
     }
 
     @Test func onlyTheFirstSlowStartIsWatched() {
@@ -152,7 +154,7 @@ import Wire
         Self.window(&cc, acks: 10, roundTrip: Self.ms(20), sequence: &sequence, mss: mss)
         Self.window(&cc, acks: 10, roundTrip: Self.ms(60), sequence: &sequence, mss: mss)
         #expect(cc.congestionWindow >= 14_000)
-        #expect(!cc.slowStartEndedByDelay)
+        #expect(cc.hyStart == nil)
 
         var lossy = CongestionControl(maximumSegmentSize: mss)
         lossy.enterRecovery(flightSize: 10_000, highestSent: SequenceNumber(10_001))

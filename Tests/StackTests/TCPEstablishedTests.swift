@@ -233,10 +233,15 @@ import Wire
                 fromUs(snd + 2500, ack: rcv, [.psh], payload: bytes(500, from: 2500))])
     }
 
-    @Test func sendingStopsAtTheInitialCongestionWindow() {
+    /// A send buffer of 20,000 bytes: room for more than the initial window.
+    func roomyHarness() -> TCPHarness {
         var c = plainConfiguration()
         c.sendBufferSize = 20_000
-        let h = TCPHarness.established(c)
+        return TCPHarness.established(c)
+    }
+
+    @Test func sendingStopsAtTheInitialCongestionWindow() {
+        let h = roomyHarness()
         _ = h.write(bytes(15_000))
         // RFC 6928: ten segments.
         #expect(h.sent.count == 10)
@@ -247,9 +252,7 @@ import Wire
     /// 9293 §3.8.6.2.1): room for part of a segment waits while data is in
     /// flight, until an ACK makes room for a whole one.
     @Test func congestionWindowRoomForPartOfASegmentWaitsForAWholeOne() {
-        var c = plainConfiguration()
-        c.sendBufferSize = 20_000
-        let h = TCPHarness.established(c)
+        let h = roomyHarness()
         _ = h.write(bytes(15_000))
         #expect(h.sent.count == 10)
         h.sent.removeAll()
@@ -269,9 +272,7 @@ import Wire
     /// window, not in one grown by every small one before it (until
     /// 2026-12-07, 30 answers of 100 bytes made it 13,000 bytes).
     @Test func shortAnswersDoNotGrowTheCongestionWindow() {
-        var c = plainConfiguration()
-        c.sendBufferSize = 20_000
-        let h = TCPHarness.established(c)
+        let h = roomyHarness()
         for i in 0 ..< 30 {
             _ = h.write(bytes(100, from: i * 100))
             h.recv([fromUs(snd + i * 100, ack: rcv, [.psh], payload: bytes(100, from: i * 100))])
