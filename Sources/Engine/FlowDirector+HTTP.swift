@@ -106,6 +106,16 @@ extension FlowDirector {
         if let headerRewriter {
             head.headers = Self.rewritten(head.headers, headerRewriter, .request, url: url)
         }
+        // [Body Rewrite]: the lines for this request's body and its response's.
+        if let bodyRewriter {
+            exchange.requestBodyRewrites = bodyRewriter.matching(.request, url: url)
+            exchange.responseBodyRewrites = bodyRewriter.matching(.response, url: url)
+            if !exchange.responseBodyRewrites.isEmpty {
+                // Sluice rewrites text, not gzip: the origin is asked for the body as it is (RFC 9110 §12.5.3).
+                head.headers.remove(name: "Accept-Encoding")
+                head.headers.add(name: "Accept-Encoding", value: "identity")
+            }
+        }
         var target = UpstreamTarget(route: route.identity, host: host, port: port, tls: tls)
         if case let .proxy(proxy) = route, proxy.kind == .http, !tls {
             // A forward proxy gets the absolute form and our credentials; one

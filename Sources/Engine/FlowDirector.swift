@@ -14,6 +14,8 @@ final class FlowDirector {
     let rules: RuleEngine?
     let urlRewriter: URLRewriter?
     let headerRewriter: HeaderRewriter?
+    /// [Body Rewrite]; nil without a profile.
+    let bodyRewriter: BodyRewriter?
     let mapLocal: MapLocalResolver?
     /// One book per [Statistics] line, kept across reloads when the line's name stays.
     var books: [StatisticsBook]
@@ -38,6 +40,7 @@ final class FlowDirector {
         rules = nil
         urlRewriter = nil
         headerRewriter = nil
+        bodyRewriter = nil
         mapLocal = nil
         books = []
         usesHTTPMode = false
@@ -52,6 +55,7 @@ final class FlowDirector {
         requiresProcess = profile.requiresProcess
         urlRewriter = URLRewriter(profile)
         headerRewriter = HeaderRewriter(profile)
+        bodyRewriter = profile.bodyRewrites.isEmpty ? nil : BodyRewriter(profile)
         mapLocal = MapLocalResolver(profile)
         books = profile.statistics.map { definition in
             previous?.books.first { $0.name == definition.name && $0.failureStatus == definition.failureStatus } ?? StatisticsBook(definition)
@@ -71,7 +75,8 @@ final class FlowDirector {
             }
             groups[definition.name] = group
         }
-        usesHTTPMode = !profile.urlRewrites.isEmpty || !profile.headerRewrites.isEmpty || !profile.mapLocals.isEmpty
+        usesHTTPMode = !profile.urlRewrites.isEmpty || !profile.headerRewrites.isEmpty || !profile.bodyRewrites.isEmpty
+            || !profile.mapLocals.isEmpty
             || !profile.statistics.isEmpty || profile.capture.harPath != nil
     }
 

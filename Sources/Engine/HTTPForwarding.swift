@@ -27,6 +27,14 @@ struct HTTPForwarding {
     var heldFrom: Int? = 0
     /// Some of the response went on to the client (an interim head, or the final one).
     var responseStarted = false
+    /// [Body Rewrite]: the request's head (without `Expect`) and body, held
+    /// until its end, and where in `toUpstream` they go (`place`, which moves
+    /// as bytes before it are sent); their bytes leave `toUpstream` as they
+    /// are scanned.
+    var heldRequest: (head: HTTPRequestHead, body: HeldBody, place: Int)?
+    /// [Body Rewrite]: the response's head and body, held until its end
+    /// (taken out of `toClient` as they are scanned; `heldFrom` stays where they go).
+    var heldResponse: (head: HTTPResponseHead, body: HeldBody)?
     /// After a 101 Switching Protocols: opaque bytes both ways until the connection ends.
     var passthrough = false
     /// After a 101 to WebSocket, with a HAR: its messages, for its entry at the connection's end.
@@ -79,6 +87,12 @@ struct HTTPForwarding {
     /// Both messages have ended (and the connection did not become a tunnel).
     var isComplete: Bool { requests == nil && responses == nil && !passthrough }
 
+    /// `n` bytes already scanned came into `toClient` ahead of the scan (`InboundConnection.refillToClient`).
+    mutating func movedBeforeScan(_ n: Int) {
+        if let held = heldFrom { heldFrom = held + n }
+        responseScanned += n
+    }
+
     mutating func sentToClient(_ n: Int) {
         if let held = heldFrom { heldFrom = held - n }
         responseScanned -= n
@@ -89,6 +103,7 @@ struct HTTPForwarding {
     /// sent to its last.
     mutating func sentUpstream(_ n: Int, now: Instant) {
         requestScanned -= n
+        heldRequest?.place -= n
         guard n > 0, !passthrough else { return }
         if exchange.firstSentAt == nil { exchange.firstSentAt = now }
         if let end = requestEnd {

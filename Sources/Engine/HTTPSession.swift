@@ -32,6 +32,10 @@ final class HTTPSession {
     var skippingRequestBody = false
     /// Response body bytes counted but not yet written to the app (they wait in `responseHold`).
     var responseHold: [UInt8] = []
+    /// A request [Body Rewrite] changes: planned, and held with its body until the body ends.
+    var heldRequest: HeldRequest?
+    /// A response [Body Rewrite] changes: its head and body, held until its end.
+    var heldResponse: (head: HTTPResponseHead, body: HeldBody)?
     /// After an Upgrade (WebSocket) or a CONNECT, bytes are opaque both ways.
     var passthrough = false
     /// After a 101 to WebSocket, with a HAR: its messages, for its entry (`WebSocketRecording`).
@@ -90,6 +94,8 @@ struct OutgoingBytes {
     var offset = 0
 
     var isEmpty: Bool { offset == bytes.count }
+    /// Bytes not yet written.
+    var count: Int { bytes.count - offset }
 
     mutating func append(_ more: [UInt8]) {
         if isEmpty {
@@ -156,6 +162,9 @@ struct HTTPExchange {
     /// HAR: a chunked body's data, kept without its framing (and counted).
     var requestContent: HTTPChunkedContent?
     var responseContent: HTTPChunkedContent?
+    /// [Body Rewrite]'s lines (`BodyRewriter` indices) for the request's body and the response's.
+    var requestBodyRewrites: [Int] = []
+    var responseBodyRewrites: [Int] = []
     /// Local answers are not waited for upstream: their bytes go to the app when their turn comes.
     var localAnswer: [UInt8]?
     /// It went to the origin over HTTP/2 (`HTTP2ClientSession`).
@@ -195,6 +204,18 @@ enum StreamEnding {
     case unanswered
     /// END_STREAM: its response's body ran to the origin's close, and all of it went.
     case atClose
+}
+
+/// A planned request whose body [Body Rewrite] changes: it goes (is
+/// dispatched) once its body has ended, with the new body and a head that
+/// frames it.
+struct HeldRequest {
+    var planned: PlannedRequest
+    /// The planned head, without `Expect` (Sluice answered 100 Continue itself, or the app did not ask).
+    var head: HTTPRequestHead
+    var body: HeldBody
+    /// The request parser reported the body's end: once its bytes are taken, it goes.
+    var ended = false
 }
 
 /// A planned request that waits for its upstream.

@@ -115,7 +115,9 @@ extension ProxyServer {
     /// client is read again only once `received` is empty, so bytes keep
     /// their order.
     func feedRequest(_ connection: InboundConnection) {
-        guard let forwarding = connection.forwarding, !forwarding.passthrough, forwarding.requests != nil else { return }
+        // A held request let go waits whole (`toUpstreamLater`): nothing may pass it.
+        guard let forwarding = connection.forwarding, !forwarding.passthrough, forwarding.requests != nil,
+              connection.toUpstreamLater.isEmpty else { return }
         if let head = connection.forwardHead {
             guard connection.toUpstream.append(head) else { return }
             connection.forwardHead = nil
@@ -152,21 +154,34 @@ extension ProxyServer {
             case nil, .upgraded?:
                 // (`.upgraded` comes only after `upgrade()`, which is never asked for here.)
                 forwarding.requestScanned = readable.count
-            case let .head(_, consumed)?:
+            case let .head(head, consumed)?:
+                // (The planned head, as `forward` put it here.)
+                if holdsRequest(head, connection, &forwarding, length: consumed) { continue }
                 forwarding.requestScanned += consumed
                 continue
             case let .body(consumed)?, let .end(consumed)?:
-                noteBody(readable, from: forwarding.requestScanned, count: consumed, into: &forwarding.exchange.requestBody,
-                         content: &forwarding.exchange.requestContent, total: &forwarding.exchange.requestBodyBytes)
-                forwarding.requestScanned += consumed
-                guard case .end? = step else { continue }
+                var pastLimit = false
+                if forwarding.heldRequest != nil {
+                    pastLimit = !holdRequestBody(connection, &forwarding, consumed: consumed)
+                } else {
+                    noteBody(readable, from: forwarding.requestScanned, count: consumed, into: &forwarding.exchange.requestBody,
+                             content: &forwarding.exchange.requestContent, total: &forwarding.exchange.requestBodyBytes)
+                    forwarding.requestScanned += consumed
+                }
+                guard case .end? = step else {
+                    if pastLimit { releaseHeldRequest(connection, &forwarding, rewrite: false) }
+                    continue
+                }
+                // (The buffer's count, not `readable`'s: a held body's bytes have left it.)
                 let next = forwarding.requestScanned
-                if next < readable.count {
-                    connection.received = Array(readable[next...]) + connection.received
+                if next < connection.toUpstream.count {
+                    connection.received = Array(connection.toUpstream.readable[next...]) + connection.received
                     connection.toUpstream.truncate(to: next)
                 }
+                if forwarding.heldRequest != nil { releaseHeldRequest(connection, &forwarding, rewrite: !pastLimit) }
                 forwarding.requests = nil
-                forwarding.requestEnd = next
+                // All of the request is what `toUpstream` holds to its scan, and what waits behind it.
+                forwarding.requestEnd = forwarding.requestScanned + connection.toUpstreamLater.count
                 connection.forwarding = forwarding
                 return
             }
@@ -214,6 +229,13 @@ extension ProxyServer {
                 let rewritten = director.rewriteResponse(head, url: forwarding.exchange.url, forwardProxy: forwarding.exchange.forwardProxy)
                 forwarding.exchange.responseHead = rewritten ?? head
                 if har != nil, head.isChunked { forwarding.exchange.responseContent = HTTPChunkedContent() }
+                if !head.keepAlive { forwarding.closeAfter = true }
+                if let held = forwarding.heldFrom, holdsResponse(rewritten ?? head, in: &forwarding) {
+                    // [Body Rewrite]: the head goes with the new body at its end; `heldFrom` keeps its place.
+                    _ = connection.toClient.replace(held ..< end, with: [])
+                    forwarding.responseScanned = held
+                    continue
+                }
                 if let rewritten, let held = forwarding.heldFrom {
                     let bytes = rewritten.serialized()
                     guard connection.toClient.replace(held ..< end, with: bytes) else {
@@ -223,21 +245,26 @@ extension ProxyServer {
                     }
                     forwarding.responseScanned = held + bytes.count
                 }
-                if !head.keepAlive { forwarding.closeAfter = true }
                 forwarding.heldFrom = nil
                 forwarding.responseStarted = true
                 continue
             case let .body(consumed)?, let .end(consumed)?:
-                noteBody(readable, from: forwarding.responseScanned, count: consumed, into: &forwarding.exchange.responseBody,
-                         content: &forwarding.exchange.responseContent, total: &forwarding.exchange.responseBodyBytes)
-                forwarding.responseScanned += consumed
+                if forwarding.heldResponse != nil {
+                    holdResponseBody(connection, &forwarding, consumed: consumed)
+                } else {
+                    noteBody(readable, from: forwarding.responseScanned, count: consumed, into: &forwarding.exchange.responseBody,
+                             content: &forwarding.exchange.responseContent, total: &forwarding.exchange.responseBodyBytes)
+                    forwarding.responseScanned += consumed
+                }
                 guard case .end? = step else { continue }
-                if forwarding.responseScanned < readable.count {
+                // (The buffer's count, not `readable`'s: a held body's bytes have left it.)
+                if forwarding.responseScanned < connection.toClient.count {
                     // Bytes after the response nobody asked for: not a connection to use again.
-                    trace("\(connection.description): \(readable.count - forwarding.responseScanned) bytes after the response; dropped")
+                    trace("\(connection.description): \(connection.toClient.count - forwarding.responseScanned) bytes after the response; dropped")
                     connection.toClient.truncate(to: forwarding.responseScanned)
                     forwarding.closeAfter = true
                 }
+                if forwarding.heldResponse != nil { releaseHeldResponse(connection, &forwarding, rewrite: true) }
                 forwarding.responses = nil
                 connection.forwarding = forwarding
                 return

@@ -41,7 +41,7 @@ extension ProxyServer {
         }
         // The tunnel's reply must be out before Sluice's first record: a client
         // sends its hello only after the reply, so it is.
-        guard connection.toClient.isEmpty else { return false }
+        guard !connection.clientOwed else { return false }
         let tls = TLSOverSocket(interception.server(address: target.host.description), host: name)
         connection.clientTLS = tls
         let hello = connection.received

@@ -49,7 +49,7 @@ extension ProxyServer {
               connection.bytesUp + connection.bytesDown >= Self.spliceThreshold,
               connection.forwarding.map({ $0.passthrough && $0.webSocket == nil }) ?? true,
               connection.received.isEmpty, connection.forwardHead == nil,
-              connection.toUpstream.isEmpty, connection.toClient.isEmpty else { return }
+              !connection.upstreamOwed, !connection.clientOwed else { return }
         do { connection.spliced = try SplicedRelay() } catch {
             if error.isDescriptorShortage { warnOfDescriptorShortage(error) }
             return

@@ -665,7 +665,7 @@ final class ProxyServer {
         // Everything in the client's buffer now goes, nothing held back.
         connection.forwarding?.heldFrom = nil
         connection.received = []
-        _ = connection.toClient.append(answer)
+        if connection.toClientLater.isEmpty { _ = connection.toClient.append(answer) } else { connection.toClientLater.append(answer) }
         connection.clientReadClosed = true
         connection.deadline = now + configuration.closingGrace
     }
@@ -778,7 +778,7 @@ final class ProxyServer {
     func readsClient(_ connection: InboundConnection) -> Bool {
         guard let forwarding = connection.forwarding else { return true }
         if forwarding.passthrough { return connection.received.isEmpty }
-        return forwarding.requests != nil && connection.forwardHead == nil && connection.received.isEmpty
+        return forwarding.requests != nil && connection.forwardHead == nil && connection.received.isEmpty && connection.toUpstreamLater.isEmpty
     }
 
     /// Room for the upstream's bytes. While a response head is awaited, half
@@ -786,6 +786,8 @@ final class ProxyServer {
     /// `responseHeadLimit` (a quarter), can grow by its rewrites in place.
     func upstreamHasRoom(_ connection: InboundConnection) -> Bool {
         if let relay = connection.spliced { return relay.down.hasRoom }
+        // A response let go whole goes first (`toClientLater`).
+        guard connection.toClientLater.isEmpty else { return false }
         return connection.forwarding?.heldFrom == nil ? connection.toClient.hasRoom : connection.toClient.count < connection.toClient.storage.count / 2
     }
 
@@ -801,6 +803,7 @@ final class ProxyServer {
         // Decrypted bytes that waited for room get no epoll event of their own.
         if connection.phase == .relaying, takeWaitingPlaintext(connection) { return }
         // To the client.
+        connection.refillToClient()
         if let tls = connection.clientTLS {
             guard sealToClient(connection, tls) else { return }
         }
@@ -815,7 +818,7 @@ final class ProxyServer {
             if connection.phase == .relaying { connection.bytesDown += n }
         }
         if connection.phase == .closing {
-            if connection.toClient.isEmpty, connection.clientTLS?.records.isEmpty ?? true {
+            if !connection.clientOwed, connection.clientTLS?.records.isEmpty ?? true {
                 finish(connection)
                 return
             }
@@ -857,8 +860,8 @@ final class ProxyServer {
                 return
             }
             if !connection.received.isEmpty, connection.forwarding?.passthrough == true { feedEarlyBytes(connection) }
-            if passHalfCloses(connection, upstream: upstream, upstreamOwed: !connection.toUpstream.isEmpty,
-                              clientOwed: !connection.toClient.isEmpty) { return }
+            if passHalfCloses(connection, upstream: upstream, upstreamOwed: connection.upstreamOwed,
+                              clientOwed: connection.clientOwed) { return }
             spliceIfWorthIt(connection)
         }
         updateInterest(connection)
@@ -990,7 +993,7 @@ final class ProxyServer {
             }
             guard let deadline = connection.deadline, deadline <= time else { continue }
             switch connection.phase {
-            case .handshake where connection.requestsServed > 0 && connection.received.isEmpty && !connection.toClient.isEmpty:
+            case .handshake where connection.requestsServed > 0 && connection.received.isEmpty && connection.clientOwed:
                 // Still taking its last response: not idle yet.
                 connection.deadline = time + configuration.keepAliveIdle
             case .handshake where connection.requestsServed > 0 && connection.received.isEmpty:

@@ -166,6 +166,18 @@ final class InboundConnection {
     var pendingPort: UInt16 = 0
     let toUpstream: RelayBuffer
     let toClient: RelayBuffer
+    /// Bytes for the client after all of `toClient`'s: a response [Body
+    /// Rewrite] held and let go whole, larger than `toClient` could take. They
+    /// move into `toClient` as it drains, and the upstream is not read
+    /// until they all have (`ProxyServer.upstreamHasRoom`), so order holds.
+    var toClientLater = OutgoingBytes()
+    /// Something is still to go to the client.
+    var clientOwed: Bool { !toClient.isEmpty || !toClientLater.isEmpty }
+    /// As `toClientLater`, for a request [Body Rewrite] held: the client is
+    /// not read (`ProxyServer.readsClient`) until they all went into `toUpstream`.
+    var toUpstreamLater = OutgoingBytes()
+    /// Something is still to go upstream.
+    var upstreamOwed: Bool { !toUpstream.isEmpty || !toUpstreamLater.isEmpty }
     var clientReadClosed = false
     /// A closing client's EOF was read: stop watching it for reads (level-triggered epoll would repeat it).
     var clientDrained = false
@@ -238,6 +250,20 @@ final class InboundConnection {
     func sentToClient(_ n: Int) {
         toClient.consume(n)
         forwarding?.sentToClient(n)
+        refillToClient()
+    }
+
+    /// Moves what `toClientLater` holds into `toClient`'s room. Those bytes
+    /// were scanned before any still in `toClient`'s scan, so the exchange's
+    /// offsets move past them.
+    func refillToClient() {
+        guard !toClientLater.isEmpty else { return }
+        toClientLater.drain { bytes in
+            let n = min(bytes.count, toClient.room)
+            guard n > 0, toClient.append(UnsafeRawBufferPointer(rebasing: bytes[0 ..< n])) else { return 0 }
+            forwarding?.movedBeforeScan(n)
+            return n
+        }
     }
 
     /// The upstream took `n` bytes.
@@ -245,6 +271,19 @@ final class InboundConnection {
         toUpstream.consume(n)
         bytesUp += n
         forwarding?.sentUpstream(n, now: now)
+        refillToUpstream()
+    }
+
+    /// Moves what `toUpstreamLater` holds into `toUpstream`'s room: bytes the
+    /// request's scan has passed already.
+    func refillToUpstream() {
+        guard !toUpstreamLater.isEmpty else { return }
+        toUpstreamLater.drain { bytes in
+            let n = min(bytes.count, toUpstream.room)
+            guard n > 0, toUpstream.append(UnsafeRawBufferPointer(rebasing: bytes[0 ..< n])) else { return 0 }
+            forwarding?.requestScanned += n
+            return n
+        }
     }
 
     var description: String {

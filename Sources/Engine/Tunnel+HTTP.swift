@@ -121,6 +121,15 @@ extension Tunnel {
                 if n == 0 { break }
                 continue
             }
+            if session.requestBodyPending > 0, session.heldRequest != nil {
+                // [Body Rewrite]: the body is held, then the request goes with it.
+                let n = min(session.requestBodyPending, data.count)
+                holdRequestBody(UnsafeRawBufferPointer(rebasing: data[0 ..< n]), session: session, sink: &sink)
+                appConsume(n, session, connection)
+                session.requestBodyPending -= n
+                if session.requestBodyPending == 0, session.heldRequest?.ended == true { finishHeldRequest(session, sink: &sink) }
+                continue
+            }
             if session.requestBodyPending > 0 {
                 let n = min(session.requestBodyPending, data.count)
                 let taken = session.skippingRequestBody ? n : writeUpstream(UnsafeRawBufferPointer(rebasing: data[0 ..< n]))
@@ -158,6 +167,10 @@ extension Tunnel {
             case let .body(consumed)?, let .end(consumed)?:
                 // The last body bytes come with `.end`: forwarded (or skipped) like the rest.
                 session.requestBodyPending = consumed
+                if case .end? = step, session.heldRequest != nil {
+                    session.heldRequest!.ended = true
+                    if consumed == 0 { finishHeldRequest(session, sink: &sink) }
+                }
             case .upgraded?:
                 session.passthrough = true
             }
@@ -326,6 +339,7 @@ extension Tunnel {
                 if refusal == .drop { tcp.silence(session.key, until: now + Self.dropSilence) } else { connection.abort() }
             }
         case .direct, .proxy:
+            if holdsRequest(planned, head: head, session: session) { return }
             dispatch(planned, in: session, sink: &sink)
         }
     }
@@ -388,6 +402,7 @@ extension Tunnel {
             removeTCP(old, keepConnection: true, keepSession: true)
         }
         session.responses = HTTPResponseParser()
+        session.heldResponse = nil
         session.toUpstream = OutgoingBytes()
         session.toUpstream.append(planned.head)
         session.inFlight.append(planned.exchange)
@@ -540,7 +555,10 @@ extension Tunnel {
                         session.inFlight[0].responseHead = rewritten ?? head
                     }
                     let written: Int
-                    if rewritten == nil, let whole = session.responses.lastHeadInInput {
+                    if head.status >= 200, head.status != 101, holdsResponse(rewritten ?? head, session: session) {
+                        // [Body Rewrite]: the head goes with the new body, at its end.
+                        written = 0
+                    } else if rewritten == nil, let whole = session.responses.lastHeadInInput {
                         // Unchanged and all in this read: the server's bytes go on as they came.
                         writeApp(UnsafeRawBufferPointer(rebasing: rest[rest.startIndex + whole.lowerBound ..< rest.startIndex + whole.upperBound]),
                                  session: session, connection: connection)
@@ -552,12 +570,21 @@ extension Tunnel {
                     }
                     if !session.inFlight.isEmpty { session.inFlight[0].responseBytes += written }
                 case let .body(consumed)?:
-                    writeApp(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
-                    noteResponseBody(rest[0 ..< consumed], session: session)
+                    if session.heldResponse != nil {
+                        holdResponseBody(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
+                    } else {
+                        writeApp(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
+                        noteResponseBody(rest[0 ..< consumed], session: session)
+                    }
                     offset += consumed
                 case let .end(consumed)?:
-                    writeApp(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
-                    noteResponseBody(rest[0 ..< consumed], session: session)
+                    if session.heldResponse != nil {
+                        holdResponseBody(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
+                        finishHeldResponse(session, connection: connection)
+                    } else {
+                        writeApp(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
+                        noteResponseBody(rest[0 ..< consumed], session: session)
+                    }
                     offset += consumed
                     if !session.inFlight.isEmpty { record(session.inFlight.removeFirst(), session: session) }
                     session.answeredOnUpstream += 1
@@ -635,6 +662,7 @@ extension Tunnel {
         var endedByClose = false
         if case .end? = try? session.responses.finish(), !session.inFlight.isEmpty {
             endedByClose = true
+            finishHeldResponse(session, connection: connection)
             if session.isHTTP2 {
                 // Its stream ends once all of its body went (the gateway read it as running to the close too).
                 var exchange = session.inFlight[0]

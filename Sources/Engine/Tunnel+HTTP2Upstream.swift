@@ -85,6 +85,7 @@ extension Tunnel {
             trace("\(flow.key): \(session.inFlight[index].url): \(failure.reason)")
             io.statistics.upstreamErrors += 1
             session.responses.skipResponse()
+            session.heldResponse = nil
             failStream(session, at: index, reason: failure.reason, kind: failure.code == .cancel ? .reset : .protocolError,
                        unanswered: failure.code == .refusedStream ? .reset(.refusedStream) : nil,
                        resetCode: failure.code == .noError ? .internalError : failure.code)

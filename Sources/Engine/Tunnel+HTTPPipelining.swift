@@ -117,6 +117,7 @@ extension Tunnel {
         session.upstream = nil
         session.toUpstream = OutgoingBytes()
         session.responses = HTTPResponseParser()
+        session.heldResponse = nil
         var heads: [UInt8] = []
         var resent = 0
         for index in session.inFlight.indices where session.inFlight[index].localAnswer == nil {

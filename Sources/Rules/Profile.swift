@@ -18,6 +18,8 @@ public struct Profile: Equatable, Sendable {
     public var hosts: [HostEntry]
     public var urlRewrites: [URLRewrite]
     public var headerRewrites: [HeaderRewrite]
+    /// [Body Rewrite] in order; every matching line applies.
+    public var bodyRewrites: [BodyRewrite]
     public var mapLocals: [MapLocal]
     public var statistics: [StatisticsDefinition]
     public var capture: CaptureSettings
@@ -31,13 +33,14 @@ public struct Profile: Equatable, Sendable {
     public init(file: String, baseDirectory: String, general: GeneralSettings = GeneralSettings(),
                 proxies: [ProxyDefinition] = [], groups: [ProxyGroupDefinition] = [],
                 rules: [RuleDefinition] = [], finalRule: FinalRule, hosts: [HostEntry] = [],
-                urlRewrites: [URLRewrite] = [], headerRewrites: [HeaderRewrite] = [],
+                urlRewrites: [URLRewrite] = [], headerRewrites: [HeaderRewrite] = [], bodyRewrites: [BodyRewrite] = [],
                 mapLocals: [MapLocal] = [], statistics: [StatisticsDefinition] = [],
                 capture: CaptureSettings = CaptureSettings(), mitm: MITMSettings = MITMSettings(),
                 warnings: [ProfileError] = []) {
         self.file = file; self.baseDirectory = baseDirectory; self.general = general
         self.proxies = proxies; self.groups = groups; self.rules = rules; self.finalRule = finalRule
         self.hosts = hosts; self.urlRewrites = urlRewrites; self.headerRewrites = headerRewrites
+        self.bodyRewrites = bodyRewrites
         self.mapLocals = mapLocals; self.statistics = statistics; self.capture = capture; self.mitm = mitm
         self.warnings = warnings
     }

@@ -171,6 +171,17 @@ public enum ProfileExplainer {
                 out.append("\(step). Header Rewrite (response): on the way back, " +
                     responseLines.map { "line \($0.line) (\($0.operation))" }.joined(separator: ", "))
             }
+            if !profile.bodyRewrites.isEmpty {
+                step += 1
+                let bodyLines = profile.bodyRewrites.filter { $0.regex.matches(current) }
+                if bodyLines.isEmpty {
+                    out.append("\(step). Body Rewrite: no line matches")
+                } else {
+                    out.append("\(step). Body Rewrite: " + bodyLines.map { "line \($0.line) (\($0.direction.rawValue), "
+                        + "\($0.replacements.count) replacement\($0.replacements.count == 1 ? "" : "s"))" }.joined(separator: ", ")
+                        + "; a UTF-8 body up to \(BodyRewriter.bodyLimit >> 20) MiB")
+                }
+            }
             out.append(statistics(profile, url: current, step: step + 1))
         }
         return out

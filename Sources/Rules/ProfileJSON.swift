@@ -59,6 +59,19 @@ public enum ProfileJSON {
         json.key("header-rewrites"); json.beginArray()
         for rewrite in profile.headerRewrites { headerRewrite(rewrite, &json) }
         json.endArray()
+        json.key("body-rewrites"); json.beginArray()
+        for rewrite in profile.bodyRewrites {
+            json.beginObject()
+            json.field("line", rewrite.line); json.field("direction", rewrite.direction.rawValue)
+            json.field("regex", rewrite.regex.source)
+            json.key("replacements"); json.beginArray()
+            for pair in rewrite.replacements {
+                json.beginObject(); json.field("pattern", pair.source); json.field("replacement", pair.replacement); json.endObject()
+            }
+            json.endArray()
+            json.endObject()
+        }
+        json.endArray()
         json.key("map-local"); json.beginArray()
         for entry in profile.mapLocals { mapLocal(entry, &json) }
         json.endArray()

@@ -118,6 +118,53 @@ extension ProfileBuilder {
         headerRewrites.append(HeaderRewrite(direction: direction, regex: regex, operation: operation, line: n))
     }
 
+    // MARK: [Body Rewrite]
+
+    mutating func readBodyRewrite(_ line: ProfileLexer.Line) {
+        guard let fields = blankFields(line), let directionField = fields.first else { return }
+        let n = line.number
+        let keyword = directionField.text.lowercased()
+        if keyword == "http-request-jq" || keyword == "http-response-jq" {
+            // A pasted Surge profile loads; the line is skipped.
+            warning(n, directionField.column, "\(keyword) lines have no effect in Sluice: it runs no jq",
+                    hint: "write regex pairs instead: \(keyword.dropLast(3)) URLREGEX REGEX REPLACEMENT")
+            return
+        }
+        guard let direction = HeaderRewriteDirection(rawValue: keyword) else {
+            error(n, directionField.column, "unknown body rewrite direction '\(directionField.text)'",
+                  hint: Suggestion.hint(for: directionField.text, in: HeaderRewriteDirection.allCases.map(\.rawValue)))
+            return
+        }
+        guard fields.count >= 4 else {
+            error(n, line.column, "[Body Rewrite] line is missing fields",
+                  hint: "write DIRECTION URLREGEX REGEX REPLACEMENT [REGEX REPLACEMENT ...], e.g. http-response ^http://api\\.test/v1/config false true")
+            return
+        }
+        guard fields.count % 2 == 0 else {
+            error(n, fields[fields.count - 1].column, "regex '\(fields[fields.count - 1].text)' has no replacement",
+                  hint: "each REGEX takes a REPLACEMENT after it; write \"\" to delete what it matches, and quote one that contains blanks")
+            return
+        }
+        guard let regex = regex(fields[1].text, line: n, column: fields[1].column) else { return }
+        warnIfOnlyHTTPS(regex, line: n, column: fields[1].column)
+        var replacements: [BodyReplacement] = []
+        var ok = true
+        for pair in stride(from: 2, to: fields.count, by: 2) {
+            let (patternField, replacementField) = (fields[pair], fields[pair + 1])
+            // Compiled here too, for the messages: the same text as written.
+            guard let plain = self.regex(patternField.text, line: n, column: patternField.column) else { ok = false; continue }
+            checkReferences(replacementField.text, regex: plain, line: n, column: replacementField.column)
+            do {
+                replacements.append(try BodyReplacement(source: patternField.text, replacement: replacementField.text))
+            } catch {
+                self.error(n, patternField.column, "regex \(RuleCondition.quote(patternField.text)) does not compile", hint: "\(error)")
+                ok = false
+            }
+        }
+        guard ok else { return }
+        bodyRewrites.append(BodyRewrite(direction: direction, regex: regex, replacements: replacements, line: n))
+    }
+
     // MARK: [Map Local]
 
     static let mapLocalKeys = ["data-type", "data", "status-code", "header"]

@@ -42,6 +42,7 @@ struct ProfileBuilder {
     var hosts: [HostEntry] = []
     var urlRewrites: [URLRewrite] = []
     var headerRewrites: [HeaderRewrite] = []
+    var bodyRewrites: [BodyRewrite] = []
     var mapLocals: [MapLocal] = []
     var statistics: [StatisticsDefinition] = []
     var capture = CaptureSettings()
@@ -190,6 +191,7 @@ struct ProfileBuilder {
         case .host: readHost(line)
         case .urlRewrite: readURLRewrite(line)
         case .headerRewrite: readHeaderRewrite(line)
+        case .bodyRewrite: readBodyRewrite(line)
         case .mapLocal: readMapLocal(line)
         case .statistics: readStatistics(line)
         case .capture: readCapture(line)
@@ -225,7 +227,7 @@ struct ProfileBuilder {
         return .success(Profile(
             file: file, baseDirectory: baseDirectory, general: general, proxies: proxies, groups: groups,
             rules: rules, finalRule: finalRule, hosts: hosts, urlRewrites: urlRewrites,
-            headerRewrites: headerRewrites, mapLocals: mapLocals, statistics: statistics,
+            headerRewrites: headerRewrites, bodyRewrites: bodyRewrites, mapLocals: mapLocals, statistics: statistics,
             capture: capture, mitm: mitm, warnings: sortedWarnings))
     }
 

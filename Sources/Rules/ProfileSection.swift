@@ -7,6 +7,7 @@ enum ProfileSection: String, CaseIterable {
     case host = "Host"
     case urlRewrite = "URL Rewrite"
     case headerRewrite = "Header Rewrite"
+    case bodyRewrite = "Body Rewrite"
     case mapLocal = "Map Local"
     case statistics = "Statistics"
     case capture = "Capture"
@@ -17,7 +18,6 @@ enum ProfileSection: String, CaseIterable {
     /// profile loads, rather than an unknown section's error.
     static let unsupported: [String: String] = [
         "Script": "Sluice runs no scripts; use [URL Rewrite], [Header Rewrite] and [Map Local]",
-        "Body Rewrite": "Sluice does not rewrite bodies; [Map Local] can answer a URL with a whole new body",
         "Replica": "Sluice records flows through [Capture] (pcap and HAR)",
         "SSID Setting": "Sluice has no Wi-Fi settings",
         "Panel": "Sluice has no panels",

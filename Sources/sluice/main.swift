@@ -149,8 +149,8 @@ commands:
         why. docs/profile.md describes the format.
   match FILE URL [--method M] [--header 'Name: value']... [--process PROGRAM] [--uid N] [--source IP]
         Explain how the profile FILE would treat one HTTP request: which URL
-        Rewrite, Map Local, rule (and so policy) and Header Rewrite lines
-        apply, in that order, with their line numbers and why. --process
+        Rewrite, Map Local, rule (and so policy), Header Rewrite and Body
+        Rewrite lines apply, in that order, with their line numbers and why. --process
         (a path, or a file name) and --uid say who asks, for PROCESS-NAME,
         PROCESS-PATH and UID rules; --source where from, for SRC-IP rules.
         Starts nothing.
@@ -162,7 +162,7 @@ commands:
         127.0.0.1:1080) and an HTTP proxy (CONNECT and absolute-form requests,
         kept alive) on --http-listen; without either, the profile's
         socks5-listen and http-listen if it has them. Plain HTTP requests also get the
-        profile's URL Rewrite, Map Local, Header Rewrite and [Statistics]
+        profile's URL Rewrite, Map Local, Header and Body Rewrite and [Statistics]
         (tables in the summary); --har and --flow-log record them (and
         --flow-log every connection) as exec's do. Tunnels (CONNECT, SOCKS5)
         to names in the profile's [MITM] hostname are intercepted as exec

@@ -16,6 +16,7 @@ final class ProfileTests {
     location = /echo { default_type text/plain; return 200 "method=$request_method host=$host env=$http_x_env ua=$http_user_agent token=$http_x_debug_token\\n"; }
     location = /fail { return 500 "failing\\n"; }
     location = /cookie { add_header Set-Cookie "sid=1; Domain=api.staging.test; Path=/"; return 200 "ok\\n"; }
+    location = /encoding { default_type text/plain; return 200 "accept-encoding=$http_accept_encoding\\n"; }
     """
 
     init() throws {

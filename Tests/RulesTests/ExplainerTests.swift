@@ -83,6 +83,19 @@ func loadSpecProfile() throws -> Profile {
         ])
     }
 
+    /// With [Body Rewrite] lines, the request's path says which apply (after the headers).
+    @Test func bodyRewritesAreAStepOfTheirOwn() throws {
+        let text = "[Body Rewrite]\nhttp-response ^http://a\\.test/v1 x y\nhttp-request ^http://a\\.test/ x y x z\n[Rule]\nFINAL,DIRECT\n"
+        guard case let .success(profile) = ProfileParser.parse(text, file: "t.conf", baseDirectory: "/tmp") else {
+            Issue.record("did not load"); return
+        }
+        #expect(ProfileExplainer.explain(profile, url: "http://a.test/v1/x").suffix(2) == [
+            "6. Body Rewrite: line 2 (http-response, 1 replacement), line 3 (http-request, 2 replacements); a UTF-8 body up to 4 MiB",
+            "7. Statistics: not counted",
+        ])
+        #expect(ProfileExplainer.explain(profile, url: "http://b.test/").suffix(2) == ["6. Body Rewrite: no line matches", "7. Statistics: not counted"])
+    }
+
     @Test func answeredAtOnce() throws {
         let profile = try loadSpecProfile()
         let redirect = ProfileExplainer.explain(profile, url: "http://legacy.test/x", method: "POST")

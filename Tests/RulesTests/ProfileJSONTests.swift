@@ -43,12 +43,18 @@ import Wire
         "proxies":[{"line":2,"name":"s","kind":"socks5","server":"proxy.test","port":1080,"username":"u","password-set":true,"udp-relay":false}],\#
         "proxy-groups":[{"line":4,"name":"g","kind":"fallback","members":["s","DIRECT"],"url":"http://h.test/204","interval":600,"timeout":5}],\#
         "rules":[{"line":6,"condition":{"type":"AND","conditions":[{"type":"DEST-PORT","from":80,"to":80},{"type":"HEADER","name":"X-A","regex":"^b\"c$"}]},"policy":"g","requires-http":true}],\#
-        "final":{"line":7,"policy":"DIRECT"},"hosts":[],"url-rewrites":[],"header-rewrites":[],\#
+        "final":{"line":7,"policy":"DIRECT"},"hosts":[],"url-rewrites":[],"header-rewrites":[],"body-rewrites":[],\#
         "map-local":[{"line":9,"regex":"^http://a\\.test/$","data-type":"base64","size":2,"status-code":200,"headers":[{"name":"X-Mock","value":"1"}]}],\#
         "statistics":[],"capture":{"pcap":null,"per-flow":null,"filter":null,"snaplen":262144,"rotate-size":null,"rotate-count":10,"har":null,"har-body-limit":1048576},\#
         "mitm":{"line":null,"hostname":[],"skip-server-cert-verify":false,"auto-quic-block":true,"h2":false},"warnings":[]}
         """#)
         #expect(!json.contains("secret"))
+    }
+
+    @Test func bodyRewritesDumpTheirPairs() throws {
+        let profile = try loadProfile("[Body Rewrite]\nhttp-response ^http://a\\.test/ \"^(x)$\" \"$1y\" b \"\"\n[Rule]\nFINAL,DIRECT\n").get()
+        let json = ProfileJSON.render(profile, pretty: false)
+        #expect(json.contains(#""body-rewrites":[{"line":2,"direction":"http-response","regex":"^http://a\\.test/","replacements":[{"pattern":"^(x)$","replacement":"$1y"},{"pattern":"b","replacement":""}]}]"#), "\(json)")
     }
 
     @Test func specExampleDumpsEverySection() throws {

@@ -1,0 +1,141 @@
+internal import HTTP
+internal import Rules
+
+/// [Body Rewrite] on responses of `sluice proxy`'s plain-HTTP exchanges
+/// (and of the HTTPS ones it intercepts): as in the tunnel
+/// (`Tunnel+BodyRewrite.swift`), a response whose request's URL a line
+/// matches is held from its head to its end. Its bytes leave `toClient` as
+/// they are scanned, `heldFrom` keeping the place they go; at its end the
+/// whole message goes there, through `toClientLater` when `toClient` cannot
+/// take it all.
+extension ProxyServer {
+    /// At a final response head (as [Header Rewrite] left it): true when its message is held.
+    func holdsResponse(_ head: HTTPResponseHead, in forwarding: inout HTTPForwarding) -> Bool {
+        guard director.bodyRewriter != nil,
+              let body = HeldBody.forResponse(head, lines: forwarding.exchange.responseBodyRewrites,
+                                              method: forwarding.exchange.method, url: forwarding.exchange.url) else { return false }
+        forwarding.heldResponse = (head, body)
+        return true
+    }
+
+    /// The held response's next `consumed` body bytes, at the scan's place
+    /// in `toClient`, taken out of it. Past `BodyRewriter.bodyLimit` the
+    /// held bytes go as they came, these after them, and the rest follows.
+    func holdResponseBody(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding, consumed: Int) {
+        let start = forwarding.responseScanned
+        let bytes = UnsafeRawBufferPointer(rebasing: connection.toClient.readable[start ..< start + consumed])
+        if forwarding.heldResponse!.body.take(bytes) {
+            _ = connection.toClient.replace(start ..< start + consumed, with: [])
+            return
+        }
+        EngineLog.warning("\(connection.description): \(forwarding.exchange.url): the response's body passes \(BodyRewriter.bodyLimit >> 20) MiB; [Body Rewrite] leaves it as it came")
+        forwarding.responseScanned += consumed
+        releaseHeldResponse(connection, &forwarding, rewrite: false)
+    }
+
+    /// The held message goes to the client in its place, rewritten when
+    /// `rewrite` and the lines change it, else as it came.
+    func releaseHeldResponse(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding, rewrite: Bool) {
+        guard let held = forwarding.heldResponse, let place = forwarding.heldFrom else { return }
+        forwarding.heldResponse = nil
+        var head = held.head
+        let rewritten = rewrite ? director.bodyRewriter.flatMap { held.body.rewritten(by: $0) } : nil
+        if let rewritten {
+            trace("\(connection.description): \(forwarding.exchange.url): body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
+            HeldBody.reframe(&head.headers, length: rewritten.count)
+            forwarding.exchange.responseHead = head
+            // HAR keeps the new body, which has no chunk framing.
+            forwarding.exchange.responseContent = nil
+        }
+        // Scanned bytes after the place (a body past the limit: the bytes that passed it) follow the message.
+        let after = Array(connection.toClient.readable[place...])
+        for part in [rewritten ?? held.body.wire, after] {
+            part.withUnsafeBytes {
+                noteBody($0, from: 0, count: $0.count, into: &forwarding.exchange.responseBody,
+                         content: &forwarding.exchange.responseContent, total: &forwarding.exchange.responseBodyBytes)
+            }
+        }
+        var message = head.serialized() + (rewritten ?? held.body.wire) + after
+        connection.toClient.truncate(to: place)
+        forwarding.heldFrom = nil
+        forwarding.responseStarted = true
+        let n = min(message.count, connection.toClient.room)
+        _ = message.withUnsafeBytes { connection.toClient.append(UnsafeRawBufferPointer(rebasing: $0[0 ..< n])) }
+        forwarding.responseScanned = place + n
+        if n < message.count {
+            message.removeFirst(n)
+            connection.toClientLater.append(message)
+        }
+    }
+}
+
+/// [Body Rewrite] on requests through `sluice proxy`: the planned head, when
+/// a line matches its URL and it has a body, is taken out of `toUpstream` as
+/// it is scanned, the body after it; at the body's end the request goes
+/// whole in their place (through `toUpstreamLater` when it does not fit),
+/// and the client is not read until it has.
+extension ProxyServer {
+    /// At the planned head's scan: true when the request is held (its bytes are out of `toUpstream`).
+    func holdsRequest(_ head: HTTPRequestHead, _ connection: InboundConnection, _ forwarding: inout HTTPForwarding, length: Int) -> Bool {
+        guard director.bodyRewriter != nil, !forwarding.exchange.requestBodyRewrites.isEmpty, head.hasBody else { return false }
+        let place = forwarding.requestScanned
+        _ = connection.toUpstream.replace(place ..< place + length, with: [])
+        var forwarded = head
+        forwarded.headers.remove(name: "Expect")
+        forwarding.heldRequest = (forwarded, HeldBody(matched: forwarding.exchange.requestBodyRewrites, chunked: head.isChunked), place)
+        if head.expectsContinue, connection.toClientLater.isEmpty, forwarding.heldFrom == connection.toClient.count {
+            // The origin cannot say 100 Continue to a head it has not seen (RFC 9110 §10.1.1 lets a proxy say it).
+            if connection.toClient.append(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) {
+                forwarding.heldFrom = connection.toClient.count
+                forwarding.responseScanned = connection.toClient.count
+            }
+        }
+        return true
+    }
+
+    /// The held request's next `consumed` body bytes, at the scan's place,
+    /// taken out of `toUpstream`; false, taking nothing, past
+    /// `BodyRewriter.bodyLimit` (they stay, scanned, and the request goes as it came).
+    func holdRequestBody(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding, consumed: Int) -> Bool {
+        let start = forwarding.requestScanned
+        if forwarding.heldRequest!.body.take(UnsafeRawBufferPointer(rebasing: connection.toUpstream.readable[start ..< start + consumed])) {
+            _ = connection.toUpstream.replace(start ..< start + consumed, with: [])
+            return true
+        }
+        EngineLog.warning("\(connection.description): \(forwarding.exchange.url): the request's body passes \(BodyRewriter.bodyLimit >> 20) MiB; [Body Rewrite] leaves it as it came")
+        forwarding.requestScanned += consumed
+        return false
+    }
+
+    /// The held request goes in its place: rewritten when `rewrite` and the
+    /// lines change it, else as it came; scanned bytes after the place (a
+    /// body past the limit) follow it.
+    func releaseHeldRequest(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding, rewrite: Bool) {
+        guard let held = forwarding.heldRequest else { return }
+        forwarding.heldRequest = nil
+        var head = held.head
+        let rewritten = rewrite ? director.bodyRewriter.flatMap { held.body.rewritten(by: $0) } : nil
+        if let rewritten {
+            trace("\(connection.description): \(forwarding.exchange.url): request body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
+            HeldBody.reframe(&head.headers, length: rewritten.count)
+            forwarding.exchange.requestContent = nil
+        }
+        if forwarding.exchange.requestHead != nil { forwarding.exchange.requestHead = head }
+        let after = Array(connection.toUpstream.readable[held.place...])
+        for part in [rewritten ?? held.body.wire, after] {
+            part.withUnsafeBytes {
+                noteBody($0, from: 0, count: $0.count, into: &forwarding.exchange.requestBody,
+                         content: &forwarding.exchange.requestContent, total: &forwarding.exchange.requestBodyBytes)
+            }
+        }
+        var message = head.serialized() + (rewritten ?? held.body.wire) + after
+        connection.toUpstream.truncate(to: held.place)
+        let n = min(message.count, connection.toUpstream.room)
+        _ = message.withUnsafeBytes { connection.toUpstream.append(UnsafeRawBufferPointer(rebasing: $0[0 ..< n])) }
+        forwarding.requestScanned = held.place + n
+        if n < message.count {
+            message.removeFirst(n)
+            connection.toUpstreamLater.append(message)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+/// [Body Rewrite], compiled once. Every line whose URL regex matches applies,
+/// in profile order, each pair after the one before (Surge's order).
+///
+/// Bodies are text: a body that is not UTF-8 is left alone (replacing
+/// inside binary data would corrupt it), and so is one larger than
+/// `bodyLimit`, which the engine would otherwise have to hold whole.
+public struct BodyRewriter: Sendable {
+    private let rewrites: [BodyRewrite]
+    private let templates: [[URLTemplate]]
+    private let index: LiteralPrefixIndex
+    private let hasRequestLines: Bool
+    private let hasResponseLines: Bool
+
+    /// The largest body held for rewriting (Sluice holds it whole to
+    /// rewrite it, and sends it on with a new Content-Length); a larger one
+    /// passes unchanged, as it came.
+    public static let bodyLimit = 4 << 20
+
+    public init(_ profile: Profile) { self.init(rewrites: profile.bodyRewrites) }
+
+    public init(rewrites: [BodyRewrite]) {
+        self.rewrites = rewrites
+        templates = rewrites.map { $0.replacements.map { URLTemplate($0.replacement) } }
+        index = LiteralPrefixIndex(prefixes: rewrites.map(\.regex.requiredPrefix), literals: rewrites.map(\.regex.requiredLiteral))
+        hasRequestLines = rewrites.contains { $0.direction == .request }
+        hasResponseLines = rewrites.contains { $0.direction == .response }
+    }
+
+    public var isEmpty: Bool { rewrites.isEmpty }
+
+    /// The entries of `direction` whose URL regex matches `url`, in profile
+    /// order; empty, without allocating, when the profile has none.
+    public func matching(_ direction: HeaderRewriteDirection, url: String) -> [Int] {
+        guard direction == .request ? hasRequestLines : hasResponseLines else { return [] }
+        return index.candidates(for: url).filter { rewrites[$0].direction == direction && rewrites[$0].regex.matches(url) }
+    }
+
+    /// The profile lines of the entries `matching` found.
+    public func lines(_ matched: [Int]) -> [Int] { matched.map { rewrites[$0].line } }
+
+    /// `body` with the entries `matching` found applied; nil when it is not
+    /// UTF-8 (left alone) or nothing changed.
+    public func apply(_ matched: [Int], to body: [UInt8]) -> [UInt8]? {
+        guard !matched.isEmpty, let text = String(validating: body, as: UTF8.self) else { return nil }
+        var rewritten = text
+        for i in matched {
+            for (pair, template) in zip(rewrites[i].replacements, templates[i]) {
+                rewritten = HeaderRewriter.replaceAll(in: rewritten, pattern: pair.pattern, with: template)
+            }
+        }
+        // Bytes, not String's ==, which calls canonically equivalent texts equal.
+        let bytes = Array(rewritten.utf8)
+        return bytes == body ? nil : bytes
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// [Body Rewrite] through `sluice exec --profile`: responses from nginx and
+/// from raw listeners, rewritten on their way to the app.
+extension ProfileTests {
+    /// nginx's file goes to the app with both pairs applied in order and a
+    /// Content-Length for the new body; the origin is asked for the body as
+    /// it is, whatever the app accepts, since Sluice rewrites text, not gzip.
+    @Test func aBodyRewriteChangesTheResponseBodyAndItsLength() throws {
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-response ^http://origin\\.test:8080/hello\\.txt nginx Sluice ^hello goodbye
+        http-response ^http://origin\\.test:8080/encoding$ accept-encoding= "the origin was asked for: "
+        """)
+        let har = work.appendingPathComponent("response-body.har").path
+        let r = try pair.exec("""
+        curl -s -D - http://origin.test:8080/hello.txt | tr -d '\\r' | grep -iE '^(content-length|transfer-encoding):|Sluice'
+        curl -s --compressed http://origin.test:8080/encoding
+        curl -s --compressed 'http://origin.test:8080/encoding?untouched' | grep -c gzip
+        """, options: ["--profile", path, "--har", har], timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == """
+        Content-Length: 20
+        goodbye from Sluice
+        the origin was asked for: identity
+        1
+
+        """, "\(r.stdout)")
+        // HAR has the response as the app received it.
+        let recorded = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        p = json.load(open(sys.argv[1]))["log"]["entries"][0]["response"]
+        print(repr(p["content"]["text"]), p["content"]["size"], p["bodySize"], [h["value"] for h in p["headers"] if h["name"].lower() == "content-length"])
+        """, har]).output
+        #expect(recorded == "'goodbye from Sluice\\n' 20 20 ['20']\n", "\(recorded)")
+    }
+
+    /// A chunked response is held whole, so a match across chunks is found;
+    /// ^ and $ match at each line; $1 names a group. The response pipelined
+    /// behind it, whose URL no line matches, comes as the origin sent it.
+    @Test func aChunkedResponseIsRewrittenWholeAndTheNextOneIsUntouched() throws {
+        _ = try net.start(["/usr/bin/python3", "-c", """
+        import socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9105)); s.listen(4); s.settimeout(30)
+        c, _ = s.accept(); c.settimeout(30); data = b""
+        for _ in range(2):
+            while b"\\r\\n\\r\\n" not in data:
+                chunk = c.recv(4096)
+                if not chunk: break
+                data += chunk
+            head, _, data = data.partition(b"\\r\\n\\r\\n")
+            if b" /json " in head.split(b"\\r\\n")[0]:
+                c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n"
+                          b"9\\r\\n{\\"debug\\":\\r\\n" b"7\\r\\nfalse,\\n\\r\\n" b"e\\r\\n\\"name\\":\\"prod\\"}\\r\\n" b"0\\r\\n\\r\\n")
+            else:
+                c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 6\\r\\nConnection: close\\r\\n\\r\\nfalse\\n")
+        c.close()
+        """], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9105"))
+        let client = try rawClient(port: 9105, connections: [["/json", "/plain"]])
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-response ^http://origin\\.test:9105/json "\\"debug\\":false" "\\"debug\\":true"
+        http-response ^http://origin\\.test:9105/json "^\\"name\\":\\"([a-z]+)\\"\\}$" "\\"name\\":\\"$1-staging\\"}"
+        """)
+        let r = try exec(client, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == #"""
+        b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 37\r\n\r\n{"debug":true,\n"name":"prod-staging"}HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nfalse\n'
+
+        """#, "\(r.stdout)")
+    }
+
+    /// A body that is not text (a megabyte from /dev/urandom) is held and
+    /// goes on exactly as it came, though a line matches its URL.
+    @Test func aBinaryBodyPassesUnchanged() throws {
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-response ^http://origin\\.test:8080/1m\\.bin a b
+        """)
+        let r = try exec("curl -s http://origin.test:8080/1m.bin | sha256sum", profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.prefix(64) == (try pair.digest("1m.bin")), "\(r.stdout)")
+    }
+
+    /// A request's body is held until it ends, then goes rewritten with a
+    /// Content-Length (a chunked one too). The app that expects 100
+    /// Continue gets it from Sluice, which holds the head the origin would
+    /// answer, and the origin never sees the Expect.
+    @Test func aRequestBodyIsRewrittenBeforeItGoes() throws {
+        let received = try rawListener(port: 9106)
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-request ^http://origin\\.test:9106/upload token=([0-9]+) secret=$1
+        """)
+        let har = work.appendingPathComponent("request-body.har").path
+        let r = try pair.exec("""
+        curl -s -D - -H 'Expect: 100-continue' -H 'Transfer-Encoding: chunked' --data-binary 'token=123&x=1' http://origin.test:9106/upload | tr -d '\\r'
+        """, options: ["--profile", path, "--har", har], timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("HTTP/1.1 100 Continue\n\nHTTP/1.1 200 OK\n") && r.stdout.hasSuffix("\nok\n"), "\(r.stdout)")
+        let request = String(decoding: try Data(contentsOf: URL(fileURLWithPath: received)), as: UTF8.self)
+        #expect(request.hasPrefix("POST /upload HTTP/1.1\r\n"), "\(request)")
+        #expect(request.hasSuffix("\r\nContent-Length: 14\r\n\r\nsecret=123&x=1"), "\(request)")
+        #expect(!request.lowercased().contains("expect:") && !request.lowercased().contains("transfer-encoding"), "\(request)")
+        // HAR has the request as the origin received it.
+        let recorded = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        e = json.load(open(sys.argv[1]))["log"]["entries"][0]["request"]
+        print(e["postData"]["text"], e["bodySize"], [h["value"] for h in e["headers"] if h["name"].lower() == "content-length"])
+        """, har]).output
+        #expect(recorded == "secret=123&x=1 14 ['14']\n", "\(recorded)")
+    }
+}

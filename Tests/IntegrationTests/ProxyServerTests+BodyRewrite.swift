@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// [Body Rewrite] through `sluice proxy`'s HTTP listener: responses held
+/// whole and rewritten, one larger than a connection's relay buffer among
+/// them, on a kept-alive connection.
+extension ProxyServerTests {
+    @Test func responseBodiesAreRewrittenThroughTheHTTPListener() throws {
+        try String(repeating: "false\n", count: 50_000).write(to: pair.work.appendingPathComponent("flags.txt"), atomically: true, encoding: .utf8)
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-response ^http://origin\\.test:8080/hello\\.txt nginx Sluice
+        http-response ^http://origin\\.test:8080/flags\\.txt ^false$ true
+        """)
+        let server = try start(["--http-listen", "127.0.0.1:18095", "--profile", path], ports: [18095])
+        let proxy = "--proxy http://127.0.0.1:18095"
+        // The three requests of the first curl share one connection: each
+        // response, the large one too, ends where the next begins.
+        let r = try client("""
+        curl -sS -m 30 \(proxy) -w '%{num_connects}\\n' http://origin.test:8080/hello.txt http://origin.test:8080/flags.txt http://origin.test:8080/hello.txt | sha256sum | cut -c1-64
+        (printf 'hello from Sluice\\n1\\n'; for i in $(seq 50000); do echo true; done; printf '0\\nhello from Sluice\\n0\\n') | sha256sum | cut -c1-64
+        curl -sS -m 10 -D - -o /dev/null \(proxy) http://origin.test:8080/flags.txt | tr -d '\\r' | grep -i '^content-length:'
+        """)
+        let summary = server.stop()
+        let lines = r.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3 && lines[0] == lines[1], "\(r.output)\n\(summary)")
+        #expect(lines.last == "Content-Length: 250000", "\(r.output)\n\(summary)")
+    }
+
+    /// Requests held until their bodies end, rewritten, and sent with a
+    /// Content-Length: a chunked one whose client expects 100 Continue (from
+    /// Sluice), and one larger than the relay buffer.
+    @Test func requestBodiesAreRewrittenThroughTheHTTPListener() throws {
+        _ = try net.start(["/usr/bin/python3", "-c", """
+        import hashlib, socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9107)); s.listen(4); s.settimeout(30)
+        for _ in range(2):
+            c, _ = s.accept(); c.settimeout(30); data = b""
+            while b"\\r\\n\\r\\n" not in data:
+                chunk = c.recv(65536)
+                if not chunk: break
+                data += chunk
+            head, _, body = data.partition(b"\\r\\n\\r\\n")
+            fields = {}
+            for line in head.split(b"\\r\\n")[1:]:
+                name, _, value = line.partition(b":")
+                fields[name.strip().lower().decode()] = value.strip().decode()
+            length = int(fields.get("content-length", "0"))
+            while len(body) < length:
+                chunk = c.recv(65536)
+                if not chunk: break
+                body += chunk
+            answer = ("cl=%s te=%s expect=%s sha=%s start=%r\\n" % (fields.get("content-length"), fields.get("transfer-encoding"),
+                      fields.get("expect"), hashlib.sha256(body).hexdigest()[:16], body[:14])).encode()
+            c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\nConnection: close\\r\\n\\r\\n" % len(answer) + answer); c.close()
+        """], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9107"))
+        try String(repeating: "false\n", count: 50_000).write(to: pair.work.appendingPathComponent("upload.txt"), atomically: true, encoding: .utf8)
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-request ^http://origin\\.test:9107/ token=([0-9]+) secret=$1 ^false$ true
+        """)
+        let server = try start(["--http-listen", "127.0.0.1:18096", "--profile", path], ports: [18096])
+        let proxy = "--proxy http://127.0.0.1:18096"
+        let r = try client("""
+        curl -sS -m 10 \(proxy) -D - -H 'Expect: 100-continue' -H 'Transfer-Encoding: chunked' --data-binary 'token=123&x=1' http://origin.test:9107/form | tr -d '\\r' | grep -E '^HTTP/|^cl='
+        curl -sS -m 30 \(proxy) --data-binary @\(pair.path("upload.txt")) http://origin.test:9107/flags
+        python3 -c 'import hashlib; print(hashlib.sha256(b"true\\n" * 50000).hexdigest()[:16])'
+        """)
+        let summary = server.stop()
+        let lines = r.output.split(separator: "\n").map(String.init)
+        let form = "cl=14 te=None expect=None sha=\(String(try net.run(["bash", "-c", "printf 'secret=123&x=1' | sha256sum"]).output.prefix(16))) start=b'secret=123&x=1'"
+        #expect(lines.count == 5, "\(r.output)\n\(summary)")
+        #expect(lines.prefix(3) == ["HTTP/1.1 100 Continue", "HTTP/1.1 200 OK", form], "\(r.output)\n\(summary)")
+        #expect(lines.count == 5 && lines[3] == "cl=250000 te=None expect=None sha=\(lines[4]) start=b'true\\ntrue\\ntrue'", "\(r.output)\n\(summary)")
+    }
+}
