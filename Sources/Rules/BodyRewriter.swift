@@ -7,6 +7,8 @@
 public struct BodyRewriter: Sendable {
     private let rewrites: [BodyRewrite]
     private let templates: [[URLTemplate]]
+    /// Per pair, its byte search when its regex is plain text.
+    private let literals: [[LiteralReplacement?]]
     private let index: LiteralPrefixIndex
     private let hasRequestLines: Bool
     private let hasResponseLines: Bool
@@ -21,6 +23,7 @@ public struct BodyRewriter: Sendable {
     public init(rewrites: [BodyRewrite]) {
         self.rewrites = rewrites
         templates = rewrites.map { $0.replacements.map { URLTemplate($0.replacement) } }
+        literals = rewrites.map { $0.replacements.map { LiteralReplacement(source: $0.source, template: URLTemplate($0.replacement)) } }
         index = LiteralPrefixIndex(prefixes: rewrites.map(\.regex.requiredPrefix), literals: rewrites.map(\.regex.requiredLiteral))
         hasRequestLines = rewrites.contains { $0.direction == .request }
         hasResponseLines = rewrites.contains { $0.direction == .response }
@@ -41,15 +44,20 @@ public struct BodyRewriter: Sendable {
     /// `body` with the entries `matching` found applied; nil when it is not
     /// UTF-8 (left alone) or nothing changed.
     public func apply(_ matched: [Int], to body: [UInt8]) -> [UInt8]? {
-        guard !matched.isEmpty, let text = String(validating: body, as: UTF8.self) else { return nil }
-        var rewritten = text
+        guard !matched.isEmpty, String(validating: body, as: UTF8.self) != nil else { return nil }
+        var rewritten = body
         for i in matched {
-            for (pair, template) in zip(rewrites[i].replacements, templates[i]) {
-                rewritten = HeaderRewriter.replaceAll(in: rewritten, pattern: pair.pattern, with: template)
+            for (pair, (template, literal)) in zip(rewrites[i].replacements, zip(templates[i], literals[i])) {
+                if let literal, let replaced = literal.replaceAll(in: rewritten) {
+                    rewritten = replaced
+                    continue
+                }
+                // (Still UTF-8: each replacement is a String's.)
+                let text = String(decoding: rewritten, as: UTF8.self)
+                rewritten = Array(HeaderRewriter.replaceAll(in: text, pattern: pair.pattern, with: template).utf8)
             }
         }
         // Bytes, not String's ==, which calls canonically equivalent texts equal.
-        let bytes = Array(rewritten.utf8)
-        return bytes == body ? nil : bytes
+        return rewritten == body ? nil : rewritten
     }
 }
