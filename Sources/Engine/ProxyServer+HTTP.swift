@@ -339,6 +339,8 @@ extension ProxyServer {
         }
         let step = try? parser.finish()
         if case .end? = step {
+            // A held body that ran to the close goes now.
+            if forwarding.heldResponse != nil { releaseHeldResponse(connection, &forwarding, rewrite: true) }
             forwarding.responses = nil
             connection.forwarding = forwarding
             return

@@ -130,4 +130,30 @@ extension ProfileTests {
         """, har]).output
         #expect(recorded == "secret=123&x=1 14 ['14']\n", "\(recorded)")
     }
+
+    /// A body that runs to the origin's close (no length) is held to the
+    /// close, then goes with a Content-Length, and the app's connection
+    /// closes after it as it would directly.
+    @Test func aBodyThatRunsToTheCloseIsRewrittenAtTheClose() throws {
+        _ = try net.start(["/usr/bin/python3", "-c", """
+        import socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9108)); s.listen(4); s.settimeout(30)
+        c, _ = s.accept(); c.settimeout(30); c.recv(4096)
+        c.sendall(b"HTTP/1.1 200 OK\\r\\nConnection: close\\r\\n\\r\\nthe body, to the close\\n"); c.close()
+        """], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9108"))
+        let client = try rawClient(port: 9108, connections: [["/"]])
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-response ^http://origin\\.test:9108/ "to the close" "rewritten at the close"
+        """)
+        let r = try exec(client, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == #"b'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 33\r\n\r\nthe body, rewritten at the close\n'"# + "\n", "\(r.stdout)")
+    }
 }

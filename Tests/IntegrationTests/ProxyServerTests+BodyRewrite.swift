@@ -84,4 +84,29 @@ extension ProxyServerTests {
         #expect(lines.prefix(3) == ["HTTP/1.1 100 Continue", "HTTP/1.1 200 OK", form], "\(r.output)\n\(summary)")
         #expect(lines.count == 5 && lines[3] == "cl=250000 te=None expect=None sha=\(lines[4]) start=b'true\\ntrue\\ntrue'", "\(r.output)\n\(summary)")
     }
+
+    /// A body that runs to the origin's close is held to the close, then
+    /// goes with a Content-Length.
+    @Test func aBodyThatRunsToTheCloseIsRewrittenThroughTheHTTPListener() throws {
+        _ = try net.start(["/usr/bin/python3", "-c", """
+        import socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9108)); s.listen(4); s.settimeout(30)
+        c, _ = s.accept(); c.settimeout(30); c.recv(4096)
+        c.sendall(b"HTTP/1.1 200 OK\\r\\nConnection: close\\r\\n\\r\\nthe body, to the close\\n"); c.close()
+        """], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9108"))
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-response ^http://origin\\.test:9108/ "to the close" "rewritten at the close"
+        """)
+        let server = try start(["--http-listen", "127.0.0.1:18097", "--profile", path], ports: [18097])
+        let r = try client("curl -sS -m 10 -D - --proxy http://127.0.0.1:18097 http://origin.test:9108/ | tr -d '\\r'")
+        let summary = server.stop()
+        #expect(r.output.hasSuffix("Content-Length: 33\n\nthe body, rewritten at the close\n"), "\(r.output)\n\(summary)")
+    }
 }
