@@ -108,9 +108,9 @@ extension FlowDirector {
         }
         // [Body Rewrite]: the lines for this request's body and its response's.
         if let bodyRewriter {
-            exchange.requestBodyRewrites = bodyRewriter.matching(.request, url: url)
-            exchange.responseBodyRewrites = bodyRewriter.matching(.response, url: url)
-            if !exchange.responseBodyRewrites.isEmpty {
+            exchange.requestBodyRewrite = bodyRewriter.select(.request, url: url)
+            exchange.responseBodyRewrite = bodyRewriter.select(.response, url: url)
+            if exchange.responseBodyRewrite != nil {
                 // Sluice rewrites text, not gzip: the origin is asked for the body as it is (RFC 9110 §12.5.3).
                 head.headers.remove(name: "Accept-Encoding")
                 head.headers.add(name: "Accept-Encoding", value: "identity")

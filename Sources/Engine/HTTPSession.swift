@@ -162,9 +162,9 @@ struct HTTPExchange {
     /// HAR: a chunked body's data, kept without its framing (and counted).
     var requestContent: HTTPChunkedContent?
     var responseContent: HTTPChunkedContent?
-    /// [Body Rewrite]'s lines (`BodyRewriter` indices) for the request's body and the response's.
-    var requestBodyRewrites: [Int] = []
-    var responseBodyRewrites: [Int] = []
+    /// [Body Rewrite]'s lines for the request's body and the response's; nil (the usual case) when none matched.
+    var requestBodyRewrite: BodyRewriteSelection?
+    var responseBodyRewrite: BodyRewriteSelection?
     /// Local answers are not waited for upstream: their bytes go to the app when their turn comes.
     var localAnswer: [UInt8]?
     /// It went to the origin over HTTP/2 (`HTTP2ClientSession`).

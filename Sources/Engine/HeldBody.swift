@@ -7,14 +7,14 @@ internal import Rules
 /// that turns out too large, not UTF-8, or unchanged goes on exactly as the
 /// peer sent it.
 struct HeldBody {
-    /// The matching lines (`BodyRewriter` indices).
-    let matched: [Int]
+    /// The lines that matched, and their rewriter.
+    let selection: BodyRewriteSelection
     let chunked: Bool
     /// The body's bytes on the wire so far.
     private(set) var wire: [UInt8] = []
 
-    init(matched: [Int], chunked: Bool) {
-        self.matched = matched
+    init(_ selection: BodyRewriteSelection, chunked: Bool) {
+        self.selection = selection
         self.chunked = chunked
     }
 
@@ -37,9 +37,7 @@ struct HeldBody {
     }
 
     /// The rewritten body, or nil when the rewrites change nothing (or it is not text).
-    func rewritten(by rewriter: BodyRewriter) -> [UInt8]? {
-        rewriter.apply(matched, to: content)
-    }
+    var rewritten: [UInt8]? { selection.apply(to: content) }
 
     /// `headers` framing a body of `length` bytes: Content-Length, no
     /// Transfer-Encoding (a chunked body's trailer fields are not kept), and
@@ -55,18 +53,18 @@ struct HeldBody {
         headers.add(name: "Content-Length", value: String(length))
     }
 
-    /// The hold for a final response to a request [Body Rewrite] `lines`
-    /// matched, or nil when it is not held (no line, or `mayHold` says no;
-    /// an encoded body is warned about, naming `url`).
-    static func forResponse(_ head: HTTPResponseHead, lines: [Int], method: String, url: String) -> HeldBody? {
-        guard !lines.isEmpty else { return nil }
+    /// The hold for a final response to a request whose [Body Rewrite]
+    /// lines are `selection`, or nil when it is not held (no line, or
+    /// `mayHold` says no; an encoded body is warned about, naming `url`).
+    static func forResponse(_ head: HTTPResponseHead, selection: BodyRewriteSelection?, method: String, url: String) -> HeldBody? {
+        guard let selection else { return nil }
         guard mayHold(head, requestMethod: method) else {
             if head.status >= 200, !isPlain(head.headers) {
                 EngineLog.warning("\(url): the response's body is encoded (\(head.headers["Content-Encoding"] ?? "")) though Sluice asked for identity; [Body Rewrite] leaves it as it came")
             }
             return nil
         }
-        return HeldBody(matched: lines, chunked: head.isChunked)
+        return HeldBody(selection, chunked: head.isChunked)
     }
 
     /// Whether a response's body may be held for `matched` lines: a final

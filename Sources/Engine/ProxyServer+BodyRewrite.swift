@@ -11,8 +11,7 @@ internal import Rules
 extension ProxyServer {
     /// At a final response head (as [Header Rewrite] left it): true when its message is held.
     func holdsResponse(_ head: HTTPResponseHead, in forwarding: inout HTTPForwarding) -> Bool {
-        guard director.bodyRewriter != nil,
-              let body = HeldBody.forResponse(head, lines: forwarding.exchange.responseBodyRewrites,
+        guard let body = HeldBody.forResponse(head, selection: forwarding.exchange.responseBodyRewrite,
                                               method: forwarding.exchange.method, url: forwarding.exchange.url) else { return false }
         forwarding.heldResponse = (head, body)
         return true
@@ -39,7 +38,7 @@ extension ProxyServer {
         guard let held = forwarding.heldResponse, let place = forwarding.heldFrom else { return }
         forwarding.heldResponse = nil
         var head = held.head
-        let rewritten = rewrite ? director.bodyRewriter.flatMap { held.body.rewritten(by: $0) } : nil
+        let rewritten = rewrite ? held.body.rewritten : nil
         if let rewritten {
             trace("\(connection.description): \(forwarding.exchange.url): body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)
@@ -77,12 +76,12 @@ extension ProxyServer {
 extension ProxyServer {
     /// At the planned head's scan: true when the request is held (its bytes are out of `toUpstream`).
     func holdsRequest(_ head: HTTPRequestHead, _ connection: InboundConnection, _ forwarding: inout HTTPForwarding, length: Int) -> Bool {
-        guard director.bodyRewriter != nil, !forwarding.exchange.requestBodyRewrites.isEmpty, head.hasBody else { return false }
+        guard let selection = forwarding.exchange.requestBodyRewrite, head.hasBody else { return false }
         let place = forwarding.requestScanned
         _ = connection.toUpstream.replace(place ..< place + length, with: [])
         var forwarded = head
         forwarded.headers.remove(name: "Expect")
-        forwarding.heldRequest = (forwarded, HeldBody(matched: forwarding.exchange.requestBodyRewrites, chunked: head.isChunked), place)
+        forwarding.heldRequest = (forwarded, HeldBody(selection, chunked: head.isChunked), place)
         if head.expectsContinue, connection.toClientLater.isEmpty, forwarding.heldFrom == connection.toClient.count {
             // The origin cannot say 100 Continue to a head it has not seen (RFC 9110 §10.1.1 lets a proxy say it).
             if connection.toClient.append(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) {
@@ -114,7 +113,7 @@ extension ProxyServer {
         guard let held = forwarding.heldRequest else { return }
         forwarding.heldRequest = nil
         var head = held.head
-        let rewritten = rewrite ? director.bodyRewriter.flatMap { held.body.rewritten(by: $0) } : nil
+        let rewritten = rewrite ? held.body.rewritten : nil
         if let rewritten {
             trace("\(connection.description): \(forwarding.exchange.url): request body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)

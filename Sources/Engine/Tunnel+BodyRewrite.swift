@@ -12,8 +12,8 @@ extension Tunnel {
     func holdsResponse(_ head: HTTPResponseHead, session: HTTPSession) -> Bool {
         session.heldResponse = nil
         // Read in place: `inFlight.first` would copy the whole exchange.
-        guard director.bodyRewriter != nil, !session.inFlight.isEmpty,
-              let body = HeldBody.forResponse(head, lines: session.inFlight[0].responseBodyRewrites,
+        guard !session.inFlight.isEmpty,
+              let body = HeldBody.forResponse(head, selection: session.inFlight[0].responseBodyRewrite,
                                               method: session.inFlight[0].method, url: session.inFlight[0].url) else { return false }
         session.heldResponse = (head, body)
         return true
@@ -39,7 +39,7 @@ extension Tunnel {
     func finishHeldResponse(_ session: HTTPSession, connection: TCPConnection) {
         guard let held = session.heldResponse else { return }
         session.heldResponse = nil
-        let rewritten = director.bodyRewriter.flatMap { held.body.rewritten(by: $0) }
+        let rewritten = held.body.rewritten
         if rewritten != nil, !session.inFlight.isEmpty {
             trace("\(session.key): \(session.inFlight[0].url): body rewritten (\(held.body.content.count) → \(rewritten!.count) bytes)")
         }
@@ -74,13 +74,13 @@ extension Tunnel {
 extension Tunnel {
     /// After planning: true when the request is held, and `dispatch` waits for its body.
     func holdsRequest(_ planned: PlannedRequest, head: HTTPRequestHead, session: HTTPSession) -> Bool {
-        guard director.bodyRewriter != nil, !planned.exchange.requestBodyRewrites.isEmpty, head.hasBody else { return false }
+        guard let selection = planned.exchange.requestBodyRewrite, head.hasBody else { return false }
         var parser = HTTPRequestParser()
         guard case let .head(plannedHead, _)? = planned.head.withUnsafeBytes({ try? parser.parse($0) }) else { return false }
         var forwarded = plannedHead
         forwarded.headers.remove(name: "Expect")
         session.heldRequest = HeldRequest(planned: planned, head: forwarded,
-                                          body: HeldBody(matched: planned.exchange.requestBodyRewrites, chunked: head.isChunked))
+                                          body: HeldBody(selection, chunked: head.isChunked))
         if head.expectsContinue, !session.isHTTP2, session.inFlight.isEmpty, session.waiting == nil,
            let connection = tcp.connection(session.key) {
             // The origin cannot say 100 Continue to a head it has not seen
@@ -115,7 +115,7 @@ extension Tunnel {
         var planned = held.planned
         var head = held.head
         let body: [UInt8]
-        if let rewritten = director.bodyRewriter.flatMap({ held.body.rewritten(by: $0) }) {
+        if let rewritten = held.body.rewritten {
             trace("\(session.key): \(planned.exchange.url): request body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)
             body = rewritten

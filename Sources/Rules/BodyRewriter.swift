@@ -41,6 +41,15 @@ public struct BodyRewriter: Sendable {
     /// The profile lines of the entries `matching` found.
     public func lines(_ matched: [Int]) -> [Int] { matched.map { rewrites[$0].line } }
 
+    /// The lines of `direction` for `url`, with this rewriter, to apply when
+    /// the body has come; nil when none matches. A body held across a
+    /// reload is rewritten by the profile that matched it, whose indices
+    /// these are.
+    public func select(_ direction: HeaderRewriteDirection, url: String) -> BodyRewriteSelection? {
+        let matched = matching(direction, url: url)
+        return matched.isEmpty ? nil : BodyRewriteSelection(rewriter: self, matched: matched)
+    }
+
     /// `body` with the entries `matching` found applied; nil when it is not
     /// UTF-8 (left alone) or nothing changed.
     public func apply(_ matched: [Int], to body: [UInt8]) -> [UInt8]? {
@@ -60,4 +69,13 @@ public struct BodyRewriter: Sendable {
         // Bytes, not String's ==, which calls canonically equivalent texts equal.
         return rewritten == body ? nil : rewritten
     }
+}
+
+/// The [Body Rewrite] lines that matched one message, and the rewriter they belong to.
+public struct BodyRewriteSelection: Sendable {
+    public let rewriter: BodyRewriter
+    public let matched: [Int]
+
+    /// `BodyRewriter.apply` with these lines.
+    public func apply(to body: [UInt8]) -> [UInt8]? { rewriter.apply(matched, to: body) }
 }

@@ -9,18 +9,19 @@ struct HeldBodyTests {
     @Test func aChunkedBodyIsRewrittenWithoutItsFraming() throws {
         let profile = try loadProfile("[Body Rewrite]\nhttp-response ^http://a\\.test/ false true\n[Rule]\nFINAL,DIRECT\n")
         let rewriter = BodyRewriter(profile)
-        var held = HeldBody(matched: rewriter.matching(.response, url: "http://a.test/"), chunked: true)
+        var held = HeldBody(try #require(rewriter.select(.response, url: "http://a.test/")), chunked: true)
         for part in ["3\r\nfal\r\n", "2\r\nse\r\n0\r\n", "\r\n"] {
             #expect(Array(part.utf8).withUnsafeBytes { held.take($0) })
         }
         #expect(held.wire == Array("3\r\nfal\r\n2\r\nse\r\n0\r\n\r\n".utf8))
         #expect(held.content == Array("false".utf8))
-        #expect(held.rewritten(by: rewriter) == Array("true".utf8))
+        #expect(held.rewritten == Array("true".utf8))
     }
 
     /// Past the limit nothing more is taken: the caller sends what is held as it came.
-    @Test func aBodyPastTheLimitIsNotTaken() {
-        var held = HeldBody(matched: [0], chunked: false)
+    @Test func aBodyPastTheLimitIsNotTaken() throws {
+        let rewriter = BodyRewriter(try loadProfile("[Body Rewrite]\nhttp-response ^http://a\\.test/ a b\n[Rule]\nFINAL,DIRECT\n"))
+        var held = HeldBody(try #require(rewriter.select(.response, url: "http://a.test/")), chunked: false)
         let most = [UInt8](repeating: 0x61, count: BodyRewriter.bodyLimit - 1)
         #expect(most.withUnsafeBytes { held.take($0) })
         #expect([UInt8]("b".utf8).withUnsafeBytes { held.take($0) })

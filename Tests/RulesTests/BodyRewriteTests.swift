@@ -60,6 +60,18 @@ struct BodyRewriteTests {
         #expect(decomposer.apply(decomposer.matching(.response, url: "http://a.test/"), to: Array("\u{E9}".utf8)) == Array("e\u{301}".utf8))
     }
 
+    /// A body held across a reload is rewritten by the profile that matched
+    /// it: the selection keeps its rewriter (its indices mean nothing to the
+    /// new one, which here has a single line).
+    @Test func aSelectionKeepsTheRewriterThatMadeIt() throws {
+        let (_, old) = try rewriter("http-response ^http://b\\.test/ x y\nhttp-response ^http://a\\.test/ a b")
+        let selection = try #require(old.select(.response, url: "http://a.test/"))
+        #expect(selection.matched == [1])
+        _ = try rewriter("http-response ^http://a\\.test/ a c")
+        #expect(selection.apply(to: Array("a".utf8)) == Array("b".utf8))
+        #expect(old.select(.request, url: "http://a.test/") == nil)
+    }
+
     @Test func surgesJQLinesAreWarnings() throws {
         let (profile, rewriter) = try rewriter("""
         http-response-jq ^http://a\\.test/ '.debug = true'
