@@ -149,6 +149,7 @@ public struct CheckCommand {
             count(profile.hosts.count, "host", "hosts"),
             count(profile.urlRewrites.count, "URL rewrite", "URL rewrites"),
             count(profile.headerRewrites.count, "header rewrite", "header rewrites"),
+            count(profile.bodyRewrites.count, "body rewrite", "body rewrites"),
             count(profile.mapLocals.count, "map local", "map locals"),
             count(profile.statistics.count, "statistic", "statistics"),
         ] + (mitm == 0 ? [] : [count(mitm, "MITM hostname", "MITM hostnames")]) + [

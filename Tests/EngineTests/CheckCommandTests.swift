@@ -26,7 +26,7 @@ import Sys
         try withProfile("[Rule]\nDOMAIN,a.test,REJECT\nFINAL,DIRECT\n[Map Local]\n^http://a\\.test/$ data=missing.json\n") { path in
             let result = run([path])
             #expect(result.status == 0)
-            #expect(result.output == ["\(path): ok (1 rule and FINAL, 0 proxies, 0 groups, 0 hosts, 0 URL rewrites, 0 header rewrites, 1 map local, 0 statistics, 1 warning)"])
+            #expect(result.output == ["\(path): ok (1 rule and FINAL, 0 proxies, 0 groups, 0 hosts, 0 URL rewrites, 0 header rewrites, 0 body rewrites, 1 map local, 0 statistics, 1 warning)"])
             // Relative paths in the profile resolve against its own folder.
             #expect(result.diagnostics == ["\(path):5: warning: \(folder)/missing.json is not a file\n  hint: requests for it will get 404 until it exists"])
         }
