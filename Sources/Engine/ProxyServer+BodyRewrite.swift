@@ -46,25 +46,33 @@ extension ProxyServer {
             // HAR keeps the new body, which has no chunk framing.
             forwarding.exchange.responseContent = nil
         }
-        // Scanned bytes after the place (a body past the limit: the bytes that passed it) follow the message.
-        let after = Array(connection.toClient.readable[place...])
-        for part in [rewritten ?? held.body.wire, after] {
-            part.withUnsafeBytes {
-                noteBody($0, from: 0, count: $0.count, into: &forwarding.exchange.responseBody,
-                         content: &forwarding.exchange.responseContent, total: &forwarding.exchange.responseBodyBytes)
-            }
-        }
-        var message = head.serialized() + (rewritten ?? held.body.wire) + after
-        connection.toClient.truncate(to: place)
         forwarding.heldFrom = nil
         forwarding.responseStarted = true
-        let n = min(message.count, connection.toClient.room)
-        _ = message.withUnsafeBytes { connection.toClient.append(UnsafeRawBufferPointer(rebasing: $0[0 ..< n])) }
-        forwarding.responseScanned = place + n
+        forwarding.responseScanned = Self.put(head.serialized(), rewritten ?? held.body.wire, at: place, in: connection.toClient,
+                                              later: &connection.toClientLater) { part in
+            noteBody(part, from: 0, count: part.count, into: &forwarding.exchange.responseBody,
+                     content: &forwarding.exchange.responseContent, total: &forwarding.exchange.responseBodyBytes)
+        }
+    }
+
+    /// `head` and `body`, then the bytes the scan passed after `place` (a
+    /// body past the limit: the bytes that passed it), go in place of those
+    /// bytes: as many as `buffer` has room for, the rest in `later`. `note`
+    /// sees the body and those bytes. Returns where the scan is now.
+    static func put(_ head: [UInt8], _ body: [UInt8], at place: Int, in buffer: RelayBuffer, later: inout OutgoingBytes,
+                    note: (UnsafeRawBufferPointer) -> Void) -> Int {
+        let after = Array(buffer.readable[place...])
+        body.withUnsafeBytes(note)
+        after.withUnsafeBytes(note)
+        var message = head + body + after
+        buffer.truncate(to: place)
+        let n = min(message.count, buffer.room)
+        _ = message.withUnsafeBytes { buffer.append(UnsafeRawBufferPointer(rebasing: $0[0 ..< n])) }
         if n < message.count {
             message.removeFirst(n)
-            connection.toClientLater.append(message)
+            later.append(message)
         }
+        return place + n
     }
 }
 
@@ -120,21 +128,10 @@ extension ProxyServer {
             forwarding.exchange.requestContent = nil
         }
         if forwarding.exchange.requestHead != nil { forwarding.exchange.requestHead = head }
-        let after = Array(connection.toUpstream.readable[held.place...])
-        for part in [rewritten ?? held.body.wire, after] {
-            part.withUnsafeBytes {
-                noteBody($0, from: 0, count: $0.count, into: &forwarding.exchange.requestBody,
-                         content: &forwarding.exchange.requestContent, total: &forwarding.exchange.requestBodyBytes)
-            }
-        }
-        var message = head.serialized() + (rewritten ?? held.body.wire) + after
-        connection.toUpstream.truncate(to: held.place)
-        let n = min(message.count, connection.toUpstream.room)
-        _ = message.withUnsafeBytes { connection.toUpstream.append(UnsafeRawBufferPointer(rebasing: $0[0 ..< n])) }
-        forwarding.requestScanned = held.place + n
-        if n < message.count {
-            message.removeFirst(n)
-            connection.toUpstreamLater.append(message)
+        forwarding.requestScanned = Self.put(head.serialized(), rewritten ?? held.body.wire, at: held.place, in: connection.toUpstream,
+                                             later: &connection.toUpstreamLater) { part in
+            noteBody(part, from: 0, count: part.count, into: &forwarding.exchange.requestBody,
+                     content: &forwarding.exchange.requestContent, total: &forwarding.exchange.requestBodyBytes)
         }
     }
 }

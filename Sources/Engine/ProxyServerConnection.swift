@@ -257,13 +257,20 @@ final class InboundConnection {
     /// were scanned before any still in `toClient`'s scan, so the exchange's
     /// offsets move past them.
     func refillToClient() {
-        guard !toClientLater.isEmpty else { return }
-        toClientLater.drain { bytes in
-            let n = min(bytes.count, toClient.room)
-            guard n > 0, toClient.append(UnsafeRawBufferPointer(rebasing: bytes[0 ..< n])) else { return 0 }
-            forwarding?.movedBeforeScan(n)
+        let n = Self.refill(toClient, from: &toClientLater)
+        if n > 0 { forwarding?.movedBeforeScan(n) }
+    }
+
+    /// Moves as much of `later` as `buffer` has room for; returns how much.
+    private static func refill(_ buffer: RelayBuffer, from later: inout OutgoingBytes) -> Int {
+        var moved = 0
+        later.drain { bytes in
+            let n = min(bytes.count, buffer.room)
+            guard n > 0, buffer.append(UnsafeRawBufferPointer(rebasing: bytes[0 ..< n])) else { return 0 }
+            moved = n
             return n
         }
+        return moved
     }
 
     /// The upstream took `n` bytes.
@@ -277,13 +284,8 @@ final class InboundConnection {
     /// Moves what `toUpstreamLater` holds into `toUpstream`'s room: bytes the
     /// request's scan has passed already.
     func refillToUpstream() {
-        guard !toUpstreamLater.isEmpty else { return }
-        toUpstreamLater.drain { bytes in
-            let n = min(bytes.count, toUpstream.room)
-            guard n > 0, toUpstream.append(UnsafeRawBufferPointer(rebasing: bytes[0 ..< n])) else { return 0 }
-            forwarding?.requestScanned += n
-            return n
-        }
+        let n = Self.refill(toUpstream, from: &toUpstreamLater)
+        if n > 0 { forwarding?.requestScanned += n }
     }
 
     var description: String {
