@@ -48,4 +48,28 @@ extension InterceptionTests {
         let lines = r.output.split(separator: "\n").map(String.init)
         #expect(lines.count == 2 && lines[0] == lines[1], "\(r.output)\n\(summary)")
     }
+
+    /// A request body is rewritten inside intercepted TLS too: from an h2
+    /// app (the gateway's request, with a content-length and without) and
+    /// from an HTTP/1.1 one.
+    @Test func requestBodiesAreRewrittenInsideInterceptedTLS() throws {
+        _ = try makeCADir()
+        try net.start(["/usr/bin/python3", "-c", Self.digestServer, webCertificate, webKey], in: pair.server,
+                      log: pair.path("digest-body.log"))
+        #expect(pair.waitForListener("10.88.0.2:9443"), "\(read(pair.path("digest-body.log")))")
+        let path = try mitmProfile("hostname = web.test:9443\nh2 = true", """
+        [Body Rewrite]
+        http-request ^https://web\\.test:9443/upload token=([0-9]+) secret=$1
+        """, name: "request-body.conf")
+        let r = try exec("""
+        curl -sS -w ' %{http_version}\\n' --data-binary 'token=123&x=1' https://web.test:9443/upload
+        curl -sS -w ' %{http_version}\\n' -H 'Transfer-Encoding: chunked' --data-binary 'token=123&x=1' https://web.test:9443/upload
+        curl -sS -w ' %{http_version}\\n' --http1.1 --data-binary 'token=123&x=1' https://web.test:9443/upload
+        printf 'secret=123&x=1' | sha256sum | cut -c1-64
+        """, profile: path, timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 7 && lines[0 ..< 6] == ["POST 14 \(lines[6])", " 2", "POST 14 \(lines[6])", " 2", "POST 14 \(lines[6])", " 1.1"],
+                "\(r.stdout) \(r.stderr)")
+    }
 }
