@@ -37,6 +37,8 @@ public struct HTTPRequestRecord: Sendable, Equatable {
     public var upstream: String?
     /// How many times it went again on a new connection (the origin closed with it unanswered).
     public var retries = 0
+    /// The [Body Rewrite] lines that changed its bodies (request's, then response's).
+    public var bodyRewrites: [Int] = []
     public var error: String?
 
     public init(connectionID: UInt64, requestIndex: Int, startTime: UInt64, method: String, url: String) {
@@ -80,6 +82,10 @@ public struct HTTPRequestRecord: Sendable, Equatable {
         json.field("policy", policy)
         json.field("upstream", upstream)
         json.field("retries", retries)
+        json.key("bodyRewrites")
+        json.beginArray()
+        for line in bodyRewrites { json.int(line) }
+        json.endArray()
         json.field("error", error)
         json.endObject()
         return json.text
@@ -93,6 +99,7 @@ extension HTTPRequestRecord: CustomStringConvertible {
         if let rule { text += " rule=\(rule)" }
         if let policy { text += " policy=\(policy)" }
         if retries > 0 { text += " retries=\(retries)" }
+        if !bodyRewrites.isEmpty { text += " body-rewrites=" + bodyRewrites.map(String.init).joined(separator: ",") }
         if let error { text += ": \(error)" }
         return text
     }

@@ -125,6 +125,7 @@ extension HTTPExchange {
                              rule: rule, policy: policy, rewrittenFrom: rewrittenFrom,
                              mocked: mocked || localAnswer != nil, process: process)
         entry.retries = resends > 0 ? resends : nil
+        entry.bodyRewrites = bodyRewrites.isEmpty ? nil : bodyRewrites
         return entry
     }
 }

@@ -165,6 +165,8 @@ struct HTTPExchange {
     /// [Body Rewrite]'s lines for the request's body and the response's; nil (the usual case) when none matched.
     var requestBodyRewrite: BodyRewriteSelection?
     var responseBodyRewrite: BodyRewriteSelection?
+    /// The profile lines of those that changed a body, for the flow log and HAR.
+    var bodyRewrites: [Int] = []
     /// Local answers are not waited for upstream: their bytes go to the app when their turn comes.
     var localAnswer: [UInt8]?
     /// It went to the origin over HTTP/2 (`HTTP2ClientSession`).

@@ -43,6 +43,7 @@ extension ProxyServer {
             trace("\(connection.description): \(forwarding.exchange.url): body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)
             forwarding.exchange.responseHead = head
+            forwarding.exchange.bodyRewrites += held.body.selection.lines
             // HAR keeps the new body, which has no chunk framing.
             forwarding.exchange.responseContent = nil
         }
@@ -126,6 +127,7 @@ extension ProxyServer {
             trace("\(connection.description): \(forwarding.exchange.url): request body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)
             forwarding.exchange.requestContent = nil
+            forwarding.exchange.bodyRewrites += held.body.selection.lines
         }
         if forwarding.exchange.requestHead != nil { forwarding.exchange.requestHead = head }
         forwarding.requestScanned = Self.put(head.serialized(), rewritten ?? held.body.wire, at: held.place, in: connection.toUpstream,

@@ -52,6 +52,7 @@ extension Tunnel {
         if let rewritten {
             HeldBody.reframe(&head.headers, length: rewritten.count)
             if !session.inFlight.isEmpty {
+                session.inFlight[0].bodyRewrites += body.selection.lines
                 session.inFlight[0].responseHead = head
                 // HAR keeps the new body, which has no chunk framing.
                 session.inFlight[0].responseContent = nil
@@ -120,6 +121,7 @@ extension Tunnel {
             HeldBody.reframe(&head.headers, length: rewritten.count)
             body = rewritten
             planned.exchange.requestContent = nil
+            planned.exchange.bodyRewrites += held.body.selection.lines
         } else {
             body = held.body.wire
         }

@@ -135,6 +135,7 @@ extension HTTPExchange {
         line.policy = policy
         line.upstream = upstream
         line.retries = resends
+        line.bodyRewrites = bodyRewrites
         line.error = failure
         if headAt != nil {
             let phases = phases(now: now)

@@ -508,6 +508,8 @@ public struct HAREntry: Sendable, Equatable {
     /// How many times Sluice sent the request again on a new connection
     /// (the origin closed with it unanswered); nil when it went once.
     public var retries: Int?
+    /// The [Body Rewrite] lines that changed its bodies; nil when none did.
+    public var bodyRewrites: [Int]?
     /// Chrome's `_resourceType`: "websocket" for an upgrade to WebSocket.
     public var resourceType: String?
     /// Chrome's `_webSocketMessages`: the messages both ways after the 101, in order.
@@ -569,6 +571,12 @@ public struct HAREntry: Sendable, Equatable {
         if let mocked { json.field("_mocked", mocked) }
         if let process { json.field("_process", process) }
         if let retries { json.field("_retries", retries) }
+        if let bodyRewrites {
+            json.key("_bodyRewrites")
+            json.beginArray()
+            for line in bodyRewrites { json.int(line) }
+            json.endArray()
+        }
         if let resourceType { json.field("_resourceType", resourceType) }
         if let webSocketMessages {
             json.key("_webSocketMessages")

@@ -78,4 +78,7 @@ public struct BodyRewriteSelection: Sendable {
 
     /// `BodyRewriter.apply` with these lines.
     public func apply(to body: [UInt8]) -> [UInt8]? { rewriter.apply(matched, to: body) }
+
+    /// Their line numbers in the profile.
+    public var lines: [Int] { rewriter.lines(matched) }
 }

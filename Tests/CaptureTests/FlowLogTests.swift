@@ -100,11 +100,16 @@ import Wire
         #expect(timings["totalMs"] as? Double == 15.25)
         #expect(object["policy"] as? String == "REJECT")
         #expect(object["retries"] as? Int == 0)
-        #expect(object.count == 15)
+        #expect(object["bodyRewrites"] as? [Int] == [])
+        #expect(object.count == 16)
         var retried = request(12)
         retried.retries = 2
         #expect(try parse(retried.json)["retries"] as? Int == 2)
         #expect(retried.description == "#12.1 GET http://example.com/a?b=\"c\" 200 rule=URL-REGEX,^http://example policy=REJECT retries=2")
+        var rewritten = request(12)
+        rewritten.bodyRewrites = [7, 9]
+        #expect(try parse(rewritten.json)["bodyRewrites"] as? [Int] == [7, 9])
+        #expect(rewritten.description.hasSuffix(" body-rewrites=7,9"))
         var noResponse = HTTPRequestRecord(connectionID: 1, requestIndex: 0, startTime: 0, method: "POST", url: "http://x/")
         noResponse.error = "upstream reset"
         let parsed = try parse(noResponse.json)

@@ -72,6 +72,10 @@ import HTTP
         #expect(e["_rewrittenFrom"] as? String == "http://a.test/old")
         #expect(e["_mocked"] as? Bool == false)
         #expect(e["_process"] as? String == "curl[4242]")
+        #expect(e["_bodyRewrites"] == nil)
+        var rewritten = try sampleEntry()
+        rewritten.bodyRewrites = [3, 4]
+        #expect(try object(rewritten.json())["_bodyRewrites"] as? [Int] == [3, 4])
         #expect((e["cache"] as? [String: Any])?.isEmpty == true)
 
         let request = try #require(e["request"] as? [String: Any])

@@ -70,7 +70,8 @@ extension ProxyServerTests {
         [Body Rewrite]
         http-request ^http://origin\\.test:9107/ token=([0-9]+) secret=$1 ^false$ true
         """)
-        let server = try start(["--http-listen", "127.0.0.1:18096", "--profile", path], ports: [18096])
+        let log = pair.path("request-bodies.jsonl")
+        let server = try start(["--http-listen", "127.0.0.1:18096", "--profile", path, "--flow-log", log], ports: [18096])
         let proxy = "--proxy http://127.0.0.1:18096"
         let r = try client("""
         curl -sS -m 10 \(proxy) -D - -H 'Expect: 100-continue' -H 'Transfer-Encoding: chunked' --data-binary 'token=123&x=1' http://origin.test:9107/form | tr -d '\\r' | grep -E '^HTTP/|^cl='
@@ -83,6 +84,12 @@ extension ProxyServerTests {
         #expect(lines.count == 5, "\(r.output)\n\(summary)")
         #expect(lines.prefix(3) == ["HTTP/1.1 100 Continue", "HTTP/1.1 200 OK", form], "\(r.output)\n\(summary)")
         #expect(lines.count == 5 && lines[3] == "cl=250000 te=None expect=None sha=\(lines[4]) start=b'true\\ntrue\\ntrue'", "\(r.output)\n\(summary)")
+        // The flow log names the line that changed each request's body.
+        let rewrites = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        print([json.loads(l)["bodyRewrites"] for l in open(sys.argv[1]) if '"kind":"http"' in l])
+        """, log]).output
+        #expect(rewrites == "[[8], [8]]\n", "\(rewrites)")
     }
 
     /// A body that runs to the origin's close is held to the close, then
