@@ -117,6 +117,20 @@ final class ServerPair {
     sys.exit(5)
     """
 
+    /// A one-connection origin at 10.88.0.2:`port` in the server namespace:
+    /// it reads the request's first bytes, writes `response` (Python bytes
+    /// syntax, escapes and all) and closes. Returns once it listens.
+    func serveOnce(port: Int, response: String) throws -> Bool {
+        try net.start(["/usr/bin/python3", "-c", """
+        import socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", \(port))); s.listen(4); s.settimeout(30)
+        c, _ = s.accept(); c.settimeout(30); c.recv(4096)
+        c.sendall(b"\(response)"); c.close()
+        """], in: server)
+        return waitForListener("10.88.0.2:\(port)")
+    }
+
     /// Polls `ss` in the server namespace until something listens on `address` (TCP or UDP).
     func waitForListener(_ address: String) -> Bool {
         TestNetwork.waitUntil(seconds: 10) {
