@@ -29,8 +29,6 @@ public struct BodyRewriter: Sendable {
         hasResponseLines = rewrites.contains { $0.direction == .response }
     }
 
-    public var isEmpty: Bool { rewrites.isEmpty }
-
     /// The entries of `direction` whose URL regex matches `url`, in profile
     /// order; empty, without allocating, when the profile has none.
     public func matching(_ direction: HeaderRewriteDirection, url: String) -> [Int] {
@@ -39,7 +37,7 @@ public struct BodyRewriter: Sendable {
     }
 
     /// The profile lines of the entries `matching` found.
-    public func lines(_ matched: [Int]) -> [Int] { matched.map { rewrites[$0].line } }
+    func lines(_ matched: [Int]) -> [Int] { matched.map { rewrites[$0].line } }
 
     /// The lines of `direction` for `url`, with this rewriter, to apply when
     /// the body has come; nil when none matches. A body held across a
