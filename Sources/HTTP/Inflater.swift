@@ -65,12 +65,35 @@ public struct Inflater: Sendable {
         var reader = BitReader(input: input)
         var sink = Sink(limit: max(0, limit))
         do {
-            try decodeBlocks(&reader, &sink, &output)
+            _ = try decodeBlocks(&reader, &sink, &output, endingAtFinal: false)
         } catch {
             failure = error
             throw error
         }
         return sink.total
+    }
+
+    /// Decompresses one DEFLATE stream that starts at `input`'s first byte
+    /// and ends with its final block (BFINAL=1), as a gzip member or a zlib
+    /// stream carries it (RFC 1952, RFC 1950), appending at most `limit`
+    /// bytes to `output`. Returns the total decompressed length and how many
+    /// bytes of `input` the stream took (to the byte after its final block's
+    /// last bit); what follows is the wrapper's trailer. Throws as `inflate`
+    /// does, and on input that ends before the final block.
+    public mutating func inflateStream(_ input: UnsafeRawBufferPointer, limit: Int, into output: inout [UInt8]) throws(Failure) -> (total: Int, consumed: Int) {
+        if let failure { throw failure }
+        if window.isEmpty { window = [UInt8](repeating: 0, count: 1 << windowBits) }
+        var reader = BitReader(input: input)
+        var sink = Sink(limit: max(0, limit))
+        do throws(Failure) {
+            guard try decodeBlocks(&reader, &sink, &output, endingAtFinal: true) else {
+                throw Failure(reason: "truncated input (no final block)")
+            }
+        } catch {
+            failure = error
+            throw error
+        }
+        return (sink.total, reader.consumedBytes)
     }
 
     /// Forgets the window (RFC 7692 no_context_takeover): the next call starts
@@ -89,7 +112,10 @@ public struct Inflater: Sendable {
         case dynamicHuffman = 2
     }
 
-    private mutating func decodeBlocks(_ reader: inout BitReader, _ sink: inout Sink, _ output: inout [UInt8]) throws(Failure) {
+    /// Returns true when `endingAtFinal` and a final block ended the stream
+    /// (the reader then stands on the byte after it).
+    private mutating func decodeBlocks(_ reader: inout BitReader, _ sink: inout Sink, _ output: inout [UInt8],
+                                       endingAtFinal: Bool) throws(Failure) -> Bool {
         // Each turn reads a block header (3 bits or more), so the loop ends with the input.
         while !reader.atEnd {
             let final = try reader.take(1) == 1
@@ -114,9 +140,11 @@ public struct Inflater: Sendable {
                 // leaves the 00 00 FF FF by itself, which is no block; inflaters stop
                 // at a stream's end and never see it, so here it ends the call.
                 reader.alignToByte()
-                if reader.takeSyncMarkerAtEnd() { return }
+                if endingAtFinal { return true }
+                if reader.takeSyncMarkerAtEnd() { return false }
             }
         }
+        return false
     }
 
     /// RFC 1951 §3.2.4: skip to the byte, LEN and its one's complement NLEN, then LEN bytes as they are.
@@ -443,6 +471,10 @@ public struct Inflater: Sendable {
             count -= length
             return entry >> 4
         }
+
+        /// The input's bytes read so far (after `alignToByte`: the whole
+        /// bytes held ahead in `bits` are not).
+        var consumedBytes: Int { position - count / 8 }
 
         /// Drops the bits left of the byte being read (§3.2.4: a stored block's data starts on a byte).
         mutating func alignToByte() {
