@@ -4,18 +4,31 @@ internal import Rules
 /// A message body [Body Rewrite] changes, held whole until the message ends:
 /// a regex can match anywhere in it, and the new body's length is known only
 /// then. The bytes are kept as they came (chunk framing and all), so a body
-/// that turns out too large, not UTF-8, or unchanged goes on exactly as the
-/// peer sent it.
+/// that turns out too large, not UTF-8, not decodable, or unchanged goes on
+/// exactly as the peer sent it. A gzip or deflate body is decoded for the
+/// lines, and a rewritten one goes decoded (no Content-Encoding): Sluice
+/// does not compress again.
 struct HeldBody {
     /// The lines that matched, and their rewriter.
     let selection: BodyRewriteSelection
     let chunked: Bool
+    /// Its Content-Encoding, in the order applied; [] for a plain body.
+    let codings: [ContentDecoding.Coding]
     /// The body's bytes on the wire so far.
     private(set) var wire: [UInt8] = []
 
-    init(_ selection: BodyRewriteSelection, chunked: Bool) {
+    init(_ selection: BodyRewriteSelection, chunked: Bool, codings: [ContentDecoding.Coding] = []) {
         self.selection = selection
         self.chunked = chunked
+        self.codings = codings
+    }
+
+    /// The hold for a message with `headers` (a request's, or a response's
+    /// `forResponse` allowed), or nil when its Content-Encoding is one
+    /// Sluice cannot decode.
+    init?(_ selection: BodyRewriteSelection, chunked: Bool, headers: HTTPHeaders) {
+        guard let codings = ContentDecoding.codings(of: headers) else { return nil }
+        self.init(selection, chunked: chunked, codings: codings)
     }
 
     /// Adds the body's next bytes; false, taking nothing, when they would
@@ -36,14 +49,33 @@ struct HeldBody {
         return data
     }
 
-    /// The rewritten body, or nil when the rewrites change nothing (or it is not text).
-    var rewritten: [UInt8]? { selection.apply(to: content) }
+    /// The body's data with its Content-Encoding undone (at most
+    /// `BodyRewriter.bodyLimit` bytes of it), or why it cannot be.
+    var decoded: Result<[UInt8], ContentDecoding.Failure> {
+        guard !codings.isEmpty else { return .success(content) }
+        let content = self.content
+        return Result { () throws(ContentDecoding.Failure) in try ContentDecoding.decode(content, codings: codings, limit: BodyRewriter.bodyLimit) }
+    }
 
-    /// `headers` framing a body of `length` bytes: Content-Length, no
-    /// Transfer-Encoding (a chunked body's trailer fields are not kept), and
-    /// no Content-MD5 or validators' digest of the old body.
+    /// The rewritten body, or nil when the rewrites change nothing (or it is
+    /// not text, or does not decode: `about` names the message in that warning).
+    func rewritten(about: @autoclosure () -> String) -> [UInt8]? {
+        switch decoded {
+        case let .success(data):
+            return selection.apply(to: data)
+        case let .failure(failure):
+            EngineLog.warning("\(about()): the body does not decode (\(failure)); [Body Rewrite] leaves it as it came")
+            return nil
+        }
+    }
+
+    /// `headers` framing a new, plain body of `length` bytes:
+    /// Content-Length, no Transfer-Encoding (a chunked body's trailer fields
+    /// are not kept), no Content-Encoding, and no Content-MD5 or validators'
+    /// digest of the old body.
     static func reframe(_ headers: inout HTTPHeaders, length: Int) {
         headers.remove(name: "Transfer-Encoding")
+        headers.remove(name: "Content-Encoding")
         headers.remove(name: "Content-Length")
         headers.remove(name: "Trailer")
         headers.remove(name: "Content-MD5")
@@ -59,27 +91,32 @@ struct HeldBody {
     static func forResponse(_ head: HTTPResponseHead, selection: BodyRewriteSelection?, method: String, url: String) -> HeldBody? {
         guard let selection else { return nil }
         guard mayHold(head, requestMethod: method) else {
-            if head.status >= 200, !isPlain(head.headers) {
-                EngineLog.warning("\(url): the response's body is encoded (\(head.headers["Content-Encoding"] ?? "")) though Sluice asked for identity; [Body Rewrite] leaves it as it came")
+            if head.status >= 200, ContentDecoding.codings(of: head.headers) == nil {
+                EngineLog.warning("\(url): the response's body is encoded (\(head.headers["Content-Encoding"] ?? "")) though Sluice asked for identity, and Sluice decodes only gzip and deflate; [Body Rewrite] leaves it as it came")
             }
             return nil
         }
-        return HeldBody(selection, chunked: head.isChunked)
+        return HeldBody(selection, chunked: head.isChunked, headers: head.headers)
+    }
+
+    /// The hold for a request with a body whose lines are `selection`, or
+    /// nil (warned about, naming `about`) when its Content-Encoding is one
+    /// Sluice cannot decode.
+    static func forRequest(_ head: HTTPRequestHead, selection: BodyRewriteSelection, about: String) -> HeldBody? {
+        guard let body = HeldBody(selection, chunked: head.isChunked, headers: head.headers) else {
+            EngineLog.warning("\(about): the request's body is encoded (\(head.headers["Content-Encoding"] ?? "")), and Sluice decodes only gzip and deflate; [Body Rewrite] leaves it as it came")
+            return nil
+        }
+        return body
     }
 
     /// Whether a response's body may be held for `matched` lines: a final
-    /// response with a body Sluice can read as text. An encoded body (the
-    /// origin ignored `Accept-Encoding: identity`) is not: Sluice does not
-    /// decompress. A request to HEAD, a 204 or a 304 has no body to change.
+    /// response with a body Sluice can read: plain, or gzip or deflate (the
+    /// origin ignored `Accept-Encoding: identity`). Brotli and zstd are not:
+    /// Sluice cannot decode them. A request to HEAD, a 204 or a 304 has no
+    /// body to change.
     static func mayHold(_ head: HTTPResponseHead, requestMethod: String) -> Bool {
         guard head.status >= 200, head.status != 204, head.status != 304, requestMethod != "HEAD", requestMethod != "CONNECT" else { return false }
-        return isPlain(head.headers)
-    }
-
-    /// No Content-Encoding, or only identity.
-    static func isPlain(_ headers: HTTPHeaders) -> Bool {
-        headers.values("Content-Encoding").allSatisfy { value in
-            value.split(separator: ",").allSatisfy { $0.filter { $0 != " " && $0 != "\t" }.lowercased() == "identity" }
-        }
+        return ContentDecoding.codings(of: head.headers) != nil
     }
 }

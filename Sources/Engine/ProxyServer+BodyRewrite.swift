@@ -38,7 +38,7 @@ extension ProxyServer {
         guard let held = forwarding.heldResponse, let place = forwarding.heldFrom else { return }
         forwarding.heldResponse = nil
         var head = held.head
-        let rewritten = rewrite ? held.body.rewritten : nil
+        let rewritten = rewrite ? held.body.rewritten(about: "\(connection.description): \(forwarding.exchange.url): the response") : nil
         if let rewritten {
             trace("\(connection.description): \(forwarding.exchange.url): body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)
@@ -86,11 +86,12 @@ extension ProxyServer {
     /// At the planned head's scan: true when the request is held (its bytes are out of `toUpstream`).
     func holdsRequest(_ head: HTTPRequestHead, _ connection: InboundConnection, _ forwarding: inout HTTPForwarding, length: Int) -> Bool {
         guard let selection = forwarding.exchange.requestBodyRewrite, head.hasBody else { return false }
+        guard let body = HeldBody.forRequest(head, selection: selection, about: "\(connection.description): \(forwarding.exchange.url)") else { return false }
         let place = forwarding.requestScanned
         _ = connection.toUpstream.replace(place ..< place + length, with: [])
         var forwarded = head
         forwarded.headers.remove(name: "Expect")
-        forwarding.heldRequest = (forwarded, HeldBody(selection, chunked: head.isChunked), place)
+        forwarding.heldRequest = (forwarded, body, place)
         if head.expectsContinue, connection.toClientLater.isEmpty, forwarding.heldFrom == connection.toClient.count {
             // The origin cannot say 100 Continue to a head it has not seen (RFC 9110 §10.1.1 lets a proxy say it).
             if connection.toClient.append(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) {
@@ -122,7 +123,7 @@ extension ProxyServer {
         guard let held = forwarding.heldRequest else { return }
         forwarding.heldRequest = nil
         var head = held.head
-        let rewritten = rewrite ? held.body.rewritten : nil
+        let rewritten = rewrite ? held.body.rewritten(about: "\(connection.description): \(forwarding.exchange.url): the request") : nil
         if let rewritten {
             trace("\(connection.description): \(forwarding.exchange.url): request body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)

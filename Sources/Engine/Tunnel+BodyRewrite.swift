@@ -39,7 +39,7 @@ extension Tunnel {
     func finishHeldResponse(_ session: HTTPSession, connection: TCPConnection) {
         guard let held = session.heldResponse else { return }
         session.heldResponse = nil
-        let rewritten = held.body.rewritten
+        let rewritten = held.body.rewritten(about: "\(session.key): \(session.inFlight.isEmpty ? "" : session.inFlight[0].url): the response")
         if rewritten != nil, !session.inFlight.isEmpty {
             trace("\(session.key): \(session.inFlight[0].url): body rewritten (\(held.body.content.count) → \(rewritten!.count) bytes)")
         }
@@ -76,12 +76,12 @@ extension Tunnel {
     /// After planning: true when the request is held, and `dispatch` waits for its body.
     func holdsRequest(_ planned: PlannedRequest, head: HTTPRequestHead, session: HTTPSession) -> Bool {
         guard let selection = planned.exchange.requestBodyRewrite, head.hasBody else { return false }
+        guard let body = HeldBody.forRequest(head, selection: selection, about: "\(session.key): \(planned.exchange.url)") else { return false }
         var parser = HTTPRequestParser()
         guard case let .head(plannedHead, _)? = planned.head.withUnsafeBytes({ try? parser.parse($0) }) else { return false }
         var forwarded = plannedHead
         forwarded.headers.remove(name: "Expect")
-        session.heldRequest = HeldRequest(planned: planned, head: forwarded,
-                                          body: HeldBody(selection, chunked: head.isChunked))
+        session.heldRequest = HeldRequest(planned: planned, head: forwarded, body: body)
         if head.expectsContinue, !session.isHTTP2, session.inFlight.isEmpty, session.waiting == nil,
            let connection = tcp.connection(session.key) {
             // The origin cannot say 100 Continue to a head it has not seen
@@ -116,7 +116,7 @@ extension Tunnel {
         var planned = held.planned
         var head = held.head
         let body: [UInt8]
-        if let rewritten = held.body.rewritten {
+        if let rewritten = held.body.rewritten(about: "\(session.key): \(planned.exchange.url): the request") {
             trace("\(session.key): \(planned.exchange.url): request body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)
             body = rewritten
