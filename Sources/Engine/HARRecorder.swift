@@ -84,7 +84,8 @@ extension HTTPExchange {
     func harEntry(bodyLimit: Int, startedAt: UInt64, now: Instant, serverIPAddress: String?,
                   connection: String, comment: String, process: String? = nil) -> HAREntry? {
         guard let head = requestHead else { return nil }
-        let request = HARRequest(head, url: url, body: requestBody, bodySize: requestBodyBytes)
+        let requestData = requestBody.count == requestContent?.count ?? requestBodyBytes ? Self.decoded(requestBody, head.headers, limit: bodyLimit) : nil
+        let request = HARRequest(head, url: url, body: requestData ?? requestBody, bodySize: requestBodyBytes)
         var response: HARResponse
         var finalHead = responseHead
         var finalBody = responseBody
@@ -109,7 +110,13 @@ extension HTTPExchange {
         if let finalHead {
             // The whole body's size (what is kept may stop at the limit); a chunked one's data alone.
             let size = localAnswer.map(LocalAnswers.bodyLength(of:)) ?? responseBodyBytes
-            response = HARResponse(finalHead, body: finalBody, bodySize: size, contentSize: responseContent?.count ?? size)
+            let contentSize = responseContent?.count ?? size
+            if finalBody.count == contentSize, let decoded = Self.decoded(finalBody, finalHead.headers, limit: bodyLimit) {
+                response = HARResponse(finalHead, body: decoded, bodySize: size, contentSize: decoded.count)
+                response.content.compression = decoded.count - contentSize
+            } else {
+                response = HARResponse(finalHead, body: finalBody, bodySize: size, contentSize: contentSize)
+            }
         } else {
             response = HARResponse(status: 0, statusText: failure ?? "no response", content: HARContent(size: 0, mimeType: ""),
                                    redirectURL: "", headersSize: -1, bodySize: -1)
@@ -127,5 +134,15 @@ extension HTTPExchange {
         entry.retries = resends > 0 ? resends : nil
         entry.bodyRewrites = bodyRewrites.isEmpty ? nil : bodyRewrites
         return entry
+    }
+
+    /// A whole body in gzip or deflate (`headers`' Content-Encoding) as HAR
+    /// keeps it, decoded (HAR 1.2: `content.text` is the decoded body); nil
+    /// for a plain body, a coding Sluice cannot undo, data that does not
+    /// decode, or one that decodes to more than `limit` bytes (it stays as it came).
+    static func decoded(_ body: [UInt8], _ headers: HTTPHeaders, limit: Int) -> [UInt8]? {
+        guard !body.isEmpty, let codings = ContentDecoding.codings(of: headers), !codings.isEmpty,
+              let data = try? ContentDecoding.decode(body, codings: codings, limit: limit) else { return nil }
+        return data
     }
 }

@@ -322,19 +322,24 @@ public struct HARRequest: Sendable, Equatable {
 public struct HARContent: Sendable, Equatable {
     /// Length of the decoded body.
     public var size: Int
+    /// HAR 1.2: the bytes its Content-Encoding saved (`size` less the
+    /// encoded length); nil when it was not decoded.
+    public var compression: Int?
     public var mimeType: String
     /// nil when the body was not captured.
     public var body: HARBody?
 
-    public init(size: Int, mimeType: String, body: HARBody? = nil) {
+    public init(size: Int, mimeType: String, body: HARBody? = nil, compression: Int? = nil) {
         self.size = size
         self.mimeType = mimeType
         self.body = body
+        self.compression = compression
     }
 
     func write(into json: inout JSONWriter) {
         json.beginObject()
         json.field("size", size)
+        if let compression { json.field("compression", compression) }
         json.field("mimeType", mimeType)
         if let body {
             json.field("text", body.text)

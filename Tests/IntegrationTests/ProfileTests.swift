@@ -17,12 +17,14 @@ final class ProfileTests {
     location = /fail { return 500 "failing\\n"; }
     location = /cookie { add_header Set-Cookie "sid=1; Domain=api.staging.test; Path=/"; return 200 "ok\\n"; }
     location = /encoding { default_type text/plain; return 200 "accept-encoding=$http_accept_encoding\\n"; }
+    location = /gzip.txt { gzip on; gzip_min_length 1; gzip_types text/plain; }
     """
 
     init() throws {
         pair = try ServerPair("profile", locations: Self.locations)
         try pair.makeFile("1m.bin", bytes: 1_048_576)
         try "hello from nginx\n".write(to: work.appendingPathComponent("hello.txt"), atomically: true, encoding: .utf8)
+        try String(repeating: "a line that compresses well\n", count: 200).write(to: work.appendingPathComponent("gzip.txt"), atomically: true, encoding: .utf8)
     }
 
     /// Writes `text` as a profile in the test's folder and returns its path.
