@@ -36,6 +36,8 @@ final class HTTPSession {
     var heldRequest: HeldRequest?
     /// A response [Body Rewrite] changes: its head and body, held until its end.
     var heldResponse: (head: HTTPResponseHead, body: HeldBody)?
+    /// A held response the worker rewrites (`Tunnel.finishHeldResponse`); at most one.
+    var pendingResponseRewrite: PendingResponseRewrite?
     /// After an Upgrade (WebSocket) or a CONNECT, bytes are opaque both ways.
     var passthrough = false
     /// After a 101 to WebSocket, with a HAR: its messages, for its entry (`WebSocketRecording`).
@@ -92,13 +94,31 @@ final class HTTPSession {
 struct OutgoingBytes {
     var bytes: [UInt8] = []
     var offset = 0
+    /// Where the bytes of a message still being rewritten off the loop go
+    /// (`BodyRewriteWorker`): draining stops there, and what is appended
+    /// meanwhile waits behind it.
+    private(set) var hole: Int?
 
-    var isEmpty: Bool { offset == bytes.count }
+    var isEmpty: Bool { offset == bytes.count && hole == nil }
     /// Bytes not yet written.
     var count: Int { bytes.count - offset }
 
+    /// Keeps the place after the bytes queued so far for bytes to come.
+    mutating func openHole() {
+        precondition(hole == nil, "one hole at a time")
+        hole = bytes.count
+    }
+
+    /// Puts `more` in the hole's place: they drain next, then what waited behind.
+    mutating func fillHole(_ more: [UInt8]) {
+        guard let hole else { return }
+        bytes.insert(contentsOf: more, at: hole)
+        self.hole = nil
+    }
+
     mutating func append(_ more: [UInt8]) {
         if isEmpty {
+            // (With a hole, never: its place would move.)
             bytes = more
             offset = 0
         } else {
@@ -108,8 +128,9 @@ struct OutgoingBytes {
 
     /// Hands the unwritten bytes to `write`, which returns how many it took.
     mutating func drain(_ write: (UnsafeRawBufferPointer) -> Int) {
-        guard !isEmpty else { return }
-        let n = bytes.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+        let end = hole ?? bytes.count
+        guard offset < end else { return }
+        let n = bytes.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[offset ..< end])) }
         offset += n
         if isEmpty {
             bytes.removeAll(keepingCapacity: true)
@@ -131,6 +152,11 @@ struct UpstreamTarget: Equatable, CustomStringConvertible {
 
 /// One request on its way: what the plan decided, for the response and the records.
 struct HTTPExchange {
+    /// Somewhere to note bytes that belong to no exchange (none in flight).
+    static var unrecorded: HTTPExchange {
+        HTTPExchange(method: "", url: "", rule: "", policy: "", mocked: false, started: .zero)
+    }
+
     var method: String
     var url: String
     var rule: String

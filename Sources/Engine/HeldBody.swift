@@ -1,5 +1,6 @@
 internal import HTTP
 internal import Rules
+internal import Sys
 
 /// A message body [Body Rewrite] changes, held whole until the message ends:
 /// a regex can match anywhere in it, and the new body's length is known only
@@ -8,7 +9,7 @@ internal import Rules
 /// exactly as the peer sent it. A gzip or deflate body is decoded for the
 /// lines, and a rewritten one goes decoded (no Content-Encoding): Sluice
 /// does not compress again.
-struct HeldBody {
+struct HeldBody: Sendable {
     /// The lines that matched, and their rewriter.
     let selection: BodyRewriteSelection
     let chunked: Bool
@@ -57,17 +58,38 @@ struct HeldBody {
         return Result { () throws(ContentDecoding.Failure) in try ContentDecoding.decode(content, codings: codings, limit: BodyRewriter.bodyLimit) }
     }
 
+    /// What the lines made of the body: a new body, or nil when they change
+    /// nothing (or it is not text); a failure when it does not decode. Pure:
+    /// it runs on `BodyRewriteWorker`'s thread for a large body.
+    func rewrite() -> Result<[UInt8]?, ContentDecoding.Failure> {
+        decoded.map { selection.apply(to: $0) }
+    }
+
     /// The rewritten body, or nil when the rewrites change nothing (or it is
     /// not text, or does not decode: `about` names the message in that warning).
     func rewritten(about: @autoclosure () -> String) -> [UInt8]? {
-        switch decoded {
-        case let .success(data):
-            return selection.apply(to: data)
+        Self.rewritten(rewrite(), about: about())
+    }
+
+    /// `rewrite()`'s outcome as a new body or nil, a failure warned about.
+    static func rewritten(_ outcome: Result<[UInt8]?, ContentDecoding.Failure>, about: @autoclosure () -> String) -> [UInt8]? {
+        switch outcome {
+        case let .success(rewritten):
+            return rewritten
         case let .failure(failure):
             EngineLog.warning("\(about()): the body does not decode (\(failure)); [Body Rewrite] leaves it as it came")
             return nil
         }
     }
+
+    /// The largest body rewritten on the loop's thread; a larger one goes to
+    /// `BodyRewriteWorker` (a regex pair costs about 2 ms over 64 KiB, 150 ms
+    /// over 4 MiB, and every flow would wait that long). Tests set it
+    /// through SLUICE_BODY_REWRITE_ON_LOOP_BYTES (0: every body to the worker).
+    static let onLoopBytes: Int = ProcessControl.environment("SLUICE_BODY_REWRITE_ON_LOOP_BYTES").flatMap { Int($0) } ?? 64 << 10
+
+    /// Whether this body is rewritten off the loop.
+    var runsOffTheLoop: Bool { wire.count > Self.onLoopBytes || Self.onLoopBytes == 0 }
 
     /// `headers` framing a new, plain body of `length` bytes:
     /// Content-Length, no Transfer-Encoding (a chunked body's trailer fields

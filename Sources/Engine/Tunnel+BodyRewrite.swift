@@ -30,42 +30,108 @@ extension Tunnel {
             return
         }
         EngineLog.warning("\(session.key): \(session.inFlight.isEmpty ? "" : session.inFlight[0].url): the response's body passes \(BodyRewriter.bodyLimit >> 20) MiB; [Body Rewrite] leaves it as it came")
-        releaseHeldResponse(held.head, held.body, rewritten: nil, session: session, connection: connection)
+        releasedForFirst(held.head, held.body, rewritten: nil, session: session).withUnsafeBytes {
+            writeApp($0, session: session, connection: connection)
+        }
         writeApp(bytes, session: session, connection: connection)
         noteResponseBody(bytes[...], session: session)
     }
 
-    /// The held response ended: it goes to the app, rewritten if the lines change it.
-    func finishHeldResponse(_ session: HTTPSession, connection: TCPConnection) {
-        guard let held = session.heldResponse else { return }
+    /// The held response ended: it goes to the app, rewritten if the lines
+    /// change it. A large body (`HeldBody.runsOffTheLoop`) goes to the
+    /// worker instead, when `mayWait` and no other is under way for this
+    /// session: the app's bytes wait at a hole in `toApp` (so does the
+    /// upstream, which is not read while `toApp` is not empty), and true
+    /// says the caller hands the exchange to `pendingResponseRewrite`
+    /// rather than recording it: it is recorded when the body is known.
+    func finishHeldResponse(_ session: HTTPSession, connection: TCPConnection, mayWait: Bool = true) -> Bool {
+        guard let held = session.heldResponse else { return false }
         session.heldResponse = nil
-        let rewritten = held.body.rewritten(about: "\(session.key): \(session.inFlight.isEmpty ? "" : session.inFlight[0].url): the response")
-        if rewritten != nil, !session.inFlight.isEmpty {
-            trace("\(session.key): \(session.inFlight[0].url): body rewritten (\(held.body.content.count) → \(rewritten!.count) bytes)")
+        if mayWait, session.pendingResponseRewrite == nil, held.body.runsOffTheLoop, let id = startBodyRewrite(held.body) {
+            trace("\(session.key): \(session.inFlight.isEmpty ? "" : session.inFlight[0].url): rewriting \(held.body.wire.count) bytes on the worker")
+            session.toApp.openHole()
+            session.pendingResponseRewrite = PendingResponseRewrite(id: id, head: held.head, body: held.body)
+            pendingBodyRewrites[id] = session
+            return true
         }
-        releaseHeldResponse(held.head, held.body, rewritten: rewritten, session: session, connection: connection)
+        let rewritten = held.body.rewritten(about: "\(session.key): \(session.inFlight.isEmpty ? "" : session.inFlight[0].url): the response")
+        releasedForFirst(held.head, held.body, rewritten: rewritten, session: session).withUnsafeBytes {
+            writeApp($0, session: session, connection: connection)
+        }
+        return false
     }
 
-    private func releaseHeldResponse(_ head: HTTPResponseHead, _ body: HeldBody, rewritten: [UInt8]?,
-                                     session: HTTPSession, connection: TCPConnection) {
-        var head = head
-        if let rewritten {
-            HeldBody.reframe(&head.headers, length: rewritten.count)
-            if !session.inFlight.isEmpty {
-                session.inFlight[0].bodyRewrites += body.selection.lines
-                session.inFlight[0].responseHead = head
-                // HAR keeps the new body, which has no chunk framing.
-                session.inFlight[0].responseContent = nil
-            }
+    /// The worker, started (and watched) with the first large body; nil when it cannot be.
+    private func startBodyRewrite(_ body: HeldBody) -> UInt64? {
+        if bodyRewriteWorker == nil {
+            guard let worker = try? BodyRewriteWorker() else { return nil }
+            guard (try? watch(rawDescriptor: worker.descriptor, token: Self.bodyRewriteToken)) != nil else { return nil }
+            bodyRewriteWorker = worker
         }
-        let headBytes = head.serialized()
-        headBytes.withUnsafeBytes { writeApp($0, session: session, connection: connection) }
-        if !session.inFlight.isEmpty { session.inFlight[0].responseBytes += headBytes.count }
-        (rewritten ?? body.wire).withUnsafeBytes { bytes in
-            writeApp(bytes, session: session, connection: connection)
-            noteResponseBody(bytes[...], session: session)
+        return bodyRewriteWorker?.submit(body)
+    }
+
+    /// The worker's outcomes: each response goes to the app in its place,
+    /// its exchange is recorded, and the session moves on. A session that
+    /// ended meanwhile is not there to take it.
+    func bodyRewritesFinished() {
+        guard let worker = bodyRewriteWorker else { return }
+        for finished in worker.takeFinished() {
+            guard let session = pendingBodyRewrites.removeValue(forKey: finished.id),
+                  let pending = session.pendingResponseRewrite, pending.id == finished.id else { continue }
+            session.pendingResponseRewrite = nil
+            guard httpSessions[session.key] === session, let connection = tcp.connection(session.key) else { continue }
+            var exchange = pending.exchange ?? HTTPExchange.unrecorded
+            let rewritten = HeldBody.rewritten(finished.outcome, about: "\(session.key): \(exchange.url): the response")
+            session.toApp.fillHole(released(pending.head, pending.body, rewritten: rewritten, exchange: &exchange))
+            if pending.exchange != nil { record(exchange, session: session) }
+            flushToApp(session, connection: connection)
+            deliverLocalAnswers(session, connection: connection)
+            var sink = TunSink(io: io)
+            pumpHTTP(session.key, sink: &sink)
         }
     }
+
+    /// `released` for the session's first exchange in flight, the one the held response answers.
+    private func releasedForFirst(_ head: HTTPResponseHead, _ body: HeldBody, rewritten: [UInt8]?, session: HTTPSession) -> [UInt8] {
+        guard !session.inFlight.isEmpty else {
+            var unrecorded = HTTPExchange.unrecorded
+            return released(head, body, rewritten: rewritten, exchange: &unrecorded)
+        }
+        return released(head, body, rewritten: rewritten, exchange: &session.inFlight[0])
+    }
+
+    /// The held message's bytes for the app, rewritten or as it came, and
+    /// what `exchange` (its record) keeps of them.
+    private func released(_ head: HTTPResponseHead, _ body: HeldBody, rewritten: [UInt8]?, exchange: inout HTTPExchange) -> [UInt8] {
+        var head = head
+        if let rewritten {
+            trace("\(exchange.url): body rewritten (\(body.content.count) → \(rewritten.count) bytes)")
+            HeldBody.reframe(&head.headers, length: rewritten.count)
+            exchange.bodyRewrites += body.selection.lines
+            exchange.responseHead = head
+            // HAR keeps the new body, which has no chunk framing.
+            exchange.responseContent = nil
+        }
+        let bodyBytes = rewritten ?? body.wire
+        exchange.responseBytes += head.serialized().count + bodyBytes.count
+        exchange.responseBodyBytes += bodyBytes.count
+        if har != nil {
+            bodyBytes.withUnsafeBytes {
+                HTTPChunkedContent.keep($0, content: &exchange.responseContent, into: &exchange.responseBody, limit: bodyLimitForHAR)
+            }
+        }
+        return head.serialized() + bodyBytes
+    }
+}
+
+/// A held response the worker is rewriting: what goes to the app when it is
+/// done, and its exchange, recorded then.
+struct PendingResponseRewrite {
+    let id: UInt64
+    let head: HTTPResponseHead
+    let body: HeldBody
+    var exchange: HTTPExchange?
 }
 
 /// [Body Rewrite] on requests in HTTP mode: a request with a body whose URL a

@@ -578,15 +578,20 @@ extension Tunnel {
                     }
                     offset += consumed
                 case let .end(consumed)?:
+                    var rewriting = false
                     if session.heldResponse != nil {
                         holdResponseBody(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
-                        finishHeldResponse(session, connection: connection)
+                        rewriting = finishHeldResponse(session, connection: connection)
                     } else {
                         writeApp(UnsafeRawBufferPointer(rebasing: rest[0 ..< consumed]), session: session, connection: connection)
                         noteResponseBody(rest[0 ..< consumed], session: session)
                     }
                     offset += consumed
-                    if !session.inFlight.isEmpty { record(session.inFlight.removeFirst(), session: session) }
+                    if !session.inFlight.isEmpty {
+                        // A body on the worker: its exchange is recorded when it is back (`bodyRewritesFinished`).
+                        if rewriting { session.pendingResponseRewrite?.exchange = session.inFlight.removeFirst() }
+                        else { record(session.inFlight.removeFirst(), session: session) }
+                    }
                     session.answeredOnUpstream += 1
                     deliverLocalAnswers(session, connection: connection)
                     // It said it closes (`Connection: close`): the requests pipelined behind it will not be
@@ -662,7 +667,8 @@ extension Tunnel {
         var endedByClose = false
         if case .end? = try? session.responses.finish(), !session.inFlight.isEmpty {
             endedByClose = true
-            finishHeldResponse(session, connection: connection)
+            // (On the loop: the record below needs the body, and a body to the close is rare.)
+            _ = finishHeldResponse(session, connection: connection, mayWait: false)
             if session.isHTTP2 {
                 // Its stream ends once all of its body went (the gateway read it as running to the close too).
                 var exchange = session.inFlight[0]

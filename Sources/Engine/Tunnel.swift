@@ -56,6 +56,7 @@ final class Tunnel {
     static let echoV4Token: UInt64 = 7
     static let echoV6Token: UInt64 = 8
     static let ownerToken: UInt64 = 11
+    static let bodyRewriteToken: UInt64 = 12
     static let firstFlowToken: UInt64 = 16
 
     let configuration: Configuration
@@ -119,6 +120,10 @@ final class Tunnel {
     var director = FlowDirector()
     /// Set by `exec` and `run`: who opened each flow, for owner rules.
     var ownerLookup: FlowOwnerLookup?
+    /// [Body Rewrite] of large bodies, started with the first one; and the
+    /// sessions whose held response it is rewriting, by job.
+    var bodyRewriteWorker: BodyRewriteWorker?
+    var pendingBodyRewrites: [UInt64: HTTPSession] = [:]
     /// Accepted flows whose first bytes the rules wait for: what each waits
     /// for, and when it gives up waiting (Tunnel+Sniff.swift).
     var sniffing: [FlowKey: SniffWait] = [:]
@@ -337,6 +342,8 @@ final class Tunnel {
                     readEchoReplies(v6: event.token == Self.echoV6Token)
                 case Self.ownerToken:
                     ownersFound()
+                case Self.bodyRewriteToken:
+                    bodyRewritesFinished()
                 case let token where token >= Self.firstFlowToken:
                     upstreamReady(token: token, events: event.events)
                 default:
