@@ -114,14 +114,15 @@ extension Tunnel {
             exchange.responseContent = nil
         }
         let bodyBytes = rewritten ?? body.wire
-        exchange.responseBytes += head.serialized().count + bodyBytes.count
+        let headBytes = head.serialized()
+        exchange.responseBytes += headBytes.count + bodyBytes.count
         exchange.responseBodyBytes += bodyBytes.count
         if har != nil {
             bodyBytes.withUnsafeBytes {
                 HTTPChunkedContent.keep($0, content: &exchange.responseContent, into: &exchange.responseBody, limit: bodyLimitForHAR)
             }
         }
-        return head.serialized() + bodyBytes
+        return headBytes + bodyBytes
     }
 }
 
