@@ -48,6 +48,17 @@ final class BodyRewriteWorker {
     /// What the loop watches.
     var descriptor: Int32 { shared.finishedWake.descriptor.rawValue }
 
+    /// `body` queued on `worker`, which is made (and its descriptor handed
+    /// to `watch`, which says whether the loop took it) with the first one;
+    /// nil when it cannot be (the caller rewrites on the loop).
+    static func submit(_ body: HeldBody, to worker: inout BodyRewriteWorker?, watch: (Int32) -> Bool) -> UInt64? {
+        if worker == nil {
+            guard let made = try? BodyRewriteWorker(), watch(made.descriptor) else { return nil }
+            worker = made
+        }
+        return worker?.submit(body)
+    }
+
     /// Queues `body`; its outcome comes back under the returned id. Nil when
     /// no thread could be started (the caller rewrites on the loop).
     func submit(_ body: HeldBody) -> UInt64? {

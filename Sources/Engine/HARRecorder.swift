@@ -84,7 +84,9 @@ extension HTTPExchange {
     func harEntry(bodyLimit: Int, startedAt: UInt64, now: Instant, serverIPAddress: String?,
                   connection: String, comment: String, process: String? = nil) -> HAREntry? {
         guard let head = requestHead else { return nil }
-        let requestData = requestBody.count == requestContent?.count ?? requestBodyBytes ? Self.decoded(requestBody, head.headers, limit: bodyLimit) : nil
+        // (Decoded only when whole: its data not cut at the limit.)
+        let requestWhole = requestBody.count == (requestContent?.count ?? requestBodyBytes)
+        let requestData = requestWhole ? Self.decoded(requestBody, head.headers, limit: bodyLimit) : nil
         let request = HARRequest(head, url: url, body: requestData ?? requestBody, bodySize: requestBodyBytes)
         var response: HARResponse
         var finalHead = responseHead

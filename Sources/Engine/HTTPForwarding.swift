@@ -35,6 +35,10 @@ struct HTTPForwarding {
     /// [Body Rewrite]: the response's head and body, held until its end
     /// (taken out of `toClient` as they are scanned; `heldFrom` stays where they go).
     var heldResponse: (head: HTTPResponseHead, body: HeldBody)?
+    /// The held response has ended and `BodyRewriteWorker` rewrites it
+    /// (this job): nothing more of the response is scanned or read, nothing
+    /// past `heldFrom` goes to the client, and the exchange is not over.
+    var pendingRewrite: UInt64?
     /// After a 101 Switching Protocols: opaque bytes both ways until the connection ends.
     var passthrough = false
     /// After a 101 to WebSocket, with a HAR: its messages, for its entry at the connection's end.

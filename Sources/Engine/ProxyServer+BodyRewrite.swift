@@ -32,13 +32,45 @@ extension ProxyServer {
         releaseHeldResponse(connection, &forwarding, rewrite: false)
     }
 
+    /// At the held response's end: true when its body is large and goes to
+    /// the worker (`pendingRewrite`), the client getting nothing past its
+    /// place meanwhile and the upstream not read.
+    func rewritesOffTheLoop(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding) -> Bool {
+        guard let held = forwarding.heldResponse, held.body.runsOffTheLoop,
+              let id = BodyRewriteWorker.submit(held.body, to: &bodyRewriteWorker,
+                                                watch: { (try? watch(rawDescriptor: $0, token: Self.bodyRewriteToken)) != nil }) else { return false }
+        trace("\(connection.description): \(forwarding.exchange.url): rewriting \(held.body.wire.count) bytes on the worker")
+        forwarding.pendingRewrite = id
+        pendingBodyRewrites[id] = connection
+        return true
+    }
+
+    /// The worker's outcomes: each response goes to the client in its place,
+    /// and its exchange ends. A connection that ended meanwhile is not there
+    /// to take it.
+    func bodyRewritesFinished() {
+        guard let worker = bodyRewriteWorker else { return }
+        for finished in worker.takeFinished() {
+            guard let connection = pendingBodyRewrites.removeValue(forKey: finished.id), connections[connection.id] === connection,
+                  var forwarding = connection.forwarding, forwarding.pendingRewrite == finished.id else { continue }
+            forwarding.pendingRewrite = nil
+            releaseHeldResponse(connection, &forwarding, rewrite: true, outcome: finished.outcome)
+            forwarding.responses = nil
+            connection.forwarding = forwarding
+            pump(connection)
+        }
+    }
+
     /// The held message goes to the client in its place, rewritten when
-    /// `rewrite` and the lines change it, else as it came.
-    func releaseHeldResponse(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding, rewrite: Bool) {
+    /// `rewrite` and the lines change it (`outcome`: what the worker made of
+    /// it, else it is rewritten here), else as it came.
+    func releaseHeldResponse(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding, rewrite: Bool,
+                             outcome: Result<[UInt8]?, ContentDecoding.Failure>? = nil) {
         guard let held = forwarding.heldResponse, let place = forwarding.heldFrom else { return }
         forwarding.heldResponse = nil
         var head = held.head
-        let rewritten = rewrite ? held.body.rewritten(about: "\(connection.description): \(forwarding.exchange.url): the response") : nil
+        let about = "\(connection.description): \(forwarding.exchange.url): the response"
+        let rewritten = !rewrite ? nil : outcome.map { HeldBody.rewritten($0, about: about) } ?? held.body.rewritten(about: about)
         if let rewritten {
             trace("\(connection.description): \(forwarding.exchange.url): body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)

@@ -201,7 +201,7 @@ extension ProxyServer {
     /// read, until the parser says where it ends.
     func scanResponse(_ connection: InboundConnection) {
         guard connections[connection.id] === connection, var forwarding = connection.forwarding,
-              var parser = forwarding.responses else { return }
+              forwarding.pendingRewrite == nil, var parser = forwarding.responses else { return }
         // A message that ends with its head (a HEAD's answer, 204, 304) is
         // reported by a call on what is left, even when nothing is.
         for _ in 0 ..< 4096 {
@@ -264,7 +264,15 @@ extension ProxyServer {
                     connection.toClient.truncate(to: forwarding.responseScanned)
                     forwarding.closeAfter = true
                 }
-                if forwarding.heldResponse != nil { releaseHeldResponse(connection, &forwarding, rewrite: true) }
+                if forwarding.heldResponse != nil {
+                    // A large body: rewritten off the loop; the exchange ends when it is back (`bodyRewritesFinished`).
+                    if rewritesOffTheLoop(connection, &forwarding) {
+                        forwarding.responses = parser
+                        connection.forwarding = forwarding
+                        return
+                    }
+                    releaseHeldResponse(connection, &forwarding, rewrite: true)
+                }
                 forwarding.responses = nil
                 connection.forwarding = forwarding
                 return
@@ -333,7 +341,7 @@ extension ProxyServer {
         if retryOnFreshUpstream(connection) { return }
         guard var forwarding = connection.forwarding, !forwarding.passthrough else { return }
         forwarding.closeAfter = true
-        guard var parser = forwarding.responses else {
+        guard forwarding.pendingRewrite == nil, var parser = forwarding.responses else {
             connection.forwarding = forwarding
             return
         }

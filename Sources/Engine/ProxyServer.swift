@@ -42,6 +42,7 @@ final class ProxyServer {
     static let reloadToken: UInt64 = 5
     static let controlToken: UInt64 = 6
     static let ownerToken: UInt64 = 7
+    static let bodyRewriteToken: UInt64 = 8
     static let firstConnectionToken: UInt64 = 16
 
     let configuration: Configuration
@@ -52,6 +53,10 @@ final class ProxyServer {
     var director = FlowDirector()
     /// Who runs each local client, for owner rules (PROCESS-NAME...).
     var ownerLookup: FlowOwnerLookup?
+    /// [Body Rewrite] of large responses, started with the first one; and
+    /// the connections whose held response it is rewriting, by job.
+    var bodyRewriteWorker: BodyRewriteWorker?
+    var pendingBodyRewrites: [UInt64: InboundConnection] = [:]
     var connections: [UInt64: InboundConnection] = [:]
     /// Connections waiting for the resolver, by their resolver key.
     var resolving: [FlowKey: UInt64] = [:]
@@ -160,6 +165,7 @@ final class ProxyServer {
                 case Self.httpToken: accept(.http)
                 case Self.resolverToken: resolved(resolver.receive(now: now))
                 case Self.ownerToken: ownersFound()
+                case Self.bodyRewriteToken: bodyRewritesFinished()
                 case let token where token >= Self.firstUpstreamAssociationToken:
                     upstreamAssociationReady(token: token, events: event.events)
                 case let token where token >= Self.firstProbeToken:
@@ -786,8 +792,8 @@ final class ProxyServer {
     /// `responseHeadLimit` (a quarter), can grow by its rewrites in place.
     func upstreamHasRoom(_ connection: InboundConnection) -> Bool {
         if let relay = connection.spliced { return relay.down.hasRoom }
-        // A response let go whole goes first (`toClientLater`).
-        guard connection.toClientLater.isEmpty else { return false }
+        // A response let go whole goes first (`toClientLater`), and one the worker rewrites.
+        guard connection.toClientLater.isEmpty, connection.forwarding?.pendingRewrite == nil else { return false }
         return connection.forwarding?.heldFrom == nil ? connection.toClient.hasRoom : connection.toClient.count < connection.toClient.storage.count / 2
     }
 

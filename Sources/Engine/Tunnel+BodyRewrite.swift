@@ -47,7 +47,8 @@ extension Tunnel {
     func finishHeldResponse(_ session: HTTPSession, connection: TCPConnection, mayWait: Bool = true) -> Bool {
         guard let held = session.heldResponse else { return false }
         session.heldResponse = nil
-        if mayWait, session.pendingResponseRewrite == nil, held.body.runsOffTheLoop, let id = startBodyRewrite(held.body) {
+        if mayWait, session.pendingResponseRewrite == nil, held.body.runsOffTheLoop,
+           let id = BodyRewriteWorker.submit(held.body, to: &bodyRewriteWorker, watch: { (try? watch(rawDescriptor: $0, token: Self.bodyRewriteToken)) != nil }) {
             trace("\(session.key): \(session.inFlight.isEmpty ? "" : session.inFlight[0].url): rewriting \(held.body.wire.count) bytes on the worker")
             session.toApp.openHole()
             session.pendingResponseRewrite = PendingResponseRewrite(id: id, head: held.head, body: held.body)
@@ -59,16 +60,6 @@ extension Tunnel {
             writeApp($0, session: session, connection: connection)
         }
         return false
-    }
-
-    /// The worker, started (and watched) with the first large body; nil when it cannot be.
-    private func startBodyRewrite(_ body: HeldBody) -> UInt64? {
-        if bodyRewriteWorker == nil {
-            guard let worker = try? BodyRewriteWorker() else { return nil }
-            guard (try? watch(rawDescriptor: worker.descriptor, token: Self.bodyRewriteToken)) != nil else { return nil }
-            bodyRewriteWorker = worker
-        }
-        return bodyRewriteWorker?.submit(body)
     }
 
     /// The worker's outcomes: each response goes to the app in its place,
