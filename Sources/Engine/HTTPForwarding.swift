@@ -39,6 +39,9 @@ struct HTTPForwarding {
     /// (this job): nothing more of the response is scanned or read, nothing
     /// past `heldFrom` goes to the client, and the exchange is not over.
     var pendingRewrite: UInt64?
+    /// The held request has ended and the worker rewrites it (this job): it
+    /// goes in its place when the outcome is back; the client is not read.
+    var pendingRequestRewrite: UInt64?
     /// After a 101 Switching Protocols: opaque bytes both ways until the connection ends.
     var passthrough = false
     /// After a 101 to WebSocket, with a HAR: its messages, for its entry at the connection's end.

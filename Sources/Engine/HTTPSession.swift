@@ -38,6 +38,9 @@ final class HTTPSession {
     var heldResponse: (head: HTTPResponseHead, body: HeldBody)?
     /// A held response the worker rewrites (`Tunnel.finishHeldResponse`); at most one.
     var pendingResponseRewrite: PendingResponseRewrite?
+    /// The worker's job for `heldRequest`, whose body has ended: no later
+    /// request is read meanwhile, and the session counts as busy.
+    var pendingRequestRewrite: UInt64?
     /// After an Upgrade (WebSocket) or a CONNECT, bytes are opaque both ways.
     var passthrough = false
     /// After a 101 to WebSocket, with a HAR: its messages, for its entry (`WebSocketRecording`).

@@ -36,26 +36,49 @@ extension ProxyServer {
     /// the worker (`pendingRewrite`), the client getting nothing past its
     /// place meanwhile and the upstream not read.
     func rewritesOffTheLoop(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding) -> Bool {
-        guard let held = forwarding.heldResponse, held.body.runsOffTheLoop,
-              let id = BodyRewriteWorker.submit(held.body, to: &bodyRewriteWorker,
-                                                watch: { (try? watch(rawDescriptor: $0, token: Self.bodyRewriteToken)) != nil }) else { return false }
+        guard let held = forwarding.heldResponse, held.body.runsOffTheLoop, let id = submitBodyRewrite(held.body, connection: connection) else { return false }
         trace("\(connection.description): \(forwarding.exchange.url): rewriting \(held.body.wire.count) bytes on the worker")
         forwarding.pendingRewrite = id
-        pendingBodyRewrites[id] = connection
         return true
     }
 
-    /// The worker's outcomes: each response goes to the client in its place,
-    /// and its exchange ends. A connection that ended meanwhile is not there
-    /// to take it.
+    /// At the held request's end: true when its body is large and goes to
+    /// the worker (`pendingRequestRewrite`); nothing of it goes upstream meanwhile.
+    func requestRewritesOffTheLoop(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding) -> Bool {
+        guard let held = forwarding.heldRequest, held.body.runsOffTheLoop, let id = submitBodyRewrite(held.body, connection: connection) else { return false }
+        trace("\(connection.description): \(forwarding.exchange.url): rewriting the request's \(held.body.wire.count) bytes on the worker")
+        forwarding.pendingRequestRewrite = id
+        return true
+    }
+
+    /// `body` to the worker (started with the first) for `connection`; nil when no thread could be started.
+    private func submitBodyRewrite(_ body: HeldBody, connection: InboundConnection) -> UInt64? {
+        guard let id = BodyRewriteWorker.submit(body, to: &bodyRewriteWorker, watch: {
+            (try? watch(rawDescriptor: $0, token: Self.bodyRewriteToken)) != nil
+        }) else { return nil }
+        pendingBodyRewrites[id] = connection
+        return id
+    }
+
+    /// The worker's outcomes: each request goes upstream in its place; each
+    /// response goes to the client in its place, and its exchange ends. A
+    /// connection that ended meanwhile is not there to take it.
     func bodyRewritesFinished() {
         guard let worker = bodyRewriteWorker else { return }
         for finished in worker.takeFinished() {
             guard let connection = pendingBodyRewrites.removeValue(forKey: finished.id), connections[connection.id] === connection,
-                  var forwarding = connection.forwarding, forwarding.pendingRewrite == finished.id else { continue }
-            forwarding.pendingRewrite = nil
-            releaseHeldResponse(connection, &forwarding, rewrite: true, outcome: finished.outcome)
-            forwarding.responses = nil
+                  var forwarding = connection.forwarding else { continue }
+            if forwarding.pendingRequestRewrite == finished.id {
+                forwarding.pendingRequestRewrite = nil
+                releaseHeldRequest(connection, &forwarding, rewrite: true, outcome: finished.outcome)
+                forwarding.requestEnd = forwarding.requestScanned + connection.toUpstreamLater.count
+            } else if forwarding.pendingRewrite == finished.id {
+                forwarding.pendingRewrite = nil
+                releaseHeldResponse(connection, &forwarding, rewrite: true, outcome: finished.outcome)
+                forwarding.responses = nil
+            } else {
+                continue
+            }
             connection.forwarding = forwarding
             pump(connection)
         }
@@ -151,11 +174,13 @@ extension ProxyServer {
     /// The held request goes in its place: rewritten when `rewrite` and the
     /// lines change it, else as it came; scanned bytes after the place (a
     /// body past the limit) follow it.
-    func releaseHeldRequest(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding, rewrite: Bool) {
+    func releaseHeldRequest(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding, rewrite: Bool,
+                            outcome: Result<[UInt8]?, ContentDecoding.Failure>? = nil) {
         guard let held = forwarding.heldRequest else { return }
         forwarding.heldRequest = nil
         var head = held.head
-        let rewritten = rewrite ? held.body.rewritten(about: "\(connection.description): \(forwarding.exchange.url): the request") : nil
+        let about = "\(connection.description): \(forwarding.exchange.url): the request"
+        let rewritten = !rewrite ? nil : outcome.map { HeldBody.rewritten($0, about: about) } ?? held.body.rewritten(about: about)
         if let rewritten {
             trace("\(connection.description): \(forwarding.exchange.url): request body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)

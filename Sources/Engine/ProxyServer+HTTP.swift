@@ -178,8 +178,15 @@ extension ProxyServer {
                     connection.received = Array(connection.toUpstream.readable[next...]) + connection.received
                     connection.toUpstream.truncate(to: next)
                 }
-                if forwarding.heldRequest != nil { releaseHeldRequest(connection, &forwarding, rewrite: !pastLimit) }
                 forwarding.requests = nil
+                if forwarding.heldRequest != nil {
+                    // A large body: rewritten off the loop; it goes when it is back (`bodyRewritesFinished`).
+                    if !pastLimit, requestRewritesOffTheLoop(connection, &forwarding) {
+                        connection.forwarding = forwarding
+                        return
+                    }
+                    releaseHeldRequest(connection, &forwarding, rewrite: !pastLimit)
+                }
                 // All of the request is what `toUpstream` holds to its scan, and what waits behind it.
                 forwarding.requestEnd = forwarding.requestScanned + connection.toUpstreamLater.count
                 connection.forwarding = forwarding

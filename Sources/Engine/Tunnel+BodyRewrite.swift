@@ -47,12 +47,10 @@ extension Tunnel {
     func finishHeldResponse(_ session: HTTPSession, connection: TCPConnection, mayWait: Bool = true) -> Bool {
         guard let held = session.heldResponse else { return false }
         session.heldResponse = nil
-        if mayWait, session.pendingResponseRewrite == nil, held.body.runsOffTheLoop,
-           let id = BodyRewriteWorker.submit(held.body, to: &bodyRewriteWorker, watch: { (try? watch(rawDescriptor: $0, token: Self.bodyRewriteToken)) != nil }) {
+        if mayWait, session.pendingResponseRewrite == nil, held.body.runsOffTheLoop, let id = submitBodyRewrite(held.body, session: session) {
             trace("\(session.key): \(session.inFlight.isEmpty ? "" : session.inFlight[0].url): rewriting \(held.body.wire.count) bytes on the worker")
             session.toApp.openHole()
             session.pendingResponseRewrite = PendingResponseRewrite(id: id, head: held.head, body: held.body)
-            pendingBodyRewrites[id] = session
             return true
         }
         let rewritten = held.body.rewritten(about: "\(session.key): \(session.inFlight.isEmpty ? "" : session.inFlight[0].url): the response")
@@ -62,14 +60,31 @@ extension Tunnel {
         return false
     }
 
+    /// `body` to the worker (started with the first) for `session`; nil when no thread could be started.
+    private func submitBodyRewrite(_ body: HeldBody, session: HTTPSession) -> UInt64? {
+        guard let id = BodyRewriteWorker.submit(body, to: &bodyRewriteWorker, watch: {
+            (try? watch(rawDescriptor: $0, token: Self.bodyRewriteToken)) != nil
+        }) else { return nil }
+        pendingBodyRewrites[id] = session
+        return id
+    }
+
     /// The worker's outcomes: each response goes to the app in its place,
-    /// its exchange is recorded, and the session moves on. A session that
-    /// ended meanwhile is not there to take it.
+    /// its exchange is recorded, and the session moves on; each request goes
+    /// upstream. A session that ended meanwhile is not there to take it.
     func bodyRewritesFinished() {
         guard let worker = bodyRewriteWorker else { return }
         for finished in worker.takeFinished() {
-            guard let session = pendingBodyRewrites.removeValue(forKey: finished.id),
-                  let pending = session.pendingResponseRewrite, pending.id == finished.id else { continue }
+            guard let session = pendingBodyRewrites.removeValue(forKey: finished.id) else { continue }
+            if session.pendingRequestRewrite == finished.id {
+                session.pendingRequestRewrite = nil
+                guard httpSessions[session.key] === session else { continue }
+                var sink = TunSink(io: io)
+                sendHeldRequest(session, outcome: finished.outcome, sink: &sink)
+                pumpHTTP(session.key, sink: &sink)
+                continue
+            }
+            guard let pending = session.pendingResponseRewrite, pending.id == finished.id else { continue }
             session.pendingResponseRewrite = nil
             guard httpSessions[session.key] === session, let connection = tcp.connection(session.key) else { continue }
             var exchange = pending.exchange ?? HTTPExchange.unrecorded
@@ -167,14 +182,27 @@ extension Tunnel {
         dispatch(planned, in: session, sink: &sink)
     }
 
-    /// The held request's body ended: it goes, rewritten if the lines change it.
+    /// The held request's body ended: it goes, rewritten if the lines
+    /// change it. A large body goes to the worker first (`pendingRequestRewrite`;
+    /// `bodyRewritesFinished` sends it).
     func finishHeldRequest(_ session: HTTPSession, sink: inout TunSink) {
+        guard let held = session.heldRequest, session.pendingRequestRewrite == nil else { return }
+        if held.body.runsOffTheLoop, let id = submitBodyRewrite(held.body, session: session) {
+            trace("\(session.key): \(held.planned.exchange.url): rewriting the request's \(held.body.wire.count) bytes on the worker")
+            session.pendingRequestRewrite = id
+            return
+        }
+        sendHeldRequest(session, outcome: held.body.rewrite(), sink: &sink)
+    }
+
+    /// The held request goes, rewritten as `outcome` says (or as it came).
+    func sendHeldRequest(_ session: HTTPSession, outcome: Result<[UInt8]?, ContentDecoding.Failure>, sink: inout TunSink) {
         guard let held = session.heldRequest else { return }
         session.heldRequest = nil
         var planned = held.planned
         var head = held.head
         let body: [UInt8]
-        if let rewritten = held.body.rewritten(about: "\(session.key): \(planned.exchange.url): the request") {
+        if let rewritten = HeldBody.rewritten(outcome, about: "\(session.key): \(planned.exchange.url): the request") {
             trace("\(session.key): \(planned.exchange.url): request body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)
             body = rewritten

@@ -148,7 +148,8 @@ extension Tunnel {
                 appConsume(data.count, session, connection)
                 continue
             }
-            guard session.toUpstream.isEmpty else { break }
+            // (Nor while a held request's body is on the rewriting thread: the next request goes after it.)
+            guard session.toUpstream.isEmpty, session.pendingRequestRewrite == nil else { break }
             let step: HTTPParseStep<HTTPRequestHead>?
             do { step = try session.requests.parse(data) } catch {
                 trace("\(key): bad request: \(error)")
@@ -191,7 +192,8 @@ extension Tunnel {
         probeAppThatClosed(session, connection)
         if let flow = tcpFlows[key], flow.connected, flow.handshake == nil {
             // The app closed its side and nothing waits: so does the upstream's.
-            if appIsReadClosed(session, connection), session.inFlight.isEmpty, session.toUpstream.isEmpty, session.waiting == nil, !flow.upstreamWriteClosed {
+            if appIsReadClosed(session, connection), session.inFlight.isEmpty, session.toUpstream.isEmpty, session.waiting == nil,
+               session.pendingRequestRewrite == nil, !flow.upstreamWriteClosed {
                 if let upstream = session.upstream, case .proxy = upstream.route, upstream.host.isEmpty {
                     // A forward proxy's connection outlives the app's: only the app's side closes,
                     // and the connection is parked for the next session (endHTTP).
@@ -218,7 +220,8 @@ extension Tunnel {
             // 1.7 to 1.0 but cost more CPU a request: docs/engine.md.)
             let decryptedWaiting = flow.tls.map(\.hasPlaintextWaiting) ?? false || h2HasTurn(flow)
             if events.contains(.writable) || decryptedWaiting, wanted.contains(.readable) { readHTTPUpstream(flow, session: session, sink: &sink) }
-        } else if appIsReadClosed(session, connection), session.inFlight.isEmpty, session.waiting == nil, session.toApp.isEmpty {
+        } else if appIsReadClosed(session, connection), session.inFlight.isEmpty, session.waiting == nil, session.toApp.isEmpty,
+                  session.pendingRequestRewrite == nil {
             appShutdownWrite(session, connection)
         }
         // A response read part-way waits for its rest (`mayHoldResponse`) unless an ACK is owed.

@@ -271,4 +271,41 @@ extension ProfileTests {
         """, har]).output
         #expect(recorded == "True [9] \(text.utf8.count + 100_000 * 2) line 0: value=0x8\n", "\(recorded)")
     }
+
+    /// A large request body goes to the rewriting thread and then upstream,
+    /// whole, though the app shut its sending side down right after it
+    /// (`nc -N`'s way): the half-close waits for the request, and the
+    /// response comes back.
+    @Test func aLargeRequestBodyIsRewrittenOffTheLoop() throws {
+        let received = try rawListener(port: 9111)
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-request ^http://origin\\.test:9111/upload "v=([0-9]+);" "w=$1;"
+        """)
+        let client = work.appendingPathComponent("half-close-client.py").path
+        try """
+        import socket
+        body = b"".join(b"v=%d;\\n" % i for i in range(30000))
+        c = socket.create_connection(("origin.test", 9111), timeout=20)
+        c.sendall(b"POST /upload HTTP/1.1\\r\\nHost: origin.test:9111\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
+        c.shutdown(socket.SHUT_WR)
+        data = b""
+        while True:
+            chunk = c.recv(65536)
+            if not chunk: break
+            data += chunk
+        print(repr(data[-12:]))
+        """.write(toFile: client, atomically: true, encoding: .utf8)
+        let r = try exec("/usr/bin/python3 \(client)", profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == #"b'close\r\n\r\nok\n'"# + "\n", "\(r.stdout)")
+        let request = try Data(contentsOf: URL(fileURLWithPath: received))
+        let expected = (0 ..< 30000).map { "w=\($0);\n" }.joined()
+        let text = String(decoding: request, as: UTF8.self)
+        #expect(text.hasSuffix("\r\nContent-Length: \(expected.utf8.count)\r\n\r\n" + expected), "\(text.prefix(200))")
+    }
 }
