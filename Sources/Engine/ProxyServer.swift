@@ -53,8 +53,8 @@ final class ProxyServer {
     var director = FlowDirector()
     /// Who runs each local client, for owner rules (PROCESS-NAME...).
     var ownerLookup: FlowOwnerLookup?
-    /// [Body Rewrite] of large responses, started with the first one; and
-    /// the connections whose held response it is rewriting, by job.
+    /// [Body Rewrite] of large bodies, started with the first one; and the
+    /// connections whose held message it is rewriting, by job.
     var bodyRewriteWorker: BodyRewriteWorker?
     var pendingBodyRewrites: [UInt64: InboundConnection] = [:]
     var connections: [UInt64: InboundConnection] = [:]

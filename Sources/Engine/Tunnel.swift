@@ -121,7 +121,7 @@ final class Tunnel {
     /// Set by `exec` and `run`: who opened each flow, for owner rules.
     var ownerLookup: FlowOwnerLookup?
     /// [Body Rewrite] of large bodies, started with the first one; and the
-    /// sessions whose held response it is rewriting, by job.
+    /// sessions whose held message it is rewriting, by job.
     var bodyRewriteWorker: BodyRewriteWorker?
     var pendingBodyRewrites: [UInt64: HTTPSession] = [:]
     /// Accepted flows whose first bytes the rules wait for: what each waits
