@@ -354,8 +354,15 @@ extension ProxyServer {
         }
         let step = try? parser.finish()
         if case .end? = step {
-            // A held body that ran to the close goes now.
-            if forwarding.heldResponse != nil { releaseHeldResponse(connection, &forwarding, rewrite: true) }
+            // A held body that ran to the close goes now (a large one when it is back from the worker).
+            if forwarding.heldResponse != nil {
+                if rewritesOffTheLoop(connection, &forwarding) {
+                    forwarding.responses = parser
+                    connection.forwarding = forwarding
+                    return
+                }
+                releaseHeldResponse(connection, &forwarding, rewrite: true)
+            }
             forwarding.responses = nil
             connection.forwarding = forwarding
             return

@@ -670,9 +670,12 @@ extension Tunnel {
         var endedByClose = false
         if case .end? = try? session.responses.finish(), !session.inFlight.isEmpty {
             endedByClose = true
-            // (On the loop: the record below needs the body, and a body to the close is rare.)
-            _ = finishHeldResponse(session, connection: connection, mayWait: false)
-            if session.isHTTP2 {
+            // (On the loop for an h2 app, whose stream's end below needs the body in place. Off it,
+            // the app's connection closes, `closeAfterAnswer`, once the hole is filled and drained.)
+            let rewriting = finishHeldResponse(session, connection: connection, mayWait: !session.isHTTP2)
+            if rewriting {
+                session.pendingResponseRewrite?.exchange = session.inFlight.removeFirst()
+            } else if session.isHTTP2 {
                 // Its stream ends once all of its body went (the gateway read it as running to the close too).
                 var exchange = session.inFlight[0]
                 record(exchange, session: session)

@@ -286,4 +286,22 @@ extension ProfileTests {
         let text = String(decoding: request, as: UTF8.self)
         #expect(text.hasSuffix("\r\nContent-Length: \(expected.utf8.count)\r\n\r\n" + expected), "\(text.prefix(200))")
     }
+
+    /// The second response on the app's connection runs to the origin's
+    /// close and is larger than what is rewritten on the loop: it goes to the
+    /// worker, then to the app whole, and the app's connection closes after it.
+    @Test func aLargeBodyToTheCloseIsRewrittenOffTheLoop() throws {
+        #expect(try pair.serveKeptAliveThenToTheClose(port: 9113, lines: 20_000))
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-response ^http://origin\\.test:9113/ ^false$ true
+        """)
+        let r = try exec("curl -sS -m 20 http://origin.test:9113/a http://origin.test:9113/b | sort | uniq -c", profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == ["20001 true"], "\(r.stdout)")
+    }
 }

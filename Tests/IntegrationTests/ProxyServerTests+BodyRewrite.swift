@@ -130,4 +130,24 @@ extension ProxyServerTests {
         let summary = server.stop()
         LargeBodyRewrite.check(r.output, context: summary)
     }
+
+    /// On an upstream connection kept from the first request, the second
+    /// response runs to the origin's close and is larger than what is
+    /// rewritten on the loop: it goes to the worker, then to the client whole
+    /// (not sent again as if the reused connection had closed unanswered).
+    @Test func aLargeBodyToTheCloseOnAReusedUpstreamIsRewritten() throws {
+        #expect(try pair.serveKeptAliveThenToTheClose(port: 9112, lines: 20_000))
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-response ^http://origin\\.test:9112/ ^false$ true
+        """)
+        let server = try start(["--http-listen", "127.0.0.1:18100", "--profile", path], ports: [18100])
+        let r = try client("curl -sS -m 20 --proxy http://127.0.0.1:18100 http://origin.test:9112/a http://origin.test:9112/b | sort | uniq -c")
+        let summary = server.stop()
+        #expect(r.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == ["20001 true"], "\(r.output)\n\(summary)")
+    }
 }

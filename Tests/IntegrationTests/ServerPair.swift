@@ -131,6 +131,28 @@ final class ServerPair {
         return waitForListener("10.88.0.2:\(port)")
     }
 
+    /// An origin on `port` for one connection and two requests: "false" with
+    /// a Content-Length (kept alive), then `lines` lines "false" running to
+    /// its close. True once it listens.
+    func serveKeptAliveThenToTheClose(port: Int, lines: Int) throws -> Bool {
+        try net.start(["/usr/bin/python3", "-c", """
+        import socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", \(port))); s.listen(4); s.settimeout(30)
+        c, _ = s.accept(); c.settimeout(30); data = b""
+        for answer in [b"HTTP/1.1 200 OK\\r\\nContent-Length: 6\\r\\n\\r\\nfalse\\n",
+                       b"HTTP/1.1 200 OK\\r\\nConnection: close\\r\\n\\r\\n" + b"false\\n" * \(lines)]:
+            while b"\\r\\n\\r\\n" not in data:
+                chunk = c.recv(4096)
+                if not chunk: break
+                data += chunk
+            _, _, data = data.partition(b"\\r\\n\\r\\n")
+            c.sendall(answer)
+        c.close()
+        """], in: server)
+        return waitForListener("10.88.0.2:\(port)")
+    }
+
     /// Polls `ss` in the server namespace until something listens on `address` (TCP or UDP).
     func waitForListener(_ address: String) -> Bool {
         TestNetwork.waitUntil(seconds: 10) {
