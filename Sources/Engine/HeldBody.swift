@@ -88,8 +88,13 @@ struct HeldBody: Sendable {
     /// through SLUICE_BODY_REWRITE_ON_LOOP_BYTES (0: every body to the worker).
     static let onLoopBytes: Int = ProcessControl.environment("SLUICE_BODY_REWRITE_ON_LOOP_BYTES").flatMap { Int($0) } ?? 64 << 10
 
-    /// Whether this body is rewritten off the loop.
-    var runsOffTheLoop: Bool { wire.count > Self.onLoopBytes || Self.onLoopBytes == 0 }
+    /// Whether this body is rewritten off the loop. A compressed one is
+    /// judged by what it may decode to (gzip or deflate can grow a thousand
+    /// times, up to `BodyRewriter.bodyLimit`): past 1/64 of the threshold
+    /// (1 KiB) it goes too.
+    var runsOffTheLoop: Bool {
+        codings.isEmpty ? wire.count > Self.onLoopBytes || Self.onLoopBytes == 0 : wire.count * 64 > Self.onLoopBytes
+    }
 
     /// `headers` framing a new, plain body of `length` bytes:
     /// Content-Length, no Transfer-Encoding (a chunked body's trailer fields

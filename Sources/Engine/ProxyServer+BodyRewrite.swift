@@ -93,7 +93,7 @@ extension ProxyServer {
         forwarding.heldResponse = nil
         var head = held.head
         let about = "\(connection.description): \(forwarding.exchange.url): the response"
-        let rewritten = !rewrite ? nil : outcome.map { HeldBody.rewritten($0, about: about) } ?? held.body.rewritten(about: about)
+        let rewritten = rewrite ? HeldBody.rewritten(outcome ?? held.body.rewrite(), about: about) : nil
         if let rewritten {
             trace("\(connection.description): \(forwarding.exchange.url): body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)
@@ -180,7 +180,7 @@ extension ProxyServer {
         forwarding.heldRequest = nil
         var head = held.head
         let about = "\(connection.description): \(forwarding.exchange.url): the request"
-        let rewritten = !rewrite ? nil : outcome.map { HeldBody.rewritten($0, about: about) } ?? held.body.rewritten(about: about)
+        let rewritten = rewrite ? HeldBody.rewritten(outcome ?? held.body.rewrite(), about: about) : nil
         if let rewritten {
             trace("\(connection.description): \(forwarding.exchange.url): request body rewritten (\(held.body.content.count) → \(rewritten.count) bytes)")
             HeldBody.reframe(&head.headers, length: rewritten.count)

@@ -198,6 +198,20 @@ extension ProxyServer {
         connection.forwarding = forwarding
     }
 
+    /// The response ended (`parser` has said so): a held one goes to the
+    /// client, or first to the worker when it is large, the response then
+    /// ending when it is back (`bodyRewritesFinished`).
+    func responseEnded(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding, parser: HTTPResponseParser) {
+        if forwarding.heldResponse != nil {
+            if rewritesOffTheLoop(connection, &forwarding) {
+                forwarding.responses = parser
+                return
+            }
+            releaseHeldResponse(connection, &forwarding, rewrite: true)
+        }
+        forwarding.responses = nil
+    }
+
     /// The longest response head taken: a quarter of the relay buffer (16 KiB;
     /// nginx's own default buffer for one is 4–8 KiB), so rewrites have room.
     var responseHeadLimit: Int { configuration.bufferSize / 4 }
@@ -271,16 +285,7 @@ extension ProxyServer {
                     connection.toClient.truncate(to: forwarding.responseScanned)
                     forwarding.closeAfter = true
                 }
-                if forwarding.heldResponse != nil {
-                    // A large body: rewritten off the loop; the exchange ends when it is back (`bodyRewritesFinished`).
-                    if rewritesOffTheLoop(connection, &forwarding) {
-                        forwarding.responses = parser
-                        connection.forwarding = forwarding
-                        return
-                    }
-                    releaseHeldResponse(connection, &forwarding, rewrite: true)
-                }
-                forwarding.responses = nil
+                responseEnded(connection, &forwarding, parser: parser)
                 connection.forwarding = forwarding
                 return
             case .upgraded?:
@@ -354,16 +359,8 @@ extension ProxyServer {
         }
         let step = try? parser.finish()
         if case .end? = step {
-            // A held body that ran to the close goes now (a large one when it is back from the worker).
-            if forwarding.heldResponse != nil {
-                if rewritesOffTheLoop(connection, &forwarding) {
-                    forwarding.responses = parser
-                    connection.forwarding = forwarding
-                    return
-                }
-                releaseHeldResponse(connection, &forwarding, rewrite: true)
-            }
-            forwarding.responses = nil
+            // A held body that ran to the close goes now.
+            responseEnded(connection, &forwarding, parser: parser)
             connection.forwarding = forwarding
             return
         }

@@ -61,6 +61,22 @@ struct HeldBodyTests {
         #expect(HeldBody(selection, chunked: false, headers: ["Content-Encoding": "br"]) == nil)
     }
 
+    /// Which bodies go to the rewriting thread: a plain one past 64 KiB, a
+    /// compressed one past 1 KiB (what it decodes to is what costs).
+    @Test func whichBodiesAreRewrittenOffTheLoop() throws {
+        let rewriter = BodyRewriter(try loadProfile("[Body Rewrite]\nhttp-response ^http://a\\.test/ a b\n[Rule]\nFINAL,DIRECT\n"))
+        let selection = try #require(rewriter.select(.response, url: "http://a.test/"))
+        func held(_ count: Int, codings: [ContentDecoding.Coding]) -> HeldBody {
+            var body = HeldBody(selection, chunked: false, codings: codings)
+            _ = [UInt8](repeating: 0x61, count: count).withUnsafeBytes { body.take($0) }
+            return body
+        }
+        #expect(!held(64 << 10, codings: []).runsOffTheLoop)
+        #expect(held((64 << 10) + 1, codings: []).runsOffTheLoop)
+        #expect(!held(1024, codings: [.gzip]).runsOffTheLoop)
+        #expect(held(1025, codings: [.gzip]).runsOffTheLoop)
+    }
+
     /// A request with a body in a coding Sluice cannot decode is not held.
     @Test func aRequestInBrotliIsNotHeld() throws {
         let rewriter = BodyRewriter(try loadProfile("[Body Rewrite]\nhttp-request ^http://a\\.test/ false true\n[Rule]\nFINAL,DIRECT\n"))
