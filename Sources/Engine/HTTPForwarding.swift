@@ -84,8 +84,8 @@ struct HTTPForwarding {
     /// of the response came (RFC 9112 §9.3.1): once, and only a request
     /// with no body and an idempotent method (RFC 9110 §9.2.2).
     var mayRetry: Bool {
-        // (A response held for [Body Rewrite] has come, though none of it went on yet.)
-        guard reusedUpstream, !retried, !responseStarted, heldResponse == nil, pendingRewrite == nil, requests == nil,
+        // No response head came: one held for [Body Rewrite] has, though none of it went on yet.
+        guard reusedUpstream, !retried, !responseStarted, exchange.status == nil, requests == nil,
               exchange.requestBodyBytes == 0 else { return false }
         switch method {
         case .get, .head, .options, .trace, .put, .delete: return true
