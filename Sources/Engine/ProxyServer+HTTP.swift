@@ -494,6 +494,17 @@ extension ProxyServer {
             forwarding.exchange.failure = "the connection ended before a response"
             forwarding.exchange.failureKind = .other
         }
+        if let held = forwarding.heldResponse {
+            // The client left while [Body Rewrite] held the response (on the
+            // rewriting thread, or still coming): its record keeps the body
+            // as the origin sent it, and says why the client never got it.
+            held.body.wire.withUnsafeBytes {
+                noteBody($0, from: 0, count: $0.count, into: &forwarding.exchange.responseBody,
+                         content: &forwarding.exchange.responseContent, total: &forwarding.exchange.responseBodyBytes)
+            }
+            forwarding.exchange.failure = forwarding.exchange.failure ?? "the client closed the connection while [Body Rewrite] held its response"
+            forwarding.exchange.failureKind = forwarding.exchange.failureKind ?? .other
+        }
         director.record(forwarding.exchange, now: now)
         if forwarding.webSocket == nil { addToHAR(forwarding.exchange, connection) }
         logRequest(forwarding.exchange, connection)

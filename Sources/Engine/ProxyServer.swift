@@ -1048,6 +1048,12 @@ final class ProxyServer {
         for connection in Array(connections.values) {
             // As in the tunnel's flow log: a connection still open is cut off.
             noteEnd(connection, .reset, error: "Sluice stopped")
+            if var forwarding = connection.forwarding, !forwarding.recorded, forwarding.exchange.failure == nil {
+                // Its exchange too, as the tunnel records the requests in flight.
+                forwarding.exchange.failure = "Sluice stopped"
+                forwarding.exchange.failureKind = .other
+                connection.forwarding = forwarding
+            }
             finish(connection)
         }
     }

@@ -98,6 +98,19 @@ extension Tunnel {
         }
     }
 
+    /// The session ends (`failure` says why) while its response is on the
+    /// rewriting thread: the exchange is recorded all the same, with the
+    /// body as the origin sent it and why the app never got it (its lines
+    /// did not reach the app, so they are not counted).
+    func recordUnreleasedResponse(_ session: HTTPSession, failure: String) {
+        guard let pending = session.pendingResponseRewrite else { return }
+        session.pendingResponseRewrite = nil
+        guard var exchange = pending.exchange else { return }
+        _ = released(pending.head, pending.body, rewritten: nil, exchange: &exchange)
+        exchange.failure = exchange.failure ?? failure
+        record(exchange, session: session)
+    }
+
     /// `released` for the session's first exchange in flight, the one the held response answers.
     private func releasedForFirst(_ head: HTTPResponseHead, _ body: HeldBody, rewritten: [UInt8]?, session: HTTPSession) -> [UInt8] {
         guard !session.inFlight.isEmpty else {
@@ -177,8 +190,13 @@ extension Tunnel {
         }
         EngineLog.warning("\(session.key): \(held.planned.exchange.url): the request's body passes \(BodyRewriter.bodyLimit >> 20) MiB; [Body Rewrite] leaves it as it came")
         var planned = held.planned
-        planned.head = held.head.serialized() + held.body.wire + Array(bytes)
-        planned.exchange.requestBodyBytes = held.body.wire.count + bytes.count
+        let body = held.body.wire + Array(bytes)
+        planned.head = held.head.serialized() + body
+        planned.exchange.requestBodyBytes = body.count
+        if har != nil {
+            // HAR's postData starts where the body does; the rest is kept as it passes.
+            body.withUnsafeBytes { HTTPChunkedContent.keep($0, content: &planned.exchange.requestContent, into: &planned.exchange.requestBody, limit: bodyLimitForHAR) }
+        }
         dispatch(planned, in: session, sink: &sink)
     }
 

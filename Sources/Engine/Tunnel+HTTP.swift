@@ -286,7 +286,8 @@ extension Tunnel {
     func deliverLocalAnswers(_ session: HTTPSession, connection: TCPConnection) {
         // Read in place: `inFlight.first` would copy the whole exchange, and
         // this runs after every request and response.
-        while !session.inFlight.isEmpty, let answer = session.inFlight[0].localAnswer {
+        // Not past a response on the rewriting thread: its record comes first (`bodyRewritesFinished` calls again).
+        while session.pendingResponseRewrite == nil, !session.inFlight.isEmpty, let answer = session.inFlight[0].localAnswer {
             if let ending = session.inFlight[0].streamEnding {
                 // The gateway maps responses to streams in order: the bytes before it go first.
                 guard session.toApp.isEmpty, let app = session.app else { break }
@@ -877,6 +878,7 @@ extension Tunnel {
         finishWebSocket(session)
         httpSessions[session.key] = nil
         tlsHandshakeDeadlines[session.key] = nil
+        recordUnreleasedResponse(session, failure: "the app closed the connection while [Body Rewrite] held its response")
         for exchange in session.inFlight where exchange.localAnswer == nil {
             var failed = exchange
             failed.failure = failed.failure ?? "the app closed the connection"

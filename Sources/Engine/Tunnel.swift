@@ -1919,6 +1919,7 @@ final class Tunnel {
         // Cut off, and recorded so before the flows are taken apart (which
         // recorded them `closed`, with no error, and lost the requests in flight).
         for session in httpSessions.values {
+            recordUnreleasedResponse(session, failure: "Sluice stopped")
             for exchange in session.inFlight where exchange.localAnswer == nil && !exchange.recorded {
                 var cut = exchange
                 cut.failure = "Sluice stopped"

@@ -36,6 +36,76 @@ enum LargeBodyRewrite {
         """
     }
 
+    /// A one-shot origin on 10.88.0.2:`port` (Python, for the server
+    /// namespace) that answers one request with `file` (Content-Length),
+    /// writes `marker` once the kernel has taken the whole body, and waits
+    /// (bounded) for its client to go.
+    static func origin(port: Int, file: String, marker: String) -> [String] {
+        ["/usr/bin/python3", "-c", """
+        import socket, sys
+        body = open(sys.argv[1], "rb").read()
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", \(port))); s.listen(1); s.settimeout(30)
+        c, _ = s.accept(); c.settimeout(30); data = b""
+        while b"\\r\\n\\r\\n" not in data:
+            chunk = c.recv(4096)
+            if not chunk: break
+            data += chunk
+        c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
+        open(sys.argv[2], "w").write("sent\\n")
+        try:
+            while c.recv(4096): pass
+        except OSError: pass
+        """, file, marker]
+    }
+
+    /// A Python client that asks `host`:`port` for `target` (a request
+    /// line's form of large.txt's URL, at `authority`), waits (bounded)
+    /// until the origin's `marker` says the whole body went and Sluice has
+    /// read all of it (`ss`, run through `sluiceSide` in Sluice's namespace,
+    /// shows nothing queued from 10.88.0.2:`originPort`; its rewrite takes a
+    /// good part of a second from there), says whether any of the answer
+    /// came yet, and resets its connection. Then it waits (bounded) until the
+    /// flow log at `log` has a line for large.txt, and prints what it says.
+    /// When not `resets`, it shuts its sending side down and exits instead.
+    static func leavingClient(to host: String, port: Int, target: String, authority: String, originPort: Int, sluiceSide: [String],
+                              marker: String, recordedIn log: String, resets: Bool = true) -> String {
+        """
+        import json, os, socket, struct, subprocess, time
+        def drained():
+            out = subprocess.run(\(sluiceSide) + ["ss", "-tnH", "dst", "10.88.0.2:\(originPort)"],
+                                 capture_output=True, text=True).stdout.split("\\n")
+            queues = [line.split()[1] for line in out if line.strip()]
+            return queues != [] and all(q == "0" for q in queues)
+        def parsed(line):
+            try: return json.loads(line)
+            except ValueError: return {}  # a line still being written
+        c = socket.create_connection(("\(host)", \(port)), timeout=30)
+        c.sendall(b"GET \(target) HTTP/1.1\\r\\nHost: \(authority)\\r\\n\\r\\n")
+        deadline = time.monotonic() + 30
+        while not (os.path.exists("\(marker)") and drained()) and time.monotonic() < deadline: time.sleep(0.01)
+        c.setblocking(False)
+        try: print("came", len(c.recv(65536)))
+        except BlockingIOError: print("held")
+        if not \(resets ? "True" : "False"):
+            c.shutdown(socket.SHUT_WR)
+            raise SystemExit(0)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        c.close()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            lines = [parsed(l) for l in open("\(log)") if l.strip()] if os.path.exists("\(log)") else []
+            found = [l for l in lines if l.get("kind") == "http" and l.get("url", "").endswith("large.txt")]
+            if found:
+                l = found[0]
+                print(l.get("status"), l.get("responseBodyBytes"), l.get("bodyRewrites"), l.get("error"))
+                break
+            time.sleep(0.02)
+        else:
+            print("not recorded")
+        """
+    }
+
     /// `script`'s output: the rewritten text came whole, and no other
     /// request waited for the rewrite (on the loop, the slowest would have
     /// waited for nearly all of it).

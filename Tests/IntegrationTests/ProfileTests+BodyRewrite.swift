@@ -304,4 +304,152 @@ extension ProfileTests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == ["20001 true"], "\(r.stdout)")
     }
+
+    /// The app resets its connection while its large response is on the
+    /// rewriting thread: the exchange is still recorded (statistics, flow
+    /// log, HAR), with the body the origin sent and why the app never got it.
+    @Test func anAppThatLeavesDuringARewriteIsStillRecorded() throws {
+        let text = work.appendingPathComponent("large.txt").path
+        try LargeBodyRewrite.text.write(toFile: text, atomically: true, encoding: .utf8)
+        let marker = work.appendingPathComponent("large-sent").path
+        try net.start(LargeBodyRewrite.origin(port: 9114, file: text, marker: marker), in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9114"))
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        \(LargeBodyRewrite.line.replacingOccurrences(of: ":8080/", with: ":9114/"))
+        """)
+        let log = work.appendingPathComponent("leaving.jsonl").path
+        let client = work.appendingPathComponent("leaving-client.py").path
+        try LargeBodyRewrite.leavingClient(to: "origin.test", port: 9114, target: "/large.txt", authority: "origin.test:9114", originPort: 9114,
+                                           sluiceSide: ["ip", "netns", "exec", pair.host], marker: marker, recordedIn: log)
+            .write(toFile: client, atomically: true, encoding: .utf8)
+        let r = try pair.exec("python3 \(client)", options: ["--profile", path, "--flow-log", log], timeout: 90)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == """
+        held
+        200 \(LargeBodyRewrite.text.utf8.count) [] the app closed the connection while [Body Rewrite] held its response
+
+        """, "\(r.stdout)\n\(r.stderr)")
+    }
+
+    /// A request answered here (Map Local) pipelined behind one whose large
+    /// response is on the rewriting thread: its answer reaches the app after
+    /// that response, and its record (flow log, HAR) comes after that one's,
+    /// numbered in the order the app asked.
+    @Test func aLocalAnswerPipelinedBehindARewriteWaitsForIt() throws {
+        try LargeBodyRewrite.text.write(to: work.appendingPathComponent("large.txt"), atomically: true, encoding: .utf8)
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        \(LargeBodyRewrite.line)
+
+        [Map Local]
+        ^http://origin\\.test:8080/mapped$ data-type=text data="mapped" status-code=200
+        """)
+        let log = work.appendingPathComponent("pipelined-rewrite.jsonl").path
+        let client = work.appendingPathComponent("pipelined-client.py").path
+        try """
+        import socket
+        c = socket.create_connection(("origin.test", 8080), timeout=30)
+        c.sendall(b"GET /large.txt HTTP/1.1\\r\\nHost: origin.test:8080\\r\\n\\r\\nGET /mapped HTTP/1.1\\r\\nHost: origin.test:8080\\r\\n\\r\\n")
+        data = b""
+        def response():
+            global data
+            while b"\\r\\n\\r\\n" not in data:
+                chunk = c.recv(65536)
+                if not chunk: raise SystemExit("closed")
+                data += chunk
+            head, _, data = data.partition(b"\\r\\n\\r\\n")
+            length = [int(l.split(b":")[1]) for l in head.split(b"\\r\\n") if l.lower().startswith(b"content-length:")][0]
+            while len(data) < length:
+                chunk = c.recv(65536)
+                if not chunk: raise SystemExit("closed")
+                data += chunk
+            body, data = data[:length], data[length:]
+            return body
+        first, second = response(), response()
+        print(len(first), first[:18], second)
+        """.write(toFile: client, atomically: true, encoding: .utf8)
+        let r = try pair.exec("python3 \(client)", options: ["--profile", path, "--flow-log", log], timeout: 90)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "\(LargeBodyRewrite.rewrittenCount) b'line 0: value=0x8;' b'mapped'\n", "\(r.stdout)\n\(r.stderr)")
+        let order = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+        print(" ".join("%s:%s" % (l["request"], l["url"].split("/")[-1]) for l in lines if l["kind"] == "http"))
+        """, log]).output
+        #expect(order == "0:large.txt 1:mapped\n", "\(order)")
+    }
+
+    /// Sluice stops (its command exited, the app having only shut its
+    /// sending side down) while a large response is on the rewriting thread:
+    /// the exchange is recorded as cut off by the stop, with the body the
+    /// origin sent.
+    @Test func aRewriteCutOffByTheStopIsStillRecorded() throws {
+        let text = work.appendingPathComponent("large.txt").path
+        try LargeBodyRewrite.text.write(toFile: text, atomically: true, encoding: .utf8)
+        let marker = work.appendingPathComponent("large-sent-stop").path
+        try net.start(LargeBodyRewrite.origin(port: 9116, file: text, marker: marker), in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9116"))
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        \(LargeBodyRewrite.line.replacingOccurrences(of: ":8080/", with: ":9116/"))
+        """)
+        let log = work.appendingPathComponent("stopped.jsonl").path
+        let client = work.appendingPathComponent("stopping-client.py").path
+        try LargeBodyRewrite.leavingClient(to: "origin.test", port: 9116, target: "/large.txt", authority: "origin.test:9116", originPort: 9116,
+                                           sluiceSide: ["ip", "netns", "exec", pair.host], marker: marker, recordedIn: log, resets: false)
+            .write(toFile: client, atomically: true, encoding: .utf8)
+        let r = try pair.exec("python3 \(client)", options: ["--profile", path, "--flow-log", log], timeout: 90)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "held\n", "\(r.stdout)\n\(r.stderr)")
+        let recorded = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+        print(" ".join("%s %s %s" % (l["status"], l["responseBodyBytes"], l["error"]) for l in lines if l["kind"] == "http"))
+        """, log]).output
+        #expect(recorded == "200 \(LargeBodyRewrite.text.utf8.count) Sluice stopped\n", "\(recorded)\n\(r.stderr)")
+    }
+
+    /// A request body past the 4 MiB limit goes as it came, and HAR keeps
+    /// its start (what was held, then what followed), not the bytes that
+    /// came after the hold.
+    @Test func aRequestBodyPastTheLimitIsRecordedFromItsStart() throws {
+        let received = try rawListener(port: 9117)
+        let path = try profile("""
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-request ^http://origin\\.test:9117/upload token=([0-9]+) secret=$1
+        """)
+        let upload = work.appendingPathComponent("upload-5m.txt").path
+        // 5 MiB of numbered lines, each 16 bytes: "line 0000000000\n".
+        try (0 ..< 327_680).map { String(format: "line %010d\n", $0) }.joined().write(toFile: upload, atomically: true, encoding: .utf8)
+        let har = work.appendingPathComponent("request-past-limit.har").path
+        let r = try pair.exec("curl -s --data-binary @\(upload) http://origin.test:9117/upload",
+                              options: ["--profile", path, "--har", har], timeout: 90)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "ok\n", "\(r.stdout)\n\(r.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: received)).suffix(5 << 20) == (try Data(contentsOf: URL(fileURLWithPath: upload))))
+        let recorded = try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        e = json.load(open(sys.argv[1]))["log"]["entries"][0]["request"]
+        text = e["postData"]["text"]
+        print(len(text), text[:16].strip(), text[-16:].strip(), e["bodySize"])
+        """, har]).output
+        #expect(recorded == "1048576 line 0000000000 line 0000065535 5242880\n", "\(recorded)")
+    }
 }
