@@ -170,7 +170,11 @@ public struct ControlCommand {
     /// The requests and connections `top` shows under the flows.
     static let topRecentLines = 5
 
-    /// How often `requests --follow` looks again.
+    /// How long `requests --follow` asks Sluice to hold a look that finds
+    /// nothing new (`/requests?wait=`): it answers as soon as a request
+    /// finishes (within its 20 ms tick).
+    static let followWaitMilliseconds = 2000
+    /// How often it looks again at a Sluice that cannot wait (one from before 2026-12-07).
     static let followMilliseconds = 250
 
     /// `sluice requests`: the last few, then (following) each new one, a line
@@ -190,6 +194,18 @@ public struct ControlCommand {
             guard reply.status == 200 else { throw ControlClient.Failure(description: reply.errorMessage) }
             return reply.json
         }
+        // Sluice holds a look that finds nothing new until something comes, unless it is one that cannot.
+        var waits = true
+        func lookAfter(_ after: UInt64) throws(ControlClient.Failure) -> JSONValue {
+            let target = "/requests?after=\(after)&limit=\(ControlRouter.maximumRequestsLimit)"
+            if waits {
+                let reply = try client.request("GET", target + "&wait=\(Self.followWaitMilliseconds)")
+                if reply.status == 200 { return reply.json }
+                guard reply.status == 400 else { throw ControlClient.Failure(description: reply.errorMessage) }
+                waits = false
+            }
+            return try look(target)
+        }
         // As `tail -n LAST -f | head -n COUNT`: the count includes the lines shown first.
         var shown = 0
         var after: UInt64
@@ -207,7 +223,7 @@ public struct ControlCommand {
         }
         guard follow else { return }
         while count.map({ shown < $0 }) ?? true {
-            let page = try look("/requests?after=\(after)&limit=\(ControlRouter.maximumRequestsLimit)")
+            let page = try lookAfter(after)
             let answering = page["instance"]?.stringValue
             if Self.isAnotherSluice(answering: answering, followed: instance, newest: UInt64(page["newest"]?.intValue ?? 0), after: after) {
                 // Another Sluice answers on the socket now: its ids start again.
@@ -223,7 +239,7 @@ public struct ControlCommand {
             let items = page["requests"]?.arrayValue ?? []
             shown += show(kept(items), atMost: count.map { $0 - shown } ?? .max)
             if let id = items.last?["id"]?.intValue { after = UInt64(id) }
-            if page["more"]?.boolValue != true { ProcessControl.sleep(milliseconds: Self.followMilliseconds) }
+            if !waits, page["more"]?.boolValue != true { ProcessControl.sleep(milliseconds: Self.followMilliseconds) }
         }
     }
 

@@ -25,6 +25,11 @@ final class ControlConnection {
     /// read number `generation` (`finishReload`), and nothing after it is
     /// parsed or read until then, so that answers keep their order.
     var awaitingReload: (generation: Int, close: Bool)?
+    /// A `/requests?wait=` found nothing after `after`: it is answered when
+    /// something is, or at `deadline` (CLOCK_MONOTONIC nanoseconds;
+    /// `ControlServer.answerRequestWaits`), and, as for a reload, nothing
+    /// after it is parsed or read until then.
+    var awaitingRequests: (after: UInt64, limit: Int, deadline: Int64, close: Bool)?
     /// What arrived after the awaited request, parsed once it is answered.
     var unparsed: [UInt8] = []
 
@@ -39,11 +44,14 @@ final class ControlConnection {
     var hasOutput: Bool { outputOffset < output.count }
 
     /// Done: every answer written and nothing more will be read.
-    var finished: Bool { !hasOutput && awaitingReload == nil && (closing || readClosed) }
+    var finished: Bool { !hasOutput && !isAwaiting && (closing || readClosed) }
+
+    /// An answer is awaited (a reload's read, or requests to come).
+    var isAwaiting: Bool { awaitingReload != nil || awaitingRequests != nil }
 
     /// Parses `input` and queues an answer for each complete request.
     func receive(_ input: UnsafeRawBufferPointer, target: some ControlTarget) {
-        guard awaitingReload == nil else {
+        guard !isAwaiting else {
             unparsed.append(contentsOf: input)
             return
         }
@@ -84,6 +92,10 @@ final class ControlConnection {
                     awaitingReload = (generation, !request.keepAlive)
                     unparsed.append(contentsOf: rest.suffix(from: step.consumed))
                     return
+                case let .whenRequests(after, limit, wait):
+                    awaitingRequests = (after, limit, MonotonicClock.now() &+ Int64(wait) * 1_000_000, !request.keepAlive)
+                    unparsed.append(contentsOf: rest.suffix(from: step.consumed))
+                    return
                 }
             case .upgraded:
                 answer(.error(400, "no protocol upgrades here"), close: true)
@@ -99,6 +111,24 @@ final class ControlConnection {
         guard let awaited = awaitingReload, awaited.generation <= generation else { return }
         awaitingReload = nil
         answer(ControlRouter.outcome(result), close: awaited.close)
+        receiveUnparsed(target: target)
+    }
+
+    /// Answers the awaited `/requests?wait=` if something came after its id
+    /// or its wait is over at `now`, then what came after it. Returns
+    /// whether it did.
+    func finishRequestWait(now: Int64, target: some ControlTarget) -> Bool {
+        guard let awaited = awaitingRequests else { return false }
+        let page = target.recentRequests(after: awaited.after, limit: awaited.limit)
+        guard !page.entries.isEmpty || page.missed > 0 || page.newest < awaited.after || now >= awaited.deadline else { return false }
+        awaitingRequests = nil
+        answer(ControlRouter.requests(page), close: awaited.close)
+        receiveUnparsed(target: target)
+        return true
+    }
+
+    /// What came behind an awaited request, now that it is answered.
+    private func receiveUnparsed(target: some ControlTarget) {
         guard !unparsed.isEmpty else { return }
         let rest = unparsed
         unparsed = []
@@ -135,7 +165,7 @@ final class ControlConnection {
     /// What to watch the socket for now.
     var wantedEvents: Epoll.Events {
         var events: Epoll.Events = []
-        if !closing, !readClosed, awaitingReload == nil, output.count - outputOffset < Self.maximumQueuedOutput {
+        if !closing, !readClosed, !isAwaiting, output.count - outputOffset < Self.maximumQueuedOutput {
             events.insert(.readable)
         }
         if hasOutput { events.insert(.writable) }

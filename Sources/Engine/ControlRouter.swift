@@ -72,6 +72,9 @@ enum ControlAnswer: Equatable {
     /// Given by `ControlServer.finishReloads` once read number `generation`
     /// has been applied; the client's later requests wait behind it.
     case afterReload(generation: Int)
+    /// `GET /requests?after=ID&wait=MS` found nothing after `after`: given
+    /// by `ControlServer` once something is, or when the wait is over.
+    case whenRequests(after: UInt64, limit: Int, waitMilliseconds: Int)
 }
 
 /// Maps a request to the target's answer. Paths and methods:
@@ -79,7 +82,8 @@ enum ControlAnswer: Equatable {
 ///     GET    /flows                 the open flows
 ///     DELETE /flows/ID              close one (also POST /flows/ID/close)
 ///     GET    /requests              the requests and connections that finished last
-///                                   (?after=ID: those after it; ?limit=N: at most N)
+///                                   (?after=ID: those after it; ?limit=N: at most N;
+///                                   ?wait=MS with after: none yet, so wait up to MS for one)
 ///     GET    /stats                 counters and [Statistics] books
 ///     GET    /groups                proxy groups, health, selection
 ///     PUT    /groups/NAME           {"selected": "MEMBER"}
@@ -91,7 +95,7 @@ enum ControlRouter {
     /// What a request asks for, once its path and method are known to fit.
     enum Endpoint: Equatable {
         case flows, stats, groups, reload
-        case requests(after: UInt64?, limit: Int)
+        case requests(after: UInt64?, limit: Int, waitMilliseconds: Int)
         case close(String)
         case select(group: String)
     }
@@ -102,8 +106,13 @@ enum ControlRouter {
             return .now(refusal)
         case .success(.flows):
             return .now(flows(target))
-        case let .success(.requests(after, limit)):
-            return .now(requests(target.recentRequests(after: after, limit: limit)))
+        case let .success(.requests(after, limit, wait)):
+            let page = target.recentRequests(after: after, limit: limit)
+            // Nothing after `after` yet (and not a Sluice whose ids started again below it): a follower waits here.
+            if wait > 0, let after, page.entries.isEmpty, page.missed == 0, page.newest >= after {
+                return .whenRequests(after: after, limit: limit, waitMilliseconds: wait)
+            }
+            return .now(requests(page))
         case .success(.stats):
             var json = JSONWriter()
             target.writeStatistics(into: &json)
@@ -155,7 +164,7 @@ enum ControlRouter {
                 // The method first, as on every path: a DELETE with a bad query is still a 405.
                 guard method == .get else { return .failure(notAllowed([HTTPMethod.get.rawValue])) }
                 switch requestsQuery(parts.count > 1 ? parts[1] : "") {
-                case let .success((after, limit)): return .success(.requests(after: after, limit: limit))
+                case let .success((after, limit, wait)): return .success(.requests(after: after, limit: limit, waitMilliseconds: wait))
                 case let .failure(refusal): return .failure(refusal)
                 }
             default: break
@@ -176,12 +185,16 @@ enum ControlRouter {
 
     /// Most entries one answer gives: the ring's size.
     static let maximumRequestsLimit = RecentRequests.defaultCapacity
+    /// The longest a `/requests?wait=` may hold its answer (a minute).
+    static let maximumRequestsWait = 60_000
     static let defaultRequestsLimit = 50
 
-    /// `/requests`' query: `after=ID` and `limit=N`, each at most once; anything else is refused.
-    static func requestsQuery(_ query: Substring) -> Result<(after: UInt64?, limit: Int), ControlResponse> {
+    /// `/requests`' query: `after=ID`, `limit=N` and `wait=MS` (with
+    /// `after`), each at most once; anything else is refused.
+    static func requestsQuery(_ query: Substring) -> Result<(after: UInt64?, limit: Int, wait: Int), ControlResponse> {
         var after: UInt64?
         var limit: Int?
+        var wait: Int?
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             let nameAndValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = nameAndValue[0]
@@ -195,13 +208,21 @@ enum ControlRouter {
                     return .failure(.error(400, "limit= wants a whole number from 1 to \(maximumRequestsLimit); got '\(value)'"))
                 }
                 limit = n
-            case "after", "limit":
+            case "wait" where wait == nil:
+                guard let n = Int(value), n >= 0, n <= maximumRequestsWait else {
+                    return .failure(.error(400, "wait= wants milliseconds from 0 to \(maximumRequestsWait); got '\(value)'"))
+                }
+                wait = n
+            case "after", "limit", "wait":
                 return .failure(.error(400, "\(name)= is given twice"))
             default:
-                return .failure(.error(400, "/requests takes after=ID and limit=N; got '\(name)'"))
+                return .failure(.error(400, "/requests takes after=ID, limit=N and wait=MS; got '\(name)'"))
             }
         }
-        return .success((after, limit ?? defaultRequestsLimit))
+        if wait != nil, after == nil {
+            return .failure(.error(400, "wait= waits for requests after an id: give after=ID too"))
+        }
+        return .success((after, limit ?? defaultRequestsLimit, wait ?? 0))
     }
 
     /// Each entry is `{"id": N, "line": ...}`, its line the flow log's for it.

@@ -13,6 +13,11 @@ final class ControlServer {
     /// Past this many clients the oldest is dropped: an idle client cannot hold the API.
     static let maximumConnections = 32
     static let listenerToken: UInt64 = 0
+    static let tickToken: UInt64 = .max
+    /// How often waiting `/requests?wait=` are looked at: a follower learns
+    /// of a finished request within this, and an idle one costs the loop
+    /// this many wake-ups a second only while it waits.
+    static let requestWaitTickNanoseconds: UInt64 = 20_000_000
 
     let path: String
     let listener: UnixSocket
@@ -24,6 +29,9 @@ final class ControlServer {
     let identity: FileIdentity?
     let scratch: UnsafeMutableRawBufferPointer
     var stopped = false
+    /// Ticks while a client waits for requests (`answerRequestWaits`).
+    let tick: TimerFD
+    var ticking = false
 
     /// Listens at `path` with `mode` (0600: root only, as the kernel checks the socket file's
     /// permission at connect). EADDRINUSE: another Sluice answers there.
@@ -35,6 +43,8 @@ final class ControlServer {
         do {
             epoll = try Epoll()
             try epoll.add(listener.descriptor, events: .readable, token: Self.listenerToken)
+            tick = try TimerFD()
+            try epoll.add(tick.descriptor, events: .readable, token: Self.tickToken)
         } catch {
             if let identity { Files.removeSocket(path, identity: identity) }
             throw error
@@ -59,17 +69,42 @@ final class ControlServer {
 
     /// Answers whatever is ready, without waiting. Bounded: a wake-up serves at most a few rounds.
     func serve(_ target: some ControlTarget) {
+        defer { tickWhileWaited() }
         for _ in 0 ..< 4 {
             guard let ready = try? epoll.wait(into: &events, timeoutMilliseconds: 0), ready > 0 else { return }
             for i in 0 ..< ready {
                 let event = events[i]
                 if event.token == Self.listenerToken {
                     acceptClients()
+                } else if event.token == Self.tickToken {
+                    _ = try? tick.readExpirations()
+                    answerRequestWaits(target)
                 } else if let connection = connections[event.token] {
                     service(connection, events: event.events, target: target)
                 }
             }
         }
+    }
+
+    /// The clients waiting for requests whose wait is over, or for whom
+    /// something came, get their answers.
+    func answerRequestWaits(_ target: some ControlTarget) {
+        let now = MonotonicClock.now()
+        for connection in connections.values where connection.awaitingRequests != nil {
+            if connection.finishRequestWait(now: now, target: target) { settle(connection) }
+        }
+    }
+
+    /// The tick runs while some client waits for requests, and only then.
+    func tickWhileWaited() {
+        let waited = connections.values.contains { $0.awaitingRequests != nil }
+        guard waited != ticking else { return }
+        if waited {
+            guard (try? tick.arm(afterNanoseconds: Self.requestWaitTickNanoseconds, everyNanoseconds: Self.requestWaitTickNanoseconds)) != nil else { return }
+        } else {
+            try? tick.disarm()
+        }
+        ticking = waited
     }
 
     func acceptClients() {
@@ -87,9 +122,9 @@ final class ControlServer {
     }
 
     func service(_ connection: ControlConnection, events: Epoll.Events, target: some ControlTarget) {
-        // A client gone while its reload is read: nobody to answer, and epoll
-        // would report the hang-up on every wait until then.
-        if connection.awaitingReload != nil, events.contains(.hangup) || events.contains(.error) {
+        // A client gone while it waits (a reload's read, requests to come):
+        // nobody to answer, and epoll would report the hang-up on every wait until then.
+        if connection.isAwaiting, events.contains(.hangup) || events.contains(.error) {
             drop(connection.token)
             return
         }

@@ -194,7 +194,8 @@ commands:
         profile with rewrites, Map Local or [Statistics], or --har) with
         method, URL, status, time, body size, rule and policy; connections
         with addresses, name, status, bytes, rule and policy. --follow then
-        prints each new one as it finishes, until Ctrl-C or N lines in all
+        prints each new one as it finishes (it waits in Sluice for the
+        next: GET /requests?wait=), until Ctrl-C or N lines in all
         (--count N: as tail -f | head -n N); --http shows only HTTP
         requests; --json prints each as the flow log's line,
         {"id": N, "line": {...}}.

@@ -255,7 +255,7 @@ struct Reply: CustomStringConvertible {
         // The method is judged first, as on every path: a DELETE with a bad query is a 405.
         #expect(replies.map(\.status) == [400, 400, 400, 400, 400, 405, 405], "\(replies)")
         #expect(replies[6].head.headers["Allow"] == "GET")
-        #expect(replies[3].json["error"]?.stringValue == "/requests takes after=ID and limit=N; got 'since'")
+        #expect(replies[3].json["error"]?.stringValue == "/requests takes after=ID, limit=N and wait=MS; got 'since'")
         #expect(f.target.recentAsked.count == 2)
     }
 
@@ -370,6 +370,77 @@ struct Reply: CustomStringConvertible {
         #expect(second.map(\.status) == [422])
         #expect(second.first?.json["errors"]?.arrayValue?.compactMap(\.stringValue) == ["p.conf:3: error: x"])
         #expect(f.server.connections.count == 1, "the half-closed client is done once answered")
+    }
+
+    /// `/requests?after=ID&wait=MS`: nothing after the id yet, so the answer
+    /// waits (and what the client pipelined behind it) until a request
+    /// finishes, found by the server's tick, or until the wait is over.
+    @Test func aRequestWaitIsAnsweredWhenARequestFinishesOrItsWaitIsOver() throws {
+        let f = try ControlFixture()
+        func record(_ index: Int) -> RecentRequests.Entry {
+            .http(HTTPRequestRecord(connectionID: 5, requestIndex: index, startTime: 1_765_084_323_000_000_000, method: "GET", url: "http://a.test/\(index)"))
+        }
+        f.target.recent.append(record(0))
+        let waiting = try UnixSocket.connect(to: f.path, timeoutMilliseconds: 2000)
+        f.pump()
+        try waiting.writeAll(Array("GET /requests?after=1&wait=60000 HTTP/1.1\r\nHost: s\r\n\r\nGET /flows HTTP/1.1\r\nHost: s\r\n\r\n".utf8))
+        f.pump()
+        #expect(answered(waiting).isEmpty, "nothing after id 1 yet, and nothing behind the wait is answered first")
+        #expect(f.server.ticking)
+        // Another client is served meanwhile.
+        #expect(try f.exchange("GET /flows HTTP/1.1\r\nHost: s\r\n\r\n").map(\.status) == [200])
+        f.target.recent.append(record(1))
+        // The tick (20 ms) finds it: polled, bounded.
+        var bytes: [UInt8] = []
+        for _ in 0 ..< 400 where bytes.count < 2 || (try? Reply.split(bytes).count) != 2 {
+            f.pump()
+            bytes += answered(waiting)
+            if bytes.isEmpty { usleep(5000) }
+        }
+        let replies = try Reply.split(bytes)
+        #expect(replies.map(\.status) == [200, 200], "\(replies)")
+        #expect(replies.first?.json["requests"]?.arrayValue?.map { $0["id"]?.intValue } == [2])
+        #expect(replies.last?.json["count"]?.intValue == 2)
+        f.pump()
+        #expect(!f.server.ticking, "no tick while nobody waits")
+
+        // A short wait that nothing answers ends empty, when it is over.
+        let started = MonotonicClock.now()
+        let short = try UnixSocket.connect(to: f.path, timeoutMilliseconds: 2000)
+        f.pump()
+        try short.writeAll(Array("GET /requests?after=2&wait=60 HTTP/1.1\r\nHost: s\r\n\r\n".utf8))
+        bytes = []
+        for _ in 0 ..< 400 where bytes.isEmpty {
+            f.pump()
+            bytes = answered(short)
+            if bytes.isEmpty { usleep(5000) }
+        }
+        #expect(MonotonicClock.now() - started >= 60_000_000)
+        let empty = try Reply.split(bytes)
+        #expect(empty.map(\.status) == [200])
+        #expect(empty.first?.json["requests"]?.arrayValue?.isEmpty == true && empty.first?.json["newest"]?.intValue == 2)
+
+        // Answered at once: something is there already, or the id is beyond the newest (another Sluice's).
+        let now = try f.exchange("GET /requests?after=1&wait=60000 HTTP/1.1\r\nHost: s\r\n\r\nGET /requests?after=9&wait=60000 HTTP/1.1\r\nHost: s\r\n\r\n")
+        #expect(now.map { $0.json["requests"]?.arrayValue?.count } == [1, 0], "\(now)")
+
+        // A waiting client that hangs up is dropped.
+        do {
+            let gone = try UnixSocket.connect(to: f.path, timeoutMilliseconds: 2000)
+            f.pump()
+            try gone.writeAll(Array("GET /requests?after=2&wait=60000 HTTP/1.1\r\nHost: s\r\n\r\n".utf8))
+            f.pump()
+        }
+        f.pump()
+        #expect(f.server.connections.count == 2, "the client that hung up is dropped, the two kept alive stay")
+        #expect(!f.server.ticking)
+
+        let refused = try f.exchange("GET /requests?after=1&wait=x HTTP/1.1\r\nHost: s\r\n\r\nGET /requests?after=1&wait=60001 HTTP/1.1\r\nHost: s\r\n\r\n"
+            + "GET /requests?wait=10 HTTP/1.1\r\nHost: s\r\n\r\nGET /requests?after=1&wait=1&wait=2 HTTP/1.1\r\nHost: s\r\n\r\n")
+        #expect(refused.map(\.status) == [400, 400, 400, 400], "\(refused)")
+        #expect(refused.map { $0.json["error"]?.stringValue ?? "" } == [
+            "wait= wants milliseconds from 0 to 60000; got 'x'", "wait= wants milliseconds from 0 to 60000; got '60001'",
+            "wait= waits for requests after an id: give after=ID too", "wait= is given twice"])
     }
 
     @Test func wholeByteByByteAndPipelinedGiveTheSameAnswers() throws {
