@@ -7,13 +7,20 @@ internal import Sys
 /// flow would wait that long. The loop hands over a held body
 /// (`HeldBody.runsOffTheLoop`), goes on with other flows, and is woken
 /// through an eventfd when the outcome is ready; the flow whose message it
-/// is waits meanwhile (`OutgoingBytes.openHole`). Jobs run one at a time, in
-/// the order given.
+/// is waits meanwhile (`OutgoingBytes.openHole`). Jobs start in the order
+/// given, on up to `maximumThreads` threads (a second starts when a job
+/// finds none idle), so one flow's large body does not hold another's:
+/// outcomes come back in the order they finish.
 final class BodyRewriteWorker {
+    typealias Outcome = Result<[UInt8]?, ContentDecoding.Failure>
+
     struct Finished: Sendable {
         let id: UInt64
-        let outcome: Result<[UInt8]?, ContentDecoding.Failure>
+        let outcome: Outcome
     }
+
+    /// Two: these machines have two cores, and the loop and the apps want one.
+    static let maximumThreads = 2
 
     /// What the loop and the worker share.
     private final class Shared: Sendable {
@@ -21,7 +28,7 @@ final class BodyRewriteWorker {
         let finishedWake: EventFD
         /// The worker's: readable when jobs wait, or it should stop.
         let jobsWake: EventFD
-        let jobs = Mutex<(waiting: [(id: UInt64, body: HeldBody)], stopping: Bool)>(([], false))
+        let jobs = Mutex<(waiting: [(id: UInt64, work: @Sendable () -> Outcome)], idle: Int, stopping: Bool)>(([], 0, false))
         let finished = Mutex<[Finished]>([])
 
         init(finishedWake: consuming EventFD, jobsWake: consuming EventFD) {
@@ -31,7 +38,13 @@ final class BodyRewriteWorker {
     }
 
     private let shared: Shared
-    private var worker: WorkerThread?
+    /// A running thread (joined when dropped); a class, since a thread cannot be copied into an array.
+    private final class Running {
+        let thread: WorkerThread
+        init(_ thread: consuming WorkerThread) { self.thread = thread }
+    }
+
+    private var workers: [Running] = []
     private var nextID: UInt64 = 1
 
     init() throws(Errno) {
@@ -41,8 +54,8 @@ final class BodyRewriteWorker {
     deinit {
         shared.jobs.withLock { $0.stopping = true }
         _ = try? shared.jobsWake.signal()
-        // Dropping the thread joins it: at most the job under way is waited for.
-        _ = worker.take()
+        // Dropping the threads joins them: at most the jobs under way are waited for.
+        workers.removeAll()
     }
 
     /// What the loop watches.
@@ -62,24 +75,34 @@ final class BodyRewriteWorker {
     /// Queues `body`; its outcome comes back under the returned id. Nil when
     /// no thread could be started (the caller rewrites on the loop).
     func submit(_ body: HeldBody) -> UInt64? {
-        if worker == nil {
-            let shared = self.shared
+        submit { body.rewrite() }
+    }
+
+    /// Queues `work` (a rewrite; tests give others), as `submit(_:)` does.
+    func submit(_ work: @escaping @Sendable () -> Outcome) -> UInt64? {
+        let shared = self.shared
+        let noneIdle = shared.jobs.withLock { $0.waiting.count >= $0.idle }
+        if workers.isEmpty || (noneIdle && workers.count < Self.maximumThreads) {
             do {
-                worker = try WorkerThread {
+                workers.append(Running(try WorkerThread {
                     // The loop comes first; this work is one flow's.
                     WorkerThread.lowerCurrentPriority(nice: 5)
                     Self.serve(shared)
-                }
+                }))
             } catch {
-                return nil
+                // With a thread already, the job waits for it.
+                if workers.isEmpty { return nil }
             }
         }
         let id = nextID
         nextID += 1
-        shared.jobs.withLock { $0.waiting.append((id, body)) }
+        shared.jobs.withLock { $0.waiting.append((id, work)) }
         _ = try? shared.jobsWake.signal()
         return id
     }
+
+    /// How many threads run (for tests).
+    var threadCount: Int { workers.count }
 
     /// The outcomes that are ready, in the order they finished.
     func takeFinished() -> [Finished] {
@@ -90,21 +113,34 @@ final class BodyRewriteWorker {
         }
     }
 
-    /// The worker's loop: a job at a time, until told to stop.
+    /// A thread's loop: a job at a time, until told to stop. The threads
+    /// share one eventfd: whoever takes a job and leaves others waiting
+    /// signals it again, so an idle thread wakes for them.
     private static func serve(_ shared: Shared) {
         while true {
-            let next = shared.jobs.withLock { jobs -> (job: (id: UInt64, body: HeldBody)?, stop: Bool) in
-                if jobs.stopping { return (nil, true) }
-                return jobs.waiting.isEmpty ? (nil, false) : (jobs.waiting.removeFirst(), false)
+            let next = shared.jobs.withLock { jobs -> (job: (id: UInt64, work: @Sendable () -> Outcome)?, stop: Bool, more: Bool) in
+                if jobs.stopping { return (nil, true, false) }
+                guard !jobs.waiting.isEmpty else {
+                    jobs.idle += 1
+                    return (nil, false, false)
+                }
+                let job = jobs.waiting.removeFirst()
+                return (job, false, !jobs.waiting.isEmpty)
             }
-            if next.stop { return }
+            if next.stop {
+                // The others stop too.
+                _ = try? shared.jobsWake.signal()
+                return
+            }
             guard let job = next.job else {
                 // Nothing to do: sleep until a job or the stop (the timeout only bounds a missed wake-up).
                 _ = try? shared.jobsWake.wait(timeoutMilliseconds: 1000)
                 _ = try? shared.jobsWake.drain()
+                shared.jobs.withLock { $0.idle -= 1 }
                 continue
             }
-            let outcome = job.body.rewrite()
+            if next.more { _ = try? shared.jobsWake.signal() }
+            let outcome = job.work()
             shared.finished.withLock { $0.append(Finished(id: job.id, outcome: outcome)) }
             _ = try? shared.finishedWake.signal()
         }

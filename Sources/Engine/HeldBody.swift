@@ -60,7 +60,7 @@ struct HeldBody: Sendable {
 
     /// What the lines made of the body: a new body, or nil when they change
     /// nothing (or it is not text); a failure when it does not decode. Pure:
-    /// it runs on `BodyRewriteWorker`'s thread for a large body.
+    /// it runs on a `BodyRewriteWorker` thread for a large body.
     func rewrite() -> Result<[UInt8]?, ContentDecoding.Failure> {
         decoded.map { selection.apply(to: $0) }
     }
