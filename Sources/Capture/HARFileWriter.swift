@@ -41,6 +41,14 @@ public final class HARFileWriter {
         return writer.append(estimatedBytes: 2048 + bodies) { entry.streamed() }
     }
 
+    /// Queues an entry that `make` builds on the writer's thread (decoding
+    /// and escaping its bodies there, not on the event loop), as
+    /// `write(_:)` does; `estimatedBodyBytes` bounds what waits.
+    @discardableResult
+    public func write(estimatedBodyBytes: Int, make: @escaping @Sendable () -> HAREntry) -> Bool {
+        writer.append(estimatedBytes: 2048 + estimatedBodyBytes) { make().streamed() }
+    }
+
     public var statistics: Statistics {
         let inner = writer.statistics
         return Statistics(entriesWritten: inner.chunksWritten, entriesDropped: inner.chunksDropped, failure: inner.failure)

@@ -23,6 +23,12 @@ final class HARRecorder {
         writer.write(entry)
     }
 
+    /// An entry that `make` builds on the writer's thread: its bodies'
+    /// decoding (gzip up to the body limit) and base64 cost the loop nothing.
+    func add(estimatedBodyBytes: Int, make: @escaping @Sendable () -> HAREntry) {
+        writer.write(estimatedBodyBytes: estimatedBodyBytes, make: make)
+    }
+
     /// Writes what is queued and closes the file; returns a line for the exit summary.
     func finish() -> String {
         let dropped = writer.statistics.entriesDropped
@@ -35,16 +41,37 @@ final class HARRecorder {
 }
 
 extension Tunnel {
-    /// One exchange of an HTTP-mode flow as a HAR entry.
+    /// One exchange of an HTTP-mode flow into the HAR file: what only the
+    /// loop knows is read here, the entry built on the writer's thread.
+    func addToHAR(_ exchange: HTTPExchange, session: HTTPSession) {
+        guard let har, let head = exchange.requestHead else { return }
+        let key = session.key
+        let record = flowRecords[key]
+        let limit = bodyLimitForHAR, startedAt = wallTime(exchange.started), now = self.now
+        let server = serverAddress(of: exchange, key: key), connection = "\(record?.record.connectionID ?? 0)"
+        let process = record?.owner?.label, http2 = session.isHTTP2
+        har.add(estimatedBodyBytes: exchange.requestBody.count + exchange.responseBody.count + (exchange.localAnswer?.count ?? 0)) {
+            var entry = exchange.harEntry(head: head, bodyLimit: limit, startedAt: startedAt, now: now, serverIPAddress: server,
+                                          connection: connection, comment: "\(key)", process: process)
+            Self.markVersions(&entry, exchange: exchange, http2: http2)
+            return entry
+        }
+    }
+
+    /// The response as the app received it (frames on an h2 stream), the request as forwarded (h2 to an origin that chose it).
+    static func markVersions(_ entry: inout HAREntry, exchange: HTTPExchange, http2: Bool) {
+        if http2, entry.response.status != 0 { entry.response.httpVersion = "HTTP/2.0" }
+        if exchange.forwardedOverHTTP2 { entry.request.httpVersion = "HTTP/2.0" }
+    }
+
+    /// One exchange of an HTTP-mode flow as a HAR entry, built here (a WebSocket's, which its messages decorate).
     func harEntry(_ exchange: HTTPExchange, session: HTTPSession) -> HAREntry? {
         let key = session.key
         let record = flowRecords[key]
         var entry = exchange.harEntry(bodyLimit: bodyLimitForHAR, startedAt: wallTime(exchange.started), now: now,
                                       serverIPAddress: serverAddress(of: exchange, key: key), connection: "\(record?.record.connectionID ?? 0)",
                                       comment: "\(key)", process: record?.owner?.label)
-        // The response as the app received it (frames on an h2 stream), the request as forwarded (h2 to an origin that chose it).
-        if session.isHTTP2, entry?.response.status != 0 { entry?.response.httpVersion = "HTTP/2.0" }
-        if exchange.forwardedOverHTTP2 { entry?.request.httpVersion = "HTTP/2.0" }
+        if entry != nil { Self.markVersions(&entry!, exchange: exchange, http2: session.isHTTP2) }
         return entry
     }
 
@@ -84,6 +111,13 @@ extension HTTPExchange {
     func harEntry(bodyLimit: Int, startedAt: UInt64, now: Instant, serverIPAddress: String?,
                   connection: String, comment: String, process: String? = nil) -> HAREntry? {
         guard let head = requestHead else { return nil }
+        return harEntry(head: head, bodyLimit: bodyLimit, startedAt: startedAt, now: now, serverIPAddress: serverIPAddress,
+                        connection: connection, comment: comment, process: process)
+    }
+
+    /// `harEntry` for a request whose head is `head`. Pure: it runs on the HAR writer's thread.
+    func harEntry(head: HTTPRequestHead, bodyLimit: Int, startedAt: UInt64, now: Instant, serverIPAddress: String?,
+                  connection: String, comment: String, process: String?) -> HAREntry {
         // (Decoded only when whole: its data not cut at the limit.)
         let requestWhole = requestBody.count == (requestContent?.count ?? requestBodyBytes)
         let requestData = requestWhole ? Self.decoded(requestBody, head.headers, limit: bodyLimit) : nil

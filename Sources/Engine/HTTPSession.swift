@@ -154,7 +154,7 @@ struct UpstreamTarget: Equatable, CustomStringConvertible {
 }
 
 /// One request on its way: what the plan decided, for the response and the records.
-struct HTTPExchange {
+struct HTTPExchange: Sendable {
     /// Somewhere to note bytes that belong to no exchange (none in flight).
     static var unrecorded: HTTPExchange {
         HTTPExchange(method: "", url: "", rule: "", policy: "", mocked: false, started: .zero)

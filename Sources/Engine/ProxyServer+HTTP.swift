@@ -540,6 +540,16 @@ extension ProxyServer {
     func addToHAR(_ exchange: HTTPExchange, _ connection: InboundConnection, webSocket: WebSocketRecording? = nil) {
         guard let har else { return }
         let server = connection.upstreamAddress.map { "\($0)" }
+        if webSocket == nil, let head = exchange.requestHead {
+            // Built on the writer's thread (decoding and escaping its bodies), as the tunnel's are.
+            let startedAt = wallTime(exchange.started), now = self.now, limit = har.bodyLimit, id = "\(connection.id)"
+            let comment = "\(connection.peer) via \(connection.listener) listener", process = connection.owner?.label
+            har.add(estimatedBodyBytes: exchange.requestBody.count + exchange.responseBody.count + (exchange.localAnswer?.count ?? 0)) {
+                exchange.harEntry(head: head, bodyLimit: limit, startedAt: startedAt, now: now, serverIPAddress: server,
+                                  connection: id, comment: comment, process: process)
+            }
+            return
+        }
         let entry = exchange.harEntry(bodyLimit: har.bodyLimit, startedAt: wallTime(exchange.started),
                                       now: now, serverIPAddress: server, connection: "\(connection.id)",
                                       comment: "\(connection.peer) via \(connection.listener) listener", process: connection.owner?.label)

@@ -958,6 +958,6 @@ extension Tunnel {
             }
         }
         logRequest(exchange, session: session)
-        if toHAR, let har, let entry = harEntry(exchange, session: session) { har.add(entry) }
+        if toHAR { addToHAR(exchange, session: session) }
     }
 }

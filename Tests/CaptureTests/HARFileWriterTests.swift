@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import HTTP
+import Synchronization
 import Testing
 @testable import Capture
 
@@ -48,6 +50,28 @@ import Testing
         // What it wrote, byte for byte, is the pretty document of the same entries.
         let expected = HARLog(creatorVersion: "0.1", entries: written).json(pretty: true) + "\n"
         #expect(String(decoding: fileBytes(path), as: UTF8.self) == expected)
+    }
+
+    /// An entry made on the writer's thread (the engine's way: its bodies
+    /// decoded and escaped there, not on the loop) is written as one given whole.
+    @Test func anEntryMadeOnTheWritersThreadIsWrittenTheSame() throws {
+        let dir = ScratchDirectory()
+        let made = dir.file("made.har"), whole = dir.file("whole.har")
+        let writer = try HARFileWriter(path: made, creatorVersion: "0.1")
+        let loop = pthread_self()
+        let madeOn = Mutex<pthread_t?>(nil)
+        let e = entry(7, body: String(repeating: "ü\"\n", count: 300))
+        #expect(writer.write(estimatedBodyBytes: 900) {
+            madeOn.withLock { $0 = pthread_self() }
+            return e
+        })
+        try #require(waitWritten(writer, 1))
+        _ = writer.close()
+        #expect(madeOn.withLock { $0 }.map { pthread_equal($0, loop) == 0 } == true, "made on another thread")
+        let reference = try HARFileWriter(path: whole, creatorVersion: "0.1")
+        #expect(reference.write(e))
+        _ = reference.close()
+        #expect(fileBytes(made) == fileBytes(whole))
     }
 
     @Test func aClosingCommentReplacesTheTail() throws {
