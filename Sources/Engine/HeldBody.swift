@@ -33,10 +33,10 @@ struct HeldBody: Sendable {
     }
 
     /// Adds the body's next bytes; false, taking nothing, when they would
-    /// pass `BodyRewriter.bodyLimit` (the caller sends what is held as it
+    /// pass the rewriter's `bodyLimit` (the caller sends what is held as it
     /// came and lets the rest follow).
     mutating func take(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard wire.count + bytes.count <= BodyRewriter.bodyLimit else { return false }
+        guard wire.count + bytes.count <= selection.rewriter.bodyLimit else { return false }
         wire += bytes
         return true
     }
@@ -51,11 +51,11 @@ struct HeldBody: Sendable {
     }
 
     /// The body's data with its Content-Encoding undone (at most
-    /// `BodyRewriter.bodyLimit` bytes of it), or why it cannot be.
+    /// the rewriter's `bodyLimit` bytes of it), or why it cannot be.
     var decoded: Result<[UInt8], ContentDecoding.Failure> {
         guard !codings.isEmpty else { return .success(content) }
         let content = self.content
-        return Result { () throws(ContentDecoding.Failure) in try ContentDecoding.decode(content, codings: codings, limit: BodyRewriter.bodyLimit) }
+        return Result { () throws(ContentDecoding.Failure) in try ContentDecoding.decode(content, codings: codings, limit: selection.rewriter.bodyLimit) }
     }
 
     /// What the lines made of the body: a new body, or nil when they change
@@ -90,7 +90,7 @@ struct HeldBody: Sendable {
 
     /// Whether this body is rewritten off the loop. A compressed one is
     /// judged by what it may decode to (gzip or deflate can grow a thousand
-    /// times, up to `BodyRewriter.bodyLimit`): past 1/64 of the threshold
+    /// times, up to the rewriter's `bodyLimit`): past 1/64 of the threshold
     /// (1 KiB) it goes too.
     var runsOffTheLoop: Bool {
         codings.isEmpty ? wire.count > Self.onLoopBytes || Self.onLoopBytes == 0 : wire.count * 64 > Self.onLoopBytes

@@ -18,7 +18,7 @@ extension ProxyServer {
     }
 
     /// The held response's next `consumed` body bytes, at the scan's place
-    /// in `toClient`, taken out of it. Past `BodyRewriter.bodyLimit` the
+    /// in `toClient`, taken out of it. Past the rewriter's `bodyLimit` the
     /// held bytes go as they came, these after them, and the rest follows.
     func holdResponseBody(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding, consumed: Int) {
         let start = forwarding.responseScanned
@@ -27,7 +27,7 @@ extension ProxyServer {
             _ = connection.toClient.replace(start ..< start + consumed, with: [])
             return
         }
-        EngineLog.warning("\(connection.description): \(forwarding.exchange.url): the response's body passes \(BodyRewriter.bodyLimit >> 20) MiB; [Body Rewrite] leaves it as it came")
+        EngineLog.warning("\(connection.description): \(forwarding.exchange.url): the response's body passes \(forwarding.heldResponse!.body.selection.rewriter.bodyLimitText); [Body Rewrite] leaves it as it came (body-rewrite-limit in [General] moves the limit)")
         forwarding.responseScanned += consumed
         releaseHeldResponse(connection, &forwarding, rewrite: false)
     }
@@ -159,14 +159,14 @@ extension ProxyServer {
 
     /// The held request's next `consumed` body bytes, at the scan's place,
     /// taken out of `toUpstream`; false, taking nothing, past
-    /// `BodyRewriter.bodyLimit` (they stay, scanned, and the request goes as it came).
+    /// the rewriter's `bodyLimit` (they stay, scanned, and the request goes as it came).
     func holdRequestBody(_ connection: InboundConnection, _ forwarding: inout HTTPForwarding, consumed: Int) -> Bool {
         let start = forwarding.requestScanned
         if forwarding.heldRequest!.body.take(UnsafeRawBufferPointer(rebasing: connection.toUpstream.readable[start ..< start + consumed])) {
             _ = connection.toUpstream.replace(start ..< start + consumed, with: [])
             return true
         }
-        EngineLog.warning("\(connection.description): \(forwarding.exchange.url): the request's body passes \(BodyRewriter.bodyLimit >> 20) MiB; [Body Rewrite] leaves it as it came")
+        EngineLog.warning("\(connection.description): \(forwarding.exchange.url): the request's body passes \(forwarding.heldRequest!.body.selection.rewriter.bodyLimitText); [Body Rewrite] leaves it as it came (body-rewrite-limit in [General] moves the limit)")
         forwarding.requestScanned += consumed
         return false
     }

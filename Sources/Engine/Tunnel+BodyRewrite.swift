@@ -19,7 +19,7 @@ extension Tunnel {
         return true
     }
 
-    /// The held response's next body bytes. Past `BodyRewriter.bodyLimit`
+    /// The held response's next body bytes. Past the rewriter's `bodyLimit`
     /// what is held goes on as it came, and so does the rest.
     func holdResponseBody(_ bytes: UnsafeRawBufferPointer, session: HTTPSession, connection: TCPConnection) {
         guard var held = session.heldResponse else { return }
@@ -29,7 +29,7 @@ extension Tunnel {
             session.heldResponse = held
             return
         }
-        EngineLog.warning("\(session.key): \(session.inFlight.isEmpty ? "" : session.inFlight[0].url): the response's body passes \(BodyRewriter.bodyLimit >> 20) MiB; [Body Rewrite] leaves it as it came")
+        EngineLog.warning("\(session.key): \(session.inFlight.isEmpty ? "" : session.inFlight[0].url): the response's body passes \(held.body.selection.rewriter.bodyLimitText); [Body Rewrite] leaves it as it came (body-rewrite-limit in [General] moves the limit)")
         releasedForFirst(held.head, held.body, rewritten: nil, session: session).withUnsafeBytes {
             writeApp($0, session: session, connection: connection)
         }
@@ -179,7 +179,7 @@ extension Tunnel {
     }
 
     /// The held request's next body bytes, all taken. Past
-    /// `BodyRewriter.bodyLimit` the request goes with what is held as it
+    /// the rewriter's `bodyLimit` the request goes with what is held as it
     /// came, and the rest of its body follows it as usual.
     func holdRequestBody(_ bytes: UnsafeRawBufferPointer, session: HTTPSession, sink: inout TunSink) {
         guard var held = session.heldRequest else { return }
@@ -188,7 +188,7 @@ extension Tunnel {
             session.heldRequest = held
             return
         }
-        EngineLog.warning("\(session.key): \(held.planned.exchange.url): the request's body passes \(BodyRewriter.bodyLimit >> 20) MiB; [Body Rewrite] leaves it as it came")
+        EngineLog.warning("\(session.key): \(held.planned.exchange.url): the request's body passes \(held.body.selection.rewriter.bodyLimitText); [Body Rewrite] leaves it as it came (body-rewrite-limit in [General] moves the limit)")
         var planned = held.planned
         let body = held.body.wire + Array(bytes)
         planned.head = held.head.serialized() + body

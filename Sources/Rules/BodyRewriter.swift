@@ -15,13 +15,23 @@ public struct BodyRewriter: Sendable {
 
     /// The largest body held for rewriting (Sluice holds it whole to
     /// rewrite it, and sends it on with a new Content-Length); a larger one
-    /// passes unchanged, as it came.
-    public static let bodyLimit = 4 << 20
+    /// passes unchanged, as it came. [General]'s `body-rewrite-limit`, else
+    /// `defaultBodyLimit`.
+    public let bodyLimit: Int
+    public static let defaultBodyLimit = 4 << 20
 
-    public init(_ profile: Profile) { self.init(rewrites: profile.bodyRewrites) }
+    /// `bodyLimit` as people write it: "4 MiB", "512 KiB", or bytes.
+    public var bodyLimitText: String {
+        if bodyLimit % (1 << 20) == 0 { return "\(bodyLimit >> 20) MiB" }
+        if bodyLimit % (1 << 10) == 0 { return "\(bodyLimit >> 10) KiB" }
+        return "\(bodyLimit) bytes"
+    }
 
-    public init(rewrites: [BodyRewrite]) {
+    public init(_ profile: Profile) { self.init(rewrites: profile.bodyRewrites, bodyLimit: profile.general.bodyRewriteLimit) }
+
+    public init(rewrites: [BodyRewrite], bodyLimit: Int = defaultBodyLimit) {
         self.rewrites = rewrites
+        self.bodyLimit = bodyLimit
         templates = rewrites.map { $0.replacements.map { URLTemplate($0.replacement) } }
         literals = rewrites.map { $0.replacements.map { LiteralReplacement(source: $0.source, template: URLTemplate($0.replacement)) } }
         index = LiteralPrefixIndex(prefixes: rewrites.map(\.regex.requiredPrefix), literals: rewrites.map(\.regex.requiredLiteral))

@@ -31,6 +31,8 @@ public struct GeneralSettings: Equatable, Sendable {
     /// listeners when its command line names none.
     public var socksListen: String?
     public var httpListen: String?
+    /// The largest body [Body Rewrite] holds to rewrite (ext; bytes).
+    public var bodyRewriteLimit = BodyRewriter.defaultBodyLimit
 
     public static let defaultFakeIPRange = IPv4Prefix(network: IPv4Address(198, 18, 0, 0), length: 15)!
 

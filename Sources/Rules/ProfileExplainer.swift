@@ -179,7 +179,7 @@ public enum ProfileExplainer {
                 } else {
                     out.append("\(step). Body Rewrite: " + bodyLines.map { "line \($0.line) (\($0.direction.rawValue), "
                         + "\($0.replacements.count) replacement\($0.replacements.count == 1 ? "" : "s"))" }.joined(separator: ", ")
-                        + "; a UTF-8 body up to \(BodyRewriter.bodyLimit >> 20) MiB")
+                        + "; a UTF-8 body up to \(BodyRewriter(profile).bodyLimitText)")
                 }
             }
             out.append(statistics(profile, url: current, step: step + 1))

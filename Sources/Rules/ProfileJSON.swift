@@ -111,6 +111,7 @@ public enum ProfileJSON {
         json.field("routing-mark", general.routingMark.map(Int.init))
         json.field("geoip-database", general.geoIPDatabase)
         json.field("asn-database", general.asnDatabase)
+        json.field("body-rewrite-limit", general.bodyRewriteLimit)
         json.endObject()
     }
 

@@ -4,7 +4,7 @@ import Wire
 extension ProfileBuilder {
     static let generalKeys = ["loglevel", "dns-mode", "dns-server", "fake-ip-range", "mtu", "routing-mark", "geoip-database", "asn-database",
                               "always-real-ip", "ipv6", "exclude-simple-hostnames", "proxy-test-url", "test-timeout",
-                              "socks5-listen", "http-listen"]
+                              "socks5-listen", "http-listen", "body-rewrite-limit"]
     /// Surge's [General] keys that mean nothing to Sluice, and why: a pasted
     /// Surge profile loads, each of these said once as a warning.
     static let surgeOnlyKeys: [String: String] = [
@@ -105,6 +105,11 @@ extension ProfileBuilder {
             general.proxyTestURL = value
         case "test-timeout":
             general.testTimeout = integer(value, 1 ... 300, what: "test-timeout", line: n, column: column)
+        case "body-rewrite-limit":
+            // Bodies are held whole, in memory, one per connection that has one: 64 MiB at most.
+            if let limit = integer(value, 1024 ... 64 << 20, what: "body-rewrite-limit", line: n, column: column) {
+                general.bodyRewriteLimit = limit
+            }
         case "socks5-listen", "http-listen":
             // ADDRESS:PORT, [V6]:PORT; `sluice proxy` checks the address when it binds it.
             var host = value.lastIndex(of: ":").map { value[..<$0] } ?? ""

@@ -19,15 +19,19 @@ struct HeldBodyTests {
         #expect(held.rewritten(about: "t") == Array("true".utf8))
     }
 
-    /// Past the limit nothing more is taken: the caller sends what is held as it came.
-    @Test func aBodyPastTheLimitIsNotTaken() throws {
-        let rewriter = BodyRewriter(try loadProfile("[Body Rewrite]\nhttp-response ^http://a\\.test/ a b\n[Rule]\nFINAL,DIRECT\n"))
+    /// Past the limit nothing more is taken: the caller sends what is held
+    /// as it came. The limit is 4 MiB, or [General]'s `body-rewrite-limit`.
+    @Test(arguments: [(nil, 4 << 20, "4 MiB"), (2048, 2048, "2 KiB"), (70_000, 70_000, "70000 bytes")])
+    func aBodyPastTheLimitIsNotTaken(setting: Int?, limit: Int, text: String) throws {
+        let general = setting.map { "[General]\nbody-rewrite-limit = \($0)\n" } ?? ""
+        let rewriter = BodyRewriter(try loadProfile(general + "[Body Rewrite]\nhttp-response ^http://a\\.test/ a b\n[Rule]\nFINAL,DIRECT\n"))
+        #expect(rewriter.bodyLimit == limit && rewriter.bodyLimitText == text)
         var held = HeldBody(try #require(rewriter.select(.response, url: "http://a.test/")), chunked: false)
-        let most = [UInt8](repeating: 0x61, count: BodyRewriter.bodyLimit - 1)
+        let most = [UInt8](repeating: 0x61, count: limit - 1)
         #expect(most.withUnsafeBytes { held.take($0) })
         #expect([UInt8]("b".utf8).withUnsafeBytes { held.take($0) })
         #expect(![UInt8]("c".utf8).withUnsafeBytes { held.take($0) })
-        #expect(held.wire.count == BodyRewriter.bodyLimit)
+        #expect(held.wire.count == limit)
         #expect(held.wire.last == 0x62)
     }
 

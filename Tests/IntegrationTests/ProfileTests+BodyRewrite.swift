@@ -452,4 +452,31 @@ extension ProfileTests {
         """, har]).output
         #expect(recorded == "1048576 line 0000000000 line 0000065535 5242880\n", "\(recorded)")
     }
+
+    /// [General]'s `body-rewrite-limit` moves the 4 MiB limit: a body past
+    /// it goes as it came, with a warning naming the setting; one within it
+    /// is rewritten.
+    @Test func theBodyRewriteLimitIsASetting() throws {
+        try String(repeating: "false\n", count: 2000).write(to: work.appendingPathComponent("flags-12k.txt"), atomically: true, encoding: .utf8)
+        try String(repeating: "false\n", count: 100).write(to: work.appendingPathComponent("flags-600.txt"), atomically: true, encoding: .utf8)
+        let path = try profile("""
+        [General]
+        body-rewrite-limit = 2048
+
+        [Rule]
+        FINAL,DIRECT
+        \(Self.hosts)
+
+        [Body Rewrite]
+        http-response ^http://origin\\.test:8080/flags ^false$ true
+        """)
+        let r = try exec("""
+        curl -s http://origin.test:8080/flags-12k.txt | sort | uniq -c
+        curl -s http://origin.test:8080/flags-600.txt | sort | uniq -c
+        """, profile: path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == ["2000 false", "100 true"], "\(r.stdout)")
+        #expect(r.stderr.contains("flags-12k.txt: the response's body passes 2 KiB; [Body Rewrite] leaves it as it came (body-rewrite-limit in [General] moves the limit)"),
+                "\(r.stderr)")
+    }
 }

@@ -39,7 +39,7 @@ import Wire
         """#
         let json = ProfileJSON.render(try loadProfile(text).get(), pretty: false)
         #expect(json == #"""
-        {"file":"sluice.conf","general":{"loglevel":"info","dns-mode":"fake-ip","dns-server":[],"fake-ip-range":"198.18.0.0/15","mtu":null,"routing-mark":null,"geoip-database":null,"asn-database":null},\#
+        {"file":"sluice.conf","general":{"loglevel":"info","dns-mode":"fake-ip","dns-server":[],"fake-ip-range":"198.18.0.0/15","mtu":null,"routing-mark":null,"geoip-database":null,"asn-database":null,"body-rewrite-limit":4194304},\#
         "proxies":[{"line":2,"name":"s","kind":"socks5","server":"proxy.test","port":1080,"username":"u","password-set":true,"udp-relay":false}],\#
         "proxy-groups":[{"line":4,"name":"g","kind":"fallback","members":["s","DIRECT"],"url":"http://h.test/204","interval":600,"timeout":5}],\#
         "rules":[{"line":6,"condition":{"type":"AND","conditions":[{"type":"DEST-PORT","from":80,"to":80},{"type":"HEADER","name":"X-A","regex":"^b\"c$"}]},"policy":"g","requires-http":true}],\#

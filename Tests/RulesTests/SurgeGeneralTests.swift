@@ -61,6 +61,21 @@ import Wire
         #expect(failure.errors.map(\.message) == ["unknown key 'skip-proxys' in [General]"])
     }
 
+    /// Sluice's own `body-rewrite-limit` (ext): bytes, 1 KiB to 64 MiB.
+    @Test func theBodyRewriteLimitIsBounded() throws {
+        #expect(try loadProfile("[General]\nbody-rewrite-limit = 16777216\n[Rule]\nFINAL,DIRECT").get().general.bodyRewriteLimit == 16 << 20)
+        #expect(try loadProfile("[Rule]\nFINAL,DIRECT").get().general.bodyRewriteLimit == 4 << 20)
+        for (value, message) in [("1023", "body-rewrite-limit must be from 1024 to 67108864, got 1023"),
+                                 ("67108865", "body-rewrite-limit must be from 1024 to 67108864, got 67108865"),
+                                 ("4MB", "body-rewrite-limit must be a whole number, got '4MB'")] {
+            guard case let .failure(failure) = loadProfile("[General]\nbody-rewrite-limit = \(value)\n[Rule]\nFINAL,DIRECT") else {
+                Issue.record("\(value) loaded")
+                continue
+            }
+            #expect(failure.errors.map(\.message) == [message])
+        }
+    }
+
     /// Surge's sections Sluice has no use for are skipped with a warning that
     /// says why; [MITM] is read (MITMTests), its Surge-only keys warned about.
     @Test func surgesOwnSectionsAreWarnings() throws {
