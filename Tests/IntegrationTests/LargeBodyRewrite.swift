@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// What the tests of [Body Rewrite] off the loop share (the tunnel's and
 /// `sluice proxy`'s): a 2.6 MB text, eight regex pairs over it (a good part
@@ -34,6 +35,35 @@ enum LargeBodyRewrite {
         sed -n '1p;100000p' \(out)
         wc -c < \(out)
         """
+    }
+
+    /// Starts `origin` on `port` in `pair`'s server namespace with large.txt
+    /// (bounded wait until it listens); returns the path of the marker it
+    /// writes and a profile whose [Body Rewrite] line rewrites that URL.
+    static func serveOnce(_ pair: ServerPair, port: Int, hosts: String, marker name: String) throws -> (marker: String, profile: String) {
+        let text = pair.path("large.txt")
+        try Self.text.write(toFile: text, atomically: true, encoding: .utf8)
+        let marker = pair.path(name)
+        try pair.net.start(origin(port: port, file: text, marker: marker), in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:\(port)"))
+        let profile = """
+        [Rule]
+        FINAL,DIRECT
+        \(hosts)
+
+        [Body Rewrite]
+        \(line.replacingOccurrences(of: ":8080/", with: ":\(port)/"))
+        """
+        return (marker, profile)
+    }
+
+    /// The HTTP lines of the flow log at `log`: status, response body bytes and error, space-separated.
+    static func recordedHTTP(_ log: String, net: TestNetwork) throws -> String {
+        try net.run(["/usr/bin/python3", "-c", """
+        import json, sys
+        lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+        print(" ".join("%s %s %s" % (l["status"], l["responseBodyBytes"], l["error"]) for l in lines if l["kind"] == "http"))
+        """, log]).output
     }
 
     /// A one-shot origin on 10.88.0.2:`port` (Python, for the server

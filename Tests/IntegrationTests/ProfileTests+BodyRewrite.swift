@@ -309,19 +309,8 @@ extension ProfileTests {
     /// rewriting thread: the exchange is still recorded (statistics, flow
     /// log, HAR), with the body the origin sent and why the app never got it.
     @Test func anAppThatLeavesDuringARewriteIsStillRecorded() throws {
-        let text = work.appendingPathComponent("large.txt").path
-        try LargeBodyRewrite.text.write(toFile: text, atomically: true, encoding: .utf8)
-        let marker = work.appendingPathComponent("large-sent").path
-        try net.start(LargeBodyRewrite.origin(port: 9114, file: text, marker: marker), in: pair.server)
-        #expect(pair.waitForListener("10.88.0.2:9114"))
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
-        \(LargeBodyRewrite.line.replacingOccurrences(of: ":8080/", with: ":9114/"))
-        """)
+        let (marker, text) = try LargeBodyRewrite.serveOnce(pair, port: 9114, hosts: Self.hosts, marker: "large-sent")
+        let path = try profile(text)
         let log = work.appendingPathComponent("leaving.jsonl").path
         let client = work.appendingPathComponent("leaving-client.py").path
         try LargeBodyRewrite.leavingClient(to: "origin.test", port: 9114, target: "/large.txt", authority: "origin.test:9114", originPort: 9114,
@@ -393,19 +382,8 @@ extension ProfileTests {
     /// the exchange is recorded as cut off by the stop, with the body the
     /// origin sent.
     @Test func aRewriteCutOffByTheStopIsStillRecorded() throws {
-        let text = work.appendingPathComponent("large.txt").path
-        try LargeBodyRewrite.text.write(toFile: text, atomically: true, encoding: .utf8)
-        let marker = work.appendingPathComponent("large-sent-stop").path
-        try net.start(LargeBodyRewrite.origin(port: 9116, file: text, marker: marker), in: pair.server)
-        #expect(pair.waitForListener("10.88.0.2:9116"))
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
-        \(LargeBodyRewrite.line.replacingOccurrences(of: ":8080/", with: ":9116/"))
-        """)
+        let (marker, text) = try LargeBodyRewrite.serveOnce(pair, port: 9116, hosts: Self.hosts, marker: "large-sent-stop")
+        let path = try profile(text)
         let log = work.appendingPathComponent("stopped.jsonl").path
         let client = work.appendingPathComponent("stopping-client.py").path
         try LargeBodyRewrite.leavingClient(to: "origin.test", port: 9116, target: "/large.txt", authority: "origin.test:9116", originPort: 9116,
@@ -414,11 +392,7 @@ extension ProfileTests {
         let r = try pair.exec("python3 \(client)", options: ["--profile", path, "--flow-log", log], timeout: 90)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == "held\n", "\(r.stdout)\n\(r.stderr)")
-        let recorded = try net.run(["/usr/bin/python3", "-c", """
-        import json, sys
-        lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-        print(" ".join("%s %s %s" % (l["status"], l["responseBodyBytes"], l["error"]) for l in lines if l["kind"] == "http"))
-        """, log]).output
+        let recorded = try LargeBodyRewrite.recordedHTTP(log, net: net)
         #expect(recorded == "200 \(LargeBodyRewrite.text.utf8.count) Sluice stopped\n", "\(recorded)\n\(r.stderr)")
     }
 

@@ -155,19 +155,8 @@ extension ProxyServerTests {
     /// rewriting thread: the exchange is still recorded, with the body the
     /// origin sent and why the client never got it.
     @Test func aClientThatLeavesDuringARewriteIsStillRecorded() throws {
-        let text = pair.path("large.txt")
-        try LargeBodyRewrite.text.write(toFile: text, atomically: true, encoding: .utf8)
-        let marker = pair.path("large-sent")
-        try net.start(LargeBodyRewrite.origin(port: 9115, file: text, marker: marker), in: pair.server)
-        #expect(pair.waitForListener("10.88.0.2:9115"))
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
-        \(LargeBodyRewrite.line.replacingOccurrences(of: ":8080/", with: ":9115/"))
-        """)
+        let (marker, text) = try LargeBodyRewrite.serveOnce(pair, port: 9115, hosts: Self.hosts, marker: "large-sent")
+        let path = try profile(text)
         let log = pair.path("leaving-proxy.jsonl")
         let server = try start(["--http-listen", "127.0.0.1:18102", "--profile", path, "--flow-log", log], ports: [18102])
         let script = pair.path("leaving-proxy-client.py")
@@ -187,19 +176,8 @@ extension ProxyServerTests {
     /// (its client only shut its sending side down): the exchange is
     /// recorded as cut off by the stop, with the body the origin sent.
     @Test func aRewriteCutOffByTheStopIsStillRecordedByTheProxy() throws {
-        let text = pair.path("large.txt")
-        try LargeBodyRewrite.text.write(toFile: text, atomically: true, encoding: .utf8)
-        let marker = pair.path("large-sent-stop")
-        try net.start(LargeBodyRewrite.origin(port: 9116, file: text, marker: marker), in: pair.server)
-        #expect(pair.waitForListener("10.88.0.2:9116"))
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
-        \(LargeBodyRewrite.line.replacingOccurrences(of: ":8080/", with: ":9116/"))
-        """)
+        let (marker, text) = try LargeBodyRewrite.serveOnce(pair, port: 9116, hosts: Self.hosts, marker: "large-sent-stop")
+        let path = try profile(text)
         let log = pair.path("stopped-proxy.jsonl")
         let server = try start(["--http-listen", "127.0.0.1:18103", "--profile", path, "--flow-log", log], ports: [18103])
         let script = pair.path("stopping-proxy-client.py")
@@ -210,11 +188,7 @@ extension ProxyServerTests {
         let r = try client("python3 \(script)", timeout: 90)
         let summary = server.stop()
         #expect(r.output == "held\n", "\(r.output)\n\(summary)")
-        let recorded = try net.run(["/usr/bin/python3", "-c", """
-        import json, sys
-        lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-        print(" ".join("%s %s %s" % (l["status"], l["responseBodyBytes"], l["error"]) for l in lines if l["kind"] == "http"))
-        """, log]).output
+        let recorded = try LargeBodyRewrite.recordedHTTP(log, net: net)
         #expect(recorded == "200 \(LargeBodyRewrite.text.utf8.count) Sluice stopped\n", "\(recorded)\n\(summary)")
     }
 }
