@@ -70,6 +70,8 @@ extension Tunnel: ControlledLoop {
     func closeFlow(id: UInt64) -> Bool {
         guard let key = flowRecords.first(where: { $0.value.record.connectionID == id })?.key else { return false }
         trace("\(key): closed through the control API")
+        // Its requests first, while the connection's record still names them.
+        if key.transport == .tcp, let session = httpSessions[key] { recordCutOff(session, reason: "closed through the control API") }
         finishRecord(key, status: .reset, error: "closed through the control API")
         switch key.transport {
         case .tcp:

@@ -1912,21 +1912,26 @@ final class Tunnel {
         return earliest
     }
 
+    /// The session's requests in flight (and a response on the rewriting
+    /// thread) are cut off for `reason`: recorded so, before the flow is
+    /// taken apart, which would drop them unrecorded.
+    func recordCutOff(_ session: HTTPSession, reason: String) {
+        recordUnreleasedResponse(session, failure: reason)
+        for exchange in session.inFlight where exchange.localAnswer == nil && !exchange.recorded {
+            var cut = exchange
+            cut.failure = reason
+            record(cut, session: session)
+        }
+        session.inFlight.removeAll()
+    }
+
     /// Closes every flow: RST to the app for TCP (the tunnel is going away), sockets closed.
     func closeAll() {
         tick()
         var sink = TunSink(io: io)
         // Cut off, and recorded so before the flows are taken apart (which
         // recorded them `closed`, with no error, and lost the requests in flight).
-        for session in httpSessions.values {
-            recordUnreleasedResponse(session, failure: "Sluice stopped")
-            for exchange in session.inFlight where exchange.localAnswer == nil && !exchange.recorded {
-                var cut = exchange
-                cut.failure = "Sluice stopped"
-                record(cut, session: session)
-            }
-            session.inFlight.removeAll()
-        }
+        for session in httpSessions.values { recordCutOff(session, reason: "Sluice stopped") }
         for key in Array(flowRecords.keys) where key.transport == .tcp {
             finishRecord(key, status: .reset, error: "Sluice stopped")
         }

@@ -329,6 +329,48 @@ final class ControlTests {
         #expect(lines.last?.contains(" GET http://origin.test:8080/mock  200  ") == true, "\(followed)")
     }
 
+    /// Closing an HTTP-mode flow whose request waits for its answer: the
+    /// request is recorded, cut off by the close, under its connection.
+    @Test func closingAnHTTPFlowRecordsItsRequestInFlight() throws {
+        // An origin that reads the request and never answers.
+        try pair.net.start(["python3", "-c", """
+        import socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9120)); s.listen(8); s.settimeout(60)
+        c, _ = s.accept(); c.settimeout(60)
+        while c.recv(4096): pass
+        """], in: pair.server)
+        #expect(pair.waitForListener("10.88.0.2:9120"))
+        let profile = work.appendingPathComponent("inflight.conf").path
+        try "[Host]\norigin.test = 10.88.0.2\n\n[Rule]\nFINAL,DIRECT\n\n[Statistics]\nall = \".*\", key=host\n"
+            .write(toFile: profile, atomically: true, encoding: .utf8)
+        let log = work.appendingPathComponent("inflight.jsonl").path
+        var closedID: Int?
+        let r = try runSluice(["exec", "--profile", profile, "--flow-log", log, "--control", socket, "--",
+                               "curl", "-s", "--max-time", "20", "-o", "/dev/null", "http://origin.test:9120/slow"], in: pair.host,
+                              timeout: 40) { _ in
+            for _ in 0 ..< 100 {
+                let list = self.json((try? self.control(["flows", "--json"]))?.stdout ?? "")["flows"] as? [[String: Any]] ?? []
+                if let flow = list.first(where: { ($0["destination-port"] as? Int) == 9120 && ($0["state"] as? String) == "ESTABLISHED" }),
+                   let id = flow["id"] as? Int {
+                    closedID = id
+                    let close = try? self.control(["close", String(id)])
+                    #expect(close?.status == 0, "\(close?.stderr ?? "")")
+                    return
+                }
+                usleep(50_000)
+            }
+        }
+        #expect(closedID != nil, "\(r.stderr)")
+        let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let requests = lines.filter { $0["kind"] as? String == "http" }
+        #expect(requests.count == 1, "\(lines)")
+        #expect(requests.first?["url"] as? String == "http://origin.test:9120/slow", "\(requests)")
+        #expect(requests.first?["error"] as? String == "closed through the control API", "\(requests)")
+        #expect(requests.first?["connection"] as? Int == closedID, "\(requests)")
+    }
+
     @Test func clientsExplainAMissingSocket() throws {
         let r = try control(["status"])
         #expect(r.status == 1)
