@@ -50,7 +50,7 @@ extension Tunnel {
         let limit = bodyLimitForHAR, startedAt = wallTime(exchange.started), now = self.now
         let server = serverAddress(of: exchange, key: key), connection = "\(record?.record.connectionID ?? 0)"
         let process = record?.owner?.label, http2 = session.isHTTP2
-        har.add(estimatedBodyBytes: exchange.requestBody.count + exchange.responseBody.count + (exchange.localAnswer?.count ?? 0)) {
+        har.add(estimatedBodyBytes: exchange.bodyBytesForHAR) {
             var entry = exchange.harEntry(head: head, bodyLimit: limit, startedAt: startedAt, now: now, serverIPAddress: server,
                                           connection: connection, comment: "\(key)", process: process)
             Self.markVersions(&entry, exchange: exchange, http2: http2)
@@ -68,10 +68,10 @@ extension Tunnel {
     func harEntry(_ exchange: HTTPExchange, session: HTTPSession) -> HAREntry? {
         let key = session.key
         let record = flowRecords[key]
-        var entry = exchange.harEntry(bodyLimit: bodyLimitForHAR, startedAt: wallTime(exchange.started), now: now,
-                                      serverIPAddress: serverAddress(of: exchange, key: key), connection: "\(record?.record.connectionID ?? 0)",
-                                      comment: "\(key)", process: record?.owner?.label)
-        if entry != nil { Self.markVersions(&entry!, exchange: exchange, http2: session.isHTTP2) }
+        guard var entry = exchange.harEntry(bodyLimit: bodyLimitForHAR, startedAt: wallTime(exchange.started), now: now,
+                                            serverIPAddress: serverAddress(of: exchange, key: key), connection: "\(record?.record.connectionID ?? 0)",
+                                            comment: "\(key)", process: record?.owner?.label) else { return nil }
+        Self.markVersions(&entry, exchange: exchange, http2: session.isHTTP2)
         return entry
     }
 
@@ -114,6 +114,9 @@ extension HTTPExchange {
         return harEntry(head: head, bodyLimit: bodyLimit, startedAt: startedAt, now: now, serverIPAddress: serverIPAddress,
                         connection: connection, comment: comment, process: process)
     }
+
+    /// The body bytes its HAR entry will hold, at most (what waits for the writer is bounded by these).
+    var bodyBytesForHAR: Int { requestBody.count + responseBody.count + (localAnswer?.count ?? 0) }
 
     /// `harEntry` for a request whose head is `head`. Pure: it runs on the HAR writer's thread.
     func harEntry(head: HTTPRequestHead, bodyLimit: Int, startedAt: UInt64, now: Instant, serverIPAddress: String?,

@@ -544,7 +544,7 @@ extension ProxyServer {
             // Built on the writer's thread (decoding and escaping its bodies), as the tunnel's are.
             let startedAt = wallTime(exchange.started), now = self.now, limit = har.bodyLimit, id = "\(connection.id)"
             let comment = "\(connection.peer) via \(connection.listener) listener", process = connection.owner?.label
-            har.add(estimatedBodyBytes: exchange.requestBody.count + exchange.responseBody.count + (exchange.localAnswer?.count ?? 0)) {
+            har.add(estimatedBodyBytes: exchange.bodyBytesForHAR) {
                 exchange.harEntry(head: head, bodyLimit: limit, startedAt: startedAt, now: now, serverIPAddress: server,
                                   connection: id, comment: comment, process: process)
             }

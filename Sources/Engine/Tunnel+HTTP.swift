@@ -878,12 +878,7 @@ extension Tunnel {
         finishWebSocket(session)
         httpSessions[session.key] = nil
         tlsHandshakeDeadlines[session.key] = nil
-        recordUnreleasedResponse(session, failure: "the app closed the connection while [Body Rewrite] held its response")
-        for exchange in session.inFlight where exchange.localAnswer == nil {
-            var failed = exchange
-            failed.failure = failed.failure ?? "the app closed the connection"
-            record(failed, session: session)
-        }
+        recordCutOff(session, reason: "the app closed the connection")
         if let flow = tcpFlows[session.key], !parkProxyConnection(flow, session: session) {
             removeTCP(flow, keepConnection: true)
         } else {

@@ -1913,13 +1913,14 @@ final class Tunnel {
     }
 
     /// The session's requests in flight (and a response on the rewriting
-    /// thread) are cut off for `reason`: recorded so, before the flow is
-    /// taken apart, which would drop them unrecorded.
+    /// thread) are cut off for `reason`: recorded so (unless an earlier
+    /// failure says more), before the flow is taken apart, which would drop
+    /// them unrecorded. (Those answered here were recorded already.)
     func recordCutOff(_ session: HTTPSession, reason: String) {
         recordUnreleasedResponse(session, failure: reason)
-        for exchange in session.inFlight where exchange.localAnswer == nil && !exchange.recorded {
+        for exchange in session.inFlight where exchange.localAnswer == nil {
             var cut = exchange
-            cut.failure = reason
+            cut.failure = cut.failure ?? reason
             record(cut, session: session)
         }
         session.inFlight.removeAll()

@@ -39,22 +39,14 @@ enum LargeBodyRewrite {
 
     /// Starts `origin` on `port` in `pair`'s server namespace with large.txt
     /// (bounded wait until it listens); returns the path of the marker it
-    /// writes and a profile whose [Body Rewrite] line rewrites that URL.
-    static func serveOnce(_ pair: ServerPair, port: Int, hosts: String, marker name: String) throws -> (marker: String, profile: String) {
+    /// writes and the [Body Rewrite] line that rewrites that URL.
+    static func serveOnce(_ pair: ServerPair, port: Int, marker name: String) throws -> (marker: String, line: String) {
         let text = pair.path("large.txt")
         try Self.text.write(toFile: text, atomically: true, encoding: .utf8)
         let marker = pair.path(name)
         try pair.net.start(origin(port: port, file: text, marker: marker), in: pair.server)
         #expect(pair.waitForListener("10.88.0.2:\(port)"))
-        let profile = """
-        [Rule]
-        FINAL,DIRECT
-        \(hosts)
-
-        [Body Rewrite]
-        \(line.replacingOccurrences(of: ":8080/", with: ":\(port)/"))
-        """
-        return (marker, profile)
+        return (marker, line.replacingOccurrences(of: ":8080/", with: ":\(port)/"))
     }
 
     /// The HTTP lines of the flow log at `log`: status, response body bytes and error, space-separated.

@@ -9,12 +9,7 @@ extension ProfileTests {
     /// Content-Length for the new body; the origin is asked for the body as
     /// it is, whatever the app accepts, since Sluice rewrites text, not gzip.
     @Test func aBodyRewriteChangesTheResponseBodyAndItsLength() throws {
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-response ^http://origin\\.test:8080/hello\\.txt nginx Sluice ^hello goodbye
         http-response ^http://origin\\.test:8080/encoding$ accept-encoding= "the origin was asked for: "
         """)
@@ -67,12 +62,7 @@ extension ProfileTests {
         """], in: pair.server)
         #expect(pair.waitForListener("10.88.0.2:9105"))
         let client = try rawClient(port: 9105, connections: [["/json", "/plain"]])
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-response ^http://origin\\.test:9105/json "\\"debug\\":false" "\\"debug\\":true"
         http-response ^http://origin\\.test:9105/json "^\\"name\\":\\"([a-z]+)\\"\\}$" "\\"name\\":\\"$1-staging\\"}"
         """)
@@ -87,12 +77,7 @@ extension ProfileTests {
     /// A body that is not text (a megabyte from /dev/urandom) is held and
     /// goes on exactly as it came, though a line matches its URL.
     @Test func aBinaryBodyPassesUnchanged() throws {
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-response ^http://origin\\.test:8080/1m\\.bin a b
         """)
         let r = try exec("curl -s http://origin.test:8080/1m.bin | sha256sum", profile: path)
@@ -106,12 +91,7 @@ extension ProfileTests {
     /// answer, and the origin never sees the Expect.
     @Test func aRequestBodyIsRewrittenBeforeItGoes() throws {
         let received = try rawListener(port: 9106)
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-request ^http://origin\\.test:9106/upload token=([0-9]+) secret=$1
         """)
         let har = work.appendingPathComponent("request-body.har").path
@@ -139,12 +119,7 @@ extension ProfileTests {
     @Test func aBodyThatRunsToTheCloseIsRewrittenAtTheClose() throws {
         #expect(try pair.serveOnce(port: 9108, response: #"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nthe body, to the close\n"#))
         let client = try rawClient(port: 9108, connections: [["/"]])
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-response ^http://origin\\.test:9108/ "to the close" "rewritten at the close"
         """)
         let r = try exec(client, profile: path)
@@ -170,12 +145,7 @@ extension ProfileTests {
         c.close()
         """], in: pair.server)
         #expect(pair.waitForListener("10.88.0.2:9109"))
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-response ^http://origin\\.test:9109/ "\\"vip\\":false" "\\"vip\\":true"
         """)
         let har = work.appendingPathComponent("gzip-response.har").path
@@ -201,12 +171,7 @@ extension ProfileTests {
     /// rewritten and plain, without its Content-Encoding.
     @Test func aGzipRequestBodyIsDecodedForTheLines() throws {
         let received = try rawListener(port: 9110)
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-request ^http://origin\\.test:9110/upload token=([0-9]+) secret=$1
         """)
         let gz = work.appendingPathComponent("upload.gz").path
@@ -226,12 +191,7 @@ extension ProfileTests {
     /// for the rewrite), and the rewritten response and its HAR entry come whole.
     @Test func aLargeBodyIsRewrittenOffTheLoop() throws {
         try LargeBodyRewrite.text.write(to: work.appendingPathComponent("large.txt"), atomically: true, encoding: .utf8)
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         \(LargeBodyRewrite.line)
         """)
         let har = work.appendingPathComponent("large.har").path
@@ -256,12 +216,7 @@ extension ProfileTests {
     /// response comes back.
     @Test func aLargeRequestBodyIsRewrittenOffTheLoop() throws {
         let received = try rawListener(port: 9111)
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-request ^http://origin\\.test:9111/upload "v=([0-9]+);" "w=$1;"
         """)
         let client = work.appendingPathComponent("half-close-client.py").path
@@ -292,12 +247,7 @@ extension ProfileTests {
     /// worker, then to the app whole, and the app's connection closes after it.
     @Test func aLargeBodyToTheCloseIsRewrittenOffTheLoop() throws {
         #expect(try pair.serveKeptAliveThenToTheClose(port: 9113, lines: 20_000))
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-response ^http://origin\\.test:9113/ ^false$ true
         """)
         let r = try exec("curl -sS -m 20 http://origin.test:9113/a http://origin.test:9113/b | sort | uniq -c", profile: path)
@@ -309,8 +259,8 @@ extension ProfileTests {
     /// rewriting thread: the exchange is still recorded (statistics, flow
     /// log, HAR), with the body the origin sent and why the app never got it.
     @Test func anAppThatLeavesDuringARewriteIsStillRecorded() throws {
-        let (marker, text) = try LargeBodyRewrite.serveOnce(pair, port: 9114, hosts: Self.hosts, marker: "large-sent")
-        let path = try profile(text)
+        let (marker, line) = try LargeBodyRewrite.serveOnce(pair, port: 9114, marker: "large-sent")
+        let path = try bodyRewriteProfile(line)
         let log = work.appendingPathComponent("leaving.jsonl").path
         let client = work.appendingPathComponent("leaving-client.py").path
         try LargeBodyRewrite.leavingClient(to: "origin.test", port: 9114, target: "/large.txt", authority: "origin.test:9114", originPort: 9114,
@@ -320,7 +270,7 @@ extension ProfileTests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == """
         held
-        200 \(LargeBodyRewrite.text.utf8.count) [] the app closed the connection while [Body Rewrite] held its response
+        200 \(LargeBodyRewrite.text.utf8.count) [] the app closed the connection
 
         """, "\(r.stdout)\n\(r.stderr)")
     }
@@ -382,8 +332,8 @@ extension ProfileTests {
     /// the exchange is recorded as cut off by the stop, with the body the
     /// origin sent.
     @Test func aRewriteCutOffByTheStopIsStillRecorded() throws {
-        let (marker, text) = try LargeBodyRewrite.serveOnce(pair, port: 9116, hosts: Self.hosts, marker: "large-sent-stop")
-        let path = try profile(text)
+        let (marker, line) = try LargeBodyRewrite.serveOnce(pair, port: 9116, marker: "large-sent-stop")
+        let path = try bodyRewriteProfile(line)
         let log = work.appendingPathComponent("stopped.jsonl").path
         let client = work.appendingPathComponent("stopping-client.py").path
         try LargeBodyRewrite.leavingClient(to: "origin.test", port: 9116, target: "/large.txt", authority: "origin.test:9116", originPort: 9116,
@@ -401,12 +351,7 @@ extension ProfileTests {
     /// came after the hold.
     @Test func aRequestBodyPastTheLimitIsRecordedFromItsStart() throws {
         let received = try rawListener(port: 9117)
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-request ^http://origin\\.test:9117/upload token=([0-9]+) secret=$1
         """)
         let upload = work.appendingPathComponent("upload-5m.txt").path

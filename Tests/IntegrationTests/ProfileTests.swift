@@ -34,6 +34,11 @@ final class ProfileTests {
         return path
     }
 
+    /// A profile of `Self.hosts`, everything DIRECT, and `lines` as its [Body Rewrite] section.
+    func bodyRewriteProfile(_ lines: String) throws -> String {
+        try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)\n\n[Body Rewrite]\n\(lines)\n")
+    }
+
     func exec(_ script: String, profile: String, timeout: Double = 60) throws -> SluiceRun {
         try pair.exec(script, options: ["--profile", profile], timeout: timeout)
     }

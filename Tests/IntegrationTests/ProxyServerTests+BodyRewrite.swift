@@ -8,12 +8,7 @@ import TestSupport
 extension ProxyServerTests {
     @Test func responseBodiesAreRewrittenThroughTheHTTPListener() throws {
         try String(repeating: "false\n", count: 50_000).write(to: pair.work.appendingPathComponent("flags.txt"), atomically: true, encoding: .utf8)
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-response ^http://origin\\.test:8080/hello\\.txt nginx Sluice
         http-response ^http://origin\\.test:8080/flags\\.txt ^false$ true
         """)
@@ -62,12 +57,7 @@ extension ProxyServerTests {
         """], in: pair.server)
         #expect(pair.waitForListener("10.88.0.2:9107"))
         try String(repeating: "false\n", count: 50_000).write(to: pair.work.appendingPathComponent("upload.txt"), atomically: true, encoding: .utf8)
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-request ^http://origin\\.test:9107/ token=([0-9]+) secret=$1 ^false$ true
         """)
         let log = pair.path("request-bodies.jsonl")
@@ -96,12 +86,7 @@ extension ProxyServerTests {
     /// goes with a Content-Length.
     @Test func aBodyThatRunsToTheCloseIsRewrittenThroughTheHTTPListener() throws {
         #expect(try pair.serveOnce(port: 9108, response: #"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nthe body, to the close\n"#))
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-response ^http://origin\\.test:9108/ "to the close" "rewritten at the close"
         """)
         let server = try start(["--http-listen", "127.0.0.1:18097", "--profile", path], ports: [18097])
@@ -115,12 +100,7 @@ extension ProxyServerTests {
     /// the rewrite).
     @Test func aLargeBodyIsRewrittenOffTheLoopThroughTheProxy() throws {
         try LargeBodyRewrite.text.write(to: pair.work.appendingPathComponent("large.txt"), atomically: true, encoding: .utf8)
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         \(LargeBodyRewrite.line)
         """)
         let server = try start(["--http-listen", "127.0.0.1:18099", "--profile", path], ports: [18099])
@@ -137,12 +117,7 @@ extension ProxyServerTests {
     /// (not sent again as if the reused connection had closed unanswered).
     @Test func aLargeBodyToTheCloseOnAReusedUpstreamIsRewritten() throws {
         #expect(try pair.serveKeptAliveThenToTheClose(port: 9112, lines: 20_000))
-        let path = try profile("""
-        [Rule]
-        FINAL,DIRECT
-        \(Self.hosts)
-
-        [Body Rewrite]
+        let path = try bodyRewriteProfile("""
         http-response ^http://origin\\.test:9112/ ^false$ true
         """)
         let server = try start(["--http-listen", "127.0.0.1:18100", "--profile", path], ports: [18100])
@@ -155,8 +130,8 @@ extension ProxyServerTests {
     /// rewriting thread: the exchange is still recorded, with the body the
     /// origin sent and why the client never got it.
     @Test func aClientThatLeavesDuringARewriteIsStillRecorded() throws {
-        let (marker, text) = try LargeBodyRewrite.serveOnce(pair, port: 9115, hosts: Self.hosts, marker: "large-sent")
-        let path = try profile(text)
+        let (marker, line) = try LargeBodyRewrite.serveOnce(pair, port: 9115, marker: "large-sent")
+        let path = try bodyRewriteProfile(line)
         let log = pair.path("leaving-proxy.jsonl")
         let server = try start(["--http-listen", "127.0.0.1:18102", "--profile", path, "--flow-log", log], ports: [18102])
         let script = pair.path("leaving-proxy-client.py")
@@ -176,8 +151,8 @@ extension ProxyServerTests {
     /// (its client only shut its sending side down): the exchange is
     /// recorded as cut off by the stop, with the body the origin sent.
     @Test func aRewriteCutOffByTheStopIsStillRecordedByTheProxy() throws {
-        let (marker, text) = try LargeBodyRewrite.serveOnce(pair, port: 9116, hosts: Self.hosts, marker: "large-sent-stop")
-        let path = try profile(text)
+        let (marker, line) = try LargeBodyRewrite.serveOnce(pair, port: 9116, marker: "large-sent-stop")
+        let path = try bodyRewriteProfile(line)
         let log = pair.path("stopped-proxy.jsonl")
         let server = try start(["--http-listen", "127.0.0.1:18103", "--profile", path, "--flow-log", log], ports: [18103])
         let script = pair.path("stopping-proxy-client.py")

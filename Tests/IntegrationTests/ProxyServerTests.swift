@@ -40,6 +40,11 @@ final class ProxyServerTests {
         return path
     }
 
+    /// A profile of `Self.hosts`, everything DIRECT, and `lines` as its [Body Rewrite] section.
+    func bodyRewriteProfile(_ lines: String) throws -> String {
+        try profile("[Rule]\nFINAL,DIRECT\n\(Self.hosts)\n\n[Body Rewrite]\n\(lines)\n")
+    }
+
     /// A running `sluice proxy` in the host namespace.
     struct Server {
         var child: ChildProcess
