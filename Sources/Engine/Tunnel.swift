@@ -1789,10 +1789,15 @@ final class Tunnel {
         pumpTouched(sink: &sink)
         if let deadline = tcp.nextDeadline, deadline <= time {
             let closed = tcp.poll(now: time, sink: &sink)
-            for key in closed {
+            for flow in closed {
+                let key = flow.key
+                if let timeout = flow.timeout { appStoppedAnswering(key, timeout) }
+                // The session before the flow: endHTTP records its requests
+                // in flight and removes the flow (removeTCP alone would drop
+                // the session unrecorded).
+                if let session = httpSessions[key] { endHTTP(session, sink: &sink) }
                 if let flow = tcpFlows[key] { removeTCP(flow, keepConnection: true) }
                 if sniffing.removeValue(forKey: key) != nil || answering.removeValue(forKey: key) != nil { releasePin(key) }
-                if let session = httpSessions[key] { endHTTP(session, sink: &sink) }
                 if !dnsStreams.isEmpty { endDNSStream(key) }
             }
             // Connections that timed out or were reset by a timer need their sockets closed.
@@ -1924,6 +1929,25 @@ final class Tunnel {
             record(cut, session: session)
         }
         session.inFlight.removeAll()
+    }
+
+    /// A timer gave up on the app's side of a relayed flow: its record says
+    /// why (not just "closed"), and so do its requests in flight. An idle
+    /// timeout is a DNS stream's, which records its own end.
+    func appStoppedAnswering(_ key: FlowKey, _ timeout: TCPTimeout) {
+        let reason: String
+        switch timeout {
+        case .retransmissions:
+            reason = "the app stopped acknowledging: Sluice's retransmissions went unanswered"
+        case .keepalive:
+            // Sluice probes only an app whose FIN came (probeClosedApp).
+            reason = "the app closed the connection, then stopped answering keepalive probes"
+        case .idle:
+            return
+        }
+        trace("\(key): \(reason)")
+        if let session = httpSessions[key] { recordCutOff(session, reason: timeout == .keepalive ? "the app closed the connection" : reason) }
+        finishRecord(key, status: .timedOut, error: reason)
     }
 
     /// Closes every flow: RST to the app for TCP (the tunnel is going away), sockets closed.

@@ -59,6 +59,7 @@ extension TCPConnection {
         }
         if let d = idleDeadline, d <= now {
             events.insert(.timedOut)
+            timeout = .idle
             abort()
             return
         }
@@ -89,6 +90,7 @@ extension TCPConnection {
         let limit = state.isSynchronized ? configuration.maximumRetransmissions : configuration.maximumSynRetransmissions
         guard consecutiveTimeouts <= limit else {
             events.insert(.timedOut)
+            timeout = .retransmissions
             abort()
             return
         }
@@ -115,6 +117,7 @@ extension TCPConnection {
     func keepaliveTimedOut(now: Instant) {
         guard keepalivesUnanswered < keepaliveProbes else {
             events.insert(.timedOut)
+            timeout = .keepalive
             abort()
             return
         }

@@ -130,6 +130,8 @@ public final class TCPConnection: CustomStringConvertible {
     var duplicateReport: (left: SequenceNumber, right: SequenceNumber)?
 
     public internal(set) var events: TCPEvents = []
+    /// Which timer gave up, once one did (the `.timedOut` event's cause).
+    public internal(set) var timeout: TCPTimeout?
 
     /// What recovery cost this connection, for statistics and tuning.
     public struct Counters: Sendable, Equatable {

@@ -337,8 +337,17 @@ public final class TCPFlowTable {
         timers.insert(deadline, key)
     }
 
+    /// A flow `poll` closed, and which timer gave up on it (nil when its
+    /// TIME-WAIT ended, or it had been aborted).
+    public struct Closed: Sendable, Equatable, CustomStringConvertible {
+        public let key: FlowKey
+        public let timeout: TCPTimeout?
+
+        public var description: String { "\(key) closed" + (timeout.map { " (\($0))" } ?? "") }
+    }
+
     /// Fires due timers on every flow. Returns the flows that closed.
-    public func poll(now: Instant, sink: inout some PacketSink) -> [FlowKey] {
+    public func poll(now: Instant, sink: inout some PacketSink) -> [Closed] {
         // Due entries first, then flushed, so that a flow whose timer fires
         // again at once (flush queues its next deadline) waits for the next poll.
         due.removeAll(keepingCapacity: true)
@@ -353,10 +362,11 @@ public final class TCPFlowTable {
                 schedule(key, connection)
             }
         }
-        var closed: [FlowKey] = []
+        var closed: [Closed] = []
         for key in due {
+            let connection = connections[key]
             flush(key, now: now, sink: &sink)
-            if connections[key] == nil { closed.append(key) }
+            if connections[key] == nil { closed.append(Closed(key: key, timeout: connection?.timeout)) }
         }
         // TIME-WAIT: only the entries that are due, earliest first.
         var budget = timeWaitQueue.count - timeWaitHead
@@ -373,13 +383,13 @@ public final class TCPFlowTable {
             }
             flush(key, now: now, sink: &sink)
             if timeWaiting[key] == nil {
-                closed.append(key)
+                closed.append(Closed(key: key, timeout: nil))
             } else if let deadline = connection.nextDeadline {
                 enqueueTimeWait(key, deadline: deadline)
             } else if connection.state == .closed || connection.state == .timeWait {
                 // No timer left (aborted): nothing more will happen to it.
                 timeWaiting[key] = nil
-                closed.append(key)
+                closed.append(Closed(key: key, timeout: nil))
             }
         }
         compactTimeWaitQueue()

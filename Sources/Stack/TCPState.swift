@@ -57,3 +57,23 @@ public struct TCPEvents: OptionSet, Sendable, Hashable, CustomStringConvertible 
         return "[" + names.filter { contains($0.0) }.map(\.1).joined(separator: ",") + "]"
     }
 }
+
+/// Which timer gave up on a connection (`.timedOut`): the engine tells the
+/// app that stopped acknowledging from the one that closed and went quiet,
+/// and both from a connection that was merely idle.
+public enum TCPTimeout: Sendable, Equatable, CustomStringConvertible {
+    /// RFC 9293 §3.8.3: R2, `maximumRetransmissions` (or the SYN's) retransmissions unanswered.
+    case retransmissions
+    /// RFC 1122 §4.2.3.6: `keepaliveProbes` probes unanswered.
+    case keepalive
+    /// `TCPConfiguration.idleTimeout` of silence both ways.
+    case idle
+
+    public var description: String {
+        switch self {
+        case .retransmissions: "retransmissions unanswered"
+        case .keepalive: "keepalive probes unanswered"
+        case .idle: "idle"
+        }
+    }
+}

@@ -937,6 +937,46 @@ final class ExecTests {
             #expect(seconds <= 25, "\(lines[1])")
         }
     }
+    /// An app that vanishes while its request waits (curl gives up, and
+    /// from then on a queue of no packets on the TUN drops whatever its
+    /// kernel sends, as if its host went away) stops answering Sluice's
+    /// keepalive probes: the connection times out, and the origin's
+    /// connection ends with it. The flow log says so: the request as cut off,
+    /// the connection as timed out with the reason. Both were lost before
+    /// (the timer's close dropped the HTTP session unrecorded, and the
+    /// connection said only "closed").
+    @Test func anAppThatVanishesIsRecordedAsTimedOut() throws {
+        let events = work.appendingPathComponent("vanished-origin.events").path
+        try net.start(["python3", "-c", """
+        import socket, time
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", 9114)); s.listen(4); s.settimeout(60)
+        c, _ = s.accept(); c.settimeout(60); start = time.time()
+        try:
+            c.recv(65536)
+            while c.recv(65536): pass
+            how = "eof"
+        except Exception as e:
+            how = type(e).__name__
+        open("\(events)", "w").write("%s %.0f\\n" % (how, time.time() - start))
+        """], in: server)
+        #expect(pair.waitForListener("10.88.0.2:9114"))
+        let har = pair.path("vanished.har"), log = pair.path("vanished.flows")
+        let r = try pair.exec("""
+        curl -s -m 2 http://10.88.0.2:9114/never; echo "curl=$?"
+        tc qdisc replace dev sluice0 root pfifo limit 0
+        for i in $(seq 200); do [ -s \(events) ] && break; sleep 0.2; done
+        cat \(events) 2>/dev/null
+        """, options: ["--har", har, "--flow-log", log], timeout: 90)
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.first == "curl=28" && lines.count == 2 && lines[1].hasPrefix("eof "), "\(r.stdout)\n\(r.stderr)")
+        let records = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        let request = records.filter { $0.contains(#""kind":"http""#) && $0.contains("/never") }
+        #expect(request.count == 1 && request[0].contains(#""error":"the app closed the connection""#), "\(records)")
+        let connection = records.filter { $0.contains(#""kind":"connection""#) && $0.contains(#""destinationPort":9114"#) }
+        #expect(connection.count == 1 && connection[0].contains(#""status":"timeout""#)
+                && connection[0].contains(#""error":"the app closed the connection, then stopped answering keepalive probes""#), "\(records)")
+    }
     /// The same without HTTP mode: a plain flow's FIN goes upstream at once,
     /// and a server that stays silent and keeps its side open held the flow
     /// and its socket for good after the app was gone (without Sluice, the

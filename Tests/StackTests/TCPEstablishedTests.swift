@@ -369,6 +369,7 @@ import Wire
         h.recv([fromUs(snd + 100, .rst, window: 0)])
         #expect(h.connection.state == .closed)
         #expect(h.connection.takeEvents().contains(.timedOut))
+        #expect(h.connection.timeout == .retransmissions)
     }
 
     @Test func rttSamplesShortenTheTimeoutAndATailLossProbeComesFirst() {

@@ -434,11 +434,14 @@ import Wire
         #expect(sink.packets.count == 1 && tcp(sink.packets[0]).segment.header.flags == .ack)
 
         // Later: exactly the flows whose wait is over are gone, not the re-armed first one.
-        let closed = table.poll(now: Instant.milliseconds(1499) + wait, sink: &sink)
+        let polled = table.poll(now: Instant.milliseconds(1499) + wait, sink: &sink)
+        // A TIME-WAIT that ends is no timeout.
+        #expect(polled.allSatisfy { $0.timeout == nil })
+        let closed = polled.map(\.key)
         #expect(closed.count == 1499 && !closed.contains(keys[0]) && closed.contains(keys[1]) && closed.contains(keys[1499]))
         #expect(table.count == 1501 && table.connection(keys[1499]) == nil && table.connection(keys[1500])?.state == .timeWait)
         #expect(table.nextDeadline == Instant.milliseconds(1500) + wait)
-        let atRearmed = table.poll(now: Instant.milliseconds(1800) + wait, sink: &sink)
+        let atRearmed = table.poll(now: Instant.milliseconds(1800) + wait, sink: &sink).map(\.key)
         #expect(atRearmed.count == 302 && atRearmed.contains(keys[0]) && atRearmed.contains(keys[1800]))
         _ = table.poll(now: Instant.milliseconds(2999) + wait, sink: &sink)
         #expect(table.count == 0 && table.nextDeadline == nil)
@@ -462,6 +465,29 @@ import Wire
         #expect(out.withUnsafeMutableBytes { connection.read(into: $0) } == 5 && Array(out.prefix(5)) == bytes(5))
         table.flush(key, now: .milliseconds(8), sink: &sink)
         #expect(connection.receiveBuffer.ring.capacity == 1 && connection.sendBuffer.capacity == 1)
+    }
+
+    /// A flow whose app stopped acknowledging leaves through `poll`, which
+    /// says which timer gave up: the engine records why the flow ended.
+    @Test func pollSaysWhichTimerGaveUp() {
+        var c = TCPFlowTable.Configuration()
+        c.tcp = plainConfiguration()
+        c.tcp.maximumRetransmissions = 2
+        let table = TCPFlowTable(configuration: c)
+        var sink = CollectingSink()
+        guard case let .connectionRequest(key) = input(table, datagram(fromPeer(remoteISS, .syn), from: app4, to: server4), sink: &sink),
+              let connection = table.accept(key, now: .milliseconds(5), sink: &sink) else { Issue.record("no flow"); return }
+        let iss = tcp(sink.packets.removeLast()).segment.header.sequenceNumber
+        _ = input(table, datagram(fromPeer(remoteISS + 1, ack: iss + 1, []), from: app4, to: server4), sink: &sink)
+        _ = bytes(100).withUnsafeBytes { connection.write($0) }
+        table.flush(key, now: .milliseconds(6), sink: &sink)
+        var closed: [TCPFlowTable.Closed] = []
+        for _ in 0 ..< 20 where closed.isEmpty {
+            guard let deadline = table.nextDeadline else { break }
+            closed = table.poll(now: deadline, sink: &sink)
+        }
+        #expect(closed == [TCPFlowTable.Closed(key: key, timeout: .retransmissions)], "\(closed)")
+        #expect(table.count == 0)
     }
 
     @Test func closedFlowsLeaveTheTable() {

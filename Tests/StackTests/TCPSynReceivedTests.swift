@@ -118,6 +118,7 @@ import Wire
         h.recv([fromUs(localISS + 1, .rst, window: 0)])
         #expect(h.connection.state == .closed)
         #expect(h.connection.takeEvents().contains(.timedOut))
+        #expect(h.connection.timeout == .retransmissions)
     }
 
     @Test func shutdownBeforeTheHandshakeSendsFinAfterIt() {

@@ -118,6 +118,7 @@ import Wire
         h.advance(.seconds(5))
         h.recv([fromUs(snd, .rst, window: 0)])
         #expect(h.connection.takeEvents().contains(.timedOut))
+        #expect(h.connection.timeout == .keepalive)
     }
 
     /// The engine starts probes on a connection configured without them
@@ -135,6 +136,7 @@ import Wire
         h.advance(.seconds(5))
         h.recv([fromUs(snd, .rst, window: 0)])
         #expect(h.connection.takeEvents().contains(.timedOut))
+        #expect(h.connection.timeout == .keepalive)
     }
 
     @Test func anAnswerResetsTheKeepalive() {
@@ -198,6 +200,7 @@ import Wire
         h.recv([fromUs(snd, .rst, window: 0)])
         #expect(h.connection.state == .closed)
         #expect(h.connection.takeEvents().contains(.timedOut))
+        #expect(h.connection.timeout == .idle)
     }
 
     @Test func nextDeadlineIsTheEarliestTimer() {
