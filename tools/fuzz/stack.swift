@@ -183,11 +183,11 @@ struct Driver {
             // Time passes; timers fire.
             now = now + .milliseconds(Int64(script.u16()))
             sink.now = now
-            for closed in table.poll(now: now, sink: &sink) { forget(closed) }
+            for closed in table.poll(now: now, sink: &sink) { forget(closed.key) }
             _ = datagrams.expire(now: now)
             _ = fragments.expire(now: now)
         case 11:
-            for closed in table.poll(now: now, sink: &sink) { forget(closed) }
+            for closed in table.poll(now: now, sink: &sink) { forget(closed.key) }
             if script.byte() & 7 == 0 { sink.passive.finish { _ in } }
             if let connection = table.connection(key) {
                 _ = connection.takeEvents()
