@@ -175,7 +175,7 @@ extension HTTPExchange {
         return entry
     }
 
-    /// A whole body in gzip or deflate (`headers`' Content-Encoding) as HAR
+    /// A whole body in gzip, deflate, br or zstd (`headers`' Content-Encoding) as HAR
     /// keeps it, decoded (HAR 1.2: `content.text` is the decoded body); nil
     /// for a plain body, a coding Sluice cannot undo, data that does not
     /// decode, or one that decodes to more than `limit` bytes (it stays as it came).

@@ -6,8 +6,8 @@ internal import Sys
 /// a regex can match anywhere in it, and the new body's length is known only
 /// then. The bytes are kept as they came (chunk framing and all), so a body
 /// that turns out too large, not UTF-8, not decodable, or unchanged goes on
-/// exactly as the peer sent it. A gzip or deflate body is decoded for the
-/// lines, and a rewritten one goes decoded (no Content-Encoding): Sluice
+/// exactly as the peer sent it. A gzip, deflate, br or zstd body is decoded
+/// for the lines, and a rewritten one goes decoded (no Content-Encoding): Sluice
 /// does not compress again.
 struct HeldBody: Sendable {
     /// The lines that matched, and their rewriter.
@@ -119,7 +119,7 @@ struct HeldBody: Sendable {
         guard let selection else { return nil }
         guard mayHold(head, requestMethod: method) else {
             if head.status >= 200, ContentDecoding.codings(of: head.headers) == nil {
-                EngineLog.warning("\(url): the response's body is encoded (\(head.headers["Content-Encoding"] ?? "")) though Sluice asked for identity, and Sluice decodes only gzip and deflate; [Body Rewrite] leaves it as it came")
+                EngineLog.warning("\(url): the response's body is encoded (\(head.headers["Content-Encoding"] ?? "")) though Sluice asked for identity, and Sluice decodes only gzip, deflate, br and zstd; [Body Rewrite] leaves it as it came")
             }
             return nil
         }
@@ -131,17 +131,17 @@ struct HeldBody: Sendable {
     /// Sluice cannot decode.
     static func forRequest(_ head: HTTPRequestHead, selection: BodyRewriteSelection, about: String) -> HeldBody? {
         guard let body = HeldBody(selection, chunked: head.isChunked, headers: head.headers) else {
-            EngineLog.warning("\(about): the request's body is encoded (\(head.headers["Content-Encoding"] ?? "")), and Sluice decodes only gzip and deflate; [Body Rewrite] leaves it as it came")
+            EngineLog.warning("\(about): the request's body is encoded (\(head.headers["Content-Encoding"] ?? "")), and Sluice decodes only gzip, deflate, br and zstd; [Body Rewrite] leaves it as it came")
             return nil
         }
         return body
     }
 
     /// Whether a response's body may be held for `matched` lines: a final
-    /// response with a body Sluice can read: plain, or gzip or deflate (the
-    /// origin ignored `Accept-Encoding: identity`). Brotli and zstd are not:
-    /// Sluice cannot decode them. A request to HEAD, a 204 or a 304 has no
-    /// body to change.
+    /// response with a body Sluice can read: plain, or in gzip, deflate, br
+    /// or zstd (the origin ignored `Accept-Encoding: identity`); not in
+    /// `compress` or an unknown coding. A request to HEAD, a 204 or a 304
+    /// has no body to change.
     static func mayHold(_ head: HTTPResponseHead, requestMethod: String) -> Bool {
         guard head.status >= 200, head.status != 204, head.status != 304, requestMethod != "HEAD", requestMethod != "CONNECT" else { return false }
         return ContentDecoding.codings(of: head.headers) != nil

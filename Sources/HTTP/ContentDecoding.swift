@@ -1,16 +1,21 @@
 /// Undoes the content codings Sluice can read (RFC 9110 §8.4.1): gzip
-/// (RFC 1952, also named x-gzip) and deflate (RFC 1950's zlib stream; RFC
+/// (RFC 1952, also named x-gzip), deflate (RFC 1950's zlib stream; RFC
 /// 9110 §8.4.1.2 notes that some senders put a raw RFC 1951 stream there
-/// instead, which is read too). HAR shows a body as the app read it, and
-/// [Body Rewrite] changes text, not its compression: both decode first.
+/// instead, which is read too), br (RFC 7932, `BrotliDecoder`) and zstd
+/// (RFC 8878, `ZstdDecoder`), the four that curl and browsers offer. HAR
+/// shows a body as the app read it, and [Body Rewrite] changes text, not
+/// its compression: both decode first.
 ///
 /// Bounded: at most `limit` decoded bytes, past which it throws (a
-/// decompression bomb is refused, not followed), and every check a wrapper
-/// carries (gzip's CRC-32 and length, zlib's Adler-32) must hold.
+/// decompression bomb is refused, not followed), and every check a format
+/// carries (gzip's CRC-32 and length, zlib's Adler-32, zstd's XXH64 and
+/// content size) must hold.
 public enum ContentDecoding {
     public enum Coding: String, Sendable, Equatable {
         case gzip
         case deflate
+        case brotli = "br"
+        case zstd
     }
 
     public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -20,7 +25,7 @@ public enum ContentDecoding {
 
     /// The codings `headers`' Content-Encoding lists, in the order they were
     /// applied (identity left out): [] for a plain body, nil when one of them
-    /// is a coding Sluice cannot undo (br, zstd, compress, or unknown).
+    /// is a coding Sluice cannot undo (compress, or unknown).
     public static func codings(of headers: HTTPHeaders) -> [Coding]? {
         var codings: [Coding] = []
         for value in headers.values("Content-Encoding") {
@@ -30,6 +35,8 @@ public enum ContentDecoding {
                 case "identity", "": continue
                 case "gzip", "x-gzip": codings.append(.gzip)
                 case "deflate": codings.append(.deflate)
+                case "br": codings.append(.brotli)
+                case "zstd": codings.append(.zstd)
                 default: return nil
                 }
             }
@@ -47,6 +54,8 @@ public enum ContentDecoding {
                     switch coding {
                     case .gzip: try gunzip(raw, limit: limit)
                     case .deflate: try inflateZlib(raw, limit: limit)
+                    case .brotli: try unbrotli(raw, limit: limit)
+                    case .zstd: try unzstd(raw, limit: limit)
                     }
                 }
             }
@@ -143,6 +152,24 @@ public enum ContentDecoding {
             return try inflater.inflateStream(input, limit: .max, into: &output).consumed
         } catch {
             throw Failure(reason: error.reason.hasPrefix("output too large") ? "decoded body larger than \(limit) bytes" : "DEFLATE: \(error.reason)")
+        }
+    }
+
+    // MARK: - br (RFC 7932) and zstd (RFC 8878)
+
+    static func unbrotli(_ input: UnsafeRawBufferPointer, limit: Int) throws(Failure) -> [UInt8] {
+        do {
+            return try BrotliDecoder.decode(input, limit: max(limit, 0))
+        } catch {
+            throw Failure(reason: error.exceededLimit ? "decoded body larger than \(limit) bytes" : error.reason)
+        }
+    }
+
+    static func unzstd(_ input: UnsafeRawBufferPointer, limit: Int) throws(Failure) -> [UInt8] {
+        do {
+            return try ZstdDecoder.decode(input, limit: max(limit, 0))
+        } catch {
+            throw Failure(reason: error.exceededLimit ? "decoded body larger than \(limit) bytes" : error.reason)
         }
     }
 

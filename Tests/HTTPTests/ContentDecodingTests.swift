@@ -62,6 +62,26 @@ private enum Vectors {
         #expect(try decode([], []) == [])
     }
 
+    /// br and zstd go through `BrotliDecoder` and `ZstdDecoder` (their own
+    /// suites test the formats): stacked with gzip in the order applied, and
+    /// bounded by the same limit, refused in the same words. The vectors are
+    /// `brotli -c`, `zstd -c` and `brotli -c | gzip -n` of "sluice " × 200.
+    @Test func brotliAndZstdDecodeWithinTheLimit() throws {
+        let text = Array(String(repeating: "sluice ", count: 200).utf8)
+        let brotli = hex("b1b82bc06fa474f3a67519db5c9d04194b0bdb22812be507")
+        let zstd = hex("28b52ffd64780475000038736c756963652001006ee92f4612cfdac0")
+        let brotliThenGzip = hex("1f8b0800000000000003dbb843fb40fe9292cfcb4a256fc7cc6591f4e6beadd4a8fd941d00132d0f8118000000")
+        #expect(try decode(brotli, [.brotli]) == text)
+        #expect(try decode(zstd, [.zstd]) == text)
+        #expect(try decode(brotliThenGzip, [.brotli, .gzip]) == text)
+        for (body, coding) in [(brotli, ContentDecoding.Coding.brotli), (zstd, .zstd)] {
+            #expect(throws: ContentDecoding.Failure(reason: "decoded body larger than 1399 bytes")) { try decode(body, [coding], limit: 1399) }
+            #expect(try decode(body, [coding], limit: 1400) == text)
+        }
+        #expect(throws: ContentDecoding.Failure.self) { try decode(zstd, [.brotli]) }
+        #expect(throws: ContentDecoding.Failure.self) { try decode(brotli, [.zstd]) }
+    }
+
     @Test func codingsFromContentEncoding() {
         func codings(_ values: String...) -> [ContentDecoding.Coding]? {
             var headers = HTTPHeaders()
@@ -74,9 +94,10 @@ private enum Vectors {
         #expect(codings("x-gzip") == [.gzip])
         #expect(codings("deflate, gzip") == [.deflate, .gzip])
         #expect(codings("deflate", " gzip ") == [.deflate, .gzip])
-        #expect(codings("br") == nil)
-        #expect(codings("gzip, zstd") == nil)
+        #expect(codings("br") == [.brotli])
+        #expect(codings("gzip, ZSTD") == [.gzip, .zstd])
         #expect(codings("compress") == nil)
+        #expect(codings("br, x-compress") == nil)
     }
 
     @Test func checksWhatTheWrapperCarries() {

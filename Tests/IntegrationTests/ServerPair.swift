@@ -131,6 +131,27 @@ final class ServerPair {
         return waitForListener("10.88.0.2:\(port)")
     }
 
+    /// A one-connection origin at 10.88.0.2:`port` that answers the
+    /// request's head with 200, `headers` (Python bytes syntax) and the file
+    /// at `path` as its body, with its Content-Length. Returns once it listens.
+    @discardableResult
+    func serveFileOnce(port: Int, path: String, headers: String) throws -> Bool {
+        try net.start(["/usr/bin/python3", "-c", """
+        import socket
+        body = open("\(path)", "rb").read()
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", \(port))); s.listen(4); s.settimeout(30)
+        c, _ = s.accept(); c.settimeout(30); data = b""
+        while b"\\r\\n\\r\\n" not in data:
+            chunk = c.recv(4096)
+            if not chunk: break
+            data += chunk
+        c.sendall(b"HTTP/1.1 200 OK\\r\\n\(headers)\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
+        c.close()
+        """], in: server)
+        return waitForListener("10.88.0.2:\(port)")
+    }
+
     /// An origin on `port` for one connection and two requests: "false" with
     /// a Content-Length (kept alive), then `lines` lines "false" running to
     /// its close. True once it listens.

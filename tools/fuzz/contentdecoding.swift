@@ -1,8 +1,8 @@
 // fuzz-sources: Sources/Crypto Sources/HTTP
 // fuzz-corpus: contentdecoding
 // libFuzzer harness for ContentDecoding: the first byte chooses the coding
-// (its low bit: gzip or deflate) and a limit (the next bits: 64 n bytes, 0
-// for a large one). Whatever the bytes: no trap; a success is at most the
+// (its low two bits: gzip, deflate, br or zstd) and a limit (the next bits:
+// 64 n bytes, 0 for a large one). Whatever the bytes: no trap; a success is at most the
 // limit; the same input with a larger limit gives the same bytes, and one
 // refused only for its size decodes under the larger limit to more than the
 // smaller one; only a gzip member decodes as gzip.
@@ -11,8 +11,9 @@
 public func fuzzContentDecoding(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size >= 1 else { return 0 }
     let body = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
-    let coding: ContentDecoding.Coding = data[0] & 1 == 0 ? .gzip : .deflate
-    let small = Int(data[0] >> 1) * 64
+    let codings: [ContentDecoding.Coding] = [.gzip, .deflate, .brotli, .zstd]
+    let coding = codings[Int(data[0] & 3)]
+    let small = Int(data[0] >> 2) * 64
     let large = 1 << 20
     let limit = small == 0 ? large : small
     let limited = Result { () throws(ContentDecoding.Failure) in try ContentDecoding.decode(body, codings: [coding], limit: limit) }
