@@ -223,7 +223,7 @@ extension BrotliDecoder {
                 remaining[length] -= 1
                 // Codes are read first bit first and the table is indexed by bits as
                 // they come (lowest first), so each code is reversed.
-                let reversed = Self.reverse(code, bits: length)
+                let reversed = Inflater.HuffmanCode.reverse(code, bits: length)
                 code += 1
                 let entry = UInt32(symbol) << 16 | UInt32(length)
                 if length <= rootBits {
@@ -257,16 +257,6 @@ extension BrotliDecoder {
                     entries[index] = entry
                 }
             }
-        }
-
-        private static func reverse(_ code: Int, bits: Int) -> Int {
-            var reversed = 0
-            var rest = code
-            for _ in 0 ..< bits {
-                reversed = reversed << 1 | rest & 1
-                rest >>= 1
-            }
-            return reversed
         }
     }
 }

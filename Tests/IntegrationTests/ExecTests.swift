@@ -902,18 +902,16 @@ final class ExecTests {
         #expect(r.stderr.contains("group Auto: check of DIRECT: ok"), "\(r.stderr)")
         #expect(!r.stderr.contains("no address for web.sluice.test"), "\(r.stderr)")
     }
-    /// An app that gives up on a request to an origin that never answers
-    /// (curl -m) ends the upstream connection too, in HTTP mode (here for
-    /// --har): the app's FIN starts keepalive probes, which its closed
-    /// socket's orphan stops answering once its kernel drops it (5 s in this
-    /// namespace; 60 s by default). The upstream connection stayed open for
-    /// good before.
-    @Test func anAppThatGivesUpEndsItsSilentOriginsConnection() throws {
-        let events = work.appendingPathComponent("silent-origin.events").path
+    /// An origin at 10.88.0.2:`port` that reads a request, never answers,
+    /// and writes to the file `events` (in `work`) how its connection ended
+    /// ("eof", or the exception) and after how many seconds. Returns that
+    /// file's path once the origin listens.
+    func startSilentOrigin(port: Int, events name: String) throws -> String {
+        let events = work.appendingPathComponent(name).path
         try net.start(["python3", "-c", """
         import socket, time
         s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("10.88.0.2", 9112)); s.listen(4); s.settimeout(60)
+        s.bind(("10.88.0.2", \(port))); s.listen(4); s.settimeout(60)
         c, _ = s.accept(); c.settimeout(60); start = time.time()
         try:
             c.recv(65536)
@@ -923,7 +921,18 @@ final class ExecTests {
             how = type(e).__name__
         open("\(events)", "w").write("%s %.0f\\n" % (how, time.time() - start))
         """], in: server)
-        #expect(pair.waitForListener("10.88.0.2:9112"))
+        #expect(pair.waitForListener("10.88.0.2:\(port)"))
+        return events
+    }
+
+    /// An app that gives up on a request to an origin that never answers
+    /// (curl -m) ends the upstream connection too, in HTTP mode (here for
+    /// --har): the app's FIN starts keepalive probes, which its closed
+    /// socket's orphan stops answering once its kernel drops it (5 s in this
+    /// namespace; 60 s by default). The upstream connection stayed open for
+    /// good before.
+    @Test func anAppThatGivesUpEndsItsSilentOriginsConnection() throws {
+        let events = try startSilentOrigin(port: 9112, events: "silent-origin.events")
         let har = work.appendingPathComponent("silent.har").path
         let r = try pair.exec("""
         sysctl -qw net.ipv4.tcp_fin_timeout=5
@@ -946,21 +955,7 @@ final class ExecTests {
     /// (the timer's close dropped the HTTP session unrecorded, and the
     /// connection said only "closed").
     @Test func anAppThatVanishesIsRecordedAsTimedOut() throws {
-        let events = work.appendingPathComponent("vanished-origin.events").path
-        try net.start(["python3", "-c", """
-        import socket, time
-        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("10.88.0.2", 9114)); s.listen(4); s.settimeout(60)
-        c, _ = s.accept(); c.settimeout(60); start = time.time()
-        try:
-            c.recv(65536)
-            while c.recv(65536): pass
-            how = "eof"
-        except Exception as e:
-            how = type(e).__name__
-        open("\(events)", "w").write("%s %.0f\\n" % (how, time.time() - start))
-        """], in: server)
-        #expect(pair.waitForListener("10.88.0.2:9114"))
+        let events = try startSilentOrigin(port: 9114, events: "vanished-origin.events")
         let har = pair.path("vanished.har"), log = pair.path("vanished.flows")
         let r = try pair.exec("""
         curl -s -m 2 http://10.88.0.2:9114/never; echo "curl=$?"
