@@ -874,11 +874,16 @@ extension Tunnel {
         tcp.flush(session.key, now: now, sink: &sink)
     }
 
-    func endHTTP(_ session: HTTPSession, sink: inout TunSink) {
+    /// Why an HTTP session's requests in flight were cut off, most often.
+    static let appClosed = "the app closed the connection"
+
+    /// The session ends; its requests in flight are recorded as cut off by
+    /// `reason` (unless an earlier failure says more).
+    func endHTTP(_ session: HTTPSession, reason: String = Tunnel.appClosed, sink: inout TunSink) {
         finishWebSocket(session)
         httpSessions[session.key] = nil
         tlsHandshakeDeadlines[session.key] = nil
-        recordCutOff(session, reason: "the app closed the connection")
+        recordCutOff(session, reason: reason)
         if let flow = tcpFlows[session.key], !parkProxyConnection(flow, session: session) {
             removeTCP(flow, keepConnection: true)
         } else {

@@ -1673,10 +1673,7 @@ final class Tunnel {
         finishRecord(key, status: .reset, error: reason)
         if let session = httpSessions[key] {
             // Its requests are recorded as failed, with the reason.
-            for index in session.inFlight.indices where session.inFlight[index].failure == nil {
-                session.inFlight[index].failure = reason
-            }
-            endHTTP(session, sink: &sink)
+            endHTTP(session, reason: reason, sink: &sink)
         } else if let flow = tcpFlows[key] {
             removeTCP(flow)
         }
@@ -1791,11 +1788,11 @@ final class Tunnel {
             let closed = tcp.poll(now: time, sink: &sink)
             for flow in closed {
                 let key = flow.key
-                if let timeout = flow.timeout { appStoppedAnswering(key, timeout) }
+                let reason = flow.timeout.flatMap { appStoppedAnswering(key, $0) }
                 // The session before the flow: endHTTP records its requests
                 // in flight and removes the flow (removeTCP alone would drop
                 // the session unrecorded).
-                if let session = httpSessions[key] { endHTTP(session, sink: &sink) }
+                if let session = httpSessions[key] { endHTTP(session, reason: reason ?? Self.appClosed, sink: &sink) }
                 if let flow = tcpFlows[key] { removeTCP(flow, keepConnection: true) }
                 if sniffing.removeValue(forKey: key) != nil || answering.removeValue(forKey: key) != nil { releasePin(key) }
                 if !dnsStreams.isEmpty { endDNSStream(key) }
@@ -1932,22 +1929,24 @@ final class Tunnel {
     }
 
     /// A timer gave up on the app's side of a relayed flow: its record says
-    /// why (not just "closed"), and so do its requests in flight. An idle
-    /// timeout is a DNS stream's, which records its own end.
-    func appStoppedAnswering(_ key: FlowKey, _ timeout: TCPTimeout) {
+    /// why (not just "closed"). Returns what its requests in flight were cut
+    /// off by, when that is not the app's closing (`endHTTP`'s default). An
+    /// idle timeout is a DNS stream's, which records its own end.
+    func appStoppedAnswering(_ key: FlowKey, _ timeout: TCPTimeout) -> String? {
         let reason: String
         switch timeout {
         case .retransmissions:
             reason = "the app stopped acknowledging: Sluice's retransmissions went unanswered"
         case .keepalive:
-            // Sluice probes only an app whose FIN came (probeClosedApp).
+            // Sluice probes only an app whose FIN came (probeClosedApp): its
+            // requests were cut off by its closing.
             reason = "the app closed the connection, then stopped answering keepalive probes"
         case .idle:
-            return
+            return nil
         }
         trace("\(key): \(reason)")
-        if let session = httpSessions[key] { recordCutOff(session, reason: timeout == .keepalive ? "the app closed the connection" : reason) }
         finishRecord(key, status: .timedOut, error: reason)
+        return timeout == .retransmissions ? reason : nil
     }
 
     /// Closes every flow: RST to the app for TCP (the tunnel is going away), sockets closed.

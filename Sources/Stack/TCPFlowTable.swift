@@ -364,9 +364,10 @@ public final class TCPFlowTable {
         }
         var closed: [Closed] = []
         for key in due {
-            let connection = connections[key]
-            flush(key, now: now, sink: &sink)
-            if connections[key] == nil { closed.append(Closed(key: key, timeout: connection?.timeout)) }
+            // Due keys came from `connections`, and flushing one removes no other.
+            guard let connection = connections[key] else { continue }
+            flush(key, connection: connection, now: now, sink: &sink)
+            if connections[key] == nil { closed.append(Closed(key: key, timeout: connection.timeout)) }
         }
         // TIME-WAIT: only the entries that are due, earliest first.
         var budget = timeWaitQueue.count - timeWaitHead

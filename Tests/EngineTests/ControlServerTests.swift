@@ -112,6 +112,14 @@ final class ControlFixture {
     }
 
     /// Lets the server answer whatever has arrived (a few rounds: accept, read, write).
+    /// A client that sends `request` and closes its socket before any answer.
+    func sendAndHangUp(_ request: String) throws {
+        let gone = try UnixSocket.connect(to: path, timeoutMilliseconds: 2000)
+        pump()
+        try gone.writeAll(Array(request.utf8))
+        pump()
+    }
+
     func pump() {
         for _ in 0 ..< 4 { server.serve(target) }
     }
@@ -348,12 +356,7 @@ struct Reply: CustomStringConvertible {
         f.pump()
         try later.writeAll(Array("POST /reload HTTP/1.1\r\nHost: s\r\nContent-Length: 0\r\n\r\n".utf8))
         later.shutdownWrite()
-        do {
-            let gone = try UnixSocket.connect(to: f.path, timeoutMilliseconds: 2000)
-            f.pump()
-            try gone.writeAll(Array("POST /reload HTTP/1.1\r\nHost: s\r\nContent-Length: 0\r\n\r\n".utf8))
-            f.pump()
-        }
+        try f.sendAndHangUp("POST /reload HTTP/1.1\r\nHost: s\r\nContent-Length: 0\r\n\r\n")
         f.pump()
         #expect(f.server.connections.count == 2, "the client that hung up is dropped, the half-closed one kept")
         f.server.finishReloads(generation: 1, .success("reloaded p.conf"), target: f.target)
@@ -425,12 +428,7 @@ struct Reply: CustomStringConvertible {
         #expect(now.map { $0.json["requests"]?.arrayValue?.count } == [1, 0], "\(now)")
 
         // A waiting client that hangs up is dropped.
-        do {
-            let gone = try UnixSocket.connect(to: f.path, timeoutMilliseconds: 2000)
-            f.pump()
-            try gone.writeAll(Array("GET /requests?after=2&wait=60000 HTTP/1.1\r\nHost: s\r\n\r\n".utf8))
-            f.pump()
-        }
+        try f.sendAndHangUp("GET /requests?after=2&wait=60000 HTTP/1.1\r\nHost: s\r\n\r\n")
         f.pump()
         #expect(f.server.connections.count == 2, "the client that hung up is dropped, the two kept alive stay")
         #expect(!f.server.ticking)
