@@ -23,7 +23,7 @@ extension FlowDirector {
         // One spelling per URL for the patterns (and the records): see RequestURL.normalized.
         // Parsed once: step 3 takes these parts unless a rewrite changed the URL.
         var parsed = RequestURL(url)
-        if let parts = parsed { (url, parsed) = parts.normalizedAndParts }
+        if let parts = parsed { (url, parsed) = parts.normalizedAndParts(of: url) }
         var exchange = HTTPExchange(method: head.method.rawValue, url: url, rule: "", policy: "", rewrittenFrom: nil, mocked: false, started: now)
         exchange.requestHead = original
         // HAR shows a chunked body's data (Tunnel.keepForHAR).
@@ -84,10 +84,11 @@ extension FlowDirector {
         }
         var route = FlowRoute.direct
         if let profile {
-            switch decide(requestFacts, final: true) {
-            case let .route(decided, reason):
+            switch verdict(requestFacts, final: true) {
+            case let .route(decided, rule, policy):
                 route = decided
-                if let policy = FlowDecision.split(reason).policy { exchange.policy = policy }
+                if let policy { exchange.policy = policy }
+                let reason = FlowDecision.reason(rule: rule, policy: policy)
                 if exchange.rule.isEmpty { exchange.rule = reason } else { exchange.rule += "; " + reason }
             case .sniff:
                 break

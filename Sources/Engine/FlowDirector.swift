@@ -21,6 +21,8 @@ final class FlowDirector {
     var books: [StatisticsBook]
     /// Each [Proxy Group]'s state: its current member and its members' health.
     var groups: [String: ProxyGroup] = [:]
+    /// `label(of:in:)`'s, by rule index (-1: FINAL); a reload makes a new director.
+    private var ruleLabels: [Int: String] = [:]
     /// The profile has something to do with HTTP requests themselves: TCP
     /// flows are sniffed, and HTTP ones relayed request by request.
     let usesHTTPMode: Bool
@@ -91,13 +93,28 @@ final class FlowDirector {
     /// `forHTTP` false (the proxy's CONNECT and SOCKS5 tunnels, whose bytes
     /// are never rewritten): sniff only when a rule needs the first bytes.
     func decide(_ facts: FlowFacts, final: Bool, forHTTP: Bool = true) -> FlowDecision {
+        switch verdict(facts, final: final, forHTTP: forHTTP) {
+        case .sniff: .sniff
+        case let .route(route, rule, policy): .route(route, reason: FlowDecision.reason(rule: rule, policy: policy))
+        }
+    }
+
+    /// `decide`'s answer with its reason in the halves HTTP mode records
+    /// apart (the rule, the policy chain): splitting a joined reason again
+    /// cost each request more than deciding did.
+    enum Verdict {
+        case route(FlowRoute, rule: String, policy: String?)
+        case sniff
+    }
+
+    func verdict(_ facts: FlowFacts, final: Bool, forHTTP: Bool = true) -> Verdict {
         let isTCP = facts.key.transport == .tcp
         // Server-speaks-first protocols send nothing until the server greets:
         // waiting for their first bytes would only cost the sniff timeout.
         let final = final || isTCP && Self.serverSpeaksFirst.contains(facts.key.destinationPort)
         guard let profile, let rules else {
             if recordsHTTP, forHTTP, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
-            return .route(.direct, reason: "default profile → DIRECT")
+            return .route(.direct, rule: "default profile", policy: "DIRECT")
         }
         // Rewrites, mocks and statistics need the request: every TCP flow shows its first bytes.
         if usesHTTPMode || recordsHTTP, forHTTP, isTCP, facts.applicationProtocol == nil, !final { return .sniff }
@@ -116,7 +133,7 @@ final class FlowDirector {
         case .needsApplicationData:
             if !final, sniffable { return .sniff }
             guard case let .matched(forced) = rules.evaluate(ruleFacts(facts), final: true) else {
-                return .route(.direct, reason: "no rule decided")
+                return .route(.direct, rule: "no rule decided", policy: nil)
             }
             decision = forced
         case let .matched(matched):
@@ -127,7 +144,16 @@ final class FlowDirector {
             // A rejection with an HTTP answer: only an HTTP request can receive it.
             return .sniff
         }
-        return .route(route.route, reason: "\(profile.file):\(decision.line): \(decision.text) → \(route.chain)")
+        return .route(route.route, rule: label(of: decision, in: profile), policy: route.chain)
+    }
+
+    /// "FILE:LINE: RULE", made once per rule: every HTTP request asks for one.
+    private func label(of decision: RuleDecision, in profile: Profile) -> String {
+        let key = decision.ruleIndex ?? -1
+        if let label = ruleLabels[key] { return label }
+        let label = "\(profile.file):\(decision.line): \(decision.text)"
+        ruleLabels[key] = label
+        return label
     }
 
     /// Whether the rule that decides `facts` has the `capture` option.
@@ -169,23 +195,24 @@ final class FlowDirector {
 
     /// A policy name, resolved through groups to what the tunnel does.
     func route(forPolicy name: String, profile: Profile, isHTTP: Bool) -> (route: FlowRoute, chain: String) {
-        var chain = [name]
+        // A policy that is no group is its own chain: no string is made.
+        var chain = name
         var current = name
         // Groups nest; the parser rejects cycles, and the bound keeps a bad one harmless.
         for _ in 0 ..< 16 {
             guard let target = profile.policy(named: current) else { break }
             switch target {
             case let .builtin(builtin):
-                return (Self.route(for: builtin, isHTTP: isHTTP), chain.joined(separator: " → "))
+                return (Self.route(for: builtin, isHTTP: isHTTP), chain)
             case let .proxy(proxy):
-                return (Self.route(for: proxy, isHTTP: isHTTP), chain.joined(separator: " → "))
+                return (Self.route(for: proxy, isHTTP: isHTTP), chain)
             case let .group(group):
                 guard let member = groups[group.name]?.current ?? group.members.first else { break }
-                chain.append(member)
+                chain += FlowDecision.arrowText + member
                 current = member
             }
         }
-        return (.refuse(.reset), chain.joined(separator: " → ") + " (unresolved)")
+        return (.refuse(.reset), chain + " (unresolved)")
     }
 
     static func route(for builtin: BuiltinPolicy, isHTTP: Bool) -> FlowRoute {

@@ -125,7 +125,19 @@ struct PendingConnect {
 extension FlowDecision {
     /// A decision's reason reads "FILE:LINE: RULE → POLICY[ → MEMBER…]": the
     /// rule as written, then the policy chain through groups.
-    static let arrow = Array(" → ".utf8)
+    static let arrowText = " → "
+    static let arrow = Array(arrowText.utf8)
+
+    /// "RULE → POLICY", or the rule alone when no policy decided.
+    static func reason(rule: String, policy: String?) -> String {
+        guard let policy else { return rule }
+        var reason = ""
+        reason.reserveCapacity(rule.utf8.count + arrow.count + policy.utf8.count)
+        reason += rule
+        reason += arrowText
+        reason += policy
+        return reason
+    }
 
     static func split(_ reason: String) -> (rule: String, policy: String?) {
         // A byte search: every HTTP request's decision is split, and the

@@ -46,7 +46,9 @@ final class HTTPSession {
     /// After a 101 to WebSocket, with a HAR: its messages, for its entry (`WebSocketRecording`).
     var webSocket: WebSocketRecording?
     /// The upstream this session talks to now, and the route that reaches it.
-    var upstream: UpstreamTarget?
+    var upstream: UpstreamTarget? { didSet { upstreamLabel = upstream?.description } }
+    /// `upstream` as each request's record names it: made once per upstream, not per request.
+    private(set) var upstreamLabel: String?
     var upstreamRoute: FlowRoute?
     /// The last request was answered with `Connection: close`: the app's side ends after it.
     var closeAfterAnswer = false
@@ -136,7 +138,10 @@ struct OutgoingBytes {
         let n = bytes.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[offset ..< end])) }
         offset += n
         if isEmpty {
-            bytes.removeAll(keepingCapacity: true)
+            // Not removeAll(keepingCapacity:): the next append takes its
+            // bytes' own array, and a buffer still shared (with the plan that
+            // made it) would be copied into a new one for nothing.
+            bytes = []
             offset = 0
         }
     }

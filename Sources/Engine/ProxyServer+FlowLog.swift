@@ -64,7 +64,7 @@ extension ProxyServer {
         // Numbered from 0 on each connection, as the tunnel's are.
         defer { connection.requestIndex += 1 }
         let line = exchange.requestRecord(connectionID: connection.id, index: connection.requestIndex, startedAt: wallTime(exchange.started),
-                                          now: now, upstream: exchange.localAnswer == nil ? connection.upstreamTarget?.description : nil)
+                                          now: now, upstream: exchange.localAnswer == nil ? connection.upstreamLabel : nil)
         finished(.http(line))
     }
 

@@ -136,7 +136,9 @@ final class InboundConnection {
     /// waiting for its next request is idle, not stalled in a handshake.
     var requestsServed = 0
     /// Where the upstream socket leads, so a next request for the same place reuses it.
-    var upstreamTarget: UpstreamTarget?
+    var upstreamTarget: UpstreamTarget? { didSet { upstreamLabel = upstreamTarget?.description } }
+    /// `upstreamTarget` as each request's record names it: made once per upstream, not per request.
+    private(set) var upstreamLabel: String?
     /// The address it connected to (HAR's serverIPAddress).
     var upstreamAddress: SysIPAddress?
     /// With `--flow-log`: the connection's line, written when it ends, and how it ended.

@@ -67,7 +67,7 @@ extension Tunnel {
         // Numbered from 0 on each connection, as HTTPRequestRecord (and replay) count.
         defer { session.requestCount += 1 }
         let line = exchange.requestRecord(connectionID: connection, index: session.requestCount, startedAt: wallTime(exchange.started),
-                                          now: now, upstream: session.upstream?.description)
+                                          now: now, upstream: session.upstreamLabel)
         finished(.http(line))
     }
 

@@ -130,6 +130,8 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, Expressi
     /// Removes every `name` field; returns how many went.
     @discardableResult
     public mutating func remove(name: String) -> Int {
+        // Looked for first: removeAll copies a list it shares even when nothing goes.
+        guard fields.contains(where: { HTTPSyntax.equalsIgnoringCase($0.name, name) }) else { return 0 }
         let before = fields.count
         fields.removeAll { HTTPSyntax.equalsIgnoringCase($0.name, name) }
         return before - fields.count

@@ -73,6 +73,9 @@ enum HeadParser {
         -> HTTPHeaders
     {
         var fields: [HTTPHeader] = []
+        // One allocation per head: growing one field at a time reallocated
+        // (and copied every field so far) four times for a server's usual eight.
+        fields.reserveCapacity(min(lines.remainingLineCount, limits.maxHeaderCount))
         while let line = try lines.next() {
             if line.count == 0 { break }
             // obs-fold: a continuation line. Rejected (RFC 9112 §5.2 allows
@@ -156,5 +159,12 @@ struct LineIterator {
         for byte in line where byte == 0x0D { throw .invalidLineEnding }
         position = min(i + 1, bytes.count)
         return line
+    }
+
+    /// Lines not yet read (their LFs): the head's fields and its blank line.
+    var remainingLineCount: Int {
+        var count = 0
+        for i in position ..< bytes.count where bytes[i] == 0x0A { count += 1 }
+        return count
     }
 }

@@ -46,7 +46,10 @@ public struct HeaderRewriter: Sendable {
     /// leave the headers as they are.
     public func matching(_ direction: HeaderRewriteDirection, url: String) -> [Int] {
         guard direction == .request ? hasRequestLines : hasResponseLines else { return [] }
-        return index.candidates(for: url).filter { directions[$0] == direction && regexes[$0].matches(url) }
+        // Filtered in place: the candidates' array is this call's own.
+        var matched = index.candidates(for: url)
+        matched.removeAll { directions[$0] != direction || !regexes[$0].matches(url) }
+        return matched
     }
 
     /// Applies the entries `matching` found, in order.

@@ -122,7 +122,11 @@ struct LiteralAutomaton: Sendable {
     /// The owners whose string occurs in `bytes`, compared as bytes, ascending.
     func owners(occurringIn bytes: UnsafeBufferPointer<UInt8>) -> [Int] {
         var found: [Int] = []
-        scan(bytes) { found.append($0) }
+        scan(bytes) { owner in
+            // Room for a few at the first: growing from one by one reallocated at each.
+            if found.isEmpty { found.reserveCapacity(8) }
+            found.append(owner)
+        }
         guard found.count > 1 else { return found }
         // Deduplicated in place: every request's URL comes here for each rewriter.
         found.sort()

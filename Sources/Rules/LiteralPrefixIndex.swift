@@ -92,9 +92,9 @@ struct LiteralPrefixIndex: Sendable {
         guard !literals.isEmpty else { return found }
         // The lines with a run: those whose run the text holds (all of them
         // when it is not ASCII), less those whose prefix it cannot start with.
-        let holding = (literals.candidates(in: text) ?? literalLines).filter {
-            prefixes[$0].isEmpty || !CompiledRegex.cannotStart(text, with: prefixes[$0])
-        }
+        // Filtered in place: the automaton's answer is this call's own array.
+        var holding = literals.candidates(in: text) ?? literalLines
+        holding.removeAll { !prefixes[$0].isEmpty && CompiledRegex.cannotStart(text, with: prefixes[$0]) }
         if holding.isEmpty { return found }
         if found.isEmpty { return holding }
         return (found + holding).sorted()

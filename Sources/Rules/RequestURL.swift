@@ -165,6 +165,21 @@ public struct RequestURL: Sendable, Equatable {
         out += String(port)
     }
 
+    /// Whether `url` reads byte for byte as `normalized`, found without making that string.
+    public func spellsNormalized(_ url: String) -> Bool {
+        var bytes = url.utf8.makeIterator()
+        func next(_ expected: String.UTF8View) -> Bool {
+            for byte in expected { guard bytes.next() == byte else { return false } }
+            return true
+        }
+        let bracketed = host.utf8.contains(UInt8(ascii: ":"))
+        guard next(scheme.utf8), next("://".utf8), !bracketed || next("[".utf8), next(host.utf8), !bracketed || next("]".utf8) else { return false }
+        if let port, port != defaultPort {
+            guard next(":".utf8), next(String(port).utf8) else { return false }
+        }
+        return next(target.utf8) && bytes.next() == nil
+    }
+
     /// The scheme's port: 443 for https, else 80.
     var defaultPort: UInt16 { scheme == "https" ? 443 : 80 }
 
@@ -173,8 +188,13 @@ public struct RequestURL: Sendable, Equatable {
     /// and `:` (not ending in a dot) those are these parts without a default
     /// port, and only another host (a stray bracket, a dot left over) is
     /// parsed again.
-    public var normalizedAndParts: (url: String, parts: RequestURL?) {
-        let url = normalized
+    public var normalizedAndParts: (url: String, parts: RequestURL?) { normalizedAndParts(of: nil) }
+
+    /// `normalizedAndParts` for the URL these parts came from: that very
+    /// string when it is already spelled so (as nearly every request's is),
+    /// instead of a new one.
+    public func normalizedAndParts(of original: String?) -> (url: String, parts: RequestURL?) {
+        let url = original.flatMap { spellsNormalized($0) ? $0 : nil } ?? normalized
         guard hasPlainHost else { return (url, RequestURL(url)) }
         var parts = self
         if port == defaultPort { parts.port = nil }

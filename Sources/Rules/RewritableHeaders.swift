@@ -17,7 +17,11 @@ extension [HeaderField]: RewritableHeaders {
         for i in indices where HTTPHeader.namesEqual(self[i].name, name) { self[i].value = transform(self[i].value) }
     }
 
-    public mutating func removeFields(named name: String) { removeAll { HTTPHeader.namesEqual($0.name, name) } }
+    public mutating func removeFields(named name: String) {
+        // Looked for first: removeAll copies a list it shares even when nothing goes.
+        guard contains(where: { HTTPHeader.namesEqual($0.name, name) }) else { return }
+        removeAll { HTTPHeader.namesEqual($0.name, name) }
+    }
 }
 
 extension HTTPHeaders: RewritableHeaders {

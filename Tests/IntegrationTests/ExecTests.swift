@@ -1864,29 +1864,19 @@ final class ExecTests {
     /// kept-alive request.)
     @Test func theLoopAllocatesNothingPerPacket() throws {
         try pair.makeFile("1k.bin", bytes: 1024)
-        let counter = work.appendingPathComponent("count-mallocs.so").path
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../tools/alloc-check/count-mallocs.c").standardized.path
-        let compiler = ["clang", "cc"].first { (try? net.run(["sh", "-c", "command -v \($0)"]))?.status == 0 } ?? "clang"
-        try net.run([compiler, "-O2", "-shared", "-fPIC", "-o", counter, source])
+        let counter = try MallocCounter(net: net, work: work)
         func allocations(requests: Int, downloads: Int, pings: Int) throws -> Int? {
-            let log = work.appendingPathComponent("mallocs-\(requests)").path
+            let label = "\(requests)"
             let script = """
                 curl -sS 'http://10.88.0.2:8080/1k.bin?[1-\(requests)]' > /dev/null
                 curl -sS 'http://10.88.0.2:8080/1m.bin?[1-\(downloads)]' | wc -c
                 ping -q -c \(pings) -i 0.005 10.88.0.2 > /dev/null
                 """
-            let r = try runSluice(["exec", "--", "bash", "-c", script], in: host,
-                                  environment: ["LD_PRELOAD=\(counter)", "SLUICE_MALLOC_LOG=\(log)"], timeout: 60)
+            let r = try runSluice(["exec", "--", "bash", "-c", script], in: host, environment: counter.environment(label), timeout: 60)
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(downloads * 1_048_576)", "\(r.stdout)")
             #expect(r.stderr.contains("2 TCP flows relayed"), "one connection for the requests, one for the downloads: \(r.stderr)")
-            // One line per process that exited (Sluice, its launcher, the commands): Sluice's is the one with its pid.
-            let lines = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            return lines.split(separator: "\n").compactMap { line -> Int? in
-                let fields = line.split(separator: " ")
-                return fields.count == 2 && Int32(fields[0]) == r.pid ? Int(fields[1]) : nil
-            }.first
+            return counter.count(label, pid: r.pid)
         }
         let few = try allocations(requests: 100, downloads: 2, pings: 20)
         let many = try allocations(requests: 900, downloads: 16, pings: 200)

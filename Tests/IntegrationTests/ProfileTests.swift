@@ -1144,4 +1144,51 @@ final class ProfileTests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == "HTTP/1.1 101 Switching Protocols\nTrue\nTrue\ngot 1048576 bytes\n", "\(r.stdout) \(r.stderr)")
     }
+
+    /// HTTP mode's work a request allocates a handful of times, not a score:
+    /// two runs through a profile with a rule list, a URL rewrite that does
+    /// not match, two header rewrites that do and [Statistics], the second
+    /// with 800 more kept-alive requests, counted by
+    /// tools/alloc-check/count-mallocs.c. (Until 2026-12-07 a curl request
+    /// cost 28: each head's fields grew one at a time, the decision's reason
+    /// was joined and split again, and the normalized URL, the flow log's
+    /// upstream and an emptied queue were made anew each time; 11 since.)
+    @Test func anHTTPModeRequestAllocatesAHandful() throws {
+        try pair.makeFile("1k.bin", bytes: 1024)
+        let path = try profile("""
+            [Rule]
+            DOMAIN-SUFFIX,ads.test,REJECT
+            USER-AGENT,"LegacyApp/*",REJECT-DROP
+            FINAL,DIRECT
+
+            [URL Rewrite]
+            ^http://svc1\\.test/(.*) http://svc1.staging.test/$1 header
+
+            [Header Rewrite]
+            http-request ^http://10\\.88\\.0\\.2:8080/ header-add X-Env staging
+            http-request ^http://[0-9.]+:8080/ header-del X-Debug-Token
+
+            [Statistics]
+            all-http = ".*", key=host
+            """)
+        let counter = try MallocCounter(net: net, work: work)
+        func allocations(requests: Int) throws -> Int? {
+            let label = "http-\(requests)"
+            let r = try runSluice(["exec", "--profile", path, "--", "curl", "-sS", "-o", "/dev/null", "-w", "%{num_connects}\\n",
+                                   "http://10.88.0.2:8080/1k.bin?[1-\(requests)]"],
+                                  in: pair.host, environment: counter.environment(label), timeout: 60)
+            #expect(r.status == 0, "\(r.stderr)")
+            // curl reuses its connection: one connect, then none.
+            #expect(r.stdout.split(separator: "\n") == ["1"] + Array(repeating: "0", count: requests - 1), "\(r.stdout.prefix(200))")
+            #expect(r.stderr.contains("all-http"), "the statistics counted: \(r.stderr)")
+            return counter.count(label, pid: r.pid)
+        }
+        let few = try allocations(requests: 100)
+        let many = try allocations(requests: 900)
+        #expect(few != nil && many != nil, "no count from Sluice's process")
+        guard let few, let many else { return }
+        #expect(few > 50, "the counter counted (\(few) allocations for a whole run)")
+        let perRequest = Double(many - few) / 800
+        #expect(perRequest <= 13, "\(perRequest) allocations a request (\(few) for 100 requests, \(many) for 900)")
+    }
 }

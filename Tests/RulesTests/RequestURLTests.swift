@@ -66,6 +66,13 @@ import Testing
             checked += 1
             let both = parts.normalizedAndParts
             if both.url != parts.normalized || both.parts != RequestURL(parts.normalized), differing.count < 10 { differing.append(url) }
+            // The URL itself, kept when it is spelled so, gives the same.
+            let kept = parts.normalizedAndParts(of: url)
+            if parts.spellsNormalized(url) != (url == parts.normalized) || kept.url != both.url || kept.parts != both.parts,
+               differing.count < 10
+            {
+                differing.append(url)
+            }
         }
         #expect(differing.isEmpty, "\(differing)")
         #expect(checked > 1000, "\(checked) URLs parsed")
@@ -74,6 +81,27 @@ import Testing
             let parts = RequestURL(url)
             #expect(parts?.normalizedAndParts.parts == parts.map { RequestURL(scheme: $0.scheme, host: $0.host, port: port, target: $0.target) }, "\(url)")
         }
+    }
+
+    /// HTTP mode keeps a URL already spelled as `normalized` instead of making it again.
+    @Test(arguments: cases + ["http://a.test/x", "https://[fd00::2]:8443/", "http://h:8080/p?q", "https://h/", "http://h/p#frag"])
+    func spellsNormalizedOnlyWhenItIs(_ url: String) {
+        guard let parts = RequestURL(url) else { return }
+        #expect(parts.spellsNormalized(url) == (url == parts.normalized), "\(url) against \(parts.normalized)")
+        #expect(parts.spellsNormalized(parts.normalized), "\(parts.normalized)")
+        #expect(parts.normalizedAndParts(of: url).url == parts.normalized, "\(url)")
+    }
+
+    @Test func theUsualSpellingIsKept() throws {
+        let url = "http://10.88.0.2:8080/1k"
+        let parts = try #require(RequestURL(url))
+        #expect(parts.spellsNormalized(url))
+        #expect(!parts.spellsNormalized("http://10.88.0.2:8080/1k/"))
+        #expect(!parts.spellsNormalized("http://10.88.0.2:8080/1"))
+        let defaultPort = try #require(RequestURL("http://a.test:80/"))
+        #expect(!defaultPort.spellsNormalized("http://a.test:80/"))
+        let upperScheme = try #require(RequestURL("HTTP://a.test/"))
+        #expect(!upperScheme.spellsNormalized("HTTP://a.test/"))
     }
 
     @Test(arguments: cases) func bothPathsAgree(_ url: String) {

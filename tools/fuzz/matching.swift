@@ -53,6 +53,10 @@ public func fuzzMatching(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // where it can: they must be what parsing the normalized URL gives.
         let both = url.normalizedAndParts
         precondition(both.url == url.normalized && both.parts == RequestURL(url.normalized), "normalizedAndParts disagrees on \(part(1))")
+        // Kept as it came when it is spelled so: the same string and parts.
+        precondition(url.spellsNormalized(part(1)) == (part(1) == url.normalized), "spellsNormalized is wrong on \(part(1))")
+        let kept = url.normalizedAndParts(of: part(1))
+        precondition(kept.url == both.url && kept.parts == both.parts, "normalizedAndParts(of:) disagrees on \(part(1))")
     }
     // ASCII URLs are read by bytes; the Character parser must agree.
     if part(1).utf8.allSatisfy({ $0 < 0x80 }) {
