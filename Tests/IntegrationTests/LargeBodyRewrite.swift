@@ -64,15 +64,8 @@ enum LargeBodyRewrite {
     /// (bounded) for its client to go.
     static func origin(port: Int, file: String, marker: String) -> [String] {
         ["/usr/bin/python3", "-c", """
-        import socket, sys
+        \(ServerPair.acceptOneRequest(port: port))
         body = open(sys.argv[1], "rb").read()
-        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("10.88.0.2", \(port))); s.listen(1); s.settimeout(30)
-        c, _ = s.accept(); c.settimeout(30); data = b""
-        while b"\\r\\n\\r\\n" not in data:
-            chunk = c.recv(4096)
-            if not chunk: break
-            data += chunk
         c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
         open(sys.argv[2], "w").write("sent\\n")
         try:

@@ -49,14 +49,7 @@ final class ProfileTests {
     func rawListener(port: Int) throws -> String {
         let received = work.appendingPathComponent("received-\(port).bin").path
         let script = """
-        import socket, sys
-        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("10.88.0.2", \(port))); s.listen(1); s.settimeout(30)
-        c, _ = s.accept(); c.settimeout(30); data = b""
-        while b"\\r\\n\\r\\n" not in data:
-            chunk = c.recv(65536)
-            if not chunk: break
-            data += chunk
+        \(ServerPair.acceptOneRequest(port: port))
         head, _, body = data.partition(b"\\r\\n\\r\\n")
         length = 0
         for line in head.split(b"\\r\\n")[1:]:

@@ -131,21 +131,31 @@ final class ServerPair {
         return waitForListener("10.88.0.2:\(port)")
     }
 
+    /// The start of a one-shot origin's Python script: it listens on
+    /// 10.88.0.2:`port` (bounded waits), takes one connection as `c`, and
+    /// reads into `data` until the request's head has come (with whatever
+    /// came after it). Python names `socket`, `sys`, `s`, `c`, `data`.
+    static func acceptOneRequest(port: Int) -> String {
+        """
+        import socket, sys
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("10.88.0.2", \(port))); s.listen(4); s.settimeout(30)
+        c, _ = s.accept(); c.settimeout(30); data = b""
+        while b"\\r\\n\\r\\n" not in data:
+            chunk = c.recv(65536)
+            if not chunk: break
+            data += chunk
+        """
+    }
+
     /// A one-connection origin at 10.88.0.2:`port` that answers the
     /// request's head with 200, `headers` (Python bytes syntax) and the file
     /// at `path` as its body, with its Content-Length. Returns once it listens.
     @discardableResult
     func serveFileOnce(port: Int, path: String, headers: String) throws -> Bool {
         try net.start(["/usr/bin/python3", "-c", """
-        import socket
         body = open("\(path)", "rb").read()
-        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("10.88.0.2", \(port))); s.listen(4); s.settimeout(30)
-        c, _ = s.accept(); c.settimeout(30); data = b""
-        while b"\\r\\n\\r\\n" not in data:
-            chunk = c.recv(4096)
-            if not chunk: break
-            data += chunk
+        \(Self.acceptOneRequest(port: port))
         c.sendall(b"HTTP/1.1 200 OK\\r\\n\(headers)\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
         c.close()
         """], in: server)
