@@ -18,7 +18,9 @@
 /// anyway), and a flow whose held reads are not followed in time stops
 /// being held, backing off exponentially, so that a request-response
 /// protocol of small messages pays the window at most once per `maximumSkip`
-/// replies.
+/// replies. A flow's joins excuse as many later expiries (`credit`): a run of
+/// late bodies while the server lost its CPU is noise, and backing off for it
+/// sent hundreds of heads alone afterwards.
 ///
 /// Pure: the loop reads, holds and flushes; this decides.
 struct ShortReadHold {
@@ -28,11 +30,15 @@ struct ShortReadHold {
     static let shortRead = 1024
     /// The most short reads let through unheld after held ones went unjoined.
     static let maximumSkip = 128
+    /// The most expiries a flow's earlier joins excuse.
+    static let maximumCredit = 32
 
     /// Short reads still to let through before holding one again.
     private(set) var skip = 0
     /// What `skip` is set to when a held read is next not joined.
     private(set) var backoff = 0
+    /// Joins not yet spent excusing expiries (at most `maximumCredit`).
+    private(set) var credit = 0
 
     /// Whether to hold a read of `count` bytes that emptied the socket
     /// (`socketEmptied`: fewer bytes came than there was room for, so what
@@ -51,10 +57,16 @@ struct ShortReadHold {
     /// More bytes came while a read was held: they go to the app together.
     mutating func joined() {
         backoff = 0
+        credit = min(Self.maximumCredit, credit + 1)
     }
 
-    /// The window passed with nothing more: hold fewer reads for a while.
+    /// The window passed with nothing more: hold fewer reads for a while,
+    /// unless earlier joins excuse it.
     mutating func expired() {
+        if credit > 0 {
+            credit -= 1
+            return
+        }
         backoff = min(Self.maximumSkip, max(1, backoff * 2))
         skip = backoff
     }

@@ -63,7 +63,8 @@ struct ShortReadHoldTests {
         #expect(ask(&hold, count: 64, socketEmptied: true, mayPoll: true))
     }
 
-    /// One joined hold forgets the backoff: the next unjoined one skips one read.
+    /// One joined hold forgets the backoff and excuses one expiry: the next
+    /// unjoined hold skips nothing, the one after it one read.
     @Test func aJoinedHoldResetsTheBackoff() {
         var hold = ShortReadHold()
         /// Short reads until one is held (at most the longest skip and one more).
@@ -79,6 +80,37 @@ struct ShortReadHoldTests {
         hold.joined()
         #expect(ask(&hold, count: 64, socketEmptied: true, mayPoll: true))
         hold.expired()
+        #expect(hold.skip == 0, "the join before it excuses this one")
+        #expect(ask(&hold, count: 64, socketEmptied: true, mayPoll: true))
+        hold.expired()
         #expect(hold.skip == 1)
+    }
+
+    /// A server whose heads were joined, then late for a while (it lost its
+    /// CPU: on a loaded machine, a run of late bodies is noise, not a new
+    /// protocol): its joins excuse up to `maximumCredit` expiries in a row,
+    /// every head still held, before the backoff starts; then it backs off
+    /// as a flow that never joined. Each excused expiry is paid for by an
+    /// earlier join, so a flow pays the window unjoined at most once per
+    /// read it joined, and once in `maximumSkip` beyond that.
+    @Test func earlierJoinsExcuseARunOfExpiries() {
+        var hold = ShortReadHold()
+        for _ in 0 ..< 1000 {
+            #expect(ask(&hold, count: 240, socketEmptied: true, mayPoll: true))
+            hold.joined()
+        }
+        #expect(hold.credit == ShortReadHold.maximumCredit)
+        var heldAt: [Int] = []
+        for read in 0 ..< 2000 {
+            if hold.shouldHold(count: 240, socketEmptied: true, mayPoll: true) {
+                heldAt.append(read)
+                hold.expired()
+            }
+        }
+        let excused = ShortReadHold.maximumCredit
+        #expect(heldAt.prefix(excused + 1) == ArraySlice(0 ... excused), "held through the excused run")
+        let gaps = zip(heldAt.dropFirst(excused), heldAt.dropFirst(excused).dropFirst()).map { $1 - $0 - 1 }
+        #expect(Array(gaps.prefix(9)) == [1, 2, 4, 8, 16, 32, 64, 128, 128])
+        #expect(hold.credit == 0)
     }
 }
