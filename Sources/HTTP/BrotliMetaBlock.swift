@@ -180,8 +180,3 @@ extension BrotliDecoder.Stream {
         return position + count
     }
 }
-
-extension BrotliDecoder.BitReader {
-    /// How many bits have been taken so far.
-    var bitsRead: Int { position * 8 - count }
-}

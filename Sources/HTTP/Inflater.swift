@@ -117,7 +117,7 @@ public struct Inflater: Sendable {
     private mutating func decodeBlocks(_ reader: inout BitReader, _ sink: inout Sink, _ output: inout [UInt8],
                                        endingAtFinal: Bool) throws(Failure) -> Bool {
         // Each turn reads a block header (3 bits or more), so the loop ends with the input.
-        while !reader.atEnd {
+        while !reader.isExhausted {
             let final = try reader.take(1) == 1
             guard let type = BlockType(rawValue: try reader.take(2)) else {
                 throw Failure(reason: "reserved block type 3")
@@ -419,94 +419,34 @@ public struct Inflater: Sendable {
     // MARK: - Bits (RFC 1951 §3.1.1)
 
     /// The input as bits: bytes in order, each byte's bits from the lowest.
-    /// Up to 64 bits are held ahead in `bits`, whole bytes, lowest first.
-    struct BitReader {
-        let input: UnsafeRawBufferPointer
-        /// The next byte not yet in `bits`.
-        private var position = 0
-        private var bits: UInt64 = 0
-        private var count = 0
+    typealias BitReader = LSBBitReader<Failure>
+}
 
-        init(input: UnsafeRawBufferPointer) {
-            self.input = input
+extension Inflater.Failure: TruncationFailure {
+    static var truncated: Self { Self(reason: "truncated input") }
+}
+
+extension Inflater.BitReader {
+    /// The next Huffman-coded symbol: one table look-up on the next bits.
+    mutating func decode(_ code: Inflater.HuffmanCode, name: String) throws(Inflater.Failure) -> Int {
+        // Near the end fewer bits may be left than the longest code: the index
+        // is then padded with zeros, which the entry of a code that short ignores.
+        let index = Int(truncatingIfNeeded: peek() & ((1 << UInt64(code.indexBits)) - 1))
+        let entry = Int(code.entries[index])
+        let length = entry & 15
+        guard length != 0, length <= count else {
+            throw count < code.indexBits ? .truncated : Inflater.Failure(reason: "an invalid \(name) code")
         }
+        try drop(length)
+        return entry >> 4
+    }
 
-        /// Nothing left but the padding bits of the last byte (RFC 1951 §3.1.1:
-        /// a stream that ends inside a byte fills the rest of it).
-        var atEnd: Bool { position == input.count && count < 8 }
-
-        private mutating func refill() {
-            while count <= 56 && position < input.count {
-                bits |= UInt64(input[position]) << UInt64(count)
-                position += 1
-                count += 8
-            }
-        }
-
-        /// The next `n` (0...16) bits as a number, the first bit lowest (§3.1.1:
-        /// numbers other than Huffman codes are packed from their lowest bit).
-        mutating func take(_ n: Int) throws(Failure) -> Int {
-            if count < n {
-                refill()
-                guard count >= n else { throw Failure(reason: "truncated input") }
-            }
-            let value = Int(truncatingIfNeeded: bits & ((1 << UInt64(n)) - 1))
-            bits >>= UInt64(n)
-            count -= n
-            return value
-        }
-
-        /// The next Huffman-coded symbol: one table look-up on the next bits.
-        mutating func decode(_ code: HuffmanCode, name: String) throws(Failure) -> Int {
-            if count < code.indexBits { refill() }
-            // Near the end fewer bits may be left than the longest code: the index
-            // is then padded with zeros, which the entry of a code that short ignores.
-            let index = Int(truncatingIfNeeded: bits & ((1 << UInt64(code.indexBits)) - 1))
-            let entry = Int(code.entries[index])
-            let length = entry & 15
-            guard length != 0, length <= count else {
-                throw Failure(reason: count < code.indexBits ? "truncated input" : "an invalid \(name) code")
-            }
-            bits >>= UInt64(length)
-            count -= length
-            return entry >> 4
-        }
-
-        /// The input's bytes read so far (after `alignToByte`: the whole
-        /// bytes held ahead in `bits` are not).
-        var consumedBytes: Int { position - count / 8 }
-
-        /// Drops the bits left of the byte being read (§3.2.4: a stored block's data starts on a byte).
-        mutating func alignToByte() {
-            let drop = count % 8
-            bits >>= UInt64(drop)
-            count -= drop
-        }
-
-        /// Whether the bytes left (after `alignToByte`) are exactly 00 00 FF FF, which it then takes.
-        mutating func takeSyncMarkerAtEnd() -> Bool {
-            giveBackHeldBytes()
-            guard input.count - position == 4, input[position] == 0x00, input[position + 1] == 0x00,
-                input[position + 2] == 0xFF, input[position + 3] == 0xFF
-            else { return false }
-            position = input.count
-            return true
-        }
-
-        /// Returns the whole bytes held in `bits` to the input (after `alignToByte`).
-        private mutating func giveBackHeldBytes() {
-            position -= count / 8
-            bits = 0
-            count = 0
-        }
-
-        /// The next `n` whole bytes (after `alignToByte`): those held in `bits` are
-        /// given back to the input, which is then read directly.
-        mutating func takeBytes(_ n: Int) throws(Failure) -> UnsafeRawBufferPointer {
-            giveBackHeldBytes()
-            guard n <= input.count - position else { throw Failure(reason: "truncated input") }
-            defer { position += n }
-            return UnsafeRawBufferPointer(rebasing: input[position ..< position + n])
-        }
+    /// Whether the bytes left (after `alignToByte`) are exactly 00 00 FF FF, which it then takes.
+    mutating func takeSyncMarkerAtEnd() -> Bool {
+        let rest = remainingBytes()
+        guard rest.count == 4, rest[0] == 0x00, rest[1] == 0x00, rest[2] == 0xFF, rest[3] == 0xFF,
+              (try? takeBytes(4)) != nil
+        else { return false }
+        return true
     }
 }
