@@ -83,7 +83,7 @@ public enum BrotliDecoder {
             guard reader.alignToByte() == 0 else {
                 throw Failure(reason: "brotli: padding bits after the last meta-block are not zero")
             }
-            guard reader.atEnd() else {
+            guard reader.isExhausted else {
                 throw Failure(reason: "brotli: bytes after the last meta-block")
             }
         }

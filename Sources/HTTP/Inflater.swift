@@ -444,9 +444,8 @@ extension Inflater.BitReader {
     /// Whether the bytes left (after `alignToByte`) are exactly 00 00 FF FF, which it then takes.
     mutating func takeSyncMarkerAtEnd() -> Bool {
         let rest = remainingBytes()
-        guard rest.count == 4, rest[0] == 0x00, rest[1] == 0x00, rest[2] == 0xFF, rest[3] == 0xFF,
-              (try? takeBytes(4)) != nil
-        else { return false }
+        guard rest.elementsEqual([0x00, 0x00, 0xFF, 0xFF]) else { return false }
+        _ = try? takeBytes(4)
         return true
     }
 }

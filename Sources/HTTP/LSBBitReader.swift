@@ -97,7 +97,7 @@ struct LSBBitReader<Failure: TruncationFailure> {
 
     /// Whether the input is used up but for fewer than eight bits: the
     /// padding of its last byte (RFC 1951 §3.1.1: a stream that ends inside
-    /// a byte fills the rest of it).
+    /// a byte fills the rest of it). After `alignToByte`: every byte read.
     var isExhausted: Bool { position == input.count && count < 8 }
 
     /// The next `n` whole bytes (after `alignToByte`), read from the input
@@ -114,12 +114,6 @@ struct LSBBitReader<Failure: TruncationFailure> {
     mutating func remainingBytes() -> UnsafeRawBufferPointer {
         giveBackHeldBytes()
         return UnsafeRawBufferPointer(rebasing: input[position...])
-    }
-
-    /// Whether every input byte has been read (after `alignToByte`).
-    mutating func atEnd() -> Bool {
-        giveBackHeldBytes()
-        return position == input.count
     }
 
     /// Returns the whole bytes held in `bits` to the input (after `alignToByte`).

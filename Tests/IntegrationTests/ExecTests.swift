@@ -1824,14 +1824,12 @@ final class ExecTests {
     /// the server's Python shared Sluice's for stretches, its bodies came
     /// late, and each run of unjoined holds let hundreds of heads go alone.
     /// Now a flow's earlier joins excuse such a run (`ShortReadHold.credit`),
-    /// and with two CPUs or more Sluice keeps one and both Pythons the other,
-    /// so that the count measures the hold, not where the scheduler put the
-    /// three: 2,001-2,203 in ten runs; with holds planted off, 2,683-3,672
+    /// and with two CPUs or more Sluice keeps one and both Pythons the other
+    /// (`CPUPinning`), so that the count measures the hold, not where the
+    /// scheduler put the three: 2,001-2,203 in ten runs; with holds planted off, 2,683-3,672
     /// in three (while a build kept the machine busy).
     @Test func aServersHeadAndBodyReachTheAppAsOneSegment() throws {
-        // taskset's prefixes: Sluice (the script's parent) on CPU 0, the peers on 1.
-        let pin = ProcessInfo.processInfo.activeProcessorCount >= 2
-        try net.start((pin ? ["taskset", "-c", "1"] : []) + ["python3", "-c", """
+        try net.start(CPUPinning.peerCommand + ["python3", "-c", """
         import socket, time
         s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("10.88.0.2", 9115)); s.listen(4); s.settimeout(30)
@@ -1845,7 +1843,8 @@ final class ExecTests {
         """], in: server)
         #expect(pair.waitForListener("10.88.0.2:9115"))
         let r = try exec("""
-        \(pin ? "taskset -a -p -c 0 $PPID > /dev/null; taskset -c 1 " : "")python3 -c '
+        \(CPUPinning.sluiceLine)
+        \(CPUPinning.peerShellPrefix)python3 -c '
         import socket, subprocess, re
         s = socket.create_connection(("10.88.0.2", 9115), timeout=10); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         whole = 0

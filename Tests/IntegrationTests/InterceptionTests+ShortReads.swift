@@ -10,14 +10,14 @@ import TestSupport
 extension InterceptionTests {
     /// An origin that answers each of 2,000 requests on a connection in two
     /// writes 3 µs apart, its body saying whether the request carried the
-    /// profile's `X-Env` (so HTTP mode, not a relay, carried it). With `pin`,
-    /// each connection's thread runs on CPU 1.
-    func startSplittingOrigin(port: Int, plain: Bool, pin: Bool) throws {
+    /// profile's `X-Env` (so HTTP mode, not a relay, carried it). Each
+    /// connection's thread runs on the peers' CPU (`CPUPinning`).
+    func startSplittingOrigin(port: Int, plain: Bool) throws {
         try startThreadedTLSOrigin("splitting-origin-\(port)", port: port, connections: 4, serve: """
         import time, os
         def serve(raw):
             try:
-                if \(pin ? "True" : "False"): os.sched_setaffinity(0, {1})
+                if \(CPUPinning.available ? "True" : "False"): os.sched_setaffinity(0, {1})
                 raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 c = \(plain ? "raw" : "context.wrap_socket(raw, server_side=True)"); c.settimeout(30)
                 buf = b""
@@ -44,14 +44,13 @@ extension InterceptionTests {
     /// answer must come whole, rewritten.
     ///
     /// As in `ExecTests.aServersHeadAndBodyReachTheAppAsOneSegment`, with two
-    /// CPUs or more Sluice keeps CPU 0 and the Pythons CPU 1, so that the
+    /// CPUs or more Sluice keeps CPU 0 and the Pythons CPU 1 (`CPUPinning`), so that the
     /// count measures the hold, not where the scheduler put three busy
     /// processes (the relayed test's CI failure, 2026-12-07).
     @Test func aResponsesHeadAndBodyReachTheAppTogetherInHTTPMode() throws {
         _ = try makeCADir()
-        let pin = ProcessInfo.processInfo.activeProcessorCount >= 2
-        try startSplittingOrigin(port: 9128, plain: true, pin: pin)
-        try startSplittingOrigin(port: 9458, plain: false, pin: pin)
+        try startSplittingOrigin(port: 9128, plain: true)
+        try startSplittingOrigin(port: 9458, plain: false)
         let path = try mitmProfile("hostname = web.test:9458", """
         [Header Rewrite]
         http-request ^https?://web\\.test:(9128|9458)/ header-add X-Env staging
@@ -75,12 +74,10 @@ extension InterceptionTests {
         print(whole, re.search(r"data_segs_in:(\\d+)", info).group(1))
         """
         try client.write(toFile: pair.path("split-client.py"), atomically: true, encoding: .utf8)
-        // taskset's prefixes: Sluice (the script's parent) on CPU 0, the client on 1.
-        let onCPU1 = pin ? "taskset -c 1 " : ""
         let r = try exec("""
-        \(pin ? "taskset -a -p -c 0 $PPID > /dev/null" : "true")
-        \(onCPU1)python3 \(pair.path("split-client.py")) 9128 http \(caDir)/ca.pem
-        \(onCPU1)python3 \(pair.path("split-client.py")) 9458 https \(caDir)/ca.pem
+        \(CPUPinning.sluiceLine)
+        \(CPUPinning.peerShellPrefix)python3 \(pair.path("split-client.py")) 9128 http \(caDir)/ca.pem
+        \(CPUPinning.peerShellPrefix)python3 \(pair.path("split-client.py")) 9458 https \(caDir)/ca.pem
         """, profile: path, timeout: 90)
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map { $0.split(separator: " ").compactMap { Int($0) } }
