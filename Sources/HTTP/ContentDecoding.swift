@@ -46,7 +46,13 @@ public enum ContentDecoding {
 
     /// `body` with `codings` undone, the last applied first; throws on data
     /// that is not what a coding says, or past `limit` decoded bytes.
+    ///
+    /// An empty body is empty whatever its Content-Encoding says: servers
+    /// label an empty 200 `Content-Encoding: gzip` with `Content-Length: 0`
+    /// (no gzip member, not even the 20 bytes of an empty one), and curl and
+    /// browsers read it as no content, not as damaged data.
     public static func decode(_ body: [UInt8], codings: [Coding], limit: Int) throws(Failure) -> [UInt8] {
+        guard !body.isEmpty else { return [] }
         var data = body
         for coding in codings.reversed() {
             let decoded = data.withUnsafeBytes { raw in

@@ -66,7 +66,22 @@ struct HeldBodyTests {
         var damaged = try #require(HeldBody(selection, chunked: false, headers: ["Content-Encoding": "gzip"]))
         #expect(Array(Self.gzipped.dropLast()).withUnsafeBytes { damaged.take($0) })
         #expect(damaged.rewritten(about: "t") == nil)
+        #expect(throws: ContentDecoding.Failure.self) { try damaged.rewrite().get() }
         #expect(HeldBody(selection, chunked: false, headers: ["Content-Encoding": "compress"]) == nil)
+    }
+
+    /// An empty response labelled gzip (`Content-Length: 0`, or a chunked
+    /// body of no chunks) has nothing to rewrite, and is no decoding failure
+    /// to warn about.
+    @Test func anEmptyEncodedBodyIsNoFailure() throws {
+        let rewriter = BodyRewriter(try loadProfile("[Body Rewrite]\nhttp-response ^http://a\\.test/ false true\n[Rule]\nFINAL,DIRECT\n"))
+        let selection = try #require(rewriter.select(.response, url: "http://a.test/"))
+        for chunked in [false, true] {
+            var held = try #require(HeldBody(selection, chunked: chunked, headers: ["Content-Encoding": "gzip"]))
+            if chunked { #expect(Array("0\r\n\r\n".utf8).withUnsafeBytes { held.take($0) }) }
+            let outcome = try held.rewrite().get()
+            #expect(outcome == nil)
+        }
     }
 
     /// Which bodies go to the rewriting thread: a plain one past 64 KiB, a
