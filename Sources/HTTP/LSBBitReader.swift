@@ -18,7 +18,8 @@ struct LSBBitReader<Failure: TruncationFailure> {
     /// The next byte not yet in `bits`.
     private(set) var position = 0
     private var bits: UInt64 = 0
-    /// How many bits of `bits` are input (the bits above them are zero).
+    /// How many bits of `bits` are counted as read ahead (the bits above them
+    /// are the input's next bits, read again by the next refill, or zero past its end).
     private(set) var count = 0
 
     init(input: UnsafeRawBufferPointer) {
@@ -30,13 +31,16 @@ struct LSBBitReader<Failure: TruncationFailure> {
     mutating func refill() {
         if count > 56 { return }
         if input.count - position >= 8 {
-            // Eight bytes in one load; only the whole bytes that fit are kept,
-            // and the rest of the word is read again by the next refill.
+            // Eight bytes in one load; only the whole bytes that fit are
+            // counted, and the rest of the word is read again by the next
+            // refill. Those bits stay above `count` unmasked: they are the
+            // input's next bits, each where the next refill puts it again
+            // (an OR of the same value), so a peek past `count` sees real
+            // input, never an earlier byte.
             let word = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: position, as: UInt64.self))
             let taken = (63 - count) >> 3
             bits |= word << UInt64(count)
             count += taken << 3
-            bits &= (1 << UInt64(count)) - 1
             position += taken
         } else {
             while count <= 56 && position < input.count {
@@ -61,8 +65,8 @@ struct LSBBitReader<Failure: TruncationFailure> {
     }
 
     /// The next bits without taking them: at least 15 (the longest prefix
-    /// code of either format) unless the input ends first (the missing ones
-    /// read as zeros; `count` says how many are real).
+    /// code of either format) unless the input ends first (bits past its
+    /// end read as zeros; `drop` checks against `count`).
     @inline(__always)
     mutating func peek() -> UInt64 {
         if count < 15 { refill() }
