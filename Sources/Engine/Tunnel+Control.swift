@@ -154,6 +154,7 @@ extension TunnelStatistics {
         json.field("sack-retransmits", sackRetransmits)
         json.field("go-back-retransmits", goBackRetransmits)
         json.field("tail-loss-probes", tailLossProbes)
+        json.field("window-cuts-undone", congestionEventsUndone)
         json.endObject()
     }
 }

@@ -1367,6 +1367,7 @@ final class Tunnel {
         io.statistics.sackRetransmits += c.sackRetransmits
         io.statistics.goBackRetransmits += c.goBackRetransmits
         io.statistics.tailLossProbes += c.tailLossProbes
+        io.statistics.congestionEventsUndone += c.congestionEventsUndone
     }
 
     func removeTCP(_ flow: TCPFlow, keepConnection: Bool = false, keepSession: Bool = false) {

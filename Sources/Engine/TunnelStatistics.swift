@@ -29,6 +29,8 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
     public var sackRetransmits = 0
     public var goBackRetransmits = 0
     public var tailLossProbes = 0
+    /// Window cuts taken back: every retransmission they caused proved spurious (D-SACKs).
+    public var congestionEventsUndone = 0
     /// Flows that gave way in a full table (the oldest pending SYN, the
     /// least recently active UDP session), and new TCP flows a full table refused.
     public var evictions = 0
@@ -49,6 +51,7 @@ public struct TunnelStatistics: Sendable, CustomStringConvertible {
             + "\(bytesFromApp) bytes up, \(bytesToApp) bytes down; \(packetsFromApp) packets in, \(packetsToApp) out; "
             + "\(malformedPackets) malformed, \(upstreamErrors) upstream errors, \(tunWriteDrops) TUN write drops; "
             + "retransmissions: \(retransmissionTimeouts) timeouts, \(fastRetransmits) fast, \(sackRetransmits) SACK, \(goBackRetransmits) after timeouts, \(tailLossProbes) tail-loss probes"
+            + (congestionEventsUndone > 0 ? " (\(congestionEventsUndone) window cuts undone: the retransmissions proved spurious)" : "")
             + (evictions + tableFullRefusals > 0 ? "; full flow tables: \(evictions) flows gave way, \(tableFullRefusals) refused" : "")
             + (udpFiltered > 0 ? "; \(udpFiltered) UDP datagrams from addresses the app never sent to, dropped" : "")
             + (owners.map { "\n" + $0 } ?? "")

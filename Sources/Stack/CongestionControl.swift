@@ -14,7 +14,8 @@ public enum CongestionAlgorithm: Sendable, Equatable {
 /// reduction at a congestion event and the growth in congestion avoidance
 /// are NewReno's (RFC 5681) or CUBIC's (RFC 9438, `CubicGrowth`). The
 /// first slow start may end before any loss, when the round trip starts to
-/// grow (HyStart++, RFC 9406, `HyStart`).
+/// grow (HyStart++, RFC 9406, `HyStart`). A congestion event found spurious
+/// is undone (RFC 9438 §4.9, `undoReduction`; TCPConnection+Undo.swift).
 ///
 /// It only counts; the connection asks it how much may be in flight, tells it
 /// what the ACKs said, and performs the retransmission it returns.
@@ -34,6 +35,18 @@ public struct CongestionControl: Sendable, Equatable {
     /// ended that slow start); nil after a loss or a timeout, or when turned
     /// off: later slow starts run to ssthresh (RFC 9406 §4.3).
     public private(set) var hyStart: HyStart?
+    /// What the last congestion event changed, for `undoReduction` when the
+    /// event proves spurious (RFC 9438 §4.9); nil once undone.
+    private var beforeReduction: Snapshot?
+
+    /// The state a congestion event reduces: the windows, CUBIC's plateau
+    /// and epoch, and HyStart++ (which a loss ends).
+    private struct Snapshot: Sendable, Equatable {
+        var congestionWindow: Int
+        var slowStartThreshold: Int
+        var cubic: CubicGrowth
+        var hyStart: HyStart?
+    }
 
     public enum Action: Equatable, Sendable {
         case none
@@ -121,6 +134,9 @@ public struct CongestionControl: Sendable, Equatable {
         return .none
     }
 
+    /// Whether the next duplicate ACK is the third, which begins fast recovery.
+    public var nextDuplicateAckBeginsRecovery: Bool { !inFastRecovery && duplicateAcks == 2 }
+
     /// A duplicate ACK (RFC 5681 §2 definition, checked by the caller).
     public mutating func onDuplicateAck(flightSize: Int, highestSent: SequenceNumber) -> Action {
         let smss = maximumSegmentSize
@@ -140,6 +156,7 @@ public struct CongestionControl: Sendable, Equatable {
     /// where recovery ends. CUBIC keeps 0.7 of the flight instead of half (RFC 9438 §4.6).
     public mutating func enterRecovery(flightSize: Int, highestSent: SequenceNumber) {
         let smss = maximumSegmentSize
+        keepForUndo()
         slowStartThreshold = max(reducedWindow(flightSize: flightSize, repeatedTimeout: false), 2 * smss)
         congestionWindow = selectiveAcknowledgments ? slowStartThreshold : slowStartThreshold + 3 * smss
         recoveryPoint = highestSent
@@ -152,12 +169,44 @@ public struct CongestionControl: Sendable, Equatable {
     public mutating func onTimeout(flightSize: Int) {
         // Still the loss window: nothing was acknowledged since the last timeout.
         let repeated = congestionWindow <= maximumSegmentSize
+        keepForUndo()
         slowStartThreshold = max(reducedWindow(flightSize: flightSize, repeatedTimeout: repeated), 2 * maximumSegmentSize)
         congestionWindow = maximumSegmentSize
         recoveryPoint = nil
         duplicateAcks = 0
         bytesAckedInAvoidance = 0
         hyStart = nil
+    }
+
+    /// Keeps what a congestion event is about to reduce, unless an earlier
+    /// event's is still kept: until `forgetUndo`, later events are part of
+    /// that one (the connection forgets at each new event, except a timeout
+    /// that repeats the one before).
+    private mutating func keepForUndo() {
+        guard beforeReduction == nil else { return }
+        beforeReduction = Snapshot(congestionWindow: congestionWindow, slowStartThreshold: slowStartThreshold, cubic: cubic, hyStart: hyStart)
+    }
+
+    /// The events kept for undoing will not be undone: the next one starts afresh.
+    public mutating func forgetUndo() { beforeReduction = nil }
+
+    /// The last congestion event was spurious (every segment it made the
+    /// sender retransmit reached the receiver twice, as D-SACKs said): RFC
+    /// 9438 §4.9 restores what it reduced (cwnd_prior, ssthresh_prior, W_max
+    /// and the epoch), as Linux's undo does, and leaves recovery. Neither
+    /// window falls: what grew since stays. False when there is nothing to
+    /// undo (no event, or it was undone already).
+    public mutating func undoReduction() -> Bool {
+        guard let before = beforeReduction else { return false }
+        beforeReduction = nil
+        congestionWindow = max(congestionWindow, before.congestionWindow)
+        slowStartThreshold = max(slowStartThreshold, before.slowStartThreshold)
+        cubic = before.cubic
+        if hyStart == nil { hyStart = before.hyStart }
+        recoveryPoint = nil
+        duplicateAcks = 0
+        bytesAckedInAvoidance = 0
+        return true
     }
 
     /// ssthresh after a congestion event, before its floor of two segments.

@@ -16,6 +16,9 @@ public struct TCPConfiguration: Sendable, Equatable {
     /// The first slow start ends when the round trip grows (HyStart++, RFC
     /// 9406), not at the first loss; off, it runs until something is lost.
     public var hyStart = true
+    /// A congestion event whose retransmissions all prove spurious (D-SACKs)
+    /// is undone (RFC 9438 §4.9); off, its reduction stays, as before 2026-12-07.
+    public var undoSpuriousCongestionEvents = true
     /// How long in-order data may wait for its ACK when the engine has not yet
     /// drained it (RFC 9293 §3.8.6.3 allows up to 500 ms; we stay far below).
     public var delayedAckTimeout: Duration = .milliseconds(20)

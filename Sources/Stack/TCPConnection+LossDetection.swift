@@ -15,6 +15,7 @@ extension TCPConnection {
     func recordRetransmission(start: SequenceNumber, length: Int, now: Instant) {
         guard sackPermitted, length > 0 else { return }
         sentSegments.noteRetransmission(start: start, end: start + length, sentAt: now.nanoseconds)
+        noteRetransmissionForUndo()
     }
 
     /// RFC 8985 §6.2 step 5 (RACK_detect_loss): every segment sent before the
@@ -43,6 +44,8 @@ extension TCPConnection {
         if sentSegments.lostBytes > 0, !congestion.inFastRecovery {
             // RFC 6675 §5 step 4 / RFC 8985 §3.4: loss starts fast recovery; the
             // first retransmission goes even if the new window holds it back.
+            beginUndoEpisode()
+            counters.fastRecoveries += 1
             congestion.enterRecovery(flightSize: sendMaximum - sendUnacknowledged, highestSent: sendMaximum)
             retransmissionOwed = true
         }
@@ -67,6 +70,7 @@ extension TCPConnection {
                 guard payload.count > 0 else { break }
                 emitSegment(sequence: sequence, flags: .ack, payload: payload, now: now, emit: emit)
                 counters.sackRetransmits += 1
+                noteRetransmissionForUndo()
                 sequence += payload.count
             }
             // Also when nothing could be sent: the record stops counting as lost, so the loop ends.
@@ -84,13 +88,19 @@ extension TCPConnection {
 
     /// Adds the peer's SACK blocks to the scoreboard, clipped to what is
     /// outstanding (RFC 6675 §4 Update()), and tells RACK what they delivered.
-    /// A block below SND.UNA is a D-SACK (RFC 2883): a retransmission was spurious.
-    func recordSack(_ blocks: TCPSackBlocks, now: Instant) {
-        for block in blocks {
-            if block.right <= sendUnacknowledged {
+    /// The first block is a D-SACK (RFC 2883 §4) when it lies below the
+    /// segment's own cumulative `acknowledgment`, or inside the second block:
+    /// data arrived twice, so a retransmission was spurious. Any other block
+    /// below SND.UNA is stale, from an ACK that was overtaken on its way.
+    func recordSack(_ blocks: TCPSackBlocks, acknowledgment: SequenceNumber, now: Instant) {
+        for (index, block) in blocks.enumerated() {
+            if index == 0, block.right <= acknowledgment
+                || (blocks.count > 1 && blocks[1].left <= block.left && block.right <= blocks[1].right) {
                 rack.sawDuplicateSelectiveAcknowledgment(now: now.nanoseconds)
+                noteDuplicateSelectiveAcknowledgment(left: block.left, right: block.right)
                 continue
             }
+            if block.right <= sendUnacknowledged { continue }
             let start = max(block.left - sendUnacknowledged, 0)
             let end = min(block.right - sendUnacknowledged, sendMaximum - sendUnacknowledged)
             guard end > start else { continue } // a stale block

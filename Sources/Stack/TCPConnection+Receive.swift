@@ -177,14 +177,18 @@ extension TCPConnection {
             return false
         }
         let previousWindow = sendWindow
-        if sackPermitted, !segment.options.sackBlocks.isEmpty { recordSack(segment.options.sackBlocks, now: now) }
+        if sackPermitted, !segment.options.sackBlocks.isEmpty { recordSack(segment.options.sackBlocks, acknowledgment: acknowledgment, now: now) }
         if sendUnacknowledged < acknowledgment {
             acknowledge(upTo: acknowledgment, segment: segment, now: now)
         } else if acknowledgment == sendUnacknowledged, payloadLength == 0,
                   !segment.flags.contains(.syn), !segment.flags.contains(.fin),
                   Int(segment.windowSize) << Int(sendWindowShift) == previousWindow, previousWindow > 0,
                   sendMaximum != sendUnacknowledged {
-            // RFC 5681 §2: a duplicate ACK.
+            // RFC 5681 §2: a duplicate ACK; the third begins a congestion event.
+            if congestion.nextDuplicateAckBeginsRecovery {
+                beginUndoEpisode()
+                counters.fastRecoveries += 1
+            }
             if congestion.onDuplicateAck(flightSize: sendMaximum - sendUnacknowledged, highestSent: sendMaximum)
                 == .retransmitFirstUnacknowledged {
                 beginRecoveryRetransmission()
@@ -288,7 +292,16 @@ extension TCPConnection {
     /// In-window text from the peer (the seventh check).
     func receiveText(sequence: SequenceNumber, payload: UnsafeRawBufferPointer, now: Instant) {
         let offset = sequence - receiveNext
-        if offset < 0 { noteDuplicate(sequence: sequence, length: payload.count) }
+        if offset < 0 {
+            noteDuplicate(sequence: sequence, length: payload.count)
+        } else if offset > 0, sackPermitted, payload.count > 0 {
+            // Out-of-order data that is held already: a D-SACK block inside
+            // the SACK block that holds it (RFC 2883 §4, its second case).
+            let ranges = receiveBuffer.outOfOrder
+            for i in 0 ..< ranges.rangeCount where ranges[i].lowerBound <= offset && offset + payload.count <= ranges[i].upperBound {
+                duplicateReport = (sequence, sequence + payload.count)
+            }
+        }
         switch receiveBuffer.insert(offset: offset, payload) {
         case let .accepted(advanced, _):
             if advanced > 0 {
@@ -327,8 +340,15 @@ extension TCPConnection {
     /// ACK reports it as a D-SACK block (RFC 2883 §4), if SACK was agreed.
     func noteDuplicate(sequence: SequenceNumber, length: Int) {
         guard sackPermitted, length > 0, sequence < receiveNext, state.isSynchronized else { return }
-        let end = sequence + length
-        duplicateReport = (sequence, end < receiveNext ? end : receiveNext)
+        let end = sequence + length < receiveNext ? sequence + length : receiveNext
+        // Duplicates that touch the one not yet reported go out as one block
+        // (RFC 2883 §4 lets a D-SACK block cover contiguous duplicates): the
+        // sender counts a block in segments, one per spurious retransmission.
+        if let pending = duplicateReport, sequence <= pending.right, pending.left <= end {
+            duplicateReport = (sequence < pending.left ? sequence : pending.left, pending.right < end ? end : pending.right)
+        } else {
+            duplicateReport = (sequence, end)
+        }
     }
 
     /// The peer's FIN, now in order (the eighth check).

@@ -115,6 +115,11 @@ public final class TCPConnection: CustomStringConvertible {
     var rackDeadline: Instant?
     /// Recovery has begun and its first retransmission goes whatever the window (RFC 6675 §5 step 4.3).
     var retransmissionOwed = false
+    /// With SACK, the evidence that the last congestion event was spurious
+    /// (TCPConnection+Undo.swift): SND.UNA when it began, nil once undone.
+    var undoMarker: SequenceNumber?
+    /// Segments retransmitted since `undoMarker` that no D-SACK has reported yet.
+    var undoRetransmissions = 0
     var lastUnacceptableAck = Instant(nanoseconds: .min / 2)
     static let unacceptableAckInterval: Duration = .milliseconds(500)
     var keepaliveProbePending = false
@@ -141,6 +146,10 @@ public final class TCPConnection: CustomStringConvertible {
         public var sackRetransmits = 0
         public var goBackRetransmits = 0
         public var tailLossProbes = 0
+        /// Fast recoveries entered (with the timeouts, the congestion events).
+        public var fastRecoveries = 0
+        /// Congestion events undone: every retransmission they caused proved spurious.
+        public var congestionEventsUndone = 0
     }
     public internal(set) var counters = Counters()
     /// Whether the congestion window limited what was sent lately: only then do ACKs grow it.

@@ -20,6 +20,10 @@ struct Simulation {
     var badChecksums = 0
     /// The server's data segments shorter than its MSS that did not end what it had written (no PSH).
     var serverRunts: [(sequence: SequenceNumber, length: Int)] = []
+    /// The client's ACK for a segment that needs one at once (out of order,
+    /// a duplicate) goes before the next segment is read, as the engine
+    /// sends it (`immediateAckRequired`), instead of once per delivery.
+    var clientAcknowledgesEachSegment = false
     static let serverInitialSequence = SequenceNumber(0xffff_f000)
 
     init(plan: FaultInjector.Plan, seed: UInt64, configuration: TCPConfiguration) {
@@ -77,6 +81,12 @@ struct Simulation {
                     return
                 }
                 client.receive(TCPHeader(view), payload: view.payload, now: now)
+            }
+            if clientAcknowledgesEachSegment, client.immediateAckRequired {
+                let t = now
+                var toS: [[UInt8]] = []
+                client.output(now: t) { h, p in toS.append(Simulation.encode(h, p, from: Simulation.clientAddress, to: Simulation.serverAddress)) }
+                for p in toS { toServer.push(p, now: t) }
             }
         }
     }
@@ -177,10 +187,11 @@ struct Pump {
     /// `size` seeded bytes from the server to the client, within a minute of
     /// virtual time; whether they arrived byte-exact.
     func download(_ size: Int, plan: FaultInjector.Plan, seed: UInt64, configuration: TCPConfiguration,
-                  observe: (Simulation) -> Void = { _ in }) -> (Simulation, Bool) {
+                  acknowledgeEachSegment: Bool = false, observe: (Simulation) -> Void = { _ in }) -> (Simulation, Bool) {
         var rng = SplitMix64(seed: seed)
         let down = (0 ..< size).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
         var sim = Simulation(plan: plan, seed: seed, configuration: configuration)
+        sim.clientAcknowledgesEachSegment = acknowledgeEachSegment
         var clientPump = Pump(toSend: [])
         var serverPump = Pump(toSend: down)
         var steps = 0
