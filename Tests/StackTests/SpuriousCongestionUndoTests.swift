@@ -64,10 +64,8 @@ extension TCPSimulationTests {
     let rcv = remoteISS + 1
     let snd = localISS + 1
 
-    func ack(_ una: SequenceNumber, sack: [(Int, Int)]) -> Segment {
-        fromPeer(rcv, ack: una, [], options: TCPOptions(sackBlocks: TCPSackBlocks(sack.map {
-            TCPSackBlock(left: snd + $0.0, right: snd + $0.1) })))
-    }
+    /// The peer's ACK with SACK blocks, as the SACK recovery tests write it.
+    func ack(_ una: SequenceNumber, sack: [(Int, Int)]) -> Segment { TCPSackRecoveryTests().ack(una, sack: sack) }
 
     /// Five segments out, the first reported missing: recovery resends it
     /// and cuts the window to 0.7 of the flight; then the late original
