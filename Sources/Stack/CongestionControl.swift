@@ -134,9 +134,6 @@ public struct CongestionControl: Sendable, Equatable {
         return .none
     }
 
-    /// Whether the next duplicate ACK is the third, which begins fast recovery.
-    public var nextDuplicateAckBeginsRecovery: Bool { !inFastRecovery && duplicateAcks == 2 }
-
     /// A duplicate ACK (RFC 5681 §2 definition, checked by the caller).
     public mutating func onDuplicateAck(flightSize: Int, highestSent: SequenceNumber) -> Action {
         let smss = maximumSegmentSize
@@ -156,7 +153,7 @@ public struct CongestionControl: Sendable, Equatable {
     /// where recovery ends. CUBIC keeps 0.7 of the flight instead of half (RFC 9438 §4.6).
     public mutating func enterRecovery(flightSize: Int, highestSent: SequenceNumber) {
         let smss = maximumSegmentSize
-        keepForUndo()
+        beforeReduction = snapshot
         slowStartThreshold = max(reducedWindow(flightSize: flightSize, repeatedTimeout: false), 2 * smss)
         congestionWindow = selectiveAcknowledgments ? slowStartThreshold : slowStartThreshold + 3 * smss
         recoveryPoint = highestSent
@@ -165,30 +162,29 @@ public struct CongestionControl: Sendable, Equatable {
     }
 
     /// The retransmission timer expired (RFC 5681 §3.1 eq. 4 and the loss
-    /// window; RFC 9438 §4.8: CUBIC sets ssthresh with its own β).
-    public mutating func onTimeout(flightSize: Int) {
+    /// window; RFC 9438 §4.8: CUBIC sets ssthresh with its own β). True when
+    /// it is a congestion event of its own; false for one that repeats the
+    /// timeout before it with nothing acknowledged between (an undo then
+    /// restores what came before that one).
+    @discardableResult
+    public mutating func onTimeout(flightSize: Int) -> Bool {
         // Still the loss window: nothing was acknowledged since the last timeout.
         let repeated = congestionWindow <= maximumSegmentSize
-        keepForUndo()
+        let newEvent = !repeated || beforeReduction == nil
+        if newEvent { beforeReduction = snapshot }
         slowStartThreshold = max(reducedWindow(flightSize: flightSize, repeatedTimeout: repeated), 2 * maximumSegmentSize)
         congestionWindow = maximumSegmentSize
         recoveryPoint = nil
         duplicateAcks = 0
         bytesAckedInAvoidance = 0
         hyStart = nil
+        return newEvent
     }
 
-    /// Keeps what a congestion event is about to reduce, unless an earlier
-    /// event's is still kept: until `forgetUndo`, later events are part of
-    /// that one (the connection forgets at each new event, except a timeout
-    /// that repeats the one before).
-    private mutating func keepForUndo() {
-        guard beforeReduction == nil else { return }
-        beforeReduction = Snapshot(congestionWindow: congestionWindow, slowStartThreshold: slowStartThreshold, cubic: cubic, hyStart: hyStart)
+    /// What a congestion event is about to reduce.
+    private var snapshot: Snapshot {
+        Snapshot(congestionWindow: congestionWindow, slowStartThreshold: slowStartThreshold, cubic: cubic, hyStart: hyStart)
     }
-
-    /// The events kept for undoing will not be undone: the next one starts afresh.
-    public mutating func forgetUndo() { beforeReduction = nil }
 
     /// The last congestion event was spurious (every segment it made the
     /// sender retransmit reached the receiver twice, as D-SACKs said): RFC

@@ -44,9 +44,9 @@ extension TCPConnection {
         if sentSegments.lostBytes > 0, !congestion.inFastRecovery {
             // RFC 6675 §5 step 4 / RFC 8985 §3.4: loss starts fast recovery; the
             // first retransmission goes even if the new window holds it back.
-            beginUndoEpisode()
-            counters.fastRecoveries += 1
             congestion.enterRecovery(flightSize: sendMaximum - sendUnacknowledged, highestSent: sendMaximum)
+            counters.fastRecoveries += 1
+            beginUndoEpisode()
             retransmissionOwed = true
         }
     }

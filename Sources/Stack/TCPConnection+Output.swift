@@ -95,8 +95,7 @@ extension TCPConnection {
             return
         }
         retransmission.expired()
-        beginUndoEpisode(repeatedTimeout: consecutiveTimeouts > 1)
-        congestion.onTimeout(flightSize: sendMaximum - sendUnacknowledged)
+        if congestion.onTimeout(flightSize: sendMaximum - sendUnacknowledged) { beginUndoEpisode() }
         timedSequence = nil // Karn: never time a retransmission
         // RFC 6675 §5.1: after a timeout the scoreboard is not trusted (the receiver may have reneged).
         scoreboard = Assembler()

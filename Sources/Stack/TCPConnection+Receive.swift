@@ -184,15 +184,14 @@ extension TCPConnection {
                   !segment.flags.contains(.syn), !segment.flags.contains(.fin),
                   Int(segment.windowSize) << Int(sendWindowShift) == previousWindow, previousWindow > 0,
                   sendMaximum != sendUnacknowledged {
-            // RFC 5681 §2: a duplicate ACK; the third begins a congestion event.
-            if congestion.nextDuplicateAckBeginsRecovery {
-                beginUndoEpisode()
+            // RFC 5681 §2: a duplicate ACK; the third begins fast recovery.
+            let wasRecovering = congestion.inFastRecovery
+            let action = congestion.onDuplicateAck(flightSize: sendMaximum - sendUnacknowledged, highestSent: sendMaximum)
+            if !wasRecovering, congestion.inFastRecovery {
                 counters.fastRecoveries += 1
+                beginUndoEpisode()
             }
-            if congestion.onDuplicateAck(flightSize: sendMaximum - sendUnacknowledged, highestSent: sendMaximum)
-                == .retransmitFirstUnacknowledged {
-                beginRecoveryRetransmission()
-            }
+            if action == .retransmitFirstUnacknowledged { beginRecoveryRetransmission() }
         }
         // With SACK, RACK decides what is lost (RFC 8985), once the peer has
         // reported a hole; it also covers RFC 6675's DupThresh rule.

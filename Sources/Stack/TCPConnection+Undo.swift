@@ -16,13 +16,11 @@ import Wire
 /// Only with SACK: without it no D-SACK comes. docs/tcp.md, "Undoing a
 /// spurious congestion event", says more.
 extension TCPConnection {
-    /// A congestion event is about to reduce the window: called before
-    /// `CongestionControl` is told, so that it keeps what this event reduces
-    /// (or, for a timeout that repeats the one before, what that one did).
-    func beginUndoEpisode(repeatedTimeout: Bool = false) {
+    /// A congestion event reduced the window (`CongestionControl` kept what
+    /// it reduced): its retransmissions are counted from here. A timeout
+    /// that repeats the one before is no new event: the count goes on.
+    func beginUndoEpisode() {
         guard sackPermitted, configuration.undoSpuriousCongestionEvents else { return }
-        if undoMarker != nil, repeatedTimeout { return }
-        congestion.forgetUndo()
         undoMarker = sendUnacknowledged
         undoRetransmissions = 0
     }

@@ -175,20 +175,22 @@ extension TCPSimulationTests {
 
     @Test func repeatedTimeoutsAreUndoneToBeforeTheFirst() {
         var cc = CongestionControl(maximumSegmentSize: 1000)
-        cc.onTimeout(flightSize: 10_000)
-        cc.onTimeout(flightSize: 10_000)
+        let first = cc.onTimeout(flightSize: 10_000)
+        let second = cc.onTimeout(flightSize: 10_000)
+        #expect(first && !second)
         #expect(cc.congestionWindow == 1000)
         let undone = cc.undoReduction()
         #expect(undone)
         #expect(cc.congestionWindow == 10_000 && cc.slowStartThreshold == .max)
     }
 
-    @Test func aForgottenEventLeavesTheNextToKeepItsOwn() {
+    /// Each recovery keeps what it reduced: undoing the second restores the
+    /// window the first left, not the one before the first.
+    @Test func eachRecoveryIsUndoneToTheWindowBeforeIt() {
         var cc = CongestionControl(maximumSegmentSize: 1000)
         cc.selectiveAcknowledgments = true
         cc.enterRecovery(flightSize: 10_000, highestSent: SequenceNumber(10_000))
         _ = cc.onNewAck(acked: 10_000, highestAcked: SequenceNumber(10_000), flightSize: 10_000, now: .zero)
-        cc.forgetUndo()
         let window = cc.congestionWindow
         cc.enterRecovery(flightSize: window, highestSent: SequenceNumber(20_000))
         let undone = cc.undoReduction()

@@ -43,16 +43,23 @@ struct Simulation {
         return bytes
     }
 
-    mutating func flush() {
+    /// The client's segments, onto the link to the server.
+    mutating func flushClient() {
         let t = now
-        var toS: [[UInt8]] = [], toC: [[UInt8]] = []
+        var toS: [[UInt8]] = []
         client.output(now: t) { h, p in toS.append(Simulation.encode(h, p, from: Simulation.clientAddress, to: Simulation.serverAddress)) }
+        for p in toS { toServer.push(p, now: t) }
+    }
+
+    mutating func flush() {
+        flushClient()
+        let t = now
+        var toC: [[UInt8]] = []
         let segmentSize = server?.sendMaximumSegmentSize ?? 0
         server?.output(now: t) { h, p in
             if p.count > 0, p.count < segmentSize, !h.flags.contains(.psh) { serverRunts.append((h.sequenceNumber, p.count)) }
             toC.append(Simulation.encode(h, p, from: Simulation.serverAddress, to: Simulation.clientAddress))
         }
-        for p in toS { toServer.push(p, now: t) }
         for p in toC { toClient.push(p, now: t) }
     }
 
@@ -82,12 +89,7 @@ struct Simulation {
                 }
                 client.receive(TCPHeader(view), payload: view.payload, now: now)
             }
-            if clientAcknowledgesEachSegment, client.immediateAckRequired {
-                let t = now
-                var toS: [[UInt8]] = []
-                client.output(now: t) { h, p in toS.append(Simulation.encode(h, p, from: Simulation.clientAddress, to: Simulation.serverAddress)) }
-                for p in toS { toServer.push(p, now: t) }
-            }
+            if clientAcknowledgesEachSegment, client.immediateAckRequired { flushClient() }
         }
     }
 
